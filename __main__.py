@@ -1,0 +1,22 @@
+"""The Lattice Pulumi program: load and validate the stack spec, build the hybrid stack, export."""
+
+import pulumi
+
+from components.hybrid import HybridStack, HybridStackArgs
+from components.spec import SpecError, ValidationContext, parse_spec
+
+config = pulumi.Config("lattice")
+stack = pulumi.get_stack()
+try:
+    spec = parse_spec(
+        config.require_object("spec"),
+        source=f"stacks/Pulumi.{stack}.yaml",
+        # The engine hands us values, not the file: secret-ness is checked by `lattice plan`.
+        ctx=ValidationContext(knows_config=False),
+    )
+except SpecError as error:
+    raise pulumi.RunError(str(error)) from None
+
+hybrid = HybridStack("lattice", HybridStackArgs(spec=spec, stack=stack, secret=config.require_secret))
+pulumi.export("environment", spec.environment)
+pulumi.export("sites", hybrid.outputs)

@@ -1,0 +1,1 @@
+"""Kubernetes control planes and, later, GPU node pools: EKS, GKE and existing clusters."""

@@ -1,0 +1,130 @@
+"""A regional GKE control plane: private nodes, secrets encrypted with the site key,
+workload identity, control-plane logging and managed Prometheus, a release channel.
+
+The default node pool is removed after creation (GPU pools are added as separate node
+pools); while it exists it runs as a dedicated least-privilege service account rather
+than the Compute Engine default account, which holds project Editor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..network.gcp_site_network import PODS_RANGE, SERVICES_RANGE
+from ..tagging import TagContext
+
+LOGGING_COMPONENTS = ["SYSTEM_COMPONENTS", "WORKLOADS", "APISERVER", "CONTROLLER_MANAGER", "SCHEDULER"]
+MONITORING_COMPONENTS = ["SYSTEM_COMPONENTS", "APISERVER", "CONTROLLER_MANAGER", "SCHEDULER"]
+NODE_ROLES = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+
+
+@dataclass
+class GkeClusterArgs:
+    project: str
+    region: str
+    zones: list[str]
+    network_id: pulumi.Input[str]
+    subnetwork_id: pulumi.Input[str]
+    control_plane_cidr: str
+    kms_key_id: pulumi.Input[str]
+    release_channel: str
+    private_endpoint: bool
+    tags: TagContext
+    protect: bool
+    master_authorized_cidrs: list[str] = field(default_factory=list)
+    depends_on: list[pulumi.Resource] = field(default_factory=list)
+
+
+class GkeCluster(pulumi.ComponentResource):
+    cluster: gcp.container.Cluster
+    node_service_account: gcp.serviceaccount.Account
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:compute:GkeCluster", name, None, opts)
+        tags = args.tags.for_component("GkeCluster")
+        child = pulumi.ResourceOptions(parent=self)
+        base = f"{tags.stack}-{tags.site}"
+
+        self.node_service_account = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=f"{base}-nodes"[:30].rstrip("-"),
+            display_name=f"GKE nodes of {base}",
+            project=args.project,
+            opts=child,
+        )
+        grants = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
+                project=args.project,
+                role=role,
+                member=self.node_service_account.email.apply(lambda email: f"serviceAccount:{email}"),
+                opts=child,
+            )
+            for role in NODE_ROLES
+        ]
+        authorized = [
+            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=cidr, display_name=cidr)
+            for cidr in args.master_authorized_cidrs
+        ]
+        self.cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            name=base,
+            project=args.project,
+            location=args.region,
+            node_locations=args.zones,
+            network=args.network_id,
+            subnetwork=args.subnetwork_id,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=PODS_RANGE,
+                services_secondary_range_name=SERVICES_RANGE,
+            ),
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True,
+                enable_private_endpoint=args.private_endpoint,
+                master_ipv4_cidr_block=args.control_plane_cidr,
+            ),
+            master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                cidr_blocks=authorized,
+            ),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
+            database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(
+                state="ENCRYPTED", key_name=args.kms_key_id
+            ),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{args.project}.svc.id.goog"
+            ),
+            logging_config=gcp.container.ClusterLoggingConfigArgs(enable_components=LOGGING_COMPONENTS),
+            monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+                enable_components=MONITORING_COMPONENTS,
+                managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+            ),
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            node_config=gcp.container.ClusterNodeConfigArgs(
+                service_account=self.node_service_account.email,
+                oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+                shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+                resource_labels=tags.gcp_labels(),
+            ),
+            resource_labels=tags.gcp_labels(),
+            deletion_protection=args.protect,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*grants, *args.depends_on]),
+        )
+        self.cluster_name = self.cluster.name
+        self.endpoint = self.cluster.endpoint
+        self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint})

@@ -1,0 +1,68 @@
+"""HybridStack: one component that builds every site of a stack spec by tier and provider."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pulumi
+
+from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
+from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
+from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
+from .spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .tagging import TagContext
+
+
+@dataclass
+class HybridStackArgs:
+    spec: StackSpec
+    stack: str
+    # Reads a secret config value by key; under `pulumi up` this is pulumi.Config.require_secret.
+    secret: Callable[[str], pulumi.Output[str]] | None = None
+
+
+class HybridStack(pulumi.ComponentResource):
+    sites: dict[str, AwsCloudSite | GcpCloudSite | ExistingClusterSite]
+    outputs: dict[str, dict[str, pulumi.Output]]
+
+    def __init__(self, name: str, args: HybridStackArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:index:HybridStack", name, None, opts)
+        spec = args.spec
+        stack_tags = TagContext(
+            stack=args.stack,
+            environment=spec.environment,
+            owner=spec.owner,
+            cost_centre=spec.cost_centre,
+            data_classification=spec.data_classification,
+            user_tags=dict(spec.tags),
+        )
+        child = pulumi.ResourceOptions(parent=self)
+        self.sites = {}
+        for site in spec.sites:
+            tags = stack_tags.for_site(site.name, dict(site.tags))
+            if isinstance(site, AwsSite):
+                built = AwsCloudSite(site.name, AwsCloudSiteArgs(site, tags, spec.protects_stateful), opts=child)
+            elif isinstance(site, GcpSite):
+                built = GcpCloudSite(site.name, GcpCloudSiteArgs(site, tags, spec.protects_stateful), opts=child)
+            elif isinstance(site, KubernetesSite):
+                secret_key = site.kubernetes.kubeconfig_secret
+                if secret_key is not None and args.secret is None:
+                    raise ValueError(
+                        f"site '{site.name}' needs secret config key '{secret_key}', but no reader was given"
+                    )
+                built = ExistingClusterSite(
+                    site.name,
+                    ExistingClusterSiteArgs(
+                        site=site,
+                        tags=tags,
+                        kubeconfig=args.secret(secret_key) if secret_key is not None else None,
+                        teams=[t for t in spec.teams if t.sites is None or site.name in t.sites],
+                    ),
+                    opts=child,
+                )
+            else:  # the spec's discriminated union makes this unreachable; fail loudly if it grows
+                raise TypeError(f"no component builds sites of provider {site.provider!r}")
+            self.sites[site.name] = built
+        self.outputs = {name: site.outputs for name, site in self.sites.items()}
+        self.register_outputs({"sites": self.outputs})

@@ -1,0 +1,210 @@
+"""The VPC of an AWS cloud site: private subnets per zone, optional NAT egress, flow logs.
+
+Subnets are carved from the site CIDR by ``cidr.aws_zone_subnets``. Private subnets carry
+the EKS internal-load-balancer role tag, public ones the internet-facing one. The VPC's
+default security group is emptied (no rules), so nothing lands in an open group by default.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..security.aws_log_group import encrypted_log_group
+from ..tagging import TagContext
+from .cidr import aws_zone_subnets
+
+
+@dataclass
+class AwsSiteNetworkArgs:
+    cidr: str
+    availability_zones: list[str]
+    nat: bool
+    flow_logs: bool
+    log_retention_days: int
+    kms_key_arn: pulumi.Input[str]
+    tags: TagContext
+    protect: bool
+
+
+class AwsSiteNetwork(pulumi.ComponentResource):
+    vpc: aws.ec2.Vpc
+    private_subnets: list[aws.ec2.Subnet]
+    public_subnets: list[aws.ec2.Subnet]
+    nat_gateways: list[aws.ec2.NatGateway]
+    flow_log_group: aws.cloudwatch.LogGroup | None
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: AwsSiteNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:network:AwsSiteNetwork", name, None, opts)
+        tags = args.tags.for_component("AwsSiteNetwork")
+        child = pulumi.ResourceOptions(parent=self)
+        plan = aws_zone_subnets(args.cidr, args.availability_zones)
+
+        self.vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=args.cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}"}),
+            opts=child,
+        )
+        aws.ec2.DefaultSecurityGroup(
+            f"{name}-default-sg",
+            vpc_id=self.vpc.id,
+            ingress=[],
+            egress=[],
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-default-closed"}),
+            opts=child,
+        )
+
+        self.private_subnets = [
+            aws.ec2.Subnet(
+                f"{name}-private-{zone.zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=zone.private,
+                availability_zone=zone.zone,
+                map_public_ip_on_launch=False,
+                tags=tags.aws_tags(
+                    {"Name": f"{tags.site}-private-{zone.zone}", "kubernetes.io/role/internal-elb": "1"}
+                ),
+                opts=child,
+            )
+            for zone in plan
+        ]
+        self.public_subnets = []
+        self.nat_gateways = []
+        if args.nat:
+            self._nat_egress(name, plan, tags)
+        for index, zone in enumerate(plan):
+            routes = (
+                [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=self.nat_gateways[index].id)]
+                if args.nat
+                else []
+            )
+            table = aws.ec2.RouteTable(
+                f"{name}-private-{zone.zone}",
+                vpc_id=self.vpc.id,
+                routes=routes,
+                tags=tags.aws_tags({"Name": f"{tags.site}-private-{zone.zone}"}),
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone.zone}",
+                subnet_id=self.private_subnets[index].id,
+                route_table_id=table.id,
+                opts=child,
+            )
+
+        self.flow_log_group = None
+        if args.flow_logs:
+            self._flow_logs(name, args, tags)
+
+        self.vpc_id = self.vpc.id
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in self.private_subnets])
+        self.register_outputs({"vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnet_ids})
+
+    def _nat_egress(self, name: str, plan, tags: TagContext) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        gateway = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=self.vpc.id, tags=tags.aws_tags({"Name": f"{tags.site}-igw"}), opts=child
+        )
+        public_table = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
+            tags=tags.aws_tags({"Name": f"{tags.site}-public"}),
+            opts=child,
+        )
+        for zone in plan:
+            subnet = aws.ec2.Subnet(
+                f"{name}-public-{zone.zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=zone.public,
+                availability_zone=zone.zone,
+                map_public_ip_on_launch=False,
+                tags=tags.aws_tags({"Name": f"{tags.site}-public-{zone.zone}", "kubernetes.io/role/elb": "1"}),
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone.zone}", subnet_id=subnet.id, route_table_id=public_table.id, opts=child
+            )
+            address = aws.ec2.Eip(
+                f"{name}-nat-{zone.zone}",
+                domain="vpc",
+                tags=tags.aws_tags({"Name": f"{tags.site}-nat-{zone.zone}"}),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+            )
+            self.public_subnets.append(subnet)
+            self.nat_gateways.append(
+                aws.ec2.NatGateway(
+                    f"{name}-nat-{zone.zone}",
+                    allocation_id=address.allocation_id,
+                    subnet_id=subnet.id,
+                    tags=tags.aws_tags({"Name": f"{tags.site}-nat-{zone.zone}"}),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+                )
+            )
+
+    def _flow_logs(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        self.flow_log_group = encrypted_log_group(
+            f"{name}-flow-logs",
+            log_group_name=f"/lattice/{tags.stack}/{tags.site}/vpc-flow-logs",
+            retention_days=args.log_retention_days,
+            kms_key_arn=args.kms_key_arn,
+            tags=tags,
+            parent=self,
+            protect=args.protect,
+        )
+        role = aws.iam.Role(
+            f"{name}-flow-logs",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-flow-logs",
+            role=role.id,
+            policy=self.flow_log_group.arn.apply(
+                lambda arn: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                                "Resource": [arn, f"{arn}:*"],
+                            }
+                        ],
+                    }
+                )
+            ),
+            opts=child,
+        )
+        aws.ec2.FlowLog(
+            f"{name}-flow-logs",
+            vpc_id=self.vpc.id,
+            traffic_type="ALL",
+            log_destination_type="cloud-watch-logs",
+            log_destination=self.flow_log_group.arn,
+            iam_role_arn=role.arn,
+            max_aggregation_interval=60,
+            tags=tags.aws_tags(),
+            opts=child,
+        )

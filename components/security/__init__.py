@@ -1,0 +1,1 @@
+"""Keys, audit logging and access: customer-managed keys per site, encrypted log groups."""

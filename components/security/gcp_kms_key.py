@@ -1,0 +1,71 @@
+"""A Cloud KMS key ring and key per GCP site, rotated, usable by GKE for secrets encryption.
+
+Key rings and keys cannot be deleted in Cloud KMS (only their versions are destroyed),
+so their names are stable and derived from stack and site. GKE encrypts etcd secrets
+with the key through its service agent, which needs encrypter/decrypter on the key
+before the cluster is created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..tagging import TagContext
+
+ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+SECONDS_PER_DAY = 86_400
+
+
+@dataclass
+class GcpKmsKeyArgs:
+    project: str
+    region: str
+    rotation_days: int
+    tags: TagContext
+    protect: bool
+
+
+class GcpKmsKey(pulumi.ComponentResource):
+    key_ring: gcp.kms.KeyRing
+    crypto_key: gcp.kms.CryptoKey
+    gke_access: gcp.kms.CryptoKeyIAMMember
+    key_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GcpKmsKeyArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:security:GcpKmsKey", name, None, opts)
+        tags = args.tags.for_component("GcpKmsKey")
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
+
+        self.key_ring = gcp.kms.KeyRing(
+            f"{name}-ring",
+            name=f"{tags.stack}-{tags.site}",
+            location=args.region,
+            project=args.project,
+            opts=stateful,
+        )
+        self.crypto_key = gcp.kms.CryptoKey(
+            f"{name}-key",
+            name=f"{tags.stack}-{tags.site}",
+            key_ring=self.key_ring.id,
+            purpose="ENCRYPT_DECRYPT",
+            rotation_period=f"{args.rotation_days * SECONDS_PER_DAY}s",
+            labels=tags.gcp_labels(),
+            opts=stateful,
+        )
+        project = gcp.organizations.get_project_output(
+            project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        self.gke_access = gcp.kms.CryptoKeyIAMMember(
+            f"{name}-gke-agent",
+            crypto_key_id=self.crypto_key.id,
+            role=ENCRYPTER_DECRYPTER,
+            member=project.number.apply(
+                lambda number: f"serviceAccount:service-{number}@container-engine-robot.iam.gserviceaccount.com"
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.key_id = self.crypto_key.id
+        self.register_outputs({"key_id": self.key_id})

@@ -1,0 +1,67 @@
+"""A team's namespace on one Kubernetes site: labels, a GPU quota, and its groups bound to ``edit``.
+
+The quota caps ``requests.nvidia.com/gpu`` (extended resources are quota'd on requests
+only); a team with ``gpu_quota: 0`` can schedule no GPU pods at all in its namespace.
+Groups are bound to the built-in ``edit`` ClusterRole inside the namespace only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..tagging import TagContext
+
+GPU_REQUESTS = "requests.nvidia.com/gpu"
+TEAM_ROLE = "edit"
+
+
+@dataclass
+class TeamNamespaceArgs:
+    team: str
+    namespace: str
+    gpu_quota: int
+    tags: TagContext
+    groups: list[str] = field(default_factory=list)
+
+
+class TeamNamespace(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    quota: k8s.core.v1.ResourceQuota
+    role_binding: k8s.rbac.v1.RoleBinding | None
+
+    def __init__(self, name: str, args: TeamNamespaceArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:security:TeamNamespace", name, None, opts)
+        labels = args.tags.for_component("TeamNamespace").k8s_labels({"team": args.team})
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=labels),
+            opts=child,
+        )
+        self.quota = k8s.core.v1.ResourceQuota(
+            f"{name}-gpu-quota",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu", namespace=self.namespace.metadata.name, labels=labels),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={GPU_REQUESTS: str(args.gpu_quota)}),
+            opts=child,
+        )
+        self.role_binding = None
+        if args.groups:
+            self.role_binding = k8s.rbac.v1.RoleBinding(
+                f"{name}-{TEAM_ROLE}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=f"{args.team}-{TEAM_ROLE}", namespace=self.namespace.metadata.name, labels=labels
+                ),
+                role_ref=k8s.rbac.v1.RoleRefArgs(
+                    api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TEAM_ROLE
+                ),
+                subjects=[
+                    k8s.rbac.v1.SubjectArgs(kind="Group", name=group, api_group="rbac.authorization.k8s.io")
+                    for group in args.groups
+                ],
+                opts=child,
+            )
+        self.register_outputs({"namespace": self.namespace.metadata.name})

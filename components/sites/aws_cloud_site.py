@@ -1,0 +1,88 @@
+"""An AWS cloud site: its own regional provider, site key, VPC and EKS control plane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..compute.eks_cluster import EksCluster, EksClusterArgs
+from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
+from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
+from ..spec import AwsSite
+from ..tagging import TagContext
+
+
+@dataclass
+class AwsCloudSiteArgs:
+    site: AwsSite
+    tags: TagContext
+    protect: bool
+
+
+class AwsCloudSite(pulumi.ComponentResource):
+    provider: aws.Provider
+    key: AwsKmsKey
+    network: AwsSiteNetwork
+    eks: EksCluster
+    outputs: dict[str, pulumi.Output]
+
+    def __init__(self, name: str, args: AwsCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:sites:AwsCloudSite", name, None, opts)
+        site, tags = args.site, args.tags
+        self.provider = aws.Provider(f"{name}-aws", region=site.region, opts=pulumi.ResourceOptions(parent=self))
+        scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
+
+        self.key = AwsKmsKey(
+            f"{name}-key",
+            AwsKmsKeyArgs(
+                region=site.region,
+                tags=tags,
+                rotation_days=site.encryption.key_rotation_days,
+                deletion_window_days=site.encryption.key_deletion_window_days,
+                protect=args.protect,
+            ),
+            opts=scoped,
+        )
+        self.network = AwsSiteNetwork(
+            f"{name}-net",
+            AwsSiteNetworkArgs(
+                cidr=site.network.cidr,
+                availability_zones=site.network.availability_zones,
+                nat=site.network.nat,
+                flow_logs=site.network.flow_logs,
+                log_retention_days=site.audit.log_retention_days,
+                kms_key_arn=self.key.key_arn,
+                tags=tags,
+                protect=args.protect,
+            ),
+            opts=scoped,
+        )
+        self.eks = EksCluster(
+            f"{name}-eks",
+            EksClusterArgs(
+                cluster_name=f"{tags.stack}-{site.name}",
+                version=site.kubernetes.version,
+                subnet_ids=self.network.private_subnet_ids,
+                kms_key_arn=self.key.key_arn,
+                log_retention_days=site.audit.log_retention_days,
+                tags=tags,
+                protect=args.protect,
+                endpoint_public_access=site.kubernetes.endpoint_public_access,
+                public_access_cidrs=site.kubernetes.public_access_cidrs,
+                admin_role_arns=site.kubernetes.admin_role_arns,
+            ),
+            opts=scoped,
+        )
+        self.outputs = {
+            "tier": pulumi.Output.from_input(site.tier),
+            "provider": pulumi.Output.from_input("aws"),
+            "region": pulumi.Output.from_input(site.region),
+            "vpc_id": self.network.vpc_id,
+            "private_subnet_ids": self.network.private_subnet_ids,
+            "kms_key_arn": self.key.key_arn,
+            "cluster_name": self.eks.cluster_name,
+            "cluster_endpoint": self.eks.endpoint,
+        }
+        self.register_outputs(self.outputs)

@@ -1,0 +1,23 @@
+"""The stack spec: pydantic models, domain types, cross-field validators and the file loader."""
+
+from .loader import SPEC_KEY, SpecError, StackFile, load_stack_file, parse_spec
+from .model import AwsSite, GcpSite, KubernetesSite, StackSpec, TeamSpec
+from .schema import json_schema, stack_file_schema
+from .validators import Issue, ValidationContext
+
+__all__ = [
+    "SPEC_KEY",
+    "AwsSite",
+    "GcpSite",
+    "Issue",
+    "KubernetesSite",
+    "SpecError",
+    "StackFile",
+    "StackSpec",
+    "TeamSpec",
+    "ValidationContext",
+    "json_schema",
+    "load_stack_file",
+    "parse_spec",
+    "stack_file_schema",
+]

@@ -1,0 +1,165 @@
+"""Annotated domain types for the stack spec: one validator each, one fix each.
+
+Every type here is a plain ``str``/``int`` at runtime, so components and the
+policy pack read ordinary values; the validators only guard the door.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+# The values CloudWatch Logs accepts for retentionInDays (PutRetentionPolicy).
+# Anything else is rejected by AWS at apply time; we reject it at plan time.
+CLOUDWATCH_RETENTION_DAYS = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731,
+    1096, 1827, 2192, 2557, 2922, 3288, 3653,
+)  # fmt: skip
+
+_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso|-isob)?-[a-z]+-\d$")
+_GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
+_GCP_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
+_IAM_ROLE_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::\d{12}:role/[\w+=,.@/-]+$")
+_CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_K8S_VERSION = re.compile(r"^1\.\d{2}$")
+_TAG_KEY = re.compile(r"^[\w .:/=+@-]{1,128}$")
+RESERVED_TAG_PREFIX = "lattice:"
+
+
+def _cidr(value: str) -> str:
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(
+            f"'{value}' is not a network address in CIDR form ({exc}); "
+            "write it like 10.20.0.0/16 with the host bits zero"
+        ) from None
+    if network.version != 4:
+        raise ValueError(f"'{value}' is IPv6; site networks are IPv4 CIDR blocks such as 10.20.0.0/16")
+    if not (network.is_private or network.subnet_of(ipaddress.ip_network("100.64.0.0/10"))):
+        raise ValueError(
+            f"'{value}' is public address space; use a private range "
+            "(10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) or 100.64.0.0/10"
+        )
+    return str(network)
+
+
+def _any_cidr(value: str) -> str:
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(
+            f"'{value}' is not a network address in CIDR form ({exc}); "
+            "write it like 203.0.113.0/24 with the host bits zero"
+        ) from None
+    return str(network)
+
+
+def _aws_region(value: str) -> str:
+    if not _AWS_REGION.match(value):
+        raise ValueError(f"'{value}' is not an AWS region name; write it like us-east-1 or eu-west-2")
+    return value
+
+
+def _gcp_region(value: str) -> str:
+    if not _GCP_REGION.match(value):
+        raise ValueError(f"'{value}' is not a GCP region name; write it like us-central1 or europe-west4")
+    return value
+
+
+def _zone(value: str) -> str:
+    # A zone's region is checked against its site in the cross-field validators;
+    # here only the shape, which both clouds share: region + letter suffix.
+    if not re.match(r"^[a-z]+(-[a-z]+)+-?\d+-?[a-z]$", value):
+        raise ValueError(f"'{value}' is not a zone name; write it like us-east-1a (AWS) or us-central1-a (GCP)")
+    return value
+
+
+def _gcp_project(value: str) -> str:
+    if not _GCP_PROJECT.match(value):
+        raise ValueError(
+            f"'{value}' is not a GCP project ID: 6-30 characters, lowercase letters, digits and "
+            "hyphens, starting with a letter (the ID, not the display name)"
+        )
+    return value
+
+
+def _dns_label(value: str) -> str:
+    if not _DNS_LABEL.match(value) or len(value) > 20:
+        raise ValueError(
+            f"'{value}' must be a DNS label of at most 20 characters: lowercase letters, digits "
+            "and '-', starting with a letter (it becomes part of every resource name)"
+        )
+    return value
+
+
+def _namespace(value: str) -> str:
+    if not _DNS_LABEL.match(value) or len(value) > 63:
+        raise ValueError(
+            f"'{value}' is not a Kubernetes namespace name: at most 63 lowercase letters, "
+            "digits and '-', starting with a letter"
+        )
+    return value
+
+
+def _retention_days(value: int) -> int:
+    if value not in CLOUDWATCH_RETENTION_DAYS:
+        allowed = ", ".join(str(d) for d in CLOUDWATCH_RETENTION_DAYS)
+        raise ValueError(f"{value} is not a retention CloudWatch Logs accepts; pick one of {allowed}")
+    return value
+
+
+def _iam_role_arn(value: str) -> str:
+    if not _IAM_ROLE_ARN.match(value):
+        raise ValueError(
+            f"'{value}' is not an IAM role ARN; write it like arn:aws:iam::123456789012:role/platform-admin"
+        )
+    return value
+
+
+def _config_key(value: str) -> str:
+    if not _CONFIG_KEY.match(value):
+        raise ValueError(
+            f"'{value}' is not a config key name; use letters, digits and '_' "
+            "(set it with `pulumi config set --secret lattice:<key>`)"
+        )
+    return value
+
+
+def _k8s_version(value: str) -> str:
+    if not _K8S_VERSION.match(value):
+        raise ValueError(f"'{value}' is not a Kubernetes minor version; write it as a quoted string like \"1.33\"")
+    return value
+
+
+def _tag_key(value: str) -> str:
+    if value.startswith(RESERVED_TAG_PREFIX):
+        raise ValueError(
+            f"tag key '{value}' uses the reserved prefix '{RESERVED_TAG_PREFIX}', which Lattice sets "
+            "itself; rename the key"
+        )
+    if not _TAG_KEY.match(value):
+        raise ValueError(f"tag key '{value}' must be 1-128 letters, digits, spaces or _ . : / = + - @")
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+AllowedCidr = Annotated[str, AfterValidator(_any_cidr)]
+AwsRegion = Annotated[str, AfterValidator(_aws_region)]
+GcpRegion = Annotated[str, AfterValidator(_gcp_region)]
+Zone = Annotated[str, AfterValidator(_zone)]
+GcpProjectId = Annotated[str, AfterValidator(_gcp_project)]
+SiteName = Annotated[str, AfterValidator(_dns_label)]
+TeamName = Annotated[str, AfterValidator(_dns_label)]
+Namespace = Annotated[str, AfterValidator(_namespace)]
+RetentionDays = Annotated[int, AfterValidator(_retention_days)]
+IamRoleArn = Annotated[str, AfterValidator(_iam_role_arn)]
+ConfigKey = Annotated[str, AfterValidator(_config_key)]
+KubernetesVersion = Annotated[str, AfterValidator(_k8s_version)]
+TagKey = Annotated[str, AfterValidator(_tag_key)]
+TagValue = Annotated[str, Field(max_length=256)]
+NonEmpty = Annotated[str, Field(min_length=1, max_length=256)]

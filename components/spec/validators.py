@@ -1,0 +1,199 @@
+"""Cross-field rules of the stack spec.
+
+Each validator is a small named function that yields ``Issue``s with the key path of
+the offending value and a message that says what to do. They run only on a spec that
+already has the right shape, and all of them run, so a user sees every problem at once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+
+
+@dataclass(frozen=True)
+class Issue:
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ValidationContext:
+    """What the validators may know beyond the spec: the stack file's other config keys."""
+
+    config_keys: frozenset[str] = field(default_factory=frozenset)
+    secret_config_keys: frozenset[str] = field(default_factory=frozenset)
+    # False under a real `pulumi up`, where the engine hands us config values but not the file.
+    knows_config: bool = True
+
+
+Validator = Callable[[StackSpec, ValidationContext], Iterator[Issue]]
+
+# Which providers make sense on which tier: cloud tiers are provisioned from scratch,
+# grid and edge sites are existing clusters we reach through Kubernetes.
+TIER_PROVIDERS = {"cloud": ("aws", "gcp"), "grid": ("kubernetes",), "edge": ("kubernetes",)}
+
+# Smallest site blocks the subnet carving can work with (see components/network/cidr.py).
+MIN_PREFIX = {"aws": 20, "gcp": 20}
+
+
+def unique_site_names(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    seen: dict[str, int] = {}
+    for index, site in enumerate(spec.sites):
+        if site.name in seen:
+            yield Issue(
+                f"sites[{index}].name",
+                f"site name '{site.name}' is already used by sites[{seen[site.name]}]; give every site its own name",
+            )
+        seen.setdefault(site.name, index)
+
+
+def tier_matches_provider(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for index, site in enumerate(spec.sites):
+        allowed = TIER_PROVIDERS[site.tier]
+        if site.provider not in allowed:
+            if site.tier == "cloud":
+                fix = "cloud sites are provisioned on aws or gcp; use tier 'grid' or 'edge' for an existing cluster"
+            else:
+                fix = (
+                    f"{site.tier} sites are existing clusters reached with provider 'kubernetes' "
+                    "and a kubeconfig context; use tier 'cloud' to provision on aws or gcp"
+                )
+            yield Issue(f"sites[{index}].provider", f"provider '{site.provider}' on tier '{site.tier}': {fix}")
+
+
+def networks_do_not_overlap(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    networks = [(i, ipaddress.ip_network(site.network.cidr)) for i, site in enumerate(spec.sites)]
+    for (i, a), (j, b) in combinations(networks, 2):
+        if a.overlaps(b):
+            yield Issue(
+                f"sites[{j}].network.cidr",
+                f"{b} overlaps {a} of sites[{i}] ('{spec.sites[i].name}'); sites are joined by routed "
+                "links, so give each site a distinct, non-overlapping range",
+            )
+
+
+def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for index, site in enumerate(spec.sites):
+        minimum = MIN_PREFIX.get(site.provider)
+        prefix = ipaddress.ip_network(site.network.cidr).prefixlen
+        if minimum is not None and prefix > minimum:
+            yield Issue(
+                f"sites[{index}].network.cidr",
+                f"/{prefix} is too small for a {site.provider} site: subnets per zone and pod ranges are "
+                f"carved from it; use a /{minimum} or larger (a /16 is typical)",
+            )
+
+
+def zones_in_region(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for index, site in enumerate(spec.sites):
+        if isinstance(site, AwsSite):
+            key, zones, expected = "availability_zones", site.network.availability_zones, f"{site.region}<letter>"
+            outside = [z for z in zones if not (z.startswith(site.region) and len(z) == len(site.region) + 1)]
+        elif isinstance(site, GcpSite):
+            key, zones, expected = "zones", site.network.zones, f"{site.region}-<letter>"
+            outside = [z for z in zones if not (z.startswith(site.region + "-") and len(z) == len(site.region) + 2)]
+        else:
+            continue
+        for zone in outside:
+            yield Issue(
+                f"sites[{index}].network.{key}[{zones.index(zone)}]",
+                f"zone '{zone}' is not in region '{site.region}'; use zones named {expected}",
+            )
+        for position, zone in enumerate(zones):
+            if zones.index(zone) != position:
+                yield Issue(
+                    f"sites[{index}].network.{key}[{position}]",
+                    f"zone '{zone}' is listed twice; list each zone once",
+                )
+
+
+def public_endpoint_is_scoped(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for index, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite):
+            continue
+        eks = site.kubernetes
+        if eks.endpoint_public_access and not eks.public_access_cidrs:
+            yield Issue(
+                f"sites[{index}].kubernetes.public_access_cidrs",
+                "a public EKS endpoint needs the networks allowed to reach it; list your campus or VPN "
+                "egress ranges, or set endpoint_public_access: false",
+            )
+        if not eks.endpoint_public_access and eks.public_access_cidrs:
+            yield Issue(
+                f"sites[{index}].kubernetes.public_access_cidrs",
+                "public_access_cidrs has no effect while endpoint_public_access is false; remove it or "
+                "turn the public endpoint on",
+            )
+        for position, cidr in enumerate(eks.public_access_cidrs):
+            if ipaddress.ip_network(cidr).prefixlen == 0:
+                yield Issue(
+                    f"sites[{index}].kubernetes.public_access_cidrs[{position}]",
+                    f"{cidr} opens the cluster API to the whole internet; list the networks that need it",
+                )
+
+
+def kubeconfig_secret_is_set(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    if not ctx.knows_config:
+        return
+    for index, site in enumerate(spec.sites):
+        if not isinstance(site, KubernetesSite) or site.kubernetes.kubeconfig_secret is None:
+            continue
+        key = f"lattice:{site.kubernetes.kubeconfig_secret}"
+        fix = f"run `pulumi config set --secret {key} < kubeconfig.yaml`"
+        path = f"sites[{index}].kubernetes.kubeconfig_secret"
+        if key not in ctx.config_keys:
+            yield Issue(path, f"config key '{key}' is not set in this stack; {fix}")
+        elif key not in ctx.secret_config_keys:
+            yield Issue(path, f"config key '{key}' holds a kubeconfig in plain text; {fix} to encrypt it")
+
+
+def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    site_names = {site.name for site in spec.sites}
+    cloud_sites = {site.name for site in spec.sites if site.tier == "cloud"}
+    names: dict[str, int] = {}
+    namespaces: dict[str, int] = {}
+    for index, team in enumerate(spec.teams):
+        if team.name in names:
+            yield Issue(f"teams[{index}].name", f"team '{team.name}' is already defined at teams[{names[team.name]}]")
+        names.setdefault(team.name, index)
+        namespace = team.namespace_name
+        if namespace in namespaces:
+            yield Issue(
+                f"teams[{index}].namespace",
+                f"namespace '{namespace}' is already used by teams[{namespaces[namespace]}]; "
+                "give each team its own namespace",
+            )
+        namespaces.setdefault(namespace, index)
+        for position, site in enumerate(team.sites or []):
+            if site not in site_names:
+                yield Issue(
+                    f"teams[{index}].sites[{position}]",
+                    f"unknown site '{site}'; use one of: {', '.join(sorted(site_names))}",
+                )
+            elif site in cloud_sites:
+                yield Issue(
+                    f"teams[{index}].sites[{position}]",
+                    f"'{site}' is a cloud site; team namespaces on EKS/GKE arrive with GPU node pools "
+                    "(see the README feature table); list grid or edge sites for now",
+                )
+
+
+VALIDATORS: tuple[Validator, ...] = (
+    unique_site_names,
+    tier_matches_provider,
+    networks_do_not_overlap,
+    cloud_networks_large_enough,
+    zones_in_region,
+    public_endpoint_is_scoped,
+    kubeconfig_secret_is_set,
+    teams_are_consistent,
+)
+
+
+def validate(spec: StackSpec, ctx: ValidationContext) -> list[Issue]:
+    return [issue for validator in VALIDATORS for issue in validator(spec, ctx)]

@@ -1,0 +1,144 @@
+"""One tag / label contract for every taggable resource.
+
+Standard keys identify the stack, site, component, environment, owner, cost centre and
+data classification. User tags (stack-wide, then per site) are merged in; the standard
+keys are reserved (the spec rejects user keys with the ``lattice:`` prefix), so the
+contract cannot be overridden by accident.
+
+AWS tags keep the ``lattice:`` keys and free-form values. GCP labels and Kubernetes
+labels have strict alphabets, so keys and values are sanitised for each.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import import_module
+
+STANDARD_KEYS = ("stack", "site", "component", "environment", "owner", "cost-centre", "data-classification")
+AWS_PREFIX = "lattice:"
+GCP_PREFIX = "lattice-"
+K8S_PREFIX = "lattice.dev/"
+
+_GCP_ALLOWED = re.compile(r"[^a-z0-9_-]")
+_K8S_ALLOWED = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass(frozen=True)
+class TagContext:
+    """The values behind the standard keys, plus user tags, for one place in the stack."""
+
+    stack: str
+    environment: str
+    owner: str
+    cost_centre: str
+    data_classification: str
+    site: str = ""
+    component: str = ""
+    user_tags: dict[str, str] = field(default_factory=dict)
+
+    def for_site(self, site: str, site_tags: dict[str, str]) -> TagContext:
+        return replace(self, site=site, user_tags={**self.user_tags, **site_tags})
+
+    def for_component(self, component: str) -> TagContext:
+        return replace(self, component=component)
+
+    def standard(self) -> dict[str, str]:
+        values = (
+            self.stack,
+            self.site or "stack",
+            self.component or "stack",
+            self.environment,
+            self.owner,
+            self.cost_centre,
+            self.data_classification,
+        )
+        return dict(zip(STANDARD_KEYS, values, strict=True))
+
+    def aws_tags(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        standard = {f"{AWS_PREFIX}{k}": v for k, v in self.standard().items()}
+        return {**self.user_tags, **(extra or {}), **standard}
+
+    def gcp_labels(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        user = {gcp_label_key(k): gcp_label_value(v) for k, v in {**self.user_tags, **(extra or {})}.items()}
+        standard = {gcp_label_key(f"{GCP_PREFIX}{k}"): gcp_label_value(v) for k, v in self.standard().items()}
+        return {**user, **standard}
+
+    def k8s_labels(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        standard = {f"{K8S_PREFIX}{k}": k8s_label_value(v) for k, v in self.standard().items()}
+        user = {k8s_label_key(k): k8s_label_value(v) for k, v in {**self.user_tags, **(extra or {})}.items()}
+        return {**user, "app.kubernetes.io/managed-by": "lattice", **standard}
+
+
+def gcp_label_key(key: str) -> str:
+    """GCP label keys: 1-63 chars of [a-z0-9_-], starting with a lowercase letter."""
+    cleaned = _GCP_ALLOWED.sub("_", key.lower())
+    if not cleaned or not cleaned[0].isalpha():
+        cleaned = f"k{cleaned}"
+    return cleaned[:63]
+
+
+def gcp_label_value(value: str) -> str:
+    """GCP label values: 0-63 chars of [a-z0-9_-]."""
+    return _GCP_ALLOWED.sub("_", value.lower())[:63]
+
+
+def k8s_label_key(key: str) -> str:
+    """Kubernetes label names: at most 63 chars of [A-Za-z0-9_.-], alphanumeric at both ends."""
+    return _k8s_trim(_K8S_ALLOWED.sub("-", key)) or "key"
+
+
+def k8s_label_value(value: str) -> str:
+    return _k8s_trim(_K8S_ALLOWED.sub("_", value))
+
+
+def _k8s_trim(text: str) -> str:
+    return text[:63].strip("-_.")
+
+
+# --- which resource types carry tags ---------------------------------------------------
+# Read from the installed SDKs rather than from a hand-kept list, so a new resource type
+# is covered the day a component starts using it.
+
+TAG_ARGUMENTS = {"aws": ("tags",), "gcp": ("labels", "resource_labels"), "kubernetes": ("metadata",)}
+
+
+SDK_PACKAGES = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
+
+
+@cache
+def sdk_class(type_token: str) -> type | None:
+    """The installed SDK's class for a resource type token, or None (components, providers)."""
+    package, _, rest = type_token.partition(":")
+    if package not in SDK_PACKAGES:
+        return None
+    module_path, _, class_name = rest.partition(":")
+    module_name = module_path.replace("/", ".") if package == "kubernetes" else module_path.split("/")[0]
+    try:
+        return getattr(import_module(f"{SDK_PACKAGES[package]}.{module_name}"), class_name)
+    except (ImportError, AttributeError):
+        return None
+
+
+@cache
+def init_parameters(type_token: str) -> frozenset[str]:
+    cls = sdk_class(type_token)
+    return frozenset(inspect.signature(cls._internal_init).parameters) if cls is not None else frozenset()
+
+
+@cache
+def tag_property(type_token: str) -> str | None:
+    """The camelCase input that carries tags for a resource type token, or None if it has none.
+
+    ``aws:ec2/vpc:Vpc`` -> ``tags``; ``gcp:container/cluster:Cluster`` -> ``resourceLabels``;
+    ``kubernetes:core/v1:Namespace`` -> ``metadata`` (labels inside); ``aws:kms/alias:Alias`` -> None.
+    """
+    package = type_token.partition(":")[0]
+    parameters = init_parameters(type_token)
+    for argument in TAG_ARGUMENTS.get(package, ()):
+        if argument in parameters:
+            head, *tail = argument.split("_")
+            return head + "".join(part.title() for part in tail)
+    return None

@@ -1,0 +1,1 @@
+"""The Lattice operator CLI: plan (mock engine), schema."""

@@ -1,0 +1,5 @@
+import sys
+
+from lattice.cli import main
+
+sys.exit(main())

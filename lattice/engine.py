@@ -1,0 +1,310 @@
+"""The recording mock engine behind ``lattice plan``.
+
+Runs the real ``__main__.py`` under ``pulumi.runtime.set_mocks`` with a stack file's
+config and records every registration as the engine would see it: type, name, URN,
+parent, provider, protect, retainOnDelete, dependencies and the inputs in Pulumi's
+camelCase wire form. Secrets keep Pulumi's secret wrapper with the value redacted;
+unknown values in preview keep Pulumi's unknown sentinel, the one the policy SDK reads.
+
+URNs are produced in the engine's form (``…::lattice:index:HybridStack$lattice:x:Y::name``,
+full parent type chain, no ``pulumi:pulumi:Stack$`` prefix) so waivers and baselines
+written against ``pulumi stack --show-urns`` match offline plans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import runpy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from components.spec import StackFile, load_stack_file
+from components.tagging import init_parameters
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = PROJECT_ROOT / "__main__.py"
+PROJECT = "lattice"
+
+SIG_KEY = rpc._special_sig_key
+SECRET_SIG = rpc._special_secret_sig
+UNKNOWN = rpc.UNKNOWN
+REDACTED = "[secret]"
+# Offline there is no secrets provider to decrypt `secure:` config values with; the
+# program gets this stand-in, still marked secret, and never a ciphertext or a value.
+SECURE_PLACEHOLDER = "[secure config value: decrypted by the Pulumi CLI at deploy time]"
+
+FAKE_ACCOUNT = "123456789012"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+class PlanError(Exception):
+    """The program failed under the mock engine (not a spec error: those are SpecError)."""
+
+
+@dataclass
+class Plan:
+    project: str
+    stack: str
+    preview: bool
+    resources: list[dict[str, Any]]
+    outputs: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"project": self.project, "stack": self.stack, "resources": self.resources, "outputs": self.outputs}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def by_type(self, type_token: str) -> list[dict[str, Any]]:
+        return [r for r in self.resources if r["type"] == type_token]
+
+    def one(self, type_token: str, name: str) -> dict[str, Any]:
+        matches = [r for r in self.resources if r["type"] == type_token and r["name"] == name]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} resources of type {type_token} named {name}")
+        return matches[0]
+
+
+# --- wire-form helpers ---------------------------------------------------------------
+
+
+def struct_to_wire(struct) -> dict[str, Any]:
+    return _tidy(json_format.MessageToDict(struct)) if struct is not None else {}
+
+
+def _tidy(value: Any) -> Any:
+    """Redact secrets; render integral floats (protobuf has only doubles) as integers."""
+    if isinstance(value, dict):
+        if value.get(SIG_KEY) == SECRET_SIG:
+            return {SIG_KEY: SECRET_SIG, "value": REDACTED}
+        return {k: _tidy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tidy(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def engine_urn(stack: str, parent_urn: str, type_token: str, name: str) -> str:
+    """The URN the Pulumi engine gives a resource: parent type chain, root stack left out."""
+    qualified = type_token
+    if parent_urn:
+        parent_qualified = parent_urn.split("::")[2]
+        if parent_qualified != STACK_TYPE:
+            qualified = f"{parent_qualified}${type_token}"
+    return f"urn:pulumi:{stack}::{PROJECT}::{qualified}::{name}"
+
+
+def _short_hash(*parts: str, length: int = 8) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+
+
+# --- the mocks: deterministic IDs, outputs and invoke answers --------------------------
+
+
+class LatticeMocks(mocks.Mocks):
+    def __init__(self, preview: bool):
+        self.preview = preview
+        self.provider_inputs: dict[str, dict[str, Any]] = {}
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        state = dict(args.inputs)
+        if args.typ.startswith("pulumi:providers:"):
+            self.provider_inputs[args.name] = state
+            return (None if self.preview else f"{args.name}-provider"), state
+        if self.preview:
+            # Computed outputs are unknown until apply: return inputs only, no id.
+            return None, state
+        resource_id = f"{args.name}-{_short_hash(args.typ, args.name)}"
+        state.update(self._computed(args, resource_id, state))
+        return resource_id, state
+
+    def _computed(self, args: mocks.MockResourceArgs, resource_id: str, state: dict) -> dict[str, Any]:
+        package, module, kind = _token_parts(args.typ)
+        region = self._provider_value(args.provider, "region") or "us-east-1"
+        project = state.get("project") or self._provider_value(args.provider, "project") or "mock-project"
+        name = state.get("name") or f"{args.name}-{_short_hash(args.typ, args.name, length=7)}"
+        out: dict[str, Any] = {}
+        if package == "aws":
+            named = "name" in init_parameters(args.typ)
+            out["arn"] = _aws_arn(module, kind, region, name if named else resource_id)
+            if named:
+                out["name"] = name
+            extra = {
+                ("kms", "Key"): {"keyId": resource_id},
+                ("ec2", "Eip"): {"allocationId": f"eipalloc-{_short_hash(resource_id)}"},
+                ("eks", "Cluster"): {
+                    "endpoint": f"https://{_short_hash(name, length=32).upper()}.gr7.{region}.eks.amazonaws.com",
+                    "certificateAuthority": {"data": "TU9DSy1DQQ=="},
+                },
+            }
+            out.update(extra.get((module, kind), {}))
+        elif package == "gcp":
+            paths = {
+                ("compute", "Network"): f"projects/{project}/global/networks/{name}",
+                ("compute", "Subnetwork"): f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}",
+                ("compute", "Router"): f"projects/{project}/regions/{state.get('region')}/routers/{name}",
+                ("kms", "KeyRing"): f"projects/{project}/locations/{state.get('location')}/keyRings/{name}",
+                ("kms", "CryptoKey"): f"{state.get('keyRing')}/cryptoKeys/{name}",
+                ("container", "Cluster"): f"projects/{project}/locations/{state.get('location')}/clusters/{name}",
+            }
+            if (module, kind) in paths:
+                out["id"] = paths[(module, kind)]
+            if (module, kind) == ("serviceaccount", "Account"):
+                out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
+            if (module, kind) == ("container", "Cluster"):
+                out["endpoint"] = "192.0.2.10"
+        return out
+
+    def _provider_value(self, provider_ref: str | None, key: str) -> str | None:
+        if not provider_ref:
+            return None
+        name = provider_ref.split("::")[3] if provider_ref.count("::") >= 3 else ""
+        return self.provider_inputs.get(name, {}).get(key)
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict, list | None]:
+        region = self._provider_value(args.provider, "region") or "us-east-1"
+        token = args.token
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": FAKE_ACCOUNT,
+                "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:user/lattice-plan",
+                "userId": "AIDALATTICEPLANOFFLINE",
+                "id": FAKE_ACCOUNT,
+            }, []
+        if token == "aws:index/getPartition:getPartition":
+            return {
+                "partition": "aws",
+                "dnsSuffix": "amazonaws.com",
+                "reverseDnsPrefix": "com.amazonaws",
+                "id": "aws",
+            }, []
+        if token == "aws:index/getRegion:getRegion":
+            name = args.args.get("region") or args.args.get("name") or region
+            return {"name": name, "region": name, "endpoint": f"ec2.{name}.amazonaws.com", "id": name}, []
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            names = [f"{region}{letter}" for letter in "abcd"]
+            return {"names": names, "zoneIds": [f"use1-az{i + 1}" for i in range(4)], "id": region}, []
+        if token == "aws:ssm/getParameter:getParameter":
+            name = args.args.get("name", "")
+            return {"name": name, "value": f"ami-{_short_hash(name, length=17)}", "type": "String", "id": name}, []
+        if token == "aws:ec2/getAmi:getAmi":
+            return {"id": f"ami-{_short_hash(json.dumps(args.args, sort_keys=True), length=17)}"}, []
+        if token == "gcp:organizations/getProject:getProject":
+            project = args.args.get("projectId") or "mock-project"
+            number = str(int(_short_hash(project, length=10), 16) % 10**12).zfill(12)
+            return {"projectId": project, "number": number, "name": project, "id": f"projects/{project}"}, []
+        if token == "gcp:compute/getZones:getZones":
+            gcp_region = args.args.get("region") or "us-central1"
+            return {"names": [f"{gcp_region}-{z}" for z in "abc"], "id": gcp_region}, []
+        raise PlanError(
+            f"the offline engine has no answer for invoke '{token}'; add one to LatticeMocks.call in lattice/engine.py"
+        )
+
+
+def _token_parts(type_token: str) -> tuple[str, str, str]:
+    package, module_path, kind = ([*type_token.split(":"), "", ""])[:3]
+    return package, module_path.split("/")[0], kind
+
+
+def _aws_arn(module: str, kind: str, region: str, name: str) -> str:
+    if module == "iam":
+        return f"arn:aws:iam::{FAKE_ACCOUNT}:{kind.lower()}/{name}"
+    if module == "cloudwatch" and kind == "LogGroup":
+        return f"arn:aws:logs:{region}:{FAKE_ACCOUNT}:log-group:{name}"
+    return f"arn:aws:{module}:{region}:{FAKE_ACCOUNT}:{kind.lower()}/{name}"
+
+
+# --- the monitor: records every registration ------------------------------------------
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, lattice_mocks: LatticeMocks, stack: str):
+        super().__init__(lattice_mocks)
+        self.stack = stack
+        self.records: list[dict[str, Any]] = []
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        return engine_urn(self.stack, parent, type_, name)
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        urn = response.urn
+        provider = request.provider or None
+        self.records.append(
+            {
+                "urn": urn,
+                "type": request.type,
+                "name": request.name,
+                "parent": request.parent or None,
+                "custom": bool(request.custom),
+                "provider": provider,
+                "protect": bool(request.protect),
+                "retainOnDelete": bool(request.retainOnDelete),
+                "dependencies": sorted(set(request.dependencies)),
+                "inputs": struct_to_wire(request.object),
+            }
+        )
+        return response
+
+
+# --- running a stack ----------------------------------------------------------------
+
+
+def config_for(stack_file: StackFile, secrets: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """The config map and secret keys the language host would hand the program."""
+    values: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in stack_file.config.items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            values[key] = (secrets or {}).get(key, SECURE_PLACEHOLDER)
+            secret_keys.append(key)
+        elif isinstance(value, str):
+            values[key] = value
+        else:
+            values[key] = json.dumps(value)
+    return values, sorted(secret_keys)
+
+
+def run_plan(
+    stack_file: StackFile | Path | str,
+    preview: bool = False,
+    secrets: dict[str, str] | None = None,
+) -> Plan:
+    """Plan a stack file under the mock engine. Raises SpecError or PlanError, never half-reports."""
+    if not isinstance(stack_file, StackFile):
+        stack_file = load_stack_file(stack_file)
+    stack = stack_file.stack
+    config, secret_keys = config_for(stack_file, secrets)
+
+    settings.ROOT.set(None)
+    set_all_config(config, secret_keys)
+    lattice_mocks = LatticeMocks(preview=preview)
+    monitor = RecordingMonitor(lattice_mocks, stack)
+    mocks.set_mocks(lattice_mocks, project=PROJECT, stack=stack, preview=preview, monitor=monitor)
+    root = settings.get_root_resource()
+
+    if str(PROJECT_ROOT) not in sys.path:
+        sys.path.insert(0, str(PROJECT_ROOT))
+    try:
+        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
+        outputs = struct_to_wire(_sync_await(rpc.serialize_properties(dict(root.outputs), {})))
+    except pulumi.RunError as exc:
+        raise PlanError(str(exc)) from None
+    except PlanError:
+        raise
+    except Exception as exc:  # a bug in a component: keep the cause, name the stack
+        raise PlanError(f"planning stack '{stack}' failed: {type(exc).__name__}: {exc}") from exc
+
+    resources = sorted(monitor.records, key=lambda r: r["urn"])
+    return Plan(project=PROJECT, stack=stack, preview=preview, resources=resources, outputs=outputs)
