@@ -17,7 +17,7 @@ import hashlib
 import json
 import runpy
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class Plan:
     preview: bool
     resources: list[dict[str, Any]]
     outputs: dict[str, Any]
+    # What the mocks answered per URN (ids, ARNs, endpoints). Not part of the JSON contract:
+    # tests use it to check that one resource's output is wired into another's input.
+    states: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"project": self.project, "stack": self.stack, "resources": self.resources, "outputs": self.outputs}
@@ -67,6 +70,12 @@ class Plan:
 
     def by_type(self, type_token: str) -> list[dict[str, Any]]:
         return [r for r in self.resources if r["type"] == type_token]
+
+    def state(self, resource: dict[str, Any]) -> dict[str, Any]:
+        return self.states[resource["urn"]]
+
+    def children(self, parent: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r for r in self.resources if r["parent"] == parent["urn"]]
 
     def one(self, type_token: str, name: str) -> dict[str, Any]:
         matches = [r for r in self.resources if r["type"] == type_token and r["name"] == name]
@@ -307,4 +316,5 @@ def run_plan(
         raise PlanError(f"planning stack '{stack}' failed: {type(exc).__name__}: {exc}") from exc
 
     resources = sorted(monitor.records, key=lambda r: r["urn"])
-    return Plan(project=PROJECT, stack=stack, preview=preview, resources=resources, outputs=outputs)
+    states = {urn: {"id": reg.id, **reg.state} for urn, reg in monitor.resources.items()}
+    return Plan(project=PROJECT, stack=stack, preview=preview, resources=resources, outputs=outputs, states=states)

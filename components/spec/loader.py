@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,10 @@ class SpecError(Exception):
         while path:
             if path in self.lines:
                 return self.lines[path]
-            path = re.sub(r"(\.[^.\[]+|\[\d+\])$", "", path) if re.search(r"[.\[]", path) else ""
+            parent = re.sub(r"(\.[^.\[\]]+|\[\d+\])$", "", path)
+            if parent == path:
+                return None
+            path = parent
         return None
 
 
@@ -158,6 +162,10 @@ def _schema_issue(error: dict) -> Issue:
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         return Issue(path, f"{error['input']!r} is not allowed; use one of {expected}")
+    if kind == "string_type" and isinstance(error["input"], int | float):
+        return Issue(
+            path, f'{error["input"]!r} was read as a number (YAML reads 1.30 as 1.3); write it in quotes, e.g. "1.30"'
+        )
     message = error["msg"].removeprefix("Value error, ")
     if kind not in ("value_error", "assertion_error"):
         message = f"{message} (got {error['input']!r})"
@@ -174,8 +182,10 @@ def _resolve(loc: tuple) -> tuple[tuple, Any]:
     parent: Any = None
     model: Any = StackSpec
     for part in loc:
+        if part == "[key]":  # pydantic's marker for an error in a mapping's key, not its value
+            continue
         model = _unwrap(model)
-        if typing.get_origin(model) is typing.Union:
+        if typing.get_origin(model) in _UNIONS:
             chosen = next((m for m in typing.get_args(model) if _tag_of(m) == part), None)
             if chosen is not None:
                 model = chosen
@@ -184,6 +194,9 @@ def _resolve(loc: tuple) -> tuple[tuple, Any]:
         parent = model
         model = _descend(model, part)
     return tuple(out), parent
+
+
+_UNIONS = (typing.Union, types.UnionType)
 
 
 def _is_model(value: Any) -> bool:

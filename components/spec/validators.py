@@ -84,7 +84,7 @@ def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iter
         if minimum is not None and prefix > minimum:
             yield Issue(
                 f"sites[{index}].network.cidr",
-                f"/{prefix} is too small for a {site.provider} site: subnets per zone and pod ranges are "
+                f"/{prefix} is too small for a cloud site on {site.provider}: subnets per zone and pod ranges are "
                 f"carved from it; use a /{minimum} or larger (a /16 is typical)",
             )
 

@@ -1,0 +1,104 @@
+"""EksCluster: secrets encrypted by the site key, every control-plane log type, private API, access entries."""
+
+from __future__ import annotations
+
+import json
+
+from components.compute.eks_cluster import CONTROL_PLANE_LOG_TYPES
+from tests.conftest import AWS_SITE, spec_with
+
+CLUSTER = "aws:eks/cluster:Cluster"
+
+
+def test_secrets_are_encrypted_with_the_site_key(dev_plan):
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    cluster = dev_plan.one(CLUSTER, "aws-use1-eks-cluster")
+    assert cluster["inputs"]["encryptionConfig"] == {
+        "provider": {"keyArn": dev_plan.state(key)["arn"]},
+        "resources": ["secrets"],
+    }
+    assert key["urn"] in cluster["dependencies"]
+
+
+def test_every_control_plane_log_type_goes_to_a_retained_encrypted_group(dev_plan):
+    cluster = dev_plan.one(CLUSTER, "aws-use1-eks-cluster")
+    assert cluster["inputs"]["enabledClusterLogTypes"] == [
+        "api",
+        "audit",
+        "authenticator",
+        "controllerManager",
+        "scheduler",
+    ]
+    assert CONTROL_PLANE_LOG_TYPES == cluster["inputs"]["enabledClusterLogTypes"]
+    group = dev_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-eks-control-plane")
+    assert group["inputs"]["name"] == "/aws/eks/dev-aws-use1/cluster"
+    assert cluster["inputs"]["name"] == "dev-aws-use1"
+    assert group["inputs"]["retentionInDays"] == 365
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    assert group["inputs"]["kmsKeyId"] == dev_plan.state(key)["arn"]
+    # The group must exist before EKS starts writing, or EKS creates an unencrypted one.
+    assert group["urn"] in cluster["dependencies"]
+
+
+def test_endpoint_is_private_by_default_on_private_subnets(dev_plan):
+    cluster = dev_plan.one(CLUSTER, "aws-use1-eks-cluster")
+    vpc_config = cluster["inputs"]["vpcConfig"]
+    assert vpc_config["endpointPrivateAccess"] is True
+    assert vpc_config["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in vpc_config
+    private = [r for r in dev_plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r["name"]]
+    assert sorted(vpc_config["subnetIds"]) == sorted(dev_plan.state(s)["id"] for s in private)
+    assert cluster["inputs"]["version"] == "1.33"
+
+
+def test_public_endpoint_is_scoped_to_declared_networks(plan_spec):
+    site = {**AWS_SITE, "kubernetes": {"endpoint_public_access": True, "public_access_cidrs": ["198.51.100.0/24"]}}
+    vpc_config = plan_spec(spec_with(site)).one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["vpcConfig"]
+    assert vpc_config["endpointPublicAccess"] is True
+    assert vpc_config["publicAccessCidrs"] == ["198.51.100.0/24"]
+
+
+def test_admin_roles_get_access_entries_and_creator_is_not_admin(prod_plan):
+    cluster = prod_plan.one(CLUSTER, "aws-use1-eks-cluster")
+    assert cluster["inputs"]["accessConfig"] == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": False,
+    }
+    entries = {r["name"]: r["inputs"] for r in prod_plan.by_type("aws:eks/accessEntry:AccessEntry")}
+    assert {name: e["principalArn"] for name, e in entries.items()} == {
+        "aws-use1-eks-admin-lattice-platform-admin": "arn:aws:iam::123456789012:role/lattice-platform-admin",
+        "aws-use1-eks-admin-lattice-break-glass": "arn:aws:iam::123456789012:role/lattice-break-glass",
+    }
+    association = prod_plan.one(
+        "aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "aws-use1-eks-admin-lattice-break-glass"
+    )
+    assert association["inputs"]["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    assert association["inputs"]["accessScope"] == {"type": "cluster"}
+    assert association["inputs"]["clusterName"] == "prod-aws-use1"
+
+
+def test_without_admin_roles_the_creator_keeps_admin(plan_spec):
+    plan = plan_spec(spec_with(AWS_SITE))
+    cluster = plan.one(CLUSTER, "aws-use1-eks-cluster")
+    assert cluster["inputs"]["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+    assert plan.by_type("aws:eks/accessEntry:AccessEntry") == []
+
+
+def test_cluster_role_may_use_the_site_key(dev_plan):
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    policy = json.loads(dev_plan.one("aws:iam/rolePolicy:RolePolicy", "aws-use1-eks-secrets-key")["inputs"]["policy"])
+    assert policy["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey"],
+            "Resource": dev_plan.state(key)["arn"],
+        }
+    ]
+    attachment = dev_plan.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws-use1-eks-cluster-policy")
+    assert attachment["inputs"]["policyArn"] == "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+
+
+def test_deletion_protection_in_prod_only(dev_plan, prod_plan):
+    assert dev_plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["deletionProtection"] is False
+    assert prod_plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["deletionProtection"] is True
+    assert prod_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-eks-control-plane")["protect"] is True

@@ -1,0 +1,90 @@
+"""AwsSiteNetwork: subnets carved per zone, NAT egress on and off, flow logs on and off."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import AWS_SITE, spec_with
+
+VPC = "aws:ec2/vpc:Vpc"
+SUBNET = "aws:ec2/subnet:Subnet"
+
+
+def test_vpc_and_private_subnets_per_zone(dev_plan):
+    vpc = dev_plan.one(VPC, "aws-use1-net-vpc")
+    assert vpc["inputs"]["cidrBlock"] == "10.20.0.0/16"
+    assert vpc["inputs"]["enableDnsHostnames"] is True
+    private = {
+        r["inputs"]["availabilityZone"]: r["inputs"] for r in dev_plan.by_type(SUBNET) if "-private-" in r["name"]
+    }
+    assert {zone: s["cidrBlock"] for zone, s in private.items()} == {
+        "us-east-1a": "10.20.0.0/18",
+        "us-east-1b": "10.20.64.0/18",
+    }
+    assert all(s["vpcId"] == dev_plan.state(vpc)["id"] for s in private.values())
+    assert all(s["tags"]["kubernetes.io/role/internal-elb"] == "1" for s in private.values())
+    assert all(s["mapPublicIpOnLaunch"] is False for s in private.values())
+
+
+def test_nat_egress_per_zone(dev_plan):
+    public = {r["inputs"]["availabilityZone"]: r["inputs"]["cidrBlock"] for r in dev_plan.by_type(SUBNET)
+              if "-public-" in r["name"]}  # fmt: skip
+    assert public == {"us-east-1a": "10.20.128.0/22", "us-east-1b": "10.20.192.0/22"}
+    gateways = {r["name"]: r for r in dev_plan.by_type("aws:ec2/natGateway:NatGateway")}
+    assert set(gateways) == {"aws-use1-net-nat-us-east-1a", "aws-use1-net-nat-us-east-1b"}
+    table = dev_plan.one("aws:ec2/routeTable:RouteTable", "aws-use1-net-private-us-east-1a")
+    nat_id = dev_plan.state(gateways["aws-use1-net-nat-us-east-1a"])["id"]
+    assert table["inputs"]["routes"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": nat_id}]
+    public_table = dev_plan.one("aws:ec2/routeTable:RouteTable", "aws-use1-net-public")
+    igw = dev_plan.one("aws:ec2/internetGateway:InternetGateway", "aws-use1-net-igw")
+    assert public_table["inputs"]["routes"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": dev_plan.state(igw)["id"]}]
+
+
+def test_without_nat_there_is_no_public_surface(plan_spec):
+    site = {**AWS_SITE, "network": {**AWS_SITE["network"], "nat": False}}
+    plan = plan_spec(spec_with(site))
+    for kind in ("natGateway:NatGateway", "internetGateway:InternetGateway", "eip:Eip"):
+        assert plan.by_type(f"aws:ec2/{kind}") == []
+    assert [r["name"] for r in plan.by_type(SUBNET)] == [
+        "aws-use1-net-private-us-east-1a",
+        "aws-use1-net-private-us-east-1b",
+    ]
+    table = plan.one("aws:ec2/routeTable:RouteTable", "aws-use1-net-private-us-east-1a")
+    assert table["inputs"]["routes"] == []
+
+
+def test_default_security_group_is_emptied(dev_plan):
+    group = dev_plan.one("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "aws-use1-net-default-sg")
+    assert group["inputs"]["ingress"] == []
+    assert group["inputs"]["egress"] == []
+
+
+def test_flow_logs_go_to_an_encrypted_log_group_with_retention(dev_plan):
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    group = dev_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-flow-logs")
+    assert group["inputs"]["name"] == "/lattice/dev/aws-use1/vpc-flow-logs"
+    assert group["inputs"]["retentionInDays"] == 365
+    assert group["inputs"]["kmsKeyId"] == dev_plan.state(key)["arn"]
+    flow = dev_plan.one("aws:ec2/flowLog:FlowLog", "aws-use1-net-flow-logs")
+    assert flow["inputs"]["trafficType"] == "ALL"
+    assert flow["inputs"]["logDestinationType"] == "cloud-watch-logs"
+    assert flow["inputs"]["logDestination"] == dev_plan.state(group)["arn"]
+    role = dev_plan.one("aws:iam/role:Role", "aws-use1-net-flow-logs")
+    assert flow["inputs"]["iamRoleArn"] == dev_plan.state(role)["arn"]
+    trust = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "vpc-flow-logs.amazonaws.com"}
+    policy = json.loads(dev_plan.one("aws:iam/rolePolicy:RolePolicy", "aws-use1-net-flow-logs")["inputs"]["policy"])
+    assert policy["Statement"][0]["Resource"] == [dev_plan.state(group)["arn"], dev_plan.state(group)["arn"] + ":*"]
+
+
+def test_flow_log_retention_follows_the_audit_spec(prod_plan):
+    group = prod_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-flow-logs")
+    assert group["inputs"]["retentionInDays"] == 731
+    assert group["protect"] is True
+
+
+def test_flow_logs_can_be_turned_off(plan_spec):
+    site = {**AWS_SITE, "network": {**AWS_SITE["network"], "flow_logs": False}}
+    plan = plan_spec(spec_with(site))
+    assert plan.by_type("aws:ec2/flowLog:FlowLog") == []
+    assert [r["name"] for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup")] == ["aws-use1-eks-control-plane"]

@@ -1,0 +1,159 @@
+"""Stack spec: the happy path, defaults, all-errors-at-once, line numbers, domain types."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.spec import SpecError, load_stack_file, parse_spec
+from components.spec.types import CLOUDWATCH_RETENTION_DAYS
+from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, ROOT, spec_with, write_stack
+
+
+def test_dev_stack_loads_with_its_values():
+    stack = load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml")
+    assert stack.stack == "dev"
+    assert stack.spec.environment == "dev"
+    assert [s.name for s in stack.spec.sites] == ["aws-use1", "grid-hpc"]
+    assert [s.provider for s in stack.spec.sites] == ["aws", "kubernetes"]
+    assert stack.spec.sites[0].network.availability_zones == ["us-east-1a", "us-east-1b"]
+    assert stack.spec.protects_stateful is False
+
+
+def test_prod_stack_loads_and_keeps_its_secret_key_secret():
+    stack = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml")
+    assert {s.tier for s in stack.spec.sites} == {"cloud", "grid", "edge"}
+    assert {s.provider for s in stack.spec.sites} == {"aws", "gcp", "kubernetes"}
+    assert stack.secret_keys == ["lattice:beamlineKubeconfig"]
+    assert stack.spec.protects_stateful is True
+
+
+def test_defaults_are_opinionated_and_overridable():
+    spec = parse_spec(spec_with(AWS_SITE), "inline")
+    site = spec.sites[0]
+    assert site.audit.log_retention_days == 365
+    assert site.encryption.key_rotation_days == 365
+    assert site.network.nat is True and site.network.flow_logs is True
+    assert site.kubernetes.endpoint_public_access is False
+    override = spec_with({**AWS_SITE, "audit": {"log_retention_days": 731}}, protect_stateful=True)
+    spec = parse_spec(override, "inline")
+    assert spec.sites[0].audit.log_retention_days == 731
+    assert spec.protects_stateful is True
+    assert parse_spec(spec_with(AWS_SITE, environment="prod", protect_stateful=False), "x").protects_stateful is False
+
+
+def test_every_error_is_reported_at_once(tmp_path):
+    bad_site = {**AWS_SITE, "region": "useast1", "network": {"cidr": "300.1.0.0/16", "availability_zones": ["x"]}}
+    path = write_stack(tmp_path, spec_with(bad_site, environment="qa", colour="blue"))
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    paths = {issue.path for issue in caught.value.issues}
+    assert paths >= {
+        "environment",
+        "colour",
+        "sites[0].region",
+        "sites[0].network.cidr",
+        "sites[0].network.availability_zones[0]",
+    }
+
+
+def test_cross_field_errors_are_all_reported_too(tmp_path):
+    grid = {**GRID_SITE, "network": {"cidr": "10.20.0.0/16"}}
+    edge = {**GRID_SITE, "name": "grid-hpc", "tier": "edge", "network": {"cidr": "10.21.0.0/16"}}
+    path = write_stack(tmp_path, spec_with(AWS_SITE, grid, edge))
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    assert [(i.path, i.message.split(";")[0]) for i in caught.value.issues] == [
+        ("sites[2].name", "site name 'grid-hpc' is already used by sites[1]"),
+        ("sites[1].network.cidr", "10.20.0.0/16 overlaps 10.20.0.0/16 of sites[0] ('aws-use1')"),
+    ]
+
+
+def test_report_points_at_the_yaml_line(tmp_path):
+    path = write_stack(tmp_path, spec_with({**AWS_SITE, "region": "mars-1"}))
+    lines = path.read_text().splitlines()
+    region_line = next(i for i, line in enumerate(lines, start=1) if "mars-1" in line)
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    assert f"sites[0].region  ({path}:{region_line})" in str(caught.value)
+
+
+def test_missing_key_points_at_its_parent_line(tmp_path):
+    site = {k: v for k, v in AWS_SITE.items() if k != "region"}
+    path = write_stack(tmp_path, spec_with(site))
+    lines = path.read_text().splitlines()
+    site_line = next(i for i, line in enumerate(lines, start=1) if "name: aws-use1" in line)
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    assert f"sites[0].region  ({path}:{site_line})" in str(caught.value)
+
+
+def test_file_name_must_name_the_stack(tmp_path):
+    path = tmp_path / "dev.yaml"
+    path.write_text("config: {}\n")
+    with pytest.raises(SpecError, match=r"stack files are named Pulumi\.<stack>\.yaml"):
+        load_stack_file(path)
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(SpecError, match="cannot read the stack file"):
+        load_stack_file(tmp_path / "Pulumi.gone.yaml")
+
+
+def test_secret_kubeconfig_is_accepted_when_set_as_secret(tmp_path):
+    grid = {**GRID_SITE, "kubernetes": {"kubeconfig_secret": "gridKubeconfig"}}
+    path = write_stack(tmp_path, spec_with(grid), **{"lattice:gridKubeconfig": {"secure": "v1:abc"}})
+    assert load_stack_file(path).secret_keys == ["lattice:gridKubeconfig"]
+
+
+def test_under_pulumi_up_secret_presence_is_not_checked_from_the_file():
+    from components.spec import ValidationContext
+
+    grid = {**GRID_SITE, "kubernetes": {"kubeconfig_secret": "gridKubeconfig"}}
+    spec = parse_spec(spec_with(grid), "stacks/Pulumi.x.yaml", ValidationContext(knows_config=False))
+    assert spec.sites[0].kubernetes.kubeconfig_secret == "gridKubeconfig"
+
+
+def test_gcp_site_defaults():
+    site = parse_spec(spec_with(GCP_SITE), "x").sites[0]
+    assert site.kubernetes.release_channel == "REGULAR"
+    assert site.kubernetes.private_endpoint is True
+
+
+@pytest.mark.parametrize("days", CLOUDWATCH_RETENTION_DAYS)
+def test_every_cloudwatch_retention_value_is_accepted(days):
+    spec = parse_spec(spec_with({**AWS_SITE, "audit": {"log_retention_days": days}}), "x")
+    assert spec.sites[0].audit.log_retention_days == days
+
+
+@pytest.mark.parametrize(
+    ("region", "ok"),
+    [("us-east-1", True), ("eu-west-2", True), ("us-gov-west-1", True), ("us-east", False), ("US-EAST-1", False)],
+)
+def test_aws_region_format(region, ok):
+    site = {**AWS_SITE, "region": region, "network": {**AWS_SITE["network"], "availability_zones": []}}
+    site["network"]["availability_zones"] = [f"{region}a", f"{region}b"]
+    if ok:
+        assert parse_spec(spec_with(site), "x").sites[0].region == region
+    else:
+        with pytest.raises(SpecError) as caught:
+            parse_spec(spec_with(site), "x")
+        assert caught.value.issues[0].path == "sites[0].region"
+
+
+@pytest.mark.parametrize(
+    ("cidr", "fragment"),
+    [
+        ("10.0.0.0/33", "not a network address"),
+        ("fd00::/8", "is IPv6"),
+        ("52.0.0.0/16", "public address space"),
+    ],
+)
+def test_cidr_domain_type(cidr, fragment):
+    with pytest.raises(SpecError) as caught:
+        parse_spec(spec_with({**AWS_SITE, "network": {**AWS_SITE["network"], "cidr": cidr}}), "x")
+    assert fragment in caught.value.issues[0].message
+
+
+def test_carrier_grade_nat_space_is_allowed():
+    site = {**GRID_SITE, "network": {"cidr": "100.64.0.0/16"}}
+    assert parse_spec(spec_with(site), "x").sites[0].network.cidr == "100.64.0.0/16"
