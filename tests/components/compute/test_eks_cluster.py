@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from components.compute.eks_cluster import CONTROL_PLANE_LOG_TYPES
 from tests.conftest import AWS_SITE, spec_with
 
 CLUSTER = "aws:eks/cluster:Cluster"
@@ -29,7 +28,6 @@ def test_every_control_plane_log_type_goes_to_a_retained_encrypted_group(dev_pla
         "controllerManager",
         "scheduler",
     ]
-    assert CONTROL_PLANE_LOG_TYPES == cluster["inputs"]["enabledClusterLogTypes"]
     group = dev_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-eks-control-plane")
     assert group["inputs"]["name"] == "/aws/eks/dev-aws-use1/cluster"
     assert cluster["inputs"]["name"] == "dev-aws-use1"
