@@ -135,7 +135,10 @@ class LatticeMocks(mocks.Mocks):
             # Computed outputs are unknown until apply: return inputs only, no id.
             return None, state
         resource_id = f"{args.name}-{_short_hash(args.typ, args.name)}"
-        state.update(self._computed(args, resource_id, state))
+        computed = self._computed(args, resource_id, state)
+        # GCP resources are identified by their full path (projects/p/…), as the provider reports them.
+        resource_id = computed.pop("id", resource_id)
+        state.update(computed)
         return resource_id, state
 
     def _computed(self, args: mocks.MockResourceArgs, resource_id: str, state: dict) -> dict[str, Any]:

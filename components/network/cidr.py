@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 # A NAT gateway and a load balancer or two per zone need very little room.
 PUBLIC_SUBNET_PREFIX_DELTA = 4
+# GKE wants a /28 for a private control plane's peering range.
+CONTROL_PLANE_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -54,5 +56,5 @@ def gke_ranges(cidr: str) -> GkeRanges:
     nodes, second_quarter, _, _ = network.subnets(prefixlen_diff=2)
     _, pods = network.subnets(prefixlen_diff=1)
     services, control_quarter = second_quarter.subnets(prefixlen_diff=1)
-    control_plane = list(control_quarter.subnets(new_prefix=28))[-1]
+    control_plane = ipaddress.ip_network((control_quarter.broadcast_address - CONTROL_PLANE_SIZE + 1, 28))
     return GkeRanges(nodes=str(nodes), services=str(services), pods=str(pods), control_plane=str(control_plane))

@@ -1,0 +1,67 @@
+"""Grid and edge sites: a provider from a context or a secret kubeconfig, team namespaces, quotas, bindings."""
+
+from __future__ import annotations
+
+from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
+from tests.conftest import GRID_SITE, spec_with
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+
+
+def test_provider_uses_the_kubeconfig_context(dev_plan):
+    provider = dev_plan.one("pulumi:providers:kubernetes", "grid-hpc-k8s")
+    assert provider["inputs"]["context"] == "hpc-admin@grid"
+    assert "kubeconfig" not in provider["inputs"]
+
+
+def test_secret_kubeconfig_reaches_the_provider_as_a_secret(plan_spec):
+    grid = {**GRID_SITE, "kubernetes": {"kubeconfig_secret": "gridKubeconfig"}}
+    kubeconfig = "apiVersion: v1\nusers:\n- name: admin\n  user: {token: grid-token-6f1e}\n"
+    plan = plan_spec(
+        spec_with(grid),
+        secrets={"lattice:gridKubeconfig": kubeconfig},
+        **{"lattice:gridKubeconfig": {"secure": "v1:AAAA"}},
+    )
+    provider = plan.one("pulumi:providers:kubernetes", "grid-hpc-k8s")
+    assert provider["inputs"]["kubeconfig"] == {SIG_KEY: SECRET_SIG, "value": REDACTED}
+    assert "context" not in provider["inputs"]
+    assert "grid-token-6f1e" not in plan.to_json()
+
+
+def test_team_namespaces_quotas_and_bindings(dev_plan):
+    namespaces = {r["inputs"]["metadata"]["name"]: r for r in dev_plan.by_type(NAMESPACE)}
+    assert set(namespaces) == {"climate", "materials-sim"}
+    labels = namespaces["materials-sim"]["inputs"]["metadata"]["labels"]
+    assert labels["team"] == "materials"
+    assert labels["lattice.dev/site"] == "grid-hpc"
+    quota = dev_plan.one(QUOTA, "grid-hpc-climate-gpu-quota")["inputs"]
+    assert quota["spec"] == {"hard": {"requests.nvidia.com/gpu": "16"}}
+    assert quota["metadata"]["namespace"] == "climate"
+    binding = dev_plan.one(BINDING, "grid-hpc-materials-edit")["inputs"]
+    assert binding["metadata"]["namespace"] == "materials-sim"
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}
+    assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "materials-ml"}]
+
+
+def test_team_without_groups_gets_no_binding_and_zero_quota_means_no_gpus(plan_spec):
+    plan = plan_spec(spec_with(GRID_SITE, teams=[{"name": "interns"}]))
+    assert plan.by_type(BINDING) == []
+    assert plan.one(QUOTA, "grid-hpc-interns-gpu-quota")["inputs"]["spec"] == {"hard": {"requests.nvidia.com/gpu": "0"}}
+
+
+def test_teams_land_only_on_the_sites_they_name(prod_plan):
+    by_site = {}
+    for namespace in prod_plan.by_type(NAMESPACE):
+        by_site.setdefault(namespace["inputs"]["metadata"]["labels"]["lattice.dev/site"], set()).add(
+            namespace["inputs"]["metadata"]["name"]
+        )
+    assert by_site == {"grid-hpc": {"climate", "materials-sim"}, "edge-beamline": {"materials-sim", "beamline-ops"}}
+
+
+def test_namespaces_are_managed_through_the_site_provider(dev_plan):
+    provider = dev_plan.one("pulumi:providers:kubernetes", "grid-hpc-k8s")
+    reference = f"{provider['urn']}::{dev_plan.state(provider)['id']}"
+    for kind in (NAMESPACE, QUOTA, BINDING):
+        assert {r["provider"] for r in dev_plan.by_type(kind)} == {reference}

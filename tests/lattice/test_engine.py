@@ -1,0 +1,182 @@
+"""The recording mock engine: determinism, parents in engine URN form, preview unknowns, secrets, deps."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from pulumi.runtime import mocks
+
+from lattice.engine import (
+    REDACTED,
+    SECRET_SIG,
+    SIG_KEY,
+    UNKNOWN,
+    LatticeMocks,
+    PlanError,
+    engine_urn,
+    run_plan,
+)
+from tests.conftest import AWS_SITE, GRID_SITE, ROOT, cached_plan, spec_with
+
+CONTRACT_KEYS = {
+    "urn",
+    "type",
+    "name",
+    "parent",
+    "custom",
+    "provider",
+    "protect",
+    "retainOnDelete",
+    "dependencies",
+    "inputs",
+}
+
+
+@pytest.mark.parametrize(
+    ("parent", "type_token", "expected"),
+    [
+        ("", "pulumi:pulumi:Stack", "urn:pulumi:dev::lattice::pulumi:pulumi:Stack::lattice-dev"),
+        (
+            "urn:pulumi:dev::lattice::pulumi:pulumi:Stack::lattice-dev",
+            "lattice:index:HybridStack",
+            "urn:pulumi:dev::lattice::lattice:index:HybridStack::lattice-dev",
+        ),
+        (
+            "urn:pulumi:dev::lattice::lattice:index:HybridStack$lattice:sites:AwsCloudSite::a",
+            "aws:ec2/vpc:Vpc",
+            "urn:pulumi:dev::lattice::lattice:index:HybridStack$lattice:sites:AwsCloudSite$aws:ec2/vpc:Vpc::lattice-dev",
+        ),
+    ],
+)
+def test_engine_urn_form(parent, type_token, expected):
+    assert engine_urn("dev", parent, type_token, "lattice-dev") == expected
+
+
+def test_every_record_has_the_contract_fields(prod_plan):
+    assert {frozenset(r) for r in prod_plan.resources} == {frozenset(CONTRACT_KEYS)}
+    assert set(prod_plan.to_dict()) == {"project", "stack", "resources", "outputs"}
+
+
+def test_every_child_carries_its_parent_urn_in_engine_form(prod_plan):
+    urns = {r["urn"] for r in prod_plan.resources}
+    stack = prod_plan.one("pulumi:pulumi:Stack", "lattice-prod")
+    assert stack["parent"] is None
+    for resource in prod_plan.resources:
+        assert "pulumi:pulumi:Stack$" not in resource["urn"]
+        if resource is stack:
+            continue
+        assert resource["parent"] in urns, resource["urn"]
+        parent_chain = resource["parent"].split("::")[2]
+        own_chain = resource["urn"].split("::")[2]
+        if resource["parent"] == stack["urn"]:
+            assert own_chain == resource["type"]
+        else:
+            assert own_chain == f"{parent_chain}${resource['type']}"
+
+
+def test_component_children_are_parented_to_the_component(prod_plan):
+    network = prod_plan.one("lattice:network:AwsSiteNetwork", "aws-use1-net")
+    children = {r["type"] for r in prod_plan.children(network)}
+    assert {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/flowLog:FlowLog"} <= children
+
+
+def test_dependencies_are_recorded_as_engine_urns(dev_plan):
+    urns = {r["urn"] for r in dev_plan.resources}
+    cluster = dev_plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    attachment = dev_plan.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws-use1-eks-cluster-policy")
+    assert attachment["urn"] in cluster["dependencies"]
+    assert set(cluster["dependencies"]) <= urns
+
+
+def test_custom_resources_record_their_provider(dev_plan):
+    for resource in dev_plan.resources:
+        if resource["custom"] and not resource["type"].startswith("pulumi:providers:"):
+            assert resource["provider"] and resource["provider"].split("::")[2].startswith("lattice:index:HybridStack")
+
+
+def test_two_runs_in_one_process_are_identical():
+    path = ROOT / "stacks" / "Pulumi.dev.yaml"
+    assert run_plan(path).to_json() == cached_plan(path).to_json()
+
+
+def test_two_cli_runs_write_identical_bytes(tmp_path):
+    outputs = []
+    for run in range(2):
+        target = tmp_path / f"plan-{run}.json"
+        subprocess.run(
+            [sys.executable, "-m", "lattice", "plan", "--stack", "prod", "--json", str(target)],
+            cwd=ROOT, check=True, capture_output=True,
+            env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": str(run + 1)},
+        )  # fmt: skip
+        outputs.append(target.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) > 10_000
+
+
+def test_preview_leaves_computed_values_unknown():
+    plan = cached_plan(ROOT / "stacks" / "Pulumi.dev.yaml", preview=True)
+    cluster = plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster")["inputs"]
+    assert cluster["roleArn"] == UNKNOWN
+    assert cluster["encryptionConfig"]["provider"]["keyArn"] == UNKNOWN
+    assert cluster["name"] == "dev-aws-use1"
+    assert cluster["enabledClusterLogTypes"][0] == "api"
+    log_group = plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-eks-control-plane")["inputs"]
+    assert log_group["retentionInDays"] == 365
+    assert log_group["kmsKeyId"] == UNKNOWN
+
+
+def test_normal_mode_has_no_unknowns(dev_plan):
+    assert UNKNOWN not in dev_plan.to_json()
+
+
+def test_secrets_stay_secret_in_plan_outputs_and_tree(tmp_path):
+    from rich.console import Console
+
+    from lattice.cli import render_tree
+
+    token = "beamline-token-0c9f7e"
+    secrets = {"lattice:beamlineKubeconfig": f"apiVersion: v1\nusers:\n- user: {{token: {token}}}\n"}
+    plan = run_plan(ROOT / "stacks" / "Pulumi.prod.yaml", secrets=secrets)
+    provider = plan.one("pulumi:providers:kubernetes", "edge-beamline-k8s")
+    assert provider["inputs"]["kubeconfig"] == {SIG_KEY: SECRET_SIG, "value": REDACTED}
+    console = Console(record=True, width=200)
+    console.print(render_tree(plan))
+    assert token not in plan.to_json()
+    assert token not in console.export_text()
+    assert "v1:c2FsdHNhbHQ" not in plan.to_json()  # nor the ciphertext from the stack file
+
+
+def test_secure_values_without_a_secret_get_a_placeholder_not_the_ciphertext():
+    plan = cached_plan(ROOT / "stacks" / "Pulumi.prod.yaml")
+    assert "ZW5jcnlwdGVk" not in plan.to_json()
+
+
+def test_stack_outputs_carry_site_facts(dev_plan):
+    sites = dev_plan.outputs["sites"]
+    assert set(sites) == {"aws-use1", "grid-hpc"}
+    assert sites["aws-use1"]["cluster_name"] == "dev-aws-use1"
+    assert sites["aws-use1"]["kms_key_arn"].startswith("arn:aws:kms:us-east-1:123456789012:key/")
+    assert sites["grid-hpc"]["namespaces"] == ["climate", "materials-sim"]
+    assert dev_plan.outputs["environment"] == "dev"
+
+
+def test_invokes_answer_in_camel_case():
+    answer, failures = LatticeMocks(preview=False).call(
+        mocks.MockCallArgs("aws:index/getCallerIdentity:getCallerIdentity", {}, "")
+    )
+    assert failures == []
+    assert answer["accountId"] == "123456789012"
+
+
+def test_an_unmocked_invoke_names_itself():
+    with pytest.raises(PlanError, match=r"no answer for invoke 'aws:ec2/getVpc:getVpc'"):
+        LatticeMocks(preview=False).call(mocks.MockCallArgs("aws:ec2/getVpc:getVpc", {}, ""))
+
+
+def test_independent_plans_do_not_leak_into_each_other(plan_spec):
+    only_grid = plan_spec(spec_with(GRID_SITE))
+    assert not any(r["type"].startswith("aws:") for r in only_grid.resources)
+    with_aws = plan_spec(spec_with(AWS_SITE))
+    assert not any(r["type"].startswith("kubernetes:") for r in with_aws.resources)
