@@ -31,8 +31,11 @@ def main() -> None:
                 start = time.perf_counter()
                 result = subprocess.run(
                     [sys.executable, "-c", SNIPPET, str(stack_file), "1" if preview else "0"],
-                    cwd=ROOT, capture_output=True, text=True, check=True,
-                )  # fmt: skip
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 walls.append(time.perf_counter() - start)
                 count_text, seconds = result.stdout.split()
                 count, inner = int(count_text), [*inner, float(seconds)]

@@ -10,17 +10,24 @@ import argparse
 import json
 import sys
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 from rich.tree import Tree
 
 from components.spec import SpecError, StackFile, load_stack_file, stack_file_schema
 from components.spec.schema import json_schema
+from policies.registry import SEVERITY_ORDER, all_rules
 
+from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
+from .report import FORMATS, locator_for, render
+from .waivers import apply_waivers, load_waivers
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
+WAIVERS = PROJECT_ROOT / "policies" / "waivers.yaml"
 EXIT_INPUT = 2
 EXIT_PROGRAM = 3
 
@@ -53,6 +60,29 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", metavar="FILE", type=Path, help="write the plan contract as JSON ('-' for stdout)")
     plan.add_argument("--preview", action="store_true", help="preview mode: values computed at apply stay unknown")
     plan.set_defaults(handler=_plan)
+
+    check = verbs.add_parser("check", help="evaluate the policy pack over a stack's offline plan (exit 1 if blocked)")
+    _stack_arguments(check)
+    check.add_argument("--plan", metavar="FILE", type=Path, help="check a plan saved by `lattice plan --json`")
+    check.add_argument("--preview", action="store_true", help="check the preview plan (unknowns cannot be checked)")
+    check.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    check.add_argument("--output", metavar="FILE", type=Path, help="write the report to FILE instead of stdout")
+    check.add_argument(
+        "--severity-threshold", choices=SEVERITY_ORDER, default="low", help="ignore policies below this severity"
+    )
+    check.add_argument("--policy-config", metavar="FILE", type=Path, help="default: policies/config/<environment>.json")
+    check.add_argument("--waivers", metavar="FILE", type=Path, default=WAIVERS, help="default: policies/waivers.yaml")
+    check.add_argument(
+        "--today",
+        metavar="YYYY-MM-DD",
+        type=date.fromisoformat,
+        default=None,
+        help="judge waiver expiry as of this date (default: today)",
+    )
+    check.set_defaults(handler=_check)
+
+    listing = verbs.add_parser("policies", help="list the policy pack's rules")
+    listing.set_defaults(handler=_policies)
 
     schema = verbs.add_parser("schema", help="print the JSON Schema of stack files (for editors)")
     schema.add_argument("--spec-only", action="store_true", help="only the lattice:spec object, not the whole file")
@@ -93,6 +123,69 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
     out.print(summary_line(plan))
     if args.json is not None:
         out.print(f"plan written to {args.json}")
+    return 0
+
+
+def _check(args: argparse.Namespace, out: Console) -> int:
+    rules = all_rules()
+    if args.plan is not None:
+        try:
+            plan = json.loads(args.plan.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            hint = "save one with `lattice plan --json FILE`"
+            raise UsageError(f"{args.plan}: cannot read the plan ({exc}); {hint}") from None
+        environment = plan.get("outputs", {}).get("environment")
+        stack_path = STACKS_DIR / f"Pulumi.{plan.get('stack')}.yaml"
+        stack_file = load_stack_file(stack_path) if stack_path.exists() else None
+    else:
+        stack_file = resolve_stack_file(args)
+        plan = run_plan(stack_file, preview=args.preview).to_dict()
+        environment = stack_file.spec.environment
+    config_path = args.policy_config or (config_path_for(environment) if environment else None)
+    if config_path is None:
+        raise UsageError(f"{args.plan}: the plan names no environment; pass --policy-config FILE")
+    try:
+        config = load_policy_config(config_path, rules)
+    except PolicyConfigError as exc:
+        raise UsageError(str(exc)) from None
+    result = evaluate(plan, config, rules, severity_threshold=args.severity_threshold)
+    waivers = load_waivers(args.waivers, set(rules), args.today or date.today())
+    problems = apply_waivers(result, waivers)
+    if stack_file is not None:
+        locator = locator_for(plan, _repo_path(stack_file.path), stack_file.site_lines())
+    else:
+        locator = locator_for(plan, _repo_path(args.plan), {})
+    text = render(args.format, result, problems, locator)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text)
+        out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
+    else:
+        sys.stdout.write(text)
+    return 1 if result.blocking else 0
+
+
+def _repo_path(path: Path) -> str:
+    """Paths in reports are relative to the repository root, as code scanning expects."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(path)
+
+
+def _policies(args: argparse.Namespace, out: Console) -> int:
+    table = Table(title="Lattice policy pack")
+    for column in ("policy", "kind", "severity", "category", "Checkov", "Trivy", "description"):
+        table.add_column(column)
+    for name, rule in sorted(all_rules().items()):
+        table.add_row(
+            name,
+            rule.kind,
+            rule.severity,
+            rule.category,
+            " ".join(rule.checkov),
+            " ".join(rule.trivy),
+            rule.description,
+        )
+    out.print(table)
     return 0
 
 

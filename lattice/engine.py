@@ -17,6 +17,7 @@ import hashlib
 import json
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,20 +297,34 @@ def run_plan(
     """Plan a stack file under the mock engine. Raises SpecError or PlanError, never half-reports."""
     if not isinstance(stack_file, StackFile):
         stack_file = load_stack_file(stack_file)
-    stack = stack_file.stack
     config, secret_keys = config_for(stack_file, secrets)
+    if str(PROJECT_ROOT) not in sys.path:
+        sys.path.insert(0, str(PROJECT_ROOT))
+    return run_program(
+        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
+        stack=stack_file.stack,
+        config=config,
+        secret_keys=secret_keys,
+        preview=preview,
+    )
 
+
+def run_program(
+    program: Callable[[], Any],
+    stack: str,
+    config: dict[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    preview: bool = False,
+) -> Plan:
+    """Run any Pulumi program function under the recording mock engine and return its plan."""
     settings.ROOT.set(None)
-    set_all_config(config, secret_keys)
+    set_all_config(config or {}, secret_keys or [])
     lattice_mocks = LatticeMocks(preview=preview)
     monitor = RecordingMonitor(lattice_mocks, stack)
     mocks.set_mocks(lattice_mocks, project=PROJECT, stack=stack, preview=preview, monitor=monitor)
     root = settings.get_root_resource()
-
-    if str(PROJECT_ROOT) not in sys.path:
-        sys.path.insert(0, str(PROJECT_ROOT))
     try:
-        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
+        _sync_await(run_pulumi_func(program))
         outputs = struct_to_wire(_sync_await(rpc.serialize_properties(dict(root.outputs), {})))
     except pulumi.RunError as exc:
         raise PlanError(str(exc)) from None

@@ -7,8 +7,11 @@ import pytest
 from components.spec import load_stack_file
 from tests.conftest import STACKS, cached_plan
 
-SITE_COMPONENTS = {"aws": "lattice:sites:AwsCloudSite", "gcp": "lattice:sites:GcpCloudSite",
-                   "kubernetes": "lattice:sites:ExistingClusterSite"}  # fmt: skip
+SITE_COMPONENTS = {
+    "aws": "lattice:sites:AwsCloudSite",
+    "gcp": "lattice:sites:GcpCloudSite",
+    "kubernetes": "lattice:sites:ExistingClusterSite",
+}
 
 
 def test_there_are_stacks():

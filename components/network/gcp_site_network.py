@@ -69,9 +69,13 @@ class GcpSiteNetwork(pulumi.ComponentResource):
         )
         if args.nat:
             router = gcp.compute.Router(
-                f"{name}-router", name=f"{base}-router", project=args.project, region=args.region,
-                network=self.network.id, opts=child,
-            )  # fmt: skip
+                f"{name}-router",
+                name=f"{base}-router",
+                project=args.project,
+                region=args.region,
+                network=self.network.id,
+                opts=child,
+            )
             gcp.compute.RouterNat(
                 f"{name}-nat",
                 name=f"{base}-nat",

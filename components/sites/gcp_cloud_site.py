@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
+from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..spec import GcpSite
 from ..tagging import TagContext
@@ -26,6 +27,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     key: GcpKmsKey
     network: GcpSiteNetwork
     gke: GkeCluster
+    audit: GcpAuditLogs
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: GcpCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -47,6 +49,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
+        self.audit = GcpAuditLogs(f"{name}-audit", GcpAuditLogsArgs(project=site.project), opts=scoped)
         self.network = GcpSiteNetwork(
             f"{name}-net",
             GcpSiteNetworkArgs(

@@ -11,7 +11,7 @@ import difflib
 import re
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,11 @@ class StackFile:
     stack: str
     config: dict[str, Any]
     spec: StackSpec
+    lines: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def site_lines(self) -> dict[str, int]:
+        """Site name -> the line in the stack file where that site is declared."""
+        return {site.name: self.lines.get(f"sites[{i}]", 1) for i, site in enumerate(self.spec.sites)}
 
     @property
     def secret_keys(self) -> list[str]:
@@ -115,9 +120,9 @@ def load_stack_file(path: Path | str) -> StackFile:
         config_keys=frozenset(config),
         secret_config_keys=frozenset(k for k, v in config.items() if _is_secure(v)),
     )
-    spec_node = _child(_child(root, "config"), SPEC_KEY)
-    spec = parse_spec(config[SPEC_KEY], source, ctx, lines=_line_index(spec_node))
-    return StackFile(path=path, stack=stack, config=config, spec=spec)
+    lines = _line_index(_child(_child(root, "config"), SPEC_KEY))
+    spec = parse_spec(config[SPEC_KEY], source, ctx, lines=lines)
+    return StackFile(path=path, stack=stack, config=config, spec=spec, lines=lines)
 
 
 def parse_spec(

@@ -15,9 +15,29 @@ from pydantic import AfterValidator, Field
 # The values CloudWatch Logs accepts for retentionInDays (PutRetentionPolicy).
 # Anything else is rejected by AWS at apply time; we reject it at plan time.
 CLOUDWATCH_RETENTION_DAYS = (
-    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731,
-    1096, 1827, 2192, 2557, 2922, 3288, 3653,
-)  # fmt: skip
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso|-isob)?-[a-z]+-\d$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")

@@ -107,9 +107,11 @@ def test_two_cli_runs_write_identical_bytes(tmp_path):
         target = tmp_path / f"plan-{run}.json"
         subprocess.run(
             [sys.executable, "-m", "lattice", "plan", "--stack", "prod", "--json", str(target)],
-            cwd=ROOT, check=True, capture_output=True,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
             env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": str(run + 1)},
-        )  # fmt: skip
+        )
         outputs.append(target.read_bytes())
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) > 10_000

@@ -27,8 +27,11 @@ def test_vpc_and_private_subnets_per_zone(dev_plan):
 
 
 def test_nat_egress_per_zone(dev_plan):
-    public = {r["inputs"]["availabilityZone"]: r["inputs"]["cidrBlock"] for r in dev_plan.by_type(SUBNET)
-              if "-public-" in r["name"]}  # fmt: skip
+    public = {
+        r["inputs"]["availabilityZone"]: r["inputs"]["cidrBlock"]
+        for r in dev_plan.by_type(SUBNET)
+        if "-public-" in r["name"]
+    }
     assert public == {"us-east-1a": "10.20.128.0/22", "us-east-1b": "10.20.192.0/22"}
     gateways = {r["name"]: r for r in dev_plan.by_type("aws:ec2/natGateway:NatGateway")}
     assert set(gateways) == {"aws-use1-net-nat-us-east-1a", "aws-use1-net-nat-us-east-1b"}

@@ -1,0 +1,256 @@
+"""``lattice check``: run the policy pack's rule objects over an offline plan.
+
+Each resource becomes a real ``pulumi_policy.ResourceValidationArgs`` (props deserialised
+and wrapped in the SDK's unknown-checking proxy, options, provider, config); the whole plan
+becomes a ``StackValidationArgs`` whose ``PolicyResource``s have parents and dependencies
+resolved, as the Pulumi CLI's analyzer builds them. Enforcement levels and per-rule config
+come from ``policies/config/<env>.json`` (the file ``pulumi preview --policy-pack-config``
+reads), with each rule's config-schema defaults applied first, as the engine does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pulumi_policy import (
+    PolicyCustomTimeouts,
+    PolicyProviderResource,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+from policies.registry import SEVERITY_ORDER, Rule, all_rules
+
+from .engine import PROJECT_ROOT, SIG_KEY
+
+CONFIG_DIR = PROJECT_ROOT / "policies" / "config"
+RESOURCE_REF_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+DEFAULT_LEVEL = "advisory"
+
+
+class PolicyConfigError(Exception):
+    """A policy config file the user must fix."""
+
+
+@dataclass
+class Finding:
+    policy: str
+    severity: str
+    enforcement: str
+    urn: str
+    message: str
+    waived: bool = False
+    waiver: Any = None
+
+    @property
+    def blocking(self) -> bool:
+        return self.enforcement == "mandatory" and not self.waived
+
+
+@dataclass
+class NotChecked:
+    policy: str
+    urn: str
+    message: str
+
+
+@dataclass
+class CheckResult:
+    stack: str
+    findings: list[Finding] = field(default_factory=list)
+    not_checked: list[NotChecked] = field(default_factory=list)
+    rules: dict[str, Rule] = field(default_factory=dict)
+    levels: dict[str, str] = field(default_factory=dict)
+    resources: int = 0
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.blocking]
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Enforcement level and config per rule, as ``--policy-pack-config`` gives them."""
+
+    levels: dict[str, str]
+    settings: dict[str, dict[str, Any]]
+
+    def level(self, rule: str) -> str:
+        return self.levels.get(rule, self.levels.get("all", DEFAULT_LEVEL))
+
+    def config_for(self, rule: Rule) -> dict[str, Any]:
+        return {**rule.config_defaults(), **self.settings.get(rule.name, {})}
+
+
+def load_policy_config(path: Path, rules: dict[str, Rule]) -> PolicyConfig:
+    try:
+        raw = json.loads(path.read_text())
+    except OSError as exc:
+        raise PolicyConfigError(f"{path}: cannot read the policy config ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise PolicyConfigError(f"{path}: line {exc.lineno}: {exc.msg}; fix the JSON") from None
+    levels: dict[str, str] = {}
+    settings: dict[str, dict[str, Any]] = {}
+    problems = []
+    for key, value in raw.items():
+        if key != "all" and key not in rules:
+            problems.append(f"{key}: no policy of that name; known policies: lattice policies list")
+            continue
+        if isinstance(value, str):
+            level, extra = value, {}
+        elif isinstance(value, dict):
+            level, extra = value.get("enforcementLevel"), {k: v for k, v in value.items() if k != "enforcementLevel"}
+        else:
+            problems.append(f"{key}: use an enforcement level string or an object")
+            continue
+        if level is not None and level not in LEVELS:
+            problems.append(f"{key}.enforcementLevel: {level!r} is not one of {', '.join(LEVELS)}")
+        elif level is not None:
+            levels[key] = level
+        unknown = sorted(set(extra) - set(rules[key].config)) if key in rules else sorted(extra)
+        if unknown:
+            allowed = ", ".join(rules[key].config) if key in rules else "none"
+            problems.append(f"{key}: unknown setting(s) {', '.join(unknown)}; allowed: {allowed}")
+        settings[key] = extra
+    if problems:
+        raise PolicyConfigError(f"{path}: " + "; ".join(problems))
+    return PolicyConfig(levels=levels, settings=settings)
+
+
+def config_path_for(environment: str) -> Path:
+    return CONFIG_DIR / f"{environment}.json"
+
+
+# --- plan -> policy SDK arguments -----------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """Resource references become their URN (the SDK's deserializer rejects them)."""
+    if isinstance(value, dict):
+        if value.get(SIG_KEY) == RESOURCE_REF_SIG:
+            return value.get("urn")
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _props(resource: dict[str, Any]) -> Any:
+    return unknown_checking_proxy(deserialize_properties(_plain(resource["inputs"])))
+
+
+def _options(resource: dict[str, Any]) -> PolicyResourceOptions:
+    return PolicyResourceOptions(
+        protect=resource["protect"],
+        ignore_changes=[],
+        delete_before_replace=None,
+        aliases=[],
+        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
+        additional_secret_outputs=[],
+        parent=resource["parent"],
+    )
+
+
+def _provider(resource: dict[str, Any], by_urn: dict[str, dict[str, Any]]) -> PolicyProviderResource | None:
+    reference = resource.get("provider")
+    if not reference:
+        return None
+    provider = by_urn.get(reference.rsplit("::", 1)[0])
+    if provider is None:
+        return None
+    return PolicyProviderResource(provider["type"], _props(provider), provider["urn"], provider["name"])
+
+
+def _stack_resources(resources: list[dict[str, Any]]) -> list[PolicyResource]:
+    by_urn = {r["urn"]: r for r in resources}
+    built = {
+        r["urn"]: PolicyResource(
+            r["type"], _props(r), r["urn"], r["name"], _options(r), _provider(r, by_urn), None, [], {}
+        )
+        for r in resources
+    }
+    for r in resources:
+        policy_resource = built[r["urn"]]
+        policy_resource.parent = built.get(r["parent"]) if r["parent"] else None
+        policy_resource.dependencies = [built[d] for d in r["dependencies"] if d in built]
+    return list(built.values())
+
+
+# --- evaluation -----------------------------------------------------------------------
+
+
+def evaluate(
+    plan: dict[str, Any],
+    config: PolicyConfig,
+    rules: dict[str, Rule] | None = None,
+    severity_threshold: str = "low",
+) -> CheckResult:
+    rules = rules if rules is not None else all_rules()
+    minimum = SEVERITY_ORDER.index(severity_threshold)
+    active = {
+        name: rule
+        for name, rule in rules.items()
+        if config.level(name) != "disabled" and SEVERITY_ORDER.index(rule.severity) >= minimum
+    }
+    resources = plan["resources"]
+    by_urn = {r["urn"]: r for r in resources}
+    result = CheckResult(
+        stack=plan["stack"],
+        rules=active,
+        levels={name: _reported_level(config.level(name)) for name in active},
+        resources=len(resources),
+    )
+
+    for rule in (r for r in active.values() if r.kind == "resource"):
+        rule_config = config.config_for(rule)
+        for resource in resources:
+            if not rule.applies_to(resource["type"]):
+                continue
+            args = ResourceValidationArgs(
+                resource["type"],
+                _props(resource),
+                resource["urn"],
+                resource["name"],
+                _options(resource),
+                _provider(resource, by_urn),
+                rule_config,
+            )
+            _collect(result, rule, config, lambda a=args, r=rule: ((a.urn, m) for m in r.check(a)), resource["urn"])
+
+    stack_resources = _stack_resources(resources)
+    for rule in (r for r in active.values() if r.kind == "stack"):
+        args = StackValidationArgs(stack_resources, config.config_for(rule))
+        _collect(result, rule, config, lambda a=args, r=rule: r.check(a), "")
+    result.findings.sort(key=lambda f: (f.policy, f.urn, f.message))
+    return result
+
+
+def _reported_level(level: str) -> str:
+    # The CLI reports a violation of a remediate policy that still fails as mandatory.
+    return "mandatory" if level == "remediate" else level
+
+
+def _collect(result: CheckResult, rule: Rule, config: PolicyConfig, run, urn: str) -> None:
+    try:
+        violations = list(run())
+    except UnknownValueError as exc:
+        result.not_checked.append(NotChecked(rule.name, urn, f"cannot be checked in preview: {exc.message}"))
+        return
+    for violation_urn, message in violations:
+        result.findings.append(
+            Finding(
+                policy=rule.name,
+                severity=rule.severity,
+                enforcement=_reported_level(config.level(rule.name)),
+                urn=violation_urn or urn,
+                message=message,
+            )
+        )

@@ -1,0 +1,118 @@
+"""The rule registry: every Lattice policy with its metadata, in one place.
+
+A rule is a plain function over what CrossGuard hands a policy — ``ResourceValidationArgs``
+for resource rules, ``StackValidationArgs`` for stack rules that join resources (S3
+buckets to their pulumi-aws 7 encryption / versioning / lock / lifecycle resources) — that
+yields violation messages. The same rule objects are wrapped into ``pulumi_policy``
+policies by ``policies/__main__.py`` for ``pulumi preview --policy-pack`` and evaluated by
+``lattice check`` over an offline plan.
+
+Each rule also carries a *counterexample*: how to turn a compliant resource of its type into
+a violating one. The mutation test flips exactly that on a compliant plan and checks that
+this rule, and no other, fires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pulumi_policy as policy
+
+Severity = Literal["low", "medium", "high", "critical"]
+SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
+Mutation = Callable[[dict[str, Any]], dict[str, Any]]
+
+ResourceCheck = Callable[[policy.ResourceValidationArgs], Iterable[str]]
+StackCheck = Callable[[policy.StackValidationArgs], Iterable[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """Make one compliant resource of ``resource_type`` violate the rule.
+
+    ``mutate`` rewrites its inputs; ``unprotect`` drops its ``protect`` option instead.
+    """
+
+    resource_type: str
+    mutate: Mutation | None = None
+    unprotect: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    description: str
+    severity: Severity
+    remediation: str
+    resource_types: tuple[str, ...]
+    counterexample: Counterexample
+    check: ResourceCheck | StackCheck
+    kind: Literal["resource", "stack"] = "resource"
+    config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    checkov: tuple[str, ...] = ()
+    trivy: tuple[str, ...] = ()
+    category: str = ""
+
+    def config_defaults(self) -> dict[str, Any]:
+        return {key: schema["default"] for key, schema in self.config.items() if "default" in schema}
+
+    def applies_to(self, resource_type: str) -> bool:
+        return resource_type in self.resource_types
+
+    def as_policy(self) -> policy.ResourceValidationPolicy | policy.StackValidationPolicy:
+        """The ``pulumi_policy`` object the CrossGuard analyzer runs."""
+        common = {
+            "name": self.name,
+            "description": self.description,
+            "severity": policy.Severity(self.severity),
+            "remediation_steps": self.remediation,
+            "tags": [self.category, *self.checkov, *self.trivy],
+            "config_schema": policy.PolicyConfigSchema(properties=dict(self.config)) if self.config else None,
+        }
+        if self.kind == "resource":
+            return policy.ResourceValidationPolicy(validate=self._validate_resource, **common)
+        return policy.StackValidationPolicy(validate=self._validate_stack, **common)
+
+    def _validate_resource(self, args: policy.ResourceValidationArgs, report_violation) -> None:
+        if self.applies_to(args.resource_type):
+            for message in self.check(args):
+                report_violation(message, None)
+
+    def _validate_stack(self, args: policy.StackValidationArgs, report_violation) -> None:
+        for urn, message in self.check(args):
+            report_violation(message, urn)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _register(rule: Rule) -> Rule:
+    if rule.name in RULES:
+        raise ValueError(f"policy name {rule.name!r} is registered twice")
+    RULES[rule.name] = rule
+    return rule
+
+
+def resource_rule(**metadata: Any) -> Callable[[ResourceCheck], ResourceCheck]:
+    def decorate(check: ResourceCheck) -> ResourceCheck:
+        _register(Rule(check=check, kind="resource", **metadata))
+        return check
+
+    return decorate
+
+
+def stack_rule(**metadata: Any) -> Callable[[StackCheck], StackCheck]:
+    def decorate(check: StackCheck) -> StackCheck:
+        _register(Rule(check=check, kind="stack", **metadata))
+        return check
+
+    return decorate
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every registered rule (importing the rule modules registers them)."""
+    from . import rules  # noqa: F401  (import for side effect: registration)
+
+    return RULES

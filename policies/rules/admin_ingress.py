@@ -1,0 +1,74 @@
+"""No administrative port is open to the whole internet."""
+
+from ..mutations import put
+from ..props import as_list, get
+from ..registry import Counterexample, resource_rule
+from ..thresholds import ADMIN_PORTS
+
+GROUP = "aws:ec2/securityGroup:SecurityGroup"
+GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+FIREWALL = "gcp:compute/firewall:Firewall"
+WORLD = ("0.0.0.0/0", "::/0")
+ALL_PORTS = (0, 65535)
+
+
+def _exposed(from_port, to_port, protocol, admin_ports) -> list[int]:
+    if str(protocol) in ("-1", "all"):
+        return list(admin_ports)
+    low, high = (from_port, to_port) if from_port is not None else ALL_PORTS
+    return [port for port in admin_ports if low <= port <= high]
+
+
+def _gcp_ports(allow) -> list[tuple[int, int]]:
+    ports = as_list(get(allow, "ports"))
+    if not ports:
+        return [ALL_PORTS]
+    return [tuple(int(p) for p in str(spec).split("-")) * (1 if "-" in str(spec) else 2) for spec in ports]
+
+
+@resource_rule(
+    name="no-world-admin-ingress",
+    description="Security groups and firewalls do not open SSH, RDP, etcd, the Kubernetes API or kubelet to 0.0.0.0/0.",
+    severity="critical",
+    remediation="Restrict the source to your VPN or campus ranges, or reach the hosts through SSM / IAP.",
+    resource_types=(GROUP, GROUP_RULE, INGRESS_RULE, FIREWALL),
+    counterexample=Counterexample(GROUP, put("ingress", 0, "cidrBlocks", value=["0.0.0.0/0"])),
+    config={"adminPorts": {"type": "array", "items": {"type": "integer"}, "default": list(ADMIN_PORTS)}},
+    checkov=("CKV_AWS_24", "CKV_AWS_25", "CKV_GCP_2", "CKV_GCP_3"),
+    trivy=("AVD-AWS-0107", "AVD-GCP-0027"),
+    category="access",
+)
+def no_world_admin_ingress(args):
+    admin = args.get_config()["adminPorts"]
+    props = args.props
+    if args.resource_type == GROUP:
+        rules = [
+            (r, as_list(get(r, "cidrBlocks")) + as_list(get(r, "ipv6CidrBlocks")))
+            for r in as_list(get(props, "ingress"))
+        ]
+        for rule, sources in rules:
+            if any(s in WORLD for s in sources):
+                ports = _exposed(get(rule, "fromPort"), get(rule, "toPort"), get(rule, "protocol"), admin)
+                if ports:
+                    yield f"ingress opens port(s) {', '.join(map(str, ports))} to the internet"
+    elif args.resource_type == GROUP_RULE:
+        sources = as_list(get(props, "cidrBlocks")) + as_list(get(props, "ipv6CidrBlocks"))
+        if get(props, "type") == "ingress" and any(s in WORLD for s in sources):
+            ports = _exposed(get(props, "fromPort"), get(props, "toPort"), get(props, "protocol"), admin)
+            if ports:
+                yield f"the rule opens port(s) {', '.join(map(str, ports))} to the internet"
+    elif args.resource_type == INGRESS_RULE:
+        if get(props, "cidrIpv4") in WORLD or get(props, "cidrIpv6") in WORLD:
+            ports = _exposed(get(props, "fromPort"), get(props, "toPort"), get(props, "ipProtocol"), admin)
+            if ports:
+                yield f"the rule opens port(s) {', '.join(map(str, ports))} to the internet"
+    elif get(props, "direction", default="INGRESS") == "INGRESS" and any(
+        s in WORLD for s in as_list(get(props, "sourceRanges"))
+    ):
+        for allow in as_list(get(props, "allows")):
+            ranges = _gcp_ports(allow)
+            protocol = get(allow, "protocol")
+            ports = sorted({p for low, high in ranges for p in _exposed(low, high, protocol, admin)})
+            if ports:
+                yield f"the firewall opens port(s) {', '.join(map(str, ports))} to the internet"

@@ -1,0 +1,30 @@
+"""cluster-admin is bound only to the platform's admin groups."""
+
+from ..mutations import put
+from ..props import as_list, get
+from ..registry import Counterexample, resource_rule
+from ..thresholds import ADMIN_GROUPS
+
+CLUSTER_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+
+
+@resource_rule(
+    name="no-cluster-admin-for-non-admin-groups",
+    description="Only the configured admin groups are bound to the cluster-admin ClusterRole.",
+    severity="critical",
+    remediation="Bind research teams to 'edit' (or a narrower role) inside their namespace; add genuinely "
+    "administrative groups to this policy's adminGroups config.",
+    resource_types=(CLUSTER_BINDING, BINDING),
+    counterexample=Counterexample(CLUSTER_BINDING, put("subjects", 0, "name", value="climate-ml")),
+    config={"adminGroups": {"type": "array", "items": {"type": "string"}, "default": list(ADMIN_GROUPS)}},
+    checkov=("CKV_K8S_155",),
+    category="access",
+)
+def no_cluster_admin_for_non_admin_groups(args):
+    if get(args.props, "roleRef", "name") != "cluster-admin":
+        return
+    admins = args.get_config()["adminGroups"]
+    for subject in as_list(get(args.props, "subjects")):
+        if get(subject, "kind") in ("Group", "User", "ServiceAccount") and get(subject, "name") not in admins:
+            yield f"{get(subject, 'kind')} {get(subject, 'name')!r} is bound to cluster-admin"

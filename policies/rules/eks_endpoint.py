@@ -1,0 +1,30 @@
+"""EKS API endpoints are private, or public only to named networks."""
+
+from ..mutations import put
+from ..props import as_list, get
+from ..registry import Counterexample, resource_rule
+
+CLUSTER = "aws:eks/cluster:Cluster"
+WORLD = ("0.0.0.0/0", "::/0")
+
+
+@resource_rule(
+    name="eks-private-endpoint",
+    description="EKS API endpoints are private, or public only to listed networks (never 0.0.0.0/0).",
+    severity="high",
+    remediation="Set vpc_config.endpoint_public_access=False (reach the API over the VPN), or list your "
+    "networks in vpc_config.public_access_cidrs.",
+    resource_types=(CLUSTER,),
+    counterexample=Counterexample(CLUSTER, put("vpcConfig", "endpointPublicAccess", value=True)),
+    checkov=("CKV_AWS_38", "CKV_AWS_39"),
+    trivy=("AVD-AWS-0040", "AVD-AWS-0041"),
+    category="access",
+)
+def eks_private_endpoint(args):
+    # EKS defaults endpointPublicAccess to true and publicAccessCidrs to 0.0.0.0/0.
+    if get(args.props, "vpcConfig", "endpointPublicAccess", default=True) is False:
+        return
+    cidrs = as_list(get(args.props, "vpcConfig", "publicAccessCidrs")) or ["0.0.0.0/0"]
+    open_to_world = [c for c in cidrs if c in WORLD]
+    if open_to_world:
+        yield f"the API endpoint is public to {', '.join(open_to_world)}"

@@ -1,0 +1,35 @@
+"""Buckets labelled immutable have a locked retention policy of at least the minimum."""
+
+from ..mutations import put
+from ..props import get
+from ..registry import Counterexample, resource_rule
+from ..thresholds import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL
+
+BUCKET = "gcp:storage/bucket:Bucket"
+SECONDS_PER_DAY = 86_400
+
+
+@resource_rule(
+    name="gcs-locked-retention",
+    description="GCS buckets labelled immutable have a locked retention policy of at least the minimum.",
+    severity="high",
+    remediation="Set retention_policy = {retention_period: <seconds>, is_locked: True}. Locking is permanent: "
+    "the period can then only grow.",
+    resource_types=(BUCKET,),
+    counterexample=Counterexample(BUCKET, put("retentionPolicy", "isLocked", value=False)),
+    config={
+        "minimumDays": {"type": "integer", "default": GCS_RETENTION_MIN_DAYS},
+        "label": {"type": "string", "default": IMMUTABLE_LABEL},
+    },
+    category="retention",
+)
+def gcs_locked_retention(args):
+    config = args.get_config()
+    if get(args.props, "labels", config["label"]) != "true":
+        return
+    policy = get(args.props, "retentionPolicy", default={})
+    days = int(get(policy, "retentionPeriod", default=0)) // SECONDS_PER_DAY
+    if get(policy, "isLocked") is not True:
+        yield "the retention policy of an immutable bucket is not locked"
+    if days < config["minimumDays"]:
+        yield f"objects are retained {days} days; at least {config['minimumDays']} required"

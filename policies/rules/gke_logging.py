@@ -1,0 +1,38 @@
+"""GKE clusters send system and workload logs to Cloud Logging."""
+
+from ..mutations import put
+from ..props import as_list, get
+from ..registry import Counterexample, resource_rule
+
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+@resource_rule(
+    name="gke-logging",
+    description="GKE clusters log system components and workloads to Cloud Logging.",
+    severity="medium",
+    remediation="Leave logging_service at its default and set logging_config.enable_components to include "
+    "SYSTEM_COMPONENTS and WORKLOADS (Lattice adds APISERVER, CONTROLLER_MANAGER, SCHEDULER).",
+    resource_types=(CLUSTER,),
+    counterexample=Counterexample(CLUSTER, put("loggingConfig", "enableComponents", value=["SYSTEM_COMPONENTS"])),
+    config={
+        "requiredComponents": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": ["SYSTEM_COMPONENTS", "WORKLOADS"],
+        }
+    },
+    checkov=("CKV_GCP_1",),
+    trivy=("AVD-GCP-0060",),
+    category="audit",
+)
+def gke_logging(args):
+    if get(args.props, "loggingService") == "none":
+        yield "logging_service is 'none'"
+        return
+    components = get(args.props, "loggingConfig", "enableComponents")
+    if components is None:
+        return  # the default sends system and workload logs
+    missing = [c for c in args.get_config()["requiredComponents"] if c not in as_list(components)]
+    if missing:
+        yield f"logging_config leaves out {', '.join(missing)}"

@@ -1,0 +1,31 @@
+"""AWS KMS keys rotate at least as often as the configured maximum period."""
+
+from ..mutations import put
+from ..props import get
+from ..registry import Counterexample, resource_rule
+from ..thresholds import KEY_ROTATION_MAX_DAYS
+
+KEY = "aws:kms/key:Key"
+AWS_DEFAULT_ROTATION_DAYS = 365
+
+
+@resource_rule(
+    name="kms-key-rotation",
+    description="Symmetric KMS keys have automatic rotation on, within the maximum period.",
+    severity="medium",
+    remediation="Set enable_key_rotation=True and rotation_period_in_days to at most maximumDays.",
+    resource_types=(KEY,),
+    counterexample=Counterexample(KEY, put("enableKeyRotation", value=False)),
+    config={"maximumDays": {"type": "integer", "default": KEY_ROTATION_MAX_DAYS}},
+    checkov=("CKV_AWS_7",),
+    trivy=("AVD-AWS-0065",),
+    category="encryption",
+)
+def kms_key_rotation(args):
+    if get(args.props, "customerMasterKeySpec", default="SYMMETRIC_DEFAULT") != "SYMMETRIC_DEFAULT":
+        return  # AWS rotates only symmetric encryption keys
+    maximum = args.get_config()["maximumDays"]
+    if get(args.props, "enableKeyRotation") is not True:
+        yield "automatic key rotation is off"
+    elif (days := get(args.props, "rotationPeriodInDays", default=AWS_DEFAULT_ROTATION_DAYS)) > maximum:
+        yield f"the key rotates every {days} days; at most {maximum} allowed"

@@ -1,0 +1,34 @@
+"""Checkpoint buckets expire or tier old checkpoints instead of growing forever."""
+
+from ..mutations import put
+from ..props import as_list, get, of_type, related
+from ..registry import Counterexample, stack_rule
+from ..thresholds import CHECKPOINT_PURPOSE_TAG
+
+BUCKET = "aws:s3/bucket:Bucket"
+LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+
+
+@stack_rule(
+    name="s3-checkpoint-lifecycle",
+    description="Buckets tagged as checkpoint stores have an enabled lifecycle rule.",
+    severity="low",
+    remediation="Add an aws.s3.BucketLifecycleConfiguration with an Enabled rule that expires or transitions "
+    "old checkpoints (and noncurrent versions).",
+    resource_types=(BUCKET, LIFECYCLE),
+    counterexample=Counterexample(LIFECYCLE, put("rules", 0, "status", value="Disabled")),
+    config={
+        "purposeTag": {"type": "string", "default": CHECKPOINT_PURPOSE_TAG},
+        "purposeValue": {"type": "string", "default": "checkpoints"},
+    },
+    checkov=("CKV2_AWS_61",),
+    category="retention",
+)
+def s3_checkpoint_lifecycle(args):
+    config = args.get_config()
+    for bucket in of_type(args.resources, BUCKET):
+        if get(bucket.props, "tags", config["purposeTag"]) != config["purposeValue"]:
+            continue
+        rules = [r for lc in related(args.resources, bucket, LIFECYCLE) for r in as_list(get(lc.props, "rules"))]
+        if not any(get(rule, "status") == "Enabled" for rule in rules):
+            yield bucket.urn, "a checkpoint bucket has no enabled lifecycle rule; old checkpoints accumulate"

@@ -1,0 +1,32 @@
+"""S3 buckets block every form of public access."""
+
+from ..mutations import put
+from ..props import get, of_type, related, truthy
+from ..registry import Counterexample, stack_rule
+
+BUCKET = "aws:s3/bucket:Bucket"
+BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+SETTINGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+
+
+@stack_rule(
+    name="s3-public-access-block",
+    description="S3 buckets have a public access block with all four settings on.",
+    severity="high",
+    remediation="Add an aws.s3.BucketPublicAccessBlock for the bucket with block_public_acls, "
+    "block_public_policy, ignore_public_acls and restrict_public_buckets all True.",
+    resource_types=(BUCKET, BLOCK),
+    counterexample=Counterexample(BLOCK, put("restrictPublicBuckets", value=False)),
+    checkov=("CKV_AWS_53", "CKV_AWS_54", "CKV_AWS_55", "CKV_AWS_56"),
+    trivy=("AVD-AWS-0086", "AVD-AWS-0087", "AVD-AWS-0091", "AVD-AWS-0093"),
+    category="access",
+)
+def s3_public_access_block(args):
+    for bucket in of_type(args.resources, BUCKET):
+        blocks = related(args.resources, bucket, BLOCK)
+        if not blocks:
+            yield bucket.urn, "the bucket has no public access block"
+            continue
+        off = [s for s in SETTINGS if not any(truthy(get(b.props, s)) for b in blocks)]
+        if off:
+            yield bucket.urn, f"public access block leaves {', '.join(off)} off"

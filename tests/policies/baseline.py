@@ -1,0 +1,296 @@
+"""A compliant baseline: one well-configured resource of every type a policy rule guards.
+
+Built from the real SDK classes and planned under the recording engine, so the props the
+rules see are exactly the wire form pulumi-aws 7, pulumi-gcp 10 and pulumi-kubernetes 4
+produce. Each rule test starts from this plan and changes one field.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from components.tagging import TagContext
+from lattice.engine import Plan, run_program
+
+TAGS = TagContext(
+    stack="baseline",
+    environment="prod",
+    owner="platform@example.edu",
+    cost_centre="RC-1",
+    data_classification="internal",
+    site="aws-use1",
+    component="Baseline",
+)
+GCP_PROJECT = "lattice-baseline"
+
+
+def program() -> None:
+    stateful = pulumi.ResourceOptions(protect=True)
+    tags = TAGS.aws_tags()
+    labels = TAGS.for_site("gcp-usc1", {}).gcp_labels()
+    key = aws.kms.Key("key", enable_key_rotation=True, rotation_period_in_days=365, tags=tags, opts=stateful)
+
+    aws.cloudwatch.LogGroup("logs", retention_in_days=365, kms_key_id=key.arn, tags=tags, opts=stateful)
+
+    data = aws.s3.Bucket("data", tags=tags, opts=stateful)
+    _bucket_controls("data", data, key)
+    checkpoints = aws.s3.Bucket("checkpoints", tags={**tags, "lattice:purpose": "checkpoints"}, opts=stateful)
+    _bucket_controls("checkpoints", checkpoints, key)
+    aws.s3.BucketLifecycleConfiguration(
+        "checkpoints",
+        bucket=checkpoints.id,
+        rules=[
+            aws.s3.BucketLifecycleConfigurationRuleArgs(
+                id="expire-old-checkpoints",
+                status="Enabled",
+                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix="checkpoints/"),
+                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=30),
+            )
+        ],
+    )
+    trail_bucket = aws.s3.Bucket("trail", bucket="baseline-trail", object_lock_enabled=True, tags=tags, opts=stateful)
+    _bucket_controls("trail", trail_bucket, key)
+    aws.s3.BucketObjectLockConfiguration(
+        "trail",
+        bucket=trail_bucket.id,
+        rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
+            default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(mode="COMPLIANCE", days=365)
+        ),
+    )
+    aws.cloudtrail.Trail(
+        "trail",
+        s3_bucket_name="baseline-trail",
+        is_multi_region_trail=True,
+        enable_log_file_validation=True,
+        kms_key_id=key.arn,
+        tags=tags,
+    )
+
+    aws.ebs.Volume(
+        "scratch",
+        availability_zone="us-east-1a",
+        size=100,
+        encrypted=True,
+        kms_key_id=key.arn,
+        tags=tags,
+        opts=stateful,
+    )
+    aws.ec2.LaunchTemplate(
+        "gpu",
+        instance_type="g5.48xlarge",
+        block_device_mappings=[
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name="/dev/xvda",
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    encrypted="true", kms_key_id=key.arn, volume_size=200, volume_type="gp3"
+                ),
+            )
+        ],
+        tags=tags,
+    )
+    aws.fsx.LustreFileSystem(
+        "lustre",
+        storage_capacity=19200,
+        deployment_type="PERSISTENT_2",
+        per_unit_storage_throughput=250,
+        subnet_ids="subnet-0a",
+        kms_key_id=key.arn,
+        automatic_backup_retention_days=7,
+        tags=tags,
+        opts=stateful,
+    )
+    aws.eks.Cluster(
+        "eks",
+        role_arn="arn:aws:iam::123456789012:role/eks",
+        vpc_config=aws.eks.ClusterVpcConfigArgs(
+            subnet_ids=["subnet-0a", "subnet-0b"], endpoint_private_access=True, endpoint_public_access=False
+        ),
+        encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+            provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn), resources=["secrets"]
+        ),
+        enabled_cluster_log_types=["api", "audit", "authenticator", "controllerManager", "scheduler"],
+        tags=tags,
+    )
+    aws.ec2.VpnConnection(
+        "vpn",
+        customer_gateway_id="cgw-0a",
+        transit_gateway_id="tgw-0a",
+        type="ipsec.1",
+        **{
+            f"tunnel{n}_{field}": value
+            for n in (1, 2)
+            for field, value in {
+                "ike_versions": ["ikev2"],
+                "phase1_encryption_algorithms": ["AES256-GCM-16"],
+                "phase2_encryption_algorithms": ["AES256-GCM-16"],
+                "phase1_integrity_algorithms": ["SHA2-384"],
+                "phase2_integrity_algorithms": ["SHA2-384"],
+                "phase1_dh_group_numbers": [20],
+                "phase2_dh_group_numbers": [20],
+            }.items()
+        },
+        tags=tags,
+    )
+    group = aws.ec2.SecurityGroup(
+        "bastion",
+        vpc_id="vpc-0a",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=22, to_port=22, cidr_blocks=["10.0.0.0/8"])
+        ],
+        tags=tags,
+    )
+    aws.ec2.SecurityGroupRule(
+        "https",
+        type="ingress",
+        protocol="tcp",
+        from_port=443,
+        to_port=443,
+        cidr_blocks=["0.0.0.0/0"],
+        security_group_id=group.id,
+    )
+    aws.vpc.SecurityGroupIngressRule(
+        "ssh-vpn",
+        security_group_id=group.id,
+        ip_protocol="tcp",
+        from_port=22,
+        to_port=22,
+        cidr_ipv4="10.60.0.0/20",
+        tags=tags,
+    )
+
+    gcp_key = gcp.kms.CryptoKey(
+        "gcp-key",
+        key_ring="projects/p/locations/l/keyRings/r",
+        rotation_period="7776000s",
+        labels=labels,
+        opts=stateful,
+    )
+    gcp.container.Cluster(
+        "gke",
+        project=GCP_PROJECT,
+        location="us-central1",
+        database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=gcp_key.id),
+        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True),
+        logging_config=gcp.container.ClusterLoggingConfigArgs(
+            enable_components=["SYSTEM_COMPONENTS", "WORKLOADS", "APISERVER"]
+        ),
+        resource_labels=labels,
+    )
+    gcp.storage.Bucket(
+        "gcs",
+        project=GCP_PROJECT,
+        location="US",
+        uniform_bucket_level_access=True,
+        public_access_prevention="enforced",
+        encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=gcp_key.id),
+        retention_policy=gcp.storage.BucketRetentionPolicyArgs(retention_period="31536000", is_locked=True),
+        labels={**labels, "lattice-immutable": "true"},
+        opts=stateful,
+    )
+    gcp.lustre.Instance(
+        "managed-lustre",
+        project=GCP_PROJECT,
+        location="us-central1-a",
+        instance_id="baseline",
+        filesystem="lustrefs",
+        network="projects/lattice-baseline/global/networks/net",
+        capacity_gib="18000",
+        per_unit_storage_throughput="1000",
+        kms_key=gcp_key.id,
+        labels=labels,
+        opts=stateful,
+    )
+    gcp.compute.VPNTunnel(
+        "tunnel",
+        project=GCP_PROJECT,
+        region="us-central1",
+        shared_secret=pulumi.Output.secret("psk"),
+        ike_version=2,
+        peer_ip="198.51.100.7",
+        target_vpn_gateway="gw",
+        labels=labels,
+    )
+    gcp.compute.Firewall(
+        "ssh-from-vpn",
+        project=GCP_PROJECT,
+        network="net",
+        source_ranges=["10.50.0.0/16"],
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["22"])],
+    )
+    gcp.projects.IAMAuditConfig(
+        "audit",
+        project=GCP_PROJECT,
+        service="allServices",
+        audit_log_configs=[
+            gcp.projects.IAMAuditConfigAuditLogConfigArgs(log_type=kind)
+            for kind in ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
+        ],
+    )
+
+    k8s_labels = TAGS.for_site("grid-hpc", {}).k8s_labels()
+    k8s.rbac.v1.ClusterRoleBinding(
+        "platform-admins",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="platform-admins", labels=k8s_labels),
+        role_ref=k8s.rbac.v1.RoleRefArgs(
+            api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"
+        ),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="Group", name="system:masters", api_group="rbac.authorization.k8s.io")],
+    )
+
+
+def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None:
+    aws.s3.BucketServerSideEncryptionConfiguration(
+        name,
+        bucket=bucket.id,
+        rules=[
+            aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="aws:kms", kms_master_key_id=key.arn
+                ),
+                bucket_key_enabled=True,
+            )
+        ],
+    )
+    aws.s3.BucketVersioning(
+        name,
+        bucket=bucket.id,
+        versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
+    )
+    aws.s3.BucketPublicAccessBlock(
+        name,
+        bucket=bucket.id,
+        block_public_acls=True,
+        block_public_policy=True,
+        ignore_public_acls=True,
+        restrict_public_buckets=True,
+    )
+    aws.s3.BucketPolicy(
+        name,
+        bucket=bucket.id,
+        policy=bucket.arn.apply(
+            lambda arn: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "DenyInsecureTransport",
+                            "Effect": "Deny",
+                            "Principal": "*",
+                            "Action": "s3:*",
+                            "Resource": [arn, f"{arn}/*"],
+                            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                        }
+                    ],
+                }
+            )
+        ),
+    )
+
+
+def baseline_plan(preview: bool = False) -> Plan:
+    return run_program(program, stack="baseline", preview=preview)
