@@ -115,7 +115,12 @@ def sdk_class(type_token: str) -> type | None:
     if package not in SDK_PACKAGES:
         return None
     module_path, _, class_name = rest.partition(":")
-    module_name = module_path.replace("/", ".") if package == "kubernetes" else module_path.split("/")[0]
+    if package == "kubernetes":
+        # API group -> SDK module: "rbac.authorization.k8s.io/v1" -> rbac.v1, "core/v1" -> core.v1
+        group, _, version = module_path.partition("/")
+        module_name = f"{group.split('.')[0]}.{version}"
+    else:
+        module_name = module_path.split("/")[0]
     try:
         return getattr(import_module(f"{SDK_PACKAGES[package]}.{module_name}"), class_name)
     except (ImportError, AttributeError):

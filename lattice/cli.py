@@ -173,7 +173,8 @@ def _repo_path(path: Path) -> str:
 
 def _policies(args: argparse.Namespace, out: Console) -> int:
     table = Table(title="Lattice policy pack")
-    for column in ("policy", "kind", "severity", "category", "Checkov", "Trivy", "description"):
+    table.add_column("policy", no_wrap=True)
+    for column in ("kind", "severity", "category", "Checkov", "Trivy", "description"):
         table.add_column(column)
     for name, rule in sorted(all_rules().items()):
         table.add_row(

@@ -85,3 +85,25 @@ def dev_plan() -> Plan:
 @pytest.fixture(scope="session")
 def prod_plan() -> Plan:
     return cached_plan(ROOT / "stacks" / "Pulumi.prod.yaml")
+
+
+@pytest.fixture(scope="session")
+def rules():
+    from policies.registry import all_rules
+
+    return all_rules()
+
+
+@pytest.fixture(scope="session")
+def baseline() -> dict[str, Any]:
+    """The compliant SDK baseline plan of every policy-guarded resource type (tests/policies/baseline.py)."""
+    from tests.policies.baseline import baseline_plan
+
+    return baseline_plan().to_dict()
+
+
+@pytest.fixture(scope="session")
+def baseline_preview() -> dict[str, Any]:
+    from tests.policies.baseline import baseline_plan
+
+    return baseline_plan(preview=True).to_dict()

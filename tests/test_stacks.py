@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from components.spec import load_stack_file
-from tests.conftest import STACKS, cached_plan
+from lattice.check import config_path_for, evaluate, load_policy_config
+from lattice.waivers import apply_waivers, load_waivers
+from tests.conftest import ROOT, STACKS, cached_plan
 
 SITE_COMPONENTS = {
     "aws": "lattice:sites:AwsCloudSite",
@@ -27,3 +29,14 @@ def test_stack_plans_every_site(path, preview):
     for site in spec.sites:
         assert (SITE_COMPONENTS[site.provider], site.name) in built
     assert sum(1 for r in plan.resources if r["custom"]) > 10
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.name)
+def test_stack_passes_its_policy_check(path, rules):
+    import datetime as dt
+
+    environment = load_stack_file(path).spec.environment
+    result = evaluate(cached_plan(path).to_dict(), load_policy_config(config_path_for(environment), rules))
+    apply_waivers(result, load_waivers(ROOT / "policies" / "waivers.yaml", set(rules), dt.date.today()))
+    assert result.blocking == []
+    assert [f.policy for f in result.findings if not f.waived] == []

@@ -43,6 +43,7 @@ K8S_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
         ("gcp:kms/cryptoKey:CryptoKey", "labels"),
         ("gcp:compute/subnetwork:Subnetwork", None),
         ("kubernetes:core/v1:Namespace", "metadata"),
+        ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "metadata"),
         ("pulumi:providers:aws", None),
         ("lattice:sites:AwsCloudSite", None),
     ],

@@ -1,0 +1,79 @@
+"""`lattice check` as CI runs it: exit codes, --plan, formats to files, bad policy config."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from lattice.cli import main
+from tests.conftest import ROOT
+from tests.policies.helpers import apply_counterexample
+
+
+def test_dev_passes_and_says_so(capsys):
+    assert main(["check", "--stack", "dev"]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_a_saved_plan_with_a_violation_exits_1(tmp_path, capsys, prod_plan, rules):
+    plan = apply_counterexample(prod_plan.to_dict(), rules["eks-secrets-encryption"])
+    saved = tmp_path / "plan.json"
+    saved.write_text(json.dumps(plan))
+    assert main(["check", "--plan", str(saved), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(v["policy"], v["enforcement"]) for v in report["violations"]] == [("eks-secrets-encryption", "mandatory")]
+
+
+def test_advisory_environment_does_not_block(tmp_path, capsys, dev_plan, rules):
+    plan = apply_counterexample(dev_plan.to_dict(), rules["eks-secrets-encryption"])
+    saved = tmp_path / "plan.json"
+    saved.write_text(json.dumps(plan))
+    assert main(["check", "--plan", str(saved), "--format", "github"]) == 0
+    assert capsys.readouterr().out.startswith("::warning file=stacks/Pulumi.dev.yaml,line=")
+
+
+def test_sarif_to_a_file(tmp_path, capsys):
+    target = tmp_path / "reports" / "dev.sarif"
+    assert main(["check", "--stack", "dev", "--format", "sarif", "--output", str(target)]) == 0
+    assert json.loads(target.read_text())["version"] == "2.1.0"
+    assert "sarif report written to" in capsys.readouterr().out
+
+
+def test_preview_check_reports_what_it_cannot_check(capsys):
+    assert main(["check", "--stack", "prod", "--preview", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["violations"] == []
+    assert any(n["policy"] == "eks-secrets-encryption" for n in report["notChecked"])
+
+
+def test_bad_policy_config_is_an_input_error(tmp_path, capsys):
+    config = tmp_path / "bad.json"
+    config.write_text('{"all": "strict", "no-such-rule": "advisory"}')
+    assert main(["check", "--stack", "dev", "--policy-config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-rule: no policy of that name" in err
+    assert "'strict' is not one of advisory, mandatory, remediate, disabled" in err
+
+
+def test_unreadable_plan_is_an_input_error(tmp_path, capsys):
+    assert main(["check", "--plan", str(tmp_path / "missing.json")]) == 2
+    assert "save one with `lattice plan --json FILE`" in capsys.readouterr().err
+
+
+def test_policies_verb_lists_every_rule(capsys, rules):
+    assert main(["policies"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in rules)
+
+
+def test_check_from_a_real_process_exits_0_for_prod():
+    result = subprocess.run(
+        [sys.executable, "-m", "lattice", "check", "--stack", "prod", "--format", "junit"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith('<?xml version="1.0" encoding="UTF-8"?>')

@@ -1,0 +1,113 @@
+"""Report formats: SARIF validates against the 2.1.0 schema, JUnit parses, annotations and JSON are exact."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import jsonschema
+import pytest
+
+from lattice.check import evaluate
+from lattice.report import fingerprint, locator_for, render
+from lattice.waivers import WaiverSet, apply_waivers, load_waivers
+from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample
+
+SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "sarif" / "sarif-2.1.0-rtm.5.json"
+
+
+@pytest.fixture
+def outcome(tmp_path, baseline, rules):
+    """Two violations (one waived, one blocking), locations on known lines."""
+    plan = apply_counterexample(apply_counterexample(baseline, rules["eks-private-endpoint"]), rules["gcs-cmek"])
+    result = evaluate(plan, EVERYTHING_MANDATORY)
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text(
+        "waivers:\n  - {policy: gcs-cmek, urn: '*::gcs', reason: Public reference data set, owner: a@b, "
+        "expires: 2027-01-01}\n  - {policy: gcs-cmek, urn: x, reason: Never matches anything, owner: a@b, "
+        "expires: 2027-01-01}\n"
+    )
+    problems = apply_waivers(result, load_waivers(waivers, set(rules), dt.date(2026, 11, 22)))
+    locator = locator_for(plan, "stacks/Pulumi.baseline.yaml", {})
+    return result, problems, locator
+
+
+def test_sarif_is_valid_and_complete(outcome):
+    result, problems, locator = outcome
+    document = json.loads(render("sarif", result, problems, locator))
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(document)
+    run = document["runs"][0]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == set(result.rules)
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    eks = by_rule["eks-private-endpoint"]
+    assert eks["level"] == "error"
+    region = eks["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 1, "endLine": 1}
+    assert eks["partialFingerprints"]["latticeFinding/v1"] == fingerprint(result.findings[0])
+    assert by_rule["gcs-cmek"]["suppressions"][0]["kind"] == "external"
+    assert "suppressions" not in eks
+    rule = run["tool"]["driver"]["rules"][eks["ruleIndex"]]
+    assert rule["id"] == "eks-private-endpoint"
+    assert rule["properties"]["security-severity"] == "8.0"
+    assert "CKV_AWS_39" in rule["properties"]["tags"]
+
+
+def test_sarif_fingerprints_are_stable(outcome):
+    result, problems, locator = outcome
+    assert render("sarif", result, problems, locator) == render("sarif", result, problems, locator)
+
+
+def test_junit_parses_with_failures_and_skips(outcome):
+    result, problems, locator = outcome
+    root = ET.fromstring(render("junit", result, problems, locator))
+    suite = root.find("testsuite")
+    assert suite.get("failures") == "1" and suite.get("skipped") == "1"
+    assert int(suite.get("tests")) == len(result.rules) - 2 + 2
+    failure = suite.find("testcase[@classname='lattice.eks-private-endpoint']/failure")
+    assert failure.get("type") == "mandatory/high"
+    assert "endpoint_public_access=False" in failure.text
+
+
+def test_github_annotations(outcome):
+    result, problems, locator = outcome
+    lines = render("github", result, problems, locator).splitlines()
+    assert lines[0].startswith(
+        "::error file=stacks/Pulumi.baseline.yaml,line=1,title=eks-private-endpoint (high)::the API endpoint is public"
+    )
+    assert lines[1].startswith("::warning title=lattice waiver::waivers[1] (gcs-cmek, x) matched no violation")
+    assert len(lines) == 2  # the waived finding is not annotated
+
+
+def test_json_contract(outcome):
+    result, problems, locator = outcome
+    document = json.loads(render("json", result, problems, locator))
+    assert set(document["violations"][0]) >= {"policy", "severity", "enforcement", "urn", "message", "waived"}
+    assert document["summary"]["blocking"] == 1
+    assert document["summary"]["waived"] == 1
+    assert [p["kind"] for p in document["waiverProblems"]] == ["unused"]
+
+
+def test_text_report_says_fail(outcome):
+    result, problems, locator = outcome
+    text = render("text", result, problems, locator)
+    assert "FAIL" in text and "eks-private-endpoint" in text and "waiver unused" in text
+
+
+def test_locations_point_at_the_site_line(dev_plan):
+    from components.spec import load_stack_file
+    from tests.conftest import ROOT
+
+    stack = load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml")
+    locator = locator_for(dev_plan.to_dict(), "stacks/Pulumi.dev.yaml", stack.site_lines())
+    lines = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().splitlines()
+    cluster = dev_plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    assert lines[locator.line(cluster["urn"]) - 1].strip() == "- name: aws-use1"
+    namespace = dev_plan.one("kubernetes:core/v1:Namespace", "grid-hpc-climate-namespace")
+    assert lines[locator.line(namespace["urn"]) - 1].strip() == "- name: grid-hpc"
+
+
+def test_empty_waiver_set_reports_nothing(baseline):
+    result = evaluate(baseline, EVERYTHING_MANDATORY)
+    assert apply_waivers(result, WaiverSet(active=[], problems=[])) == []

@@ -1,0 +1,71 @@
+"""The registry: enough rules, complete metadata, real type tokens, a buildable pack."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
+
+from components.tagging import sdk_class
+from lattice.check import config_path_for, load_policy_config
+from policies.registry import SEVERITY_ORDER
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_at_least_25_rules(rules):
+    assert len(rules) >= 25
+
+
+def test_every_rule_has_complete_metadata(rules):
+    for name, rule in rules.items():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name)
+        assert rule.description.endswith(".") and len(rule.description) > 20, name
+        assert rule.severity in SEVERITY_ORDER, name
+        assert len(rule.remediation) > 20, name
+        assert rule.category, name
+        assert rule.counterexample.mutate is not None or rule.counterexample.unprotect, name
+        assert all(re.fullmatch(r"CKV2?_(AWS|GCP|K8S)_\d+", c) for c in rule.checkov), name
+        assert all(re.fullmatch(r"AVD-(AWS|GCP)-\d{4}", t) for t in rule.trivy), name
+
+
+def test_every_guarded_type_is_a_real_sdk_type(rules, baseline):
+    planned = {r["type"] for r in baseline["resources"]}
+    for name, rule in rules.items():
+        assert [t for t in tuple(rule.resource_types) if sdk_class(t) is None] == [], name
+        assert rule.counterexample.resource_type in planned, name
+
+
+@pytest.mark.parametrize("kind", ["resource", "stack"])
+def test_rules_become_crossguard_policies(rules, kind):
+    policies = [r.as_policy() for r in rules.values() if r.kind == kind]
+    expected = ResourceValidationPolicy if kind == "resource" else StackValidationPolicy
+    assert policies and all(isinstance(p, expected) for p in policies)
+    policy = next(p for p in policies if p.config_schema is not None)
+    assert all("default" in schema for schema in policy.config_schema.properties.values())
+
+
+@pytest.mark.parametrize("environment", ["dev", "staging", "prod"])
+def test_environment_configs_name_real_policies(rules, environment):
+    config = load_policy_config(config_path_for(environment), rules)
+    assert config.level("eks-secrets-encryption") in ("advisory", "mandatory")
+
+
+def test_enforcement_by_environment(rules):
+    dev = load_policy_config(config_path_for("dev"), rules)
+    prod = load_policy_config(config_path_for("prod"), rules)
+    assert dev.level("eks-secrets-encryption") == "advisory"
+    assert dev.level("protect-stateful-resources") == "disabled"
+    assert prod.level("eks-secrets-encryption") == "mandatory"
+    assert prod.level("protect-stateful-resources") == "mandatory"
+    assert prod.config_for(rules["log-group-retention"]) == {"minimumDays": 365}
+
+
+def test_pack_files_exist_and_tests_never_import_the_pack():
+    assert (ROOT / "policies" / "PulumiPolicy.yaml").read_text().splitlines()[-1] == "runtime: python"
+    assert "PolicyPack(" in (ROOT / "policies" / "__main__.py").read_text()
+    importing_the_pack = re.compile(r"^(from|import) policies(\.__main__| import __main__)", re.MULTILINE)
+    for test in (ROOT / "tests").rglob("*.py"):
+        assert not importing_the_pack.search(test.read_text()), test

@@ -1,0 +1,216 @@
+"""Every rule: compliant on the baseline, violated by its counterexample with its exact message,
+plus the edge cases that matter for each concern."""
+
+from __future__ import annotations
+
+import pytest
+
+from lattice.check import PolicyConfig, evaluate
+from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample, edit
+
+# The message each rule's counterexample must produce (a fragment of it).
+COUNTEREXAMPLE_MESSAGE = {
+    "cloudtrail-bucket-object-lock": "object lock retains CloudTrail logs for 30 days; at least 365 required",
+    "cloudtrail-kms": "log files are encrypted with S3-managed keys only",
+    "cloudtrail-log-validation": "log file validation is off",
+    "cloudtrail-multi-region": "the trail records one region only",
+    "ebs-volume-encryption": "encrypted with the AWS-managed aws/ebs key",
+    "eks-control-plane-logging": "control-plane log types audit, authenticator are not enabled",
+    "eks-private-endpoint": "the API endpoint is public to 0.0.0.0/0",
+    "eks-secrets-encryption": "secrets are not envelope-encrypted with a KMS key",
+    "fsx-lustre-backup-retention": "automatic backups are kept 0 days; at least 7 required",
+    "fsx-lustre-kms": "no kms_key_id",
+    "gcp-data-access-audit": "project lattice-baseline does not record DATA_READ, DATA_WRITE audit logs",
+    "gcp-kms-key-rotation": "the key never rotates",
+    "gcs-cmek": "no default KMS key",
+    "gcs-locked-retention": "the retention policy of an immutable bucket is not locked",
+    "gcs-public-access-prevention": "public access prevention is 'inherited'",
+    "gcs-uniform-access": "uniform bucket-level access is off",
+    "gke-logging": "logging_config leaves out WORKLOADS",
+    "gke-private-nodes": "nodes get public IP addresses",
+    "gke-secrets-encryption": "application-layer secrets encryption is off",
+    "kms-key-rotation": "automatic key rotation is off",
+    "launch-template-volume-encryption": "block device /dev/xvda is not encrypted",
+    "log-group-kms": "the log group is not encrypted with a customer-managed key",
+    "log-group-retention": "logs are kept 30 days; at least 365 required",
+    "lustre-checkpoint-budget": "2,344 MB/s writes a 280 GB checkpoint in 119 s; the budget is 60 s",
+    "managed-lustre-cmek": "no kms_key",
+    "no-cluster-admin-for-non-admin-groups": "Group 'climate-ml' is bound to cluster-admin",
+    "no-world-admin-ingress": "ingress opens port(s) 22 to the internet",
+    "protect-stateful-resources": "this stateful resource is not protected",
+    "required-tags": "missing tags lattice:stack, lattice:site",
+    "s3-bucket-kms-encryption": "encryption uses 'AES256', not a KMS key",
+    "s3-bucket-versioning": "versioning is Suspended; enable it",
+    "s3-checkpoint-lifecycle": "a checkpoint bucket has no enabled lifecycle rule",
+    "s3-public-access-block": "public access block leaves restrictPublicBuckets off",
+    "s3-tls-only": "no bucket policy denies requests made without TLS",
+    "vpn-ikev2": "tunnel1 allows ikev1",
+    "vpn-strong-crypto": "tunnel2 phase1 allows weak DH groups: 2",
+}
+
+
+def findings(plan, config=EVERYTHING_MANDATORY):
+    return [(f.policy, f.message) for f in evaluate(plan, config).findings]
+
+
+def test_the_baseline_is_compliant(baseline):
+    assert findings(baseline) == []
+
+
+def test_every_rule_has_a_counterexample_message(rules):
+    assert set(COUNTEREXAMPLE_MESSAGE) == set(rules)
+
+
+@pytest.mark.parametrize("name", sorted(COUNTEREXAMPLE_MESSAGE))
+def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
+    result = findings(apply_counterexample(baseline, rules[name]))
+    assert [policy for policy, _ in result] == [name]
+    assert COUNTEREXAMPLE_MESSAGE[name] in result[0][1]
+
+
+BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+
+
+def _labels_without_immutable(plan):
+    bucket = next(r for r in plan["resources"] if r["type"] == "gcp:storage/bucket:Bucket")
+    return {k: v for k, v in bucket["inputs"]["labels"].items() if k != "lattice-immutable"}
+
+
+def _without(plan, type_token, name):
+    out = dict(plan)
+    out["resources"] = [r for r in plan["resources"] if not (r["type"] == type_token and r["name"] == name)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # S3 joins: a missing sub-resource is a violation on the bucket
+        (lambda p: _without(p, BUCKET_SSE, "data"), ("s3-bucket-kms-encryption", "no server-side encryption")),
+        (
+            lambda p: _without(p, "aws:s3/bucketVersioning:BucketVersioning", "data"),
+            ("s3-bucket-versioning", "versioning is not configured"),
+        ),
+        # log groups: unset retention means "forever", which the rule refuses
+        (
+            lambda p: edit(p, "aws:cloudwatch/logGroup:LogGroup", "logs", retentionInDays=None),
+            ("log-group-retention", "no retention is set"),
+        ),
+        # EKS: an unset endpointPublicAccess defaults to public for the world
+        (
+            lambda p: edit(p, "aws:eks/cluster:Cluster", "eks", vpcConfig={"subnetIds": ["subnet-0a"]}),
+            ("eks-private-endpoint", "public to 0.0.0.0/0"),
+        ),
+        # VPN: unpinned lists let AWS offer weak defaults
+        (
+            lambda p: edit(p, "aws:ec2/vpnConnection:VpnConnection", "vpn", tunnel1Phase2IntegrityAlgorithms=None),
+            ("vpn-strong-crypto", "tunnel1 phase2 integrity algorithms are not pinned"),
+        ),
+        (
+            lambda p: edit(p, "gcp:compute/vPNTunnel:VPNTunnel", "tunnel", ikeVersion=1),
+            ("vpn-ikev2", "the tunnel uses IKEv1"),
+        ),
+        # firewall and rule-style ingress
+        (
+            lambda p: edit(p, "gcp:compute/firewall:Firewall", "ssh-from-vpn", sourceRanges=["0.0.0.0/0"]),
+            ("no-world-admin-ingress", "the firewall opens port(s) 22 to the internet"),
+        ),
+        (
+            lambda p: edit(
+                p, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "ssh-vpn", cidrIpv4="0.0.0.0/0"
+            ),
+            ("no-world-admin-ingress", "the rule opens port(s) 22 to the internet"),
+        ),
+        (
+            lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", protocol="-1"),
+            ("no-world-admin-ingress", "opens port(s) 22, 3389, 2379, 2380, 6443, 10250"),
+        ),
+        # FSx: scratch cannot use a customer key at all
+        (
+            lambda p: edit(p, "aws:fsx/lustreFileSystem:LustreFileSystem", "lustre", deploymentType="SCRATCH_2"),
+            ("fsx-lustre-kms", "SCRATCH_2 file systems cannot use a customer-managed key"),
+        ),
+        # GKE: logging switched off entirely
+        (
+            lambda p: edit(p, "gcp:container/cluster:Cluster", "gke", loggingService="none"),
+            ("gke-logging", "logging_service is 'none'"),
+        ),
+        # EBS: not encrypted at all
+        (
+            lambda p: edit(p, "aws:ebs/volume:Volume", "scratch", encrypted=False),
+            ("ebs-volume-encryption", "the volume is not encrypted"),
+        ),
+        # KMS: rotation on but too slow
+        (
+            lambda p: edit(p, "aws:kms/key:Key", "key", rotationPeriodInDays=730),
+            ("kms-key-rotation", "the key rotates every 730 days; at most 365 allowed"),
+        ),
+    ],
+)
+def test_edge_cases(change, expected, baseline):
+    result = findings(change(baseline))
+    assert len(result) == 1 and result[0][0] == expected[0], result
+    assert expected[1] in result[0][1]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # public endpoint scoped to named networks is allowed
+        lambda p: edit(
+            p,
+            "aws:eks/cluster:Cluster",
+            "eks",
+            vpcConfig={"subnetIds": ["s"], "endpointPublicAccess": True, "publicAccessCidrs": ["198.51.100.0/24"]},
+        ),
+        # asymmetric keys cannot rotate; the rule does not apply
+        lambda p: edit(p, "aws:kms/key:Key", "key", enableKeyRotation=False, customerMasterKeySpec="RSA_4096"),
+        # cluster-admin for an admin group, and other roles for anyone, are fine
+        lambda p: edit(
+            p,
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+            "platform-admins",
+            roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            subjects=[{"kind": "Group", "name": "everyone"}],
+        ),
+        # an unlabelled GCS bucket need not be locked
+        lambda p: edit(
+            p, "gcp:storage/bucket:Bucket", "gcs", labels=_labels_without_immutable(p), retentionPolicy=None
+        ),
+        # HTTPS to the world is not an admin port
+        lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", fromPort=80, toPort=443),
+    ],
+)
+def test_compliant_variations(change, baseline):
+    assert findings(change(baseline)) == []
+
+
+def test_config_overrides_thresholds(baseline, rules):
+    strict = PolicyConfig(levels={"all": "mandatory"}, settings={"log-group-retention": {"minimumDays": 731}})
+    assert findings(baseline, strict) == [("log-group-retention", "logs are kept 365 days; at least 731 required")]
+
+
+def test_disabled_rules_and_severity_threshold(baseline, rules):
+    mutated = apply_counterexample(baseline, rules["log-group-retention"])
+    off = PolicyConfig(levels={"all": "mandatory", "log-group-retention": "disabled"}, settings={})
+    assert findings(mutated, off) == []
+    result = evaluate(mutated, EVERYTHING_MANDATORY, severity_threshold="high")
+    assert "log-group-retention" not in result.rules and result.findings == []
+
+
+def test_preview_unknowns_cannot_be_checked(baseline_preview):
+    result = evaluate(baseline_preview, EVERYTHING_MANDATORY)
+    assert result.findings == []
+    notes = {n.policy: n.message for n in result.not_checked}
+    assert notes["eks-secrets-encryption"] == (
+        "cannot be checked in preview: string value at .encryptionConfig.provider.keyArn can't be known during preview"
+    )
+    assert "log-group-retention" not in notes  # a literal retention is known in preview
+
+
+def test_advisory_findings_do_not_block(baseline, rules):
+    mutated = apply_counterexample(baseline, rules["gcs-uniform-access"])
+    result = evaluate(mutated, PolicyConfig(levels={"all": "advisory"}, settings={}))
+    assert [(f.policy, f.enforcement, f.blocking) for f in result.findings] == [
+        ("gcs-uniform-access", "advisory", False)
+    ]
