@@ -81,6 +81,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_check)
 
+    catalog = verbs.add_parser("catalog", help="the hardware catalog")
+    catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")
+    refresh = catalog_verbs.add_parser("refresh", help="regenerate the AWS snapshot from describe_instance_types")
+    refresh.add_argument("--region", required=True, help="AWS region to describe, e.g. us-east-1")
+    refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
+    refresh.add_argument("--moto", action="store_true", help="describe moto's bundled data (offline)")
+    refresh.set_defaults(handler=_catalog_refresh)
+
+    size = verbs.add_parser("size", help="size a training workload on a pool of catalog machines")
+    size.add_argument("--parameters", required=True, type=_parameter_count, help="model size: 7e9, 70B, 175b")
+    size.add_argument("--machine-type", required=True, help="AWS instance type or GCP machine type, e.g. p5.48xlarge")
+    size.add_argument("--nodes", type=int, default=1)
+    size.add_argument("--precision", default="bf16")
+    size.add_argument("--optimizer", default="adamw")
+    size.add_argument("--method", default="full", help="full, lora or qlora")
+    size.add_argument("--checkpoint-interval", type=float, default=30, help="minutes between checkpoints")
+    size.add_argument("--target-checkpoint-seconds", type=float, default=None)
+    size.add_argument("--storage-gbps", type=float, default=None, help="checkpoint storage throughput in GB/s")
+    size.set_defaults(handler=_size)
+
     listing = verbs.add_parser("policies", help="list the policy pack's rules")
     listing.set_defaults(handler=_policies)
 
@@ -169,6 +189,65 @@ def _repo_path(path: Path) -> str:
     """Paths in reports are relative to the repository root, as code scanning expects."""
     resolved = path.resolve()
     return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(path)
+
+
+def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
+    from components.catalog.aws import AWS_SNAPSHOT
+    from components.catalog.refresh import main as refresh
+
+    return refresh(args.region, args.output or AWS_SNAPSHOT, from_moto=args.moto)
+
+
+def _parameter_count(text: str) -> float:
+    multiplier = {"b": 1e9, "m": 1e6, "t": 1e12}.get(text[-1:].lower())
+    try:
+        return float(text[:-1]) * multiplier if multiplier else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a parameter count; write 7e9 or 7B") from None
+
+
+def _size(args: argparse.Namespace, out: Console) -> int:
+    from components import sizing
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+
+    try:
+        machine = aws_instance_type(args.machine_type)
+    except UnknownCatalogEntryError as aws_error:
+        try:
+            machine = gcp_machine_type(args.machine_type)
+        except UnknownCatalogEntryError:
+            raise UsageError(f"--machine-type: {aws_error}") from None
+    try:
+        workload = sizing.Workload(
+            parameters=args.parameters,
+            precision=args.precision,
+            optimizer=args.optimizer,
+            method=args.method,
+            checkpoint_interval_minutes=args.checkpoint_interval,
+            target_checkpoint_seconds=args.target_checkpoint_seconds,
+        )
+    except ValueError as exc:
+        raise UsageError(f"workload: {exc}") from None
+    report = sizing.fits(workload, sizing.Pool.of(machine, args.nodes), storage_gb_per_second=args.storage_gbps)
+    table = Table(title=f"{args.parameters / 1e9:g} B parameters on {args.nodes} × {args.machine_type}")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row("training memory", f"{report.memory.total / sizing.GIB:,.0f} GiB")
+    table.add_row("GPUs needed (minimum / recommended)", f"{report.gpus.minimum} / {report.gpus.recommended}")
+    if report.layout is not None:
+        table.add_row(
+            "layout DP × TP × PP", f"{report.layout.data} × {report.layout.tensor} × {report.layout.pipeline}"
+        )
+    if report.gradient_sync_bytes is not None:
+        table.add_row("gradient all-reduce per step", f"{report.gradient_sync_bytes / sizing.GB:,.1f} GB")
+        table.add_row("all-reduce time on the fabric", f"{report.gradient_sync_seconds:,.2f} s")
+    table.add_row("checkpoint size", f"{report.checkpoint_bytes / sizing.GB:,.0f} GB")
+    if report.checkpoint_save_seconds is not None:
+        table.add_row("checkpoint save", f"{report.checkpoint_save_seconds:,.0f} s")
+        table.add_row("time lost to checkpoints", f"{report.checkpoint_overhead_fraction:.1%}")
+    out.print(table)
+    out.print(report.message)
+    return 0 if report.fits else 1
 
 
 def _policies(args: argparse.Namespace, out: Console) -> int:

@@ -96,3 +96,27 @@ def test_committed_schema_is_current():
 def test_stack_files_point_editors_at_the_schema():
     for path in STACKS:
         assert path.read_text().startswith("# yaml-language-server: $schema=../schema/stack-file.schema.json")
+
+
+def test_size_reports_the_numbers_and_exit_code(capsys):
+    assert main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "needs at least 32 GPUs of 80 GiB" in out and "add 2 nodes" in out
+    assert main(["size", "--parameters", "7e9", "--machine-type", "p5.48xlarge", "--storage-gbps", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "fits pool 'p5.48xlarge'" in out and "DP 2 × TP 4 × PP 1" in out
+
+
+def test_size_rejects_unknown_machines_and_bad_workloads(capsys):
+    assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xl"]) == 2
+    assert "did you mean p5.48xlarge" in capsys.readouterr().err
+    assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xlarge", "--method", "dora"]) == 2
+    assert "workload:" in capsys.readouterr().err
+
+
+def test_catalog_refresh_from_moto_reproduces_the_snapshot(tmp_path, capsys):
+    from components.catalog.aws import AWS_SNAPSHOT
+
+    target = tmp_path / "snapshot.json"
+    assert main(["catalog", "refresh", "--region", "us-east-1", "--moto", "--output", str(target)]) == 0
+    assert target.read_text() == AWS_SNAPSHOT.read_text()

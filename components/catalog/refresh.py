@@ -1,0 +1,157 @@
+"""Regenerate the AWS instance-type snapshot from ``ec2.describe_instance_types``.
+
+``lattice catalog refresh --region R`` calls ``main`` against the real API. The committed snapshot was made
+offline from moto's bundled instance-type data (no cloud is reachable from CI), reproducibly with::
+
+    python -m components.catalog.refresh --moto --region us-east-1
+
+Per type the snapshot keeps what components and the sizing engine ask for: the accelerator (``GpuInfo.Gpus`` or
+``NeuronInfo.NeuronDevices``), vCPUs and memory, ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``,
+``NetworkInfo.MaximumNetworkCards``, every ``NetworkInfo.NetworkCards[]`` entry and ``InstanceStorageInfo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+from components.catalog.aws import AWS_SNAPSHOT
+
+MIB_PER_GIB = 1024
+# NeuronInfo has no manufacturer or family field: the device name says which Neuron family it is.
+NEURON_FAMILIES = {"Trainium": "trainium", "Inferentia": "inferentia"}
+NEURON_MANUFACTURER = "AWS"
+
+
+def _single_device(devices: list[dict[str, Any]], instance_type: str) -> dict[str, Any]:
+    if len(devices) != 1:
+        raise ValueError(
+            f"{instance_type} reports {len(devices)} accelerator models; the catalog records one per type, "
+            "so extend components/catalog before refreshing"
+        )
+    return devices[0]
+
+
+def _accelerator(info: dict[str, Any]) -> dict[str, Any]:
+    name = info["InstanceType"]
+    if "GpuInfo" in info:
+        device = _single_device(info["GpuInfo"]["Gpus"], name)
+        kind, manufacturer = "gpu", device["Manufacturer"]
+    else:
+        device = _single_device(info["NeuronInfo"]["NeuronDevices"], name)
+        family = next((prefix for prefix in NEURON_FAMILIES if device["Name"].startswith(prefix)), None)
+        if family is None:
+            raise ValueError(f"{name} has Neuron device '{device['Name']}'; add its family to NEURON_FAMILIES")
+        kind, manufacturer = NEURON_FAMILIES[family], NEURON_MANUFACTURER
+    return {
+        "accelerator_kind": kind,
+        "accelerator_manufacturer": manufacturer,
+        "accelerator_name": device["Name"],
+        "accelerator_count": device["Count"],
+        "accelerator_memory_gib": device["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
+    }
+
+
+def _network_card(card: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "index": card["NetworkCardIndex"],
+        "baseline_bandwidth_gbps": card["BaselineBandwidthInGbps"],
+        "peak_bandwidth_gbps": card["PeakBandwidthInGbps"],
+        "maximum_network_interfaces": card["MaximumNetworkInterfaces"],
+        "interface_types": sorted(card["InterfaceTypes"]),
+    }
+
+
+def _instance_store(storage: dict[str, Any] | None) -> dict[str, Any] | None:
+    if storage is None:
+        return None
+    return {
+        "disks": [{"count": d["Count"], "size_gb": d["SizeInGB"], "disk_type": d["Type"]} for d in storage["Disks"]],
+        "total_size_gb": storage["TotalSizeInGB"],
+        "nvme_support": storage["NvmeSupport"],
+    }
+
+
+def _record(info: dict[str, Any]) -> dict[str, Any]:
+    network = info["NetworkInfo"]
+    return {
+        "name": info["InstanceType"],
+        **_accelerator(info),
+        "vcpus": info["VCpuInfo"]["DefaultVCpus"],
+        "memory_gib": info["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
+        "max_efa_interfaces": network["EfaInfo"]["MaximumEfaInterfaces"],
+        "maximum_network_cards": network["MaximumNetworkCards"],
+        "network_cards": sorted((_network_card(card) for card in network["NetworkCards"]), key=lambda c: c["index"]),
+        "instance_store": _instance_store(info.get("InstanceStorageInfo")),
+    }
+
+
+def _is_efa_accelerator(info: dict[str, Any]) -> bool:
+    has_accelerator = "GpuInfo" in info or "NeuronInfo" in info
+    return has_accelerator and info["NetworkInfo"].get("EfaSupported", False)
+
+
+def build_aws_catalog(ec2_client: Any) -> dict[str, Any]:
+    """Every EFA-capable GPU/Trainium/Inferentia type the client's region describes, normalised and sorted."""
+    records = {
+        info["InstanceType"]: _record(info)
+        for page in ec2_client.get_paginator("describe_instance_types").paginate()
+        for info in page["InstanceTypes"]
+        if _is_efa_accelerator(info)
+    }
+    return {"instance_types": dict(sorted(records.items()))}
+
+
+def _snapshot(region: str, from_moto: bool) -> dict[str, Any]:
+    if not from_moto:
+        catalog = build_aws_catalog(boto3.session.Session(region_name=region).client("ec2"))
+        source = f"describe_instance_types (AWS EC2 API, botocore {botocore.__version__}), {region}"
+        return {"source": source, "generated_by": f"lattice catalog refresh --region {region}", **catalog}
+    # moto is a development dependency: only this offline path needs it.
+    import moto
+
+    with moto.mock_aws():
+        catalog = build_aws_catalog(boto3.session.Session(region_name=region).client("ec2"))
+    return {
+        "source": f"describe_instance_types via moto {moto.__version__} instance-type data, {region}",
+        "generated_by": f"python -m components.catalog.refresh --moto --region {region}",
+        **catalog,
+    }
+
+
+def main(region: str, output: Path, *, from_moto: bool = False) -> int:
+    """Write the snapshot for ``region`` to ``output``; 0 on success, 1 with a one-line message on failure."""
+    try:
+        document = _snapshot(region, from_moto)
+    except NoCredentialsError:
+        print(
+            f"error: no AWS credentials for describe_instance_types in {region}; "
+            "set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
+            file=sys.stderr,
+        )
+        return 1
+    except ClientError as error:
+        print(f"error: describe_instance_types in {region} was refused: {error}", file=sys.stderr)
+        return 1
+    except BotoCoreError as error:
+        print(f"error: describe_instance_types in {region} failed: {error}", file=sys.stderr)
+        return 1
+    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(document['instance_types'])} EFA accelerator instance types to {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--region", required=True)
+    parser.add_argument("--output", type=Path, default=AWS_SNAPSHOT)
+    parser.add_argument("--moto", action="store_true", help="describe moto's bundled data instead of the real API")
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.region, arguments.output, from_moto=arguments.moto))

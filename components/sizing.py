@@ -1,0 +1,380 @@
+"""Sizing arithmetic for training jobs: memory, GPU counts, parallel layout, gradient sync and checkpoints.
+
+Pure functions over a ``Workload`` and a ``Pool``; hardware facts come from ``components.catalog``.
+Sizes are decimal bytes (GB = 1e9) except accelerator memory, which the catalog gives in GiB.
+P is the parameter count, b the bytes per value at the workload's precision.
+
+Training memory (``training_memory``)
+  full    P·b weights + P·b gradients + P·(optimizer state) + activations
+  lora    P·b frozen base + adapters (``LORA_TRAINABLE_FRACTION`` of P) with their own 16-bit weights,
+          gradients and optimizer state + activations
+  qlora   the same over a 4-bit (int4) base
+Optimizer state per trained parameter: a master copy at the optimizer-state precision when that is wider than
+the weights, plus the optimizer's moments at that precision (Adam/AdamW 2, SGD with momentum 1, Adafactor 0:
+its factored second moment is O(rows + columns), negligible). Mixed-precision Adam is thus 4 + 2·4 = 12 bytes,
+and bf16 training the standard 2 + 2 + 12 = 16 bytes per parameter.
+Activations, temporary buffers and fragmentation are charged as a fixed fraction
+(``ACTIVATION_OVERHEAD_FRACTION``) of those standard 16 bytes for every base-model parameter, whatever the
+method: LoRA and QLoRA still run the full forward and backward pass, so they save model state, not activations.
+With the fraction at 1.0 this reproduces the field's GPU counts (7 B → 4–8, 13 B → 8–16, 70 B → 32–64 GPUs of
+80 GB for full fine-tuning) and their 50 % cut under LoRA/QLoRA.
+
+GPU counts (``gpus_needed``): the memory floor is training memory over accelerator memory, rounded up to a
+power of two so tensor- and data-parallel degrees divide evenly; the recommendation is twice the floor, room
+for useful micro-batch sizes (the top of the field's ranges).
+
+Gradient sync (``ring_allreduce_bytes``): a ring all-reduce of S bytes over N ranks has every rank send, and
+receive, 2·(N−1)/N·S bytes (reduce-scatter then all-gather). For a 7 B fp16 model S = 14 GB, so large rings
+move about 28 GB per rank per step: ≈ 2.2 s on 100 GbE (12.5 GB/s), ≈ 1.1 s on 200 GbE.
+
+Checkpoints (``checkpoint_bytes``): the trained weights plus, unless left out, their optimizer state (as in
+memory). For 70 B in bf16: 140 GB of weights alone, 280 GB with 8-bit Adam moments, 980 GB with fp32 master
+weights and moments; LoRA/QLoRA save only the adapters. A blocking save of s seconds every i seconds of
+training loses s / (i + s) of wall-clock time: 5 minutes every 30 costs 5/35 ≈ 14 %.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from components.catalog import AwsInstanceType, GcpMachineType
+
+GIB = 2**30
+GB = 1e9
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class Optimizer(StrEnum):
+    ADAM = "adam"
+    ADAMW = "adamw"
+    SGD = "sgd"
+    ADAFACTOR = "adafactor"
+
+
+class Method(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+BYTES_PER_VALUE = {
+    Precision.FP32: 4.0,
+    Precision.BF16: 2.0,
+    Precision.FP16: 2.0,
+    Precision.FP8: 1.0,
+    Precision.INT8: 1.0,
+    Precision.INT4: 0.5,
+}
+OPTIMIZER_MOMENTS = {Optimizer.ADAM: 2, Optimizer.ADAMW: 2, Optimizer.SGD: 1, Optimizer.ADAFACTOR: 0}
+# Integer formats hold frozen weights; nothing trains in them.
+TRAINABLE_PRECISIONS = frozenset({Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8})
+# Rank-16 adapters on every linear layer of a 7–70 B transformer train well under 1 % of its parameters.
+LORA_TRAINABLE_FRACTION = 0.01
+ADAPTER_PRECISION = Precision.BF16
+# The standard mixed-precision Adam model state: 2 weights + 2 gradients + 4 master + 8 moments.
+STANDARD_MODEL_STATE_BYTES_PER_PARAMETER = 16.0
+ACTIVATION_OVERHEAD_FRACTION = 1.0
+
+
+@dataclass(frozen=True)
+class Workload:
+    parameters: float
+    precision: Precision = Precision.BF16
+    optimizer: Optimizer = Optimizer.ADAMW
+    method: Method = Method.FULL
+    optimizer_state_precision: Precision = Precision.FP32
+    checkpoint_interval_minutes: float = 30.0
+    target_checkpoint_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        problems = []
+        for field_name, kind in (
+            ("precision", Precision),
+            ("optimizer", Optimizer),
+            ("method", Method),
+            ("optimizer_state_precision", Precision),
+        ):
+            value = getattr(self, field_name)
+            try:
+                object.__setattr__(self, field_name, kind(value))
+            except ValueError:
+                problems.append(f"{field_name} '{value}' is not one of {', '.join(kind)}")
+        if self.parameters <= 0:
+            problems.append(f"parameters must be positive, not {self.parameters:g}")
+        if self.checkpoint_interval_minutes <= 0:
+            problems.append(f"checkpoint_interval_minutes must be positive, not {self.checkpoint_interval_minutes:g}")
+        if not problems:
+            problems += self._method_problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def _method_problems(self) -> list[str]:
+        if self.method is Method.FULL and self.precision not in TRAINABLE_PRECISIONS:
+            return [f"full training cannot update {self.precision} weights: use lora or qlora, or a float precision"]
+        if self.method is Method.QLORA and self.precision is not Precision.INT4:
+            return [f"qlora trains over a 4-bit base: set precision int4 (or use lora for a {self.precision} base)"]
+        if self.method is Method.LORA and self.precision is Precision.INT4:
+            return ["a 4-bit base is qlora: set method qlora"]
+        return []
+
+    @property
+    def trainable_parameters(self) -> float:
+        return self.parameters if self.method is Method.FULL else self.parameters * LORA_TRAINABLE_FRACTION
+
+    @property
+    def trained_precision(self) -> Precision:
+        return self.precision if self.method is Method.FULL else ADAPTER_PRECISION
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    weights: float
+    gradients: float
+    optimizer_state: float
+    activations: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer_state + self.activations
+
+
+@dataclass(frozen=True)
+class GpuRange:
+    minimum: int
+    recommended: int
+
+
+@dataclass(frozen=True)
+class ParallelLayout:
+    data: int
+    tensor: int
+    pipeline: int
+
+    @property
+    def gpus(self) -> int:
+        return self.data * self.tensor * self.pipeline
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tensor * self.pipeline
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    accelerator_memory_gib: float
+    accelerators_per_node: int
+    nodes: int
+    scale_out_bandwidth_gbps: float
+
+    @property
+    def accelerators(self) -> int:
+        return self.accelerators_per_node * self.nodes
+
+    @classmethod
+    def of(cls, machine: AwsInstanceType | GcpMachineType, nodes: int) -> Pool:
+        """A pool of ``nodes`` identical machines, sized from the catalog."""
+        if isinstance(machine, AwsInstanceType):
+            return cls(
+                name=machine.name,
+                accelerator_memory_gib=machine.accelerator_memory_gib,
+                accelerators_per_node=machine.accelerator_count,
+                nodes=nodes,
+                scale_out_bandwidth_gbps=machine.efa_bandwidth_gbps,
+            )
+        return cls(
+            name=machine.name,
+            accelerator_memory_gib=machine.gpu_memory_gib,
+            accelerators_per_node=machine.gpu_count,
+            nodes=nodes,
+            scale_out_bandwidth_gbps=machine.scale_out_bandwidth_gbps,
+        )
+
+
+def weight_bytes(workload: Workload) -> float:
+    return workload.parameters * BYTES_PER_VALUE[workload.precision]
+
+
+def optimizer_state_bytes_per_parameter(
+    optimizer: Optimizer, weight_precision: Precision, state_precision: Precision
+) -> float:
+    state_bytes = BYTES_PER_VALUE[state_precision]
+    master_copy = state_bytes if state_bytes > BYTES_PER_VALUE[weight_precision] else 0.0
+    return master_copy + OPTIMIZER_MOMENTS[optimizer] * state_bytes
+
+
+def _optimizer_state_bytes(workload: Workload) -> float:
+    per_parameter = optimizer_state_bytes_per_parameter(
+        workload.optimizer, workload.trained_precision, workload.optimizer_state_precision
+    )
+    return workload.trainable_parameters * per_parameter
+
+
+def _trained_weight_bytes(workload: Workload) -> float:
+    return workload.trainable_parameters * BYTES_PER_VALUE[workload.trained_precision]
+
+
+def gradient_bytes(workload: Workload) -> float:
+    # Gradients take the precision of the weights they update.
+    return _trained_weight_bytes(workload)
+
+
+def training_memory(workload: Workload) -> TrainingMemory:
+    adapters = 0.0 if workload.method is Method.FULL else _trained_weight_bytes(workload)
+    return TrainingMemory(
+        weights=weight_bytes(workload) + adapters,
+        gradients=gradient_bytes(workload),
+        optimizer_state=_optimizer_state_bytes(workload),
+        activations=workload.parameters * STANDARD_MODEL_STATE_BYTES_PER_PARAMETER * ACTIVATION_OVERHEAD_FRACTION,
+    )
+
+
+def _next_power_of_two(value: float) -> int:
+    return 1 << max(0, math.ceil(math.log2(value)))
+
+
+def gpus_needed(workload: Workload, accelerator_memory_gib: float) -> GpuRange:
+    floor = _next_power_of_two(training_memory(workload).total / (accelerator_memory_gib * GIB))
+    return GpuRange(minimum=floor, recommended=2 * floor)
+
+
+def _smallest_divisor_at_least(number: int, minimum: int) -> int:
+    return next(d for d in range(minimum, number + 1) if number % d == 0)
+
+
+def parallel_layout(model_parallel_gpus: int, gpus_per_node: int, nodes: int) -> ParallelLayout:
+    """Split ``gpus_per_node × nodes`` GPUs so that one model replica spans at least ``model_parallel_gpus``.
+
+    Tensor parallelism stays inside a node (NVLink): a replica that fits in a node is all tensor-parallel,
+    on the smallest divisor of the node's GPUs that holds it; a larger one takes whole nodes and adds pipeline
+    stages across nodes, the fewest that divide the node count. Data parallelism takes the rest, so
+    data × tensor × pipeline is every GPU in the pool.
+    """
+    if model_parallel_gpus > gpus_per_node * nodes:
+        raise ValueError(f"a replica needs {model_parallel_gpus} GPUs; the pool has {gpus_per_node * nodes}")
+    if model_parallel_gpus <= gpus_per_node:
+        tensor, pipeline = _smallest_divisor_at_least(gpus_per_node, model_parallel_gpus), 1
+    else:
+        tensor = gpus_per_node
+        pipeline = _smallest_divisor_at_least(nodes, math.ceil(model_parallel_gpus / gpus_per_node))
+    return ParallelLayout(data=(gpus_per_node // tensor) * (nodes // pipeline), tensor=tensor, pipeline=pipeline)
+
+
+def ring_allreduce_bytes(gradient_bytes: float, ranks: int) -> float:
+    """Bytes each rank sends (and receives) to all-reduce ``gradient_bytes`` over a ring of ``ranks``."""
+    return 2 * (ranks - 1) / ranks * gradient_bytes
+
+
+def transfer_seconds(size_bytes: float, bandwidth_gbps: float) -> float:
+    return size_bytes * 8 / (bandwidth_gbps * GB)
+
+
+def checkpoint_bytes(workload: Workload, *, include_optimizer_state: bool = True) -> float:
+    """The trained weights (adapters only for LoRA/QLoRA: the base never changes) and their optimizer state."""
+    return _trained_weight_bytes(workload) + (_optimizer_state_bytes(workload) if include_optimizer_state else 0.0)
+
+
+def checkpoint_save_seconds(size_bytes: float, storage_gb_per_second: float) -> float:
+    return size_bytes / (storage_gb_per_second * GB)
+
+
+def checkpoint_overhead_fraction(save_seconds: float, interval_minutes: float) -> float:
+    """Share of wall-clock time spent in blocking saves taken every ``interval_minutes`` of training."""
+    return save_seconds / (interval_minutes * 60 + save_seconds)
+
+
+@dataclass(frozen=True)
+class SizingReport:
+    workload: Workload
+    pool: Pool
+    memory: TrainingMemory
+    gpus: GpuRange
+    layout: ParallelLayout | None
+    gradient_sync_bytes: float | None
+    gradient_sync_seconds: float | None
+    checkpoint_bytes: float
+    checkpoint_save_seconds: float | None
+    checkpoint_overhead_fraction: float | None
+    required_storage_gb_per_second: float | None
+    problems: tuple[str, ...]
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def message(self) -> str:
+        if self.problems or self.layout is None:
+            return "; ".join(self.problems)
+        return (
+            f"{_describe(self.workload)} fits pool '{self.pool.name}': {self.pool.accelerators} GPUs as "
+            f"DP {self.layout.data} × TP {self.layout.tensor} × PP {self.layout.pipeline}"
+        )
+
+
+def _describe(workload: Workload) -> str:
+    return f"{workload.parameters / 1e9:g} B {workload.precision} {workload.method}"
+
+
+def _gradient_sync(workload: Workload, pool: Pool, layout: ParallelLayout) -> tuple[float, float]:
+    # Each data-parallel rank holds 1/(TP·PP) of the gradients. Spanning nodes, every GPU's ring runs on its
+    # share of the node's scale-out bandwidth (rail-optimised NICs); inside a node NVLink is faster than this.
+    shard = gradient_bytes(workload) / layout.model_parallel
+    size = ring_allreduce_bytes(shard, layout.data)
+    return size, transfer_seconds(size, pool.scale_out_bandwidth_gbps / pool.accelerators_per_node)
+
+
+def fits(workload: Workload, pool: Pool, *, storage_gb_per_second: float | None = None) -> SizingReport:
+    """Whether ``workload`` trains on ``pool``; every shortfall is reported with the numbers behind it."""
+    memory = training_memory(workload)
+    gpus = gpus_needed(workload, pool.accelerator_memory_gib)
+    problems = []
+    layout = sync_bytes = sync_seconds = None
+    if gpus.minimum > pool.accelerators:
+        nodes_short = math.ceil(gpus.minimum / pool.accelerators_per_node) - pool.nodes
+        alternative = " or use lora/qlora" if workload.method is Method.FULL else ""
+        problems.append(
+            f"{_describe(workload)} needs at least {gpus.minimum} GPUs of {pool.accelerator_memory_gib:g} GiB "
+            f"({memory.total / GIB:,.0f} GiB of training memory); pool '{pool.name}' has {pool.accelerators} "
+            f"({pool.nodes} nodes × {pool.accelerators_per_node}): add {nodes_short} nodes{alternative}"
+        )
+    else:
+        layout = parallel_layout(gpus.minimum, pool.accelerators_per_node, pool.nodes)
+        sync_bytes, sync_seconds = _gradient_sync(workload, pool, layout)
+
+    checkpoint = checkpoint_bytes(workload)
+    target = workload.target_checkpoint_seconds
+    required_throughput = None if target is None else checkpoint / target / GB
+    save_seconds = overhead = None
+    if storage_gb_per_second is not None:
+        save_seconds = checkpoint_save_seconds(checkpoint, storage_gb_per_second)
+        overhead = checkpoint_overhead_fraction(save_seconds, workload.checkpoint_interval_minutes)
+        if target is not None and save_seconds > target:
+            problems.append(
+                f"a {checkpoint / GB:,.0f} GB checkpoint takes {save_seconds:,.0f} s at "
+                f"{storage_gb_per_second:g} GB/s, over the {target:g} s target: needs {required_throughput:,.2f} GB/s"
+            )
+    return SizingReport(
+        workload=workload,
+        pool=pool,
+        memory=memory,
+        gpus=gpus,
+        layout=layout,
+        gradient_sync_bytes=sync_bytes,
+        gradient_sync_seconds=sync_seconds,
+        checkpoint_bytes=checkpoint,
+        checkpoint_save_seconds=save_seconds,
+        checkpoint_overhead_fraction=overhead,
+        required_storage_gb_per_second=required_throughput,
+        problems=tuple(problems),
+    )
