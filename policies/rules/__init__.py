@@ -8,6 +8,8 @@ from . import (  # noqa: F401
     cloudtrail_validation,
     cluster_admin_binding,
     ebs_encryption,
+    efa_placement_group,
+    efa_wiring,
     eks_endpoint,
     eks_logging,
     eks_secrets_encryption,

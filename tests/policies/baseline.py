@@ -14,6 +14,7 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.catalog import efa_interfaces
 from components.tagging import TagContext
 from lattice.engine import Plan, run_program
 
@@ -80,9 +81,10 @@ def program() -> None:
         tags=tags,
         opts=stateful,
     )
+    placement = aws.ec2.PlacementGroup("gpu", strategy="cluster", tags=tags)
     aws.ec2.LaunchTemplate(
         "gpu",
-        instance_type="g5.48xlarge",
+        instance_type="p5.48xlarge",
         block_device_mappings=[
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name="/dev/xvda",
@@ -91,6 +93,16 @@ def program() -> None:
                 ),
             )
         ],
+        network_interfaces=[
+            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                network_card_index=interface.network_card_index,
+                device_index=interface.device_index,
+                interface_type=interface.interface_type,
+                security_groups=["sg-0efa"],
+            )
+            for interface in efa_interfaces("p5.48xlarge")
+        ],
+        placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name),
         tags=tags,
     )
     aws.fsx.LustreFileSystem(

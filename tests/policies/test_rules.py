@@ -15,6 +15,8 @@ COUNTEREXAMPLE_MESSAGE = {
     "cloudtrail-log-validation": "log file validation is off",
     "cloudtrail-multi-region": "the trail records one region only",
     "ebs-volume-encryption": "encrypted with the AWS-managed aws/ebs key",
+    "efa-fully-wired": "1 of 32 EFA interfaces wired on p5.48xlarge: 100 of 3,200 Gbps",
+    "efa-placement-group": "EFA instances without a placement group",
     "eks-control-plane-logging": "control-plane log types audit, authenticator are not enabled",
     "eks-private-endpoint": "the API endpoint is public to 0.0.0.0/0",
     "eks-secrets-encryption": "secrets are not envelope-encrypted with a KMS key",
@@ -71,6 +73,10 @@ def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
 
 
+def _template(plan):
+    return next(r for r in plan["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate")
+
+
 def _labels_without_immutable(plan):
     bucket = next(r for r in plan["resources"] if r["type"] == "gcp:storage/bucket:Bucket")
     return {k: v for k, v in bucket["inputs"]["labels"].items() if k != "lattice-immutable"}
@@ -124,6 +130,21 @@ def _without(plan, type_token, name):
         (
             lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", protocol="-1"),
             ("no-world-admin-ingress", "opens port(s) 22, 3389, 2379, 2380, 6443, 10250"),
+        ),
+        # EFA: the primary must sit on card 0 / device 0
+        (
+            lambda p: edit(
+                p,
+                "aws:ec2/launchTemplate:LaunchTemplate",
+                "gpu",
+                networkInterfaces=[{**i, "deviceIndex": 1} for i in _template(p)["inputs"]["networkInterfaces"]],
+            ),
+            ("efa-fully-wired", "no primary interface on network card 0 / device index 0"),
+        ),
+        # EFA on a type without EFA
+        (
+            lambda p: edit(p, "aws:ec2/launchTemplate:LaunchTemplate", "gpu", instanceType="m5.large"),
+            ("efa-fully-wired", "m5.large is not an EFA-capable accelerator type in the catalog"),
         ),
         # FSx: scratch cannot use a customer key at all
         (
