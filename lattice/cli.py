@@ -81,6 +81,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_check)
 
+    audit = verbs.add_parser("audit", help="check the stack's deployed AWS resources live with the same rules (boto3)")
+    _stack_arguments(audit)
+    audit.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    audit.add_argument("--output", metavar="FILE", type=Path, help="write the report to FILE instead of stdout")
+    audit.add_argument("--severity-threshold", choices=SEVERITY_ORDER, default="low")
+    audit.add_argument("--policy-config", metavar="FILE", type=Path, help="default: policies/config/<environment>.json")
+    audit.add_argument("--waivers", metavar="FILE", type=Path, default=WAIVERS, help="default: policies/waivers.yaml")
+    audit.set_defaults(handler=_audit)
+
     catalog = verbs.add_parser("catalog", help="the hardware catalog")
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")
     refresh = catalog_verbs.add_parser("refresh", help="regenerate the AWS snapshot from describe_instance_types")
@@ -175,6 +184,39 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         locator = locator_for(plan, _repo_path(stack_file.path), stack_file.site_lines())
     else:
         locator = locator_for(plan, _repo_path(args.plan), {})
+    text = render(args.format, result, problems, locator)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text)
+        out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
+    else:
+        sys.stdout.write(text)
+    return 1 if result.blocking else 0
+
+
+def _audit(args: argparse.Namespace, out: Console) -> int:
+    from components.spec import AwsSite
+
+    from .audit import PLAN_ONLY_RULES, AuditError, audit_plan
+    from .report import Locator
+
+    stack_file = resolve_stack_file(args)
+    regions = sorted({site.region for site in stack_file.spec.sites if isinstance(site, AwsSite)})
+    if not regions:
+        raise UsageError(f"{stack_file.path}: the stack has no AWS site; lattice audit reads AWS accounts only")
+    rules = {name: rule for name, rule in all_rules().items() if name not in PLAN_ONLY_RULES}
+    try:
+        config_file = args.policy_config or config_path_for(stack_file.spec.environment)
+        config = load_policy_config(config_file, all_rules())
+    except PolicyConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        live = audit_plan(stack_file.stack, regions)
+    except AuditError as exc:
+        raise UsageError(f"lattice audit: {exc}") from None
+    result = evaluate(live, config, rules, severity_threshold=args.severity_threshold)
+    problems = apply_waivers(result, load_waivers(args.waivers, set(rules), date.today()))
+    locator = Locator(_repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
     text = render(args.format, result, problems, locator)
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     admin_ingress,
     cloudtrail_kms,
+    cloudtrail_logging,
     cloudtrail_multi_region,
     cloudtrail_object_lock,
     cloudtrail_validation,

@@ -12,6 +12,7 @@ from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample, e
 COUNTEREXAMPLE_MESSAGE = {
     "cloudtrail-bucket-object-lock": "object lock retains CloudTrail logs for 30 days; at least 365 required",
     "cloudtrail-kms": "log files are encrypted with S3-managed keys only",
+    "cloudtrail-logging-enabled": "the trail is stopped",
     "cloudtrail-log-validation": "log file validation is off",
     "cloudtrail-multi-region": "the trail records one region only",
     "ebs-volume-encryption": "encrypted with the AWS-managed aws/ebs key",
