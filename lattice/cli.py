@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--policy-config", metavar="FILE", type=Path, help="default: policies/config/<environment>.json")
     check.add_argument("--waivers", metavar="FILE", type=Path, default=WAIVERS, help="default: policies/waivers.yaml")
     check.add_argument(
+        "--baseline-plan",
+        metavar="FILE",
+        type=Path,
+        help="the base branch's plan: waivers cannot excuse mandatory violations this change introduces",
+    )
+    check.add_argument(
         "--today",
         metavar="YYYY-MM-DD",
         type=date.fromisoformat,
@@ -179,7 +185,15 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         raise UsageError(str(exc)) from None
     result = evaluate(plan, config, rules, severity_threshold=args.severity_threshold)
     waivers = load_waivers(args.waivers, set(rules), args.today or date.today())
-    problems = apply_waivers(result, waivers)
+    baseline = None
+    if args.baseline_plan is not None:
+        try:
+            base_plan = json.loads(args.baseline_plan.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"{args.baseline_plan}: cannot read the baseline plan ({exc})") from None
+        base = evaluate(base_plan, config, rules, severity_threshold=args.severity_threshold)
+        baseline = {(f.policy, f.urn) for f in base.findings}
+    problems = apply_waivers(result, waivers, baseline)
     if stack_file is not None:
         locator = locator_for(plan, _repo_path(stack_file.path), stack_file.site_lines())
     else:

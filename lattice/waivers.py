@@ -36,7 +36,7 @@ class Waiver(BaseModel):
 @dataclass(frozen=True)
 class WaiverProblem:
     index: int
-    kind: str  # malformed | expired | unknown-policy | unused
+    kind: str  # malformed | expired | unknown-policy | introduced | unused
     message: str
 
 
@@ -84,15 +84,35 @@ def load_waivers(path: Path, known_policies: set[str], today: dt.date) -> Waiver
     return WaiverSet(active=active, problems=problems)
 
 
-def apply_waivers(result: CheckResult, waivers: WaiverSet) -> list[WaiverProblem]:
-    """Mark waived findings; return every waiver problem, unused waivers included."""
+def apply_waivers(
+    result: CheckResult, waivers: WaiverSet, baseline: set[tuple[str, str]] | None = None
+) -> list[WaiverProblem]:
+    """Mark waived findings; return every waiver problem, unused waivers included.
+
+    ``baseline`` holds the (policy, URN) pairs that already violate on the base branch. When given,
+    a mandatory violation outside it was introduced by this change, and no waiver may excuse it:
+    the waiver has to land (and be reviewed) in a change of its own first.
+    """
     used: set[int] = set()
+    refused: list[WaiverProblem] = []
     for finding in result.findings:
         for index, waiver in waivers.active:
-            if waiver.matches(finding.policy, finding.urn):
-                finding.waived, finding.waiver = True, waiver
-                used.add(index)
+            if not waiver.matches(finding.policy, finding.urn):
+                continue
+            used.add(index)
+            introduced = baseline is not None and (finding.policy, finding.urn) not in baseline
+            if introduced and finding.enforcement == "mandatory":
+                refused.append(
+                    WaiverProblem(
+                        index,
+                        "introduced",
+                        f"waivers[{index}] cannot excuse {finding.policy} on {finding.urn}: this change introduces "
+                        "the violation; fix it, or land the waiver in a change of its own first",
+                    )
+                )
                 break
+            finding.waived, finding.waiver = True, waiver
+            break
     unused = [
         WaiverProblem(
             index, "unused", f"waivers[{index}] ({waiver.policy}, {waiver.urn}) matched no violation; remove it"
@@ -100,4 +120,4 @@ def apply_waivers(result: CheckResult, waivers: WaiverSet) -> list[WaiverProblem
         for index, waiver in waivers.active
         if index not in used
     ]
-    return [*waivers.problems, *unused]
+    return [*waivers.problems, *refused, *unused]

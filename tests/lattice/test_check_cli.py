@@ -77,3 +77,21 @@ def test_check_from_a_real_process_exits_0_for_prod():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+
+
+def test_baseline_plan_refuses_waivers_for_new_violations(tmp_path, capsys, prod_plan, rules):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(prod_plan.to_dict()))
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(apply_counterexample(prod_plan.to_dict(), rules["eks-secrets-encryption"])))
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text(
+        "waivers:\n  - {policy: eks-secrets-encryption, urn: '*', reason: Migrating keys this week, owner: a@b, "
+        "expires: 2099-01-01}\n"
+    )
+    assert main(["check", "--plan", str(head), "--waivers", str(waivers)]) == 0
+    capsys.readouterr()
+    args = ["check", "--plan", str(head), "--waivers", str(waivers), "--baseline-plan", str(base), "--format", "json"]
+    assert main(args) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [p["kind"] for p in report["waiverProblems"]] == ["introduced"]

@@ -69,3 +69,9 @@ def test_pack_files_exist_and_tests_never_import_the_pack():
     importing_the_pack = re.compile(r"^(from|import) policies(\.__main__| import __main__)", re.MULTILINE)
     for test in (ROOT / "tests").rglob("*.py"):
         assert not importing_the_pack.search(test.read_text()), test
+
+
+def test_readme_lists_every_policy(rules):
+    readme = (ROOT / "README.md").read_text()
+    assert [name for name in rules if f"| `{name}` |" not in readme] == []
+    assert f"Policy pack: {len(rules)} rules" in readme

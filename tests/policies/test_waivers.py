@@ -99,3 +99,31 @@ def test_a_waiver_for_another_policy_or_urn_does_not_apply(tmp_path, baseline, r
 def test_no_waiver_file_means_no_waivers(tmp_path, rules):
     waivers = load_waivers(tmp_path / "absent.yaml", set(rules), TODAY)
     assert waivers.active == [] and waivers.problems == []
+
+
+WAIVE_EKS = """waivers:
+  - policy: eks-private-endpoint
+    urn: "*"
+    reason: Summer-school cluster, public endpoint scoped by WAF.
+    owner: ml-platform@example.edu
+    expires: 2026-12-31
+"""
+
+
+def test_a_waiver_cannot_excuse_a_mandatory_violation_the_change_introduces(tmp_path, baseline, rules):
+    path = _write(tmp_path, WAIVE_EKS)
+    result = _violating(baseline, rules)
+    base_findings = {(f.policy, f.urn) for f in evaluate(baseline, EVERYTHING_MANDATORY).findings}
+    assert base_findings == set()
+    problems = apply_waivers(result, load_waivers(path, set(rules), TODAY), base_findings)
+    assert [p.kind for p in problems] == ["introduced"]
+    assert "this change introduces the violation" in problems[0].message
+    assert result.findings[0].waived is False and len(result.blocking) == 1
+
+
+def test_a_waiver_still_excuses_a_violation_that_predates_the_change(tmp_path, baseline, rules):
+    path = _write(tmp_path, WAIVE_EKS)
+    result = _violating(baseline, rules)
+    already = {(f.policy, f.urn) for f in result.findings}
+    assert apply_waivers(result, load_waivers(path, set(rules), TODAY), already) == []
+    assert result.findings[0].waived is True
