@@ -14,7 +14,8 @@ def _steps(workflow: str, job: str) -> list[dict]:
 
 
 def test_ci_runs_the_ci_script():
-    assert (ROOT / ".ci" / "run").read_text().count("make test") == 1
+    commands = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if not line.startswith("#")]
+    assert "make test" in commands
     assert any(step.get("run") == "bash .ci/run" for step in _steps("ci.yml", "test"))
 
 
