@@ -159,7 +159,12 @@ class LatticeMocks(mocks.Mocks):
                 ("eks", "Cluster"): {
                     "endpoint": f"https://{_short_hash(name, length=32).upper()}.gr7.{region}.eks.amazonaws.com",
                     "certificateAuthority": {"data": "TU9DSy1DQQ=="},
+                    "vpcConfig": {
+                        **state.get("vpcConfig", {}),
+                        "clusterSecurityGroupId": f"sg-{_short_hash(name, length=17)}",
+                    },
                 },
+                ("ec2", "LaunchTemplate"): {"latestVersion": 1},
             }
             out.update(extra.get((module, kind), {}))
         elif package == "gcp":

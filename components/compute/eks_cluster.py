@@ -41,6 +41,7 @@ class EksCluster(pulumi.ComponentResource):
     role: aws.iam.Role
     log_group: aws.cloudwatch.LogGroup
     cluster_name: pulumi.Output[str]
+    cluster_security_group_id: pulumi.Output[str]
     endpoint: pulumi.Output[str]
     arn: pulumi.Output[str]
 
@@ -149,6 +150,7 @@ class EksCluster(pulumi.ComponentResource):
             )
 
         self.cluster_name = self.cluster.name
+        self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id
         self.endpoint = self.cluster.endpoint
         self.arn = self.cluster.arn
         self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint, "arn": self.arn})

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog import aws_instance_type
+from ..compute.aws_gpu_node_pool import AwsGpuNodePool, AwsGpuNodePoolArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
@@ -26,6 +28,7 @@ class AwsCloudSite(pulumi.ComponentResource):
     key: AwsKmsKey
     network: AwsSiteNetwork
     eks: EksCluster
+    pools: dict[str, AwsGpuNodePool]
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: AwsCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -75,6 +78,24 @@ class AwsCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
+        subnet_by_zone = dict(zip(site.network.availability_zones, self.network.private_subnets, strict=True))
+        self.pools = {}
+        for pool in site.gpu_pools:
+            zones = pool.zones(site)
+            self.pools[pool.name] = AwsGpuNodePool(
+                f"{name}-{pool.name}",
+                AwsGpuNodePoolArgs(
+                    pool=pool,
+                    instance=aws_instance_type(pool.instance_type),
+                    cluster_name=self.eks.cluster_name,
+                    cluster_security_group_id=self.eks.cluster_security_group_id,
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=[subnet_by_zone[zone].id for zone in zones],
+                    kms_key_arn=self.key.key_arn,
+                    tags=tags,
+                ),
+                opts=scoped,
+            )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("aws"),
@@ -84,5 +105,13 @@ class AwsCloudSite(pulumi.ComponentResource):
             "kms_key_arn": self.key.key_arn,
             "cluster_name": self.eks.cluster_name,
             "cluster_endpoint": self.eks.endpoint,
+            "gpu_pools": {
+                name: {
+                    "efa": pool.efa,
+                    "efa_bandwidth_gbps": pool.efa_bandwidth_gbps,
+                    "node_group": pool.node_group.node_group_name,
+                }
+                for name, pool in self.pools.items()
+            },
         }
         self.register_outputs(self.outputs)

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from policies.thresholds import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
+
 from .types import (
     AllowedCidr,
     AwsRegion,
@@ -22,6 +24,8 @@ from .types import (
     KubernetesVersion,
     Namespace,
     NonEmpty,
+    ParameterCount,
+    ReservationId,
     RetentionDays,
     SiteName,
     TagKey,
@@ -29,6 +33,8 @@ from .types import (
     TeamName,
     Zone,
 )
+
+PoolName = SiteName
 
 Environment = Literal["dev", "staging", "prod"]
 Tier = Literal["cloud", "grid", "edge"]
@@ -38,10 +44,8 @@ DataClassification = Literal["public", "internal", "confidential", "restricted"]
 # can be written against the final shape, but a component that silently ignored them
 # would be a lie: until their component lands they must stay empty.
 RESERVED_LATER = {
-    "gpu_pools": "GPU node pools",
     "storage": "tiered storage",
     "links": "cross-site links",
-    "workloads": "workload sizing",
 }
 
 
@@ -63,7 +67,7 @@ class AuditSpec(Strict):
     """Audit logging of a site. The same number feeds the components and the policy pack."""
 
     log_retention_days: RetentionDays = Field(
-        365,
+        LOG_RETENTION_MIN_DAYS,
         description="Retention of every log group the site creates (VPC flow logs, control plane). "
         "Must be a value CloudWatch Logs accepts; the policy pack requires at least 365 in prod.",
     )
@@ -73,7 +77,10 @@ class EncryptionSpec(Strict):
     """The site's customer-managed key. The same numbers feed the components and the policy pack."""
 
     key_rotation_days: int = Field(
-        365, ge=90, le=2560, description="Automatic rotation period of the site key (AWS KMS and Cloud KMS: 90-2560)."
+        KEY_ROTATION_MAX_DAYS,
+        ge=90,
+        le=2560,
+        description="Automatic rotation period of the site key (AWS KMS and Cloud KMS: 90-2560).",
     )
     key_deletion_window_days: int = Field(
         30, ge=7, le=30, description="Waiting period before a deleted AWS KMS key is destroyed (7-30)."
@@ -152,10 +159,102 @@ class SiteBase(Strict):
     audit: AuditSpec = Field(default_factory=AuditSpec)
     encryption: EncryptionSpec = Field(default_factory=EncryptionSpec)
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags for this site.")
-    gpu_pools: list[dict[str, Any]] = Field(default_factory=list, description="Reserved: GPU node pools.")
     storage: dict[str, Any] = Field(default_factory=dict, description="Reserved: tiered storage.")
 
-    _reserved = field_validator("gpu_pools", "storage")(_reserved_empty)
+    _reserved = field_validator("storage")(_reserved_empty)
+
+
+class PoolSize(Strict):
+    min_nodes: int = Field(0, ge=0, le=10_000)
+    max_nodes: int = Field(ge=1, le=10_000)
+    desired_nodes: int | None = Field(None, ge=0, le=10_000, description="Defaults to min_nodes.")
+    labels: dict[str, TagValue] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
+    workload: SiteName | None = Field(None, description="A workloads[] entry this pool must be able to train.")
+
+    @property
+    def desired(self) -> int:
+        return self.min_nodes if self.desired_nodes is None else self.desired_nodes
+
+
+class AwsCapacitySpec(Strict):
+    type: Literal["on-demand", "spot", "capacity-block", "reservation"] = "on-demand"
+    reservation_id: ReservationId | None = Field(
+        None, description="The capacity reservation or capacity block (cr-…) for reservation and capacity-block."
+    )
+
+
+class AwsGpuPoolSpec(PoolSize):
+    name: PoolName
+    instance_type: NonEmpty = Field(description="An accelerator type from the catalog, e.g. p5.48xlarge.")
+    availability_zones: list[Zone] | None = Field(
+        None, description="Zones of the site to run in; an EFA pool uses exactly one (default: the site's first)."
+    )
+    efa: bool | None = Field(None, description="Wire every EFA interface of the type. Default: on when supported.")
+    placement_group: bool | None = Field(
+        None, description="Cluster placement group. Default: on for EFA pools unless the capacity source forbids it."
+    )
+    capacity: AwsCapacitySpec = Field(default_factory=AwsCapacitySpec)
+    root_volume_gib: int = Field(200, ge=50, le=16_384, description="Encrypted gp3 root volume.")
+    scratch_path: str = Field("/scratch", pattern=r"^/[A-Za-z0-9/_.-]+$", description="Where instance NVMe is mounted.")
+
+    def zones(self, site: AwsSite) -> list[str]:
+        return self.availability_zones or site.network.availability_zones[:1]
+
+    def uses_efa(self, efa_supported: bool) -> bool:
+        return efa_supported if self.efa is None else self.efa
+
+    @property
+    def capacity_fixes_placement(self) -> bool:
+        return self.capacity.type in ("capacity-block", "reservation")
+
+    def uses_placement_group(self, efa: bool) -> bool:
+        if self.placement_group is not None:
+            return self.placement_group
+        return efa and not self.capacity_fixes_placement
+
+
+class GcpCapacitySpec(Strict):
+    type: Literal["on-demand", "spot", "flex-start", "reservation"] = "on-demand"
+    reservation: NonEmpty | None = Field(None, description="Name of a specific reservation, for type reservation.")
+
+
+class TpuSliceSpec(Strict):
+    type: Literal["v5e", "v5p", "v6e"]
+    topology: NonEmpty = Field(description="Slice topology, e.g. 2x2x2 (v5p) or 4x4 (v5e, v6e).")
+
+
+class GcpGpuPoolSpec(PoolSize):
+    name: PoolName
+    machine_type: NonEmpty | None = Field(None, description="A GPU machine type from the catalog, e.g. a3-megagpu-8g.")
+    tpu: TpuSliceSpec | None = Field(None, description="A TPU slice instead of GPUs.")
+    zone: Zone | None = Field(None, description="Zone of the site (default: the site's first); pools are compact.")
+    capacity: GcpCapacitySpec = Field(default_factory=GcpCapacitySpec)
+    max_nodes: int = Field(1, ge=1, le=10_000)
+
+    def zone_in(self, site: GcpSite) -> str:
+        return self.zone or site.network.zones[0]
+
+    @model_validator(mode="after")
+    def _gpus_or_tpu(self) -> GcpGpuPoolSpec:
+        if (self.machine_type is None) == (self.tpu is None):
+            raise ValueError("set exactly one of 'machine_type' (GPUs) or 'tpu' (a TPU slice)")
+        return self
+
+
+class ClusterPoolSpec(PoolSize):
+    """Existing hardware of a grid or edge site, as the scheduler should see it."""
+
+    name: PoolName
+    gpu_model: NonEmpty = Field(description="e.g. H100-80GB; becomes the nvidia.com/gpu.product label value.")
+    gpu_memory_gib: float = Field(gt=0, le=1024)
+    gpus_per_node: int = Field(ge=1, le=64)
+    fabric: Literal["infiniband", "roce", "ethernet"] = "ethernet"
+    fabric_bandwidth_gbps: float = Field(gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.")
+    node_selector: dict[str, TagValue] = Field(
+        default_factory=dict, description="Labels that select these nodes (default: lattice.dev/pool=<name>)."
+    )
+    min_nodes: int = Field(0, ge=0)
+    max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.")
 
 
 class AwsSite(SiteBase):
@@ -163,6 +262,7 @@ class AwsSite(SiteBase):
     region: AwsRegion
     network: AwsNetworkSpec
     kubernetes: EksSpec = Field(default_factory=EksSpec)
+    gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list)
 
 
 class GcpSite(SiteBase):
@@ -171,6 +271,7 @@ class GcpSite(SiteBase):
     region: GcpRegion
     network: GcpNetworkSpec
     kubernetes: GkeSpec = Field(default_factory=GkeSpec)
+    gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list)
 
 
 class KubernetesSite(SiteBase):
@@ -178,6 +279,7 @@ class KubernetesSite(SiteBase):
     location: NonEmpty | None = Field(None, description="Where the hardware is, for humans.")
     network: KubernetesNetworkSpec
     kubernetes: KubernetesAccessSpec
+    gpu_pools: list[ClusterPoolSpec] = Field(default_factory=list)
 
 
 Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provider")]
@@ -197,6 +299,18 @@ class TeamSpec(Strict):
         return self.namespace or self.name
 
 
+class WorkloadSpec(Strict):
+    """A training job to size pools against (components/sizing.py)."""
+
+    name: SiteName
+    parameters: ParameterCount = Field(description="Model parameters: 70B, 7e9 or 7000000000.")
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"] = "bf16"
+    optimizer: Literal["adam", "adamw", "sgd", "adafactor"] = "adamw"
+    method: Literal["full", "lora", "qlora"] = "full"
+    checkpoint_interval_minutes: float = Field(30, gt=0)
+    target_checkpoint_seconds: float | None = Field(None, gt=0)
+
+
 class StackSpec(Strict):
     environment: Environment
     owner: NonEmpty = Field(description="Accountable person or team, e.g. an email address.")
@@ -211,9 +325,9 @@ class StackSpec(Strict):
     sites: list[Site] = Field(min_length=1)
     teams: list[TeamSpec] = Field(default_factory=list)
     links: list[dict[str, Any]] = Field(default_factory=list, description="Reserved: cross-site links.")
-    workloads: list[dict[str, Any]] = Field(default_factory=list, description="Reserved: workload sizing.")
+    workloads: list[WorkloadSpec] = Field(default_factory=list, description="Training jobs pools are sized for.")
 
-    _reserved = field_validator("links", "workloads")(_reserved_empty)
+    _reserved = field_validator("links")(_reserved_empty)
 
     @property
     def protects_stateful(self) -> bool:

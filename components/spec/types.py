@@ -167,7 +167,28 @@ def _tag_key(value: str) -> str:
     return value
 
 
+def _parameter_count(value: float | int | str) -> float:
+    # YAML 1.1 reads 70e9 as a string (it wants 7.0e+10), so accept the forms people write.
+    text = str(value).strip().lower().replace("_", "")
+    multiplier = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}.get(text[-1:], 1)
+    try:
+        count = float(text[:-1] if multiplier != 1 else text) * multiplier
+    except ValueError:
+        raise ValueError(f"'{value}' is not a parameter count; write 70B, 7e9 or 7000000000") from None
+    if count <= 0:
+        raise ValueError(f"'{value}' must be a positive parameter count")
+    return count
+
+
+def _reservation_id(value: str) -> str:
+    if not re.match(r"^cr-[0-9a-f]{8,17}$", value):
+        raise ValueError(f"'{value}' is not a capacity reservation or block ID; write it like cr-0123456789abcdef0")
+    return value
+
+
 Cidr = Annotated[str, AfterValidator(_cidr)]
+ParameterCount = Annotated[float | int | str, AfterValidator(_parameter_count)]
+ReservationId = Annotated[str, AfterValidator(_reservation_id)]
 AllowedCidr = Annotated[str, AfterValidator(_any_cidr)]
 AwsRegion = Annotated[str, AfterValidator(_aws_region)]
 GcpRegion = Annotated[str, AfterValidator(_gcp_region)]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
 
 
 @dataclass(frozen=True)
@@ -183,6 +183,132 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
                 )
 
 
+def gpu_pools_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type, tpu_type
+
+    workloads = {w.name: w for w in spec.workloads}
+    for i, site in enumerate(spec.sites):
+        seen: dict[str, int] = {}
+        for j, pool in enumerate(site.gpu_pools):
+            path = f"sites[{i}].gpu_pools[{j}]"
+            if pool.name in seen:
+                yield Issue(f"{path}.name", f"pool '{pool.name}' is already defined at gpu_pools[{seen[pool.name]}]")
+            seen.setdefault(pool.name, j)
+            if pool.min_nodes > pool.max_nodes or not pool.min_nodes <= pool.desired <= pool.max_nodes:
+                yield Issue(
+                    f"{path}.max_nodes",
+                    f"need min_nodes ≤ desired_nodes ≤ max_nodes (got {pool.min_nodes} ≤ {pool.desired} ≤ "
+                    f"{pool.max_nodes}); adjust the three counts",
+                )
+            if pool.workload is not None and pool.workload not in workloads:
+                known = ", ".join(sorted(workloads)) or "none are defined"
+                yield Issue(f"{path}.workload", f"unknown workload '{pool.workload}'; use one of: {known}")
+            try:
+                if isinstance(pool, AwsGpuPoolSpec):
+                    yield from _aws_pool(site, pool, path, aws_instance_type)
+                elif isinstance(pool, GcpGpuPoolSpec):
+                    yield from _gcp_pool(site, pool, path, gcp_machine_type, tpu_type)
+            except UnknownCatalogEntryError as exc:
+                field = "instance_type" if isinstance(pool, AwsGpuPoolSpec) else "machine_type"
+                efa_wanted = isinstance(pool, AwsGpuPoolSpec) and pool.efa is True
+                prefix = f"{pool.instance_type} has no EFA: " if efa_wanted else ""
+                yield Issue(f"{path}.{field}", f"{prefix}{exc}")
+                continue
+            if pool.workload in workloads:
+                yield from _workload_fits(site, pool, workloads[pool.workload], path)
+
+
+def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterator[Issue]:
+    instance = lookup(pool.instance_type)
+    efa = pool.uses_efa(instance.max_efa_interfaces > 0)
+    zones = pool.zones(site)
+    for position, zone in enumerate(zones):
+        if zone not in site.network.availability_zones:
+            yield Issue(
+                f"{path}.availability_zones[{position}]",
+                f"zone '{zone}' is not one of the site's zones ({', '.join(site.network.availability_zones)})",
+            )
+    if efa and len(zones) > 1:
+        yield Issue(
+            f"{path}.availability_zones",
+            f"an EFA pool must sit in one availability zone (EFA traffic does not cross zones); list one of "
+            f"{', '.join(zones)}, or set efa: false",
+        )
+    needs_id = pool.capacity.type in ("capacity-block", "reservation")
+    if needs_id and pool.capacity.reservation_id is None:
+        yield Issue(f"{path}.capacity.reservation_id", f"a {pool.capacity.type} pool must name its cr-… ID")
+    if not needs_id and pool.capacity.reservation_id is not None:
+        yield Issue(
+            f"{path}.capacity.reservation_id",
+            f"reservation_id has no effect for {pool.capacity.type} capacity; remove it or use type reservation",
+        )
+    if pool.placement_group is True and pool.capacity_fixes_placement:
+        yield Issue(
+            f"{path}.placement_group",
+            f"a {pool.capacity.type} already fixes where instances land, and a launch template that adds a "
+            "placement group fails to launch; set placement_group: false",
+        )
+
+
+def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tpu_lookup) -> Iterator[Issue]:
+    zone = pool.zone_in(site)
+    if zone not in site.network.zones:
+        yield Issue(f"{path}.zone", f"zone '{zone}' is not one of the site's zones ({', '.join(site.network.zones)})")
+    if pool.machine_type is not None:
+        machine_lookup(pool.machine_type)
+    else:
+        tpu = tpu_lookup(pool.tpu.type)
+        shapes = {t.topology: t for t in tpu.topologies}
+        slice_ = shapes.get(pool.tpu.topology)
+        if slice_ is None:
+            yield Issue(
+                f"{path}.tpu.topology",
+                f"'{pool.tpu.topology}' is not a {pool.tpu.type} topology; use one of {', '.join(shapes)}",
+            )
+        elif slice_.hosts > 1 and pool.max_nodes != slice_.hosts:
+            yield Issue(
+                f"{path}.max_nodes",
+                f"a {pool.tpu.type} {pool.tpu.topology} slice spans {slice_.hosts} hosts; set max_nodes: "
+                f"{slice_.hosts} (multi-host slices are provisioned whole)",
+            )
+        if pool.workload is not None:
+            yield Issue(f"{path}.workload", "sizing workloads on TPU slices is not supported yet; remove 'workload'")
+    if pool.capacity.type == "reservation" and pool.capacity.reservation is None:
+        yield Issue(f"{path}.capacity.reservation", "a reservation pool must name its reservation")
+
+
+def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
+    from components import sizing
+    from components.catalog import aws_instance_type, gcp_machine_type
+
+    if isinstance(pool, GcpGpuPoolSpec) and pool.tpu is not None:
+        return
+    try:
+        job = sizing.Workload(
+            parameters=workload.parameters,
+            precision=workload.precision,
+            optimizer=workload.optimizer,
+            method=workload.method,
+            checkpoint_interval_minutes=workload.checkpoint_interval_minutes,
+            target_checkpoint_seconds=workload.target_checkpoint_seconds,
+        )
+    except ValueError as exc:
+        yield Issue(f"{path}.workload", f"workload '{workload.name}' cannot be sized: {exc}")
+        return
+    if isinstance(pool, AwsGpuPoolSpec):
+        hardware = sizing.Pool.of(aws_instance_type(pool.instance_type), pool.max_nodes)
+    elif isinstance(pool, GcpGpuPoolSpec):
+        hardware = sizing.Pool.of(gcp_machine_type(pool.machine_type), pool.max_nodes)
+    else:
+        assert isinstance(pool, ClusterPoolSpec)
+        hardware = sizing.Pool(
+            pool.name, pool.gpu_memory_gib, pool.gpus_per_node, pool.max_nodes, pool.fabric_bandwidth_gbps
+        )
+    report = sizing.fits(job, hardware)
+    if not report.fits:
+        yield Issue(f"{path}.workload", f"pool '{pool.name}' is too small: {report.message}")
+
+
 VALIDATORS: tuple[Validator, ...] = (
     unique_site_names,
     tier_matches_provider,
@@ -192,6 +318,7 @@ VALIDATORS: tuple[Validator, ...] = (
     public_endpoint_is_scoped,
     kubeconfig_secret_is_set,
     teams_are_consistent,
+    gpu_pools_are_valid,
 )
 
 

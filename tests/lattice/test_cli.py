@@ -120,3 +120,20 @@ def test_catalog_refresh_from_moto_reproduces_the_snapshot(tmp_path, capsys):
     target = tmp_path / "snapshot.json"
     assert main(["catalog", "refresh", "--region", "us-east-1", "--moto", "--output", str(target)]) == 0
     assert target.read_text() == AWS_SNAPSHOT.read_text()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "efa-on-type-without-efa",
+        "efa-pool-across-zones",
+        "placement-group-with-capacity-block",
+        "pool-too-small-for-workload",
+    ],
+)
+def test_gpu_pool_mistakes_exit_2_with_path_and_fix(name, capsys):
+    path = BROKEN / f"Pulumi.{name}.yaml"
+    expected_path = path.read_text().splitlines()[0].removeprefix("# expect-path: ")
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"  {expected_path}  ({path}:" in err

@@ -12,17 +12,28 @@ EVERYTHING_MANDATORY = PolicyConfig(levels={"all": "mandatory"}, settings={})
 
 
 def apply_counterexample(plan: dict[str, Any], rule: Rule) -> dict[str, Any] | None:
-    """A copy of ``plan`` with the rule's counterexample applied to the first resource of its type."""
-    out = copy.deepcopy(plan)
+    """A copy of ``plan`` with the rule's counterexample applied to the first resource it fits.
+
+    A counterexample fits a resource that has the property it flips (the first launch template
+    of a stack may have no EFA interfaces to remove); None when no resource of the type fits.
+    """
     example = rule.counterexample
-    target = next((r for r in out["resources"] if r["type"] == example.resource_type), None)
-    if target is None:
-        return None
-    if example.unprotect:
-        target["protect"] = False
-    if example.mutate is not None:
-        target["inputs"] = example.mutate(target["inputs"])
-    return out
+    for index, resource in enumerate(plan["resources"]):
+        if resource["type"] != example.resource_type:
+            continue
+        if example.unprotect:
+            if not resource["protect"]:
+                continue
+            mutated = {**resource, "protect": False}
+        else:
+            try:
+                mutated = {**resource, "inputs": example.mutate(resource["inputs"])}
+            except (KeyError, IndexError, TypeError):
+                continue
+        out = copy.deepcopy(plan)
+        out["resources"][index] = mutated
+        return out
+    return None
 
 
 def edit(plan: dict[str, Any], type_token: str, name: str, **changes: Any) -> dict[str, Any]:

@@ -27,7 +27,8 @@ def _cases():
         types = {r["type"] for r in plan["resources"]}
         config = _all_mandatory(load_stack_file(path).spec.environment, rules)
         for name, rule in sorted(rules.items()):
-            if rule.counterexample.resource_type in types and config.level(name) != "disabled":
+            fits = rule.counterexample.resource_type in types and apply_counterexample(plan, rule) is not None
+            if fits and config.level(name) != "disabled":
                 yield pytest.param(path, name, id=f"{path.name}-{name}")
 
 

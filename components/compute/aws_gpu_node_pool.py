@@ -1,0 +1,264 @@
+"""An EKS managed node group of accelerator instances wired to their full EFA fabric.
+
+The launch template gets one network interface per EFA-capable network card of the instance
+type, read from the catalog's per-card data (``components.catalog.efa_interfaces``): the
+primary on card 0 / device 0, every other card ``efa-only`` on device 1. A p5.48xlarge thus
+gets 32 EFA interfaces and 3,200 Gbps, not the 1/32 a single-interface template keeps.
+
+Around it: a security group whose members may exchange all traffic in **both** directions
+(EFA's SRD traffic is dropped without the egress self-rule), a cluster placement group unless
+the capacity source fixes placement, an encrypted gp3 root volume with the site key, IMDSv2
+only, and user data that RAID0-mounts the instance-store NVMe at the scratch path and sets the
+EFA / NCCL environment.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..catalog import AwsInstanceType, efa_interfaces
+from ..spec.model import AwsGpuPoolSpec
+from ..tagging import TagContext
+
+GPU_TAINT = {"gpu": "nvidia.com/gpu", "trainium": "aws.amazon.com/neuron", "inferentia": "aws.amazon.com/neuron"}
+AMI_TYPE = {"gpu": "AL2023_x86_64_NVIDIA", "trainium": "AL2023_x86_64_NEURON", "inferentia": "AL2023_x86_64_NEURON"}
+CAPACITY_TYPE = {
+    "on-demand": "ON_DEMAND",
+    "spot": "SPOT",
+    "reservation": "ON_DEMAND",
+    "capacity-block": "CAPACITY_BLOCK",
+}
+NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryReadOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+# aws-ofi-nccl reads these; RDMA reads are what p4d / p5 and later EFA generations support.
+EFA_ENVIRONMENT = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1"}
+MIME_BOUNDARY = "==LATTICE=="
+
+
+@dataclass
+class AwsGpuNodePoolArgs:
+    pool: AwsGpuPoolSpec
+    instance: AwsInstanceType
+    cluster_name: pulumi.Input[str]
+    cluster_security_group_id: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    subnet_ids: list[pulumi.Input[str]]
+    kms_key_arn: pulumi.Input[str]
+    tags: TagContext
+
+
+class AwsGpuNodePool(pulumi.ComponentResource):
+    node_group: aws.eks.NodeGroup
+    launch_template: aws.ec2.LaunchTemplate
+    security_group: aws.ec2.SecurityGroup | None
+    placement_group: aws.ec2.PlacementGroup | None
+    role: aws.iam.Role
+    efa: bool
+    efa_bandwidth_gbps: float
+
+    def __init__(self, name: str, args: AwsGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:compute:AwsGpuNodePool", name, None, opts)
+        pool, instance = args.pool, args.instance
+        tags = args.tags.for_component("AwsGpuNodePool")
+        child = pulumi.ResourceOptions(parent=self)
+        self.efa = pool.uses_efa(instance.max_efa_interfaces > 0)
+        interfaces = efa_interfaces(instance) if self.efa else []
+        self.efa_bandwidth_gbps = instance.efa_bandwidth_gbps if self.efa else 0.0
+
+        self.role = aws.iam.Role(
+            f"{name}-node",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                    ],
+                }
+            ),
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{policy}",
+                role=self.role.name,
+                policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
+                opts=child,
+            )
+            for policy in NODE_POLICIES
+        ]
+
+        self.security_group = None
+        security_groups: list[pulumi.Input[str]] = [args.cluster_security_group_id]
+        if self.efa:
+            self.security_group = self._fabric_security_group(name, pool, tags, args.vpc_id)
+            security_groups.insert(0, self.security_group.id)
+
+        self.placement_group = None
+        if pool.uses_placement_group(self.efa):
+            self.placement_group = aws.ec2.PlacementGroup(
+                f"{name}-placement", strategy="cluster", tags=tags.aws_tags(), opts=child
+            )
+
+        self.launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-template",
+            description=f"Lattice {tags.site}/{pool.name}: {instance.name}",
+            instance_type=instance.name,
+            update_default_version=True,
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/xvda",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=pool.root_volume_gib,
+                        volume_type="gp3",
+                        encrypted="true",
+                        kms_key_id=args.kms_key_arn,
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+            ),
+            network_interfaces=[
+                aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                    network_card_index=interface.network_card_index,
+                    device_index=interface.device_index,
+                    interface_type=interface.interface_type,
+                    security_groups=security_groups,
+                    delete_on_termination="true",
+                )
+                for interface in interfaces
+            ]
+            or None,
+            vpc_security_group_ids=None if interfaces else security_groups,
+            placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name)
+            if self.placement_group is not None
+            else None,
+            capacity_reservation_specification=_reservation(pool),
+            instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+            if pool.capacity.type == "capacity-block"
+            else None,
+            user_data=base64.b64encode(user_data(pool, self.efa, instance).encode()).decode(),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags.aws_tags())
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+
+        taint_key = GPU_TAINT[instance.accelerator_kind]
+        self.node_group = aws.eks.NodeGroup(
+            f"{name}-nodes",
+            cluster_name=args.cluster_name,
+            node_role_arn=self.role.arn,
+            subnet_ids=args.subnet_ids,
+            ami_type=AMI_TYPE[instance.accelerator_kind],
+            capacity_type=CAPACITY_TYPE[pool.capacity.type],
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=pool.min_nodes, desired_size=pool.desired, max_size=pool.max_nodes
+            ),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
+            ),
+            labels={
+                "lattice.dev/pool": pool.name,
+                "lattice.dev/accelerator": instance.accelerator_name.lower(),
+                "lattice.dev/efa": str(self.efa).lower(),
+                **pool.labels,
+            },
+            taints=[aws.eks.NodeGroupTaintArgs(key=taint_key, value="true", effect="NO_SCHEDULE")],
+            tags=tags.aws_tags(),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=attachments),
+        )
+        self.register_outputs(
+            {
+                "node_group": self.node_group.node_group_name,
+                "launch_template_id": self.launch_template.id,
+                "efa_interfaces": len([i for i in interfaces if i.carries_efa]),
+                "efa_bandwidth_gbps": self.efa_bandwidth_gbps,
+            }
+        )
+
+    def _fabric_security_group(
+        self, name: str, pool: AwsGpuPoolSpec, tags: TagContext, vpc_id: pulumi.Input[str]
+    ) -> aws.ec2.SecurityGroup:
+        child = pulumi.ResourceOptions(parent=self)
+        group = aws.ec2.SecurityGroup(
+            f"{name}-fabric",
+            vpc_id=vpc_id,
+            description=f"EFA fabric of pool {pool.name}: members exchange all traffic",
+            tags=tags.aws_tags({"Name": f"{tags.site}-{pool.name}-fabric"}),
+            opts=child,
+        )
+        # SRD needs both directions: an ingress-only self rule silently drops EFA traffic.
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-fabric-in",
+            security_group_id=group.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="all traffic from pool members",
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-fabric-out",
+            security_group_id=group.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="all traffic to pool members",
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        return group
+
+
+def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:
+    if pool.capacity.reservation_id is None:
+        return None
+    return aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=pool.capacity.reservation_id
+        )
+    )
+
+
+def user_data(pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType) -> str:
+    """A MIME multipart document EKS merges with its own node bootstrap (AL2023 nodeadm)."""
+    environment = "\n".join(f"{key}={value}" for key, value in EFA_ENVIRONMENT.items()) if efa else ""
+    script = f"""#!/bin/bash
+# Lattice pool {pool.name} ({instance.name}): instance-store NVMe as RAID0 scratch, EFA/NCCL environment.
+set -euo pipefail
+mapfile -t disks < <(lsblk -dpno NAME,MODEL | awk '/Instance Storage/ {{print $1}}')
+if (( ${{#disks[@]}} > 1 )); then
+  mdadm --create /dev/md/scratch --level=0 --raid-devices=${{#disks[@]}} "${{disks[@]}}" --run
+  device=/dev/md/scratch
+elif (( ${{#disks[@]}} == 1 )); then
+  device=${{disks[0]}}
+fi
+if [[ -n "${{device:-}}" ]]; then
+  mkfs.xfs -f "$device"
+  mkdir -p {pool.scratch_path}
+  mount -o noatime "$device" {pool.scratch_path}
+  echo "$device {pool.scratch_path} xfs noatime,nofail 0 2" >> /etc/fstab
+fi
+cat >> /etc/environment <<'ENVIRONMENT'
+{environment}
+ENVIRONMENT
+"""
+    return (
+        f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
+        f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}\n--{MIME_BOUNDARY}--\n'
+    )

@@ -1,0 +1,185 @@
+"""AwsGpuNodePool: the full EFA fabric for every EFA type in the catalog, and the pool around it."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from components.catalog import aws_instance_type, aws_instance_types
+from lattice.engine import run_program
+from tests.conftest import AWS_SITE, spec_with
+
+TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def _pool_program(instance_type: str):
+    import pulumi
+
+    from components.compute.aws_gpu_node_pool import AwsGpuNodePool, AwsGpuNodePoolArgs
+    from components.spec.model import AwsGpuPoolSpec
+    from components.tagging import TagContext
+
+    tags = TagContext(stack="t", environment="dev", owner="o", cost_centre="c", data_classification="internal",
+                      site="aws-use1")  # fmt: skip
+
+    def program():
+        AwsGpuNodePool(
+            "pool",
+            AwsGpuNodePoolArgs(
+                pool=AwsGpuPoolSpec(name="train", instance_type=instance_type, max_nodes=2),
+                instance=aws_instance_type(instance_type),
+                cluster_name="c",
+                cluster_security_group_id="sg-cluster",
+                vpc_id="vpc-1",
+                subnet_ids=["subnet-a"],
+                kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/site",
+                tags=tags,
+            ),
+            opts=pulumi.ResourceOptions(),
+        )
+
+    return program
+
+
+EFA_TYPES = [t.name for t in aws_instance_types() if t.max_efa_interfaces > 0]
+
+
+def test_the_catalog_has_efa_types():
+    assert len(EFA_TYPES) >= 30 and "p5.48xlarge" in EFA_TYPES
+
+
+@pytest.mark.parametrize("instance_type", EFA_TYPES)
+def test_launch_template_wires_every_efa_card(instance_type):
+    spec = aws_instance_type(instance_type)
+    plan = run_program(_pool_program(instance_type), stack="t")
+    interfaces = plan.one(TEMPLATE, "pool-template")["inputs"]["networkInterfaces"]
+    efa = [i for i in interfaces if i["interfaceType"] in ("efa", "efa-only")]
+    efa_cards = {card.index: card for card in spec.network_cards if card.supports_efa}
+    assert len(efa) == min(spec.max_efa_interfaces, len(efa_cards))
+    assert len(efa) == len(spec.efa_cards)
+    cards = [i["networkCardIndex"] for i in efa]
+    assert len(set(cards)) == len(cards), "one EFA interface per card"
+    assert set(cards) <= set(efa_cards), "EFA only on EFA-capable cards"
+    primary = [i for i in interfaces if i["deviceIndex"] == 0]
+    assert len(primary) == 1 and primary[0]["networkCardIndex"] == 0
+    assert primary[0]["interfaceType"] == ("efa" if 0 in cards else "interface")
+    assert all(i["deviceIndex"] == 1 and i["interfaceType"] == "efa-only" for i in interfaces if i is not primary[0])
+    wired_bandwidth = sum(efa_cards[c].baseline_bandwidth_gbps for c in cards)
+    assert wired_bandwidth == spec.efa_bandwidth_gbps
+    assert all(set(i["securityGroups"]) == {plan.state(plan.one("aws:ec2/securityGroup:SecurityGroup",
+                                                                 "pool-fabric"))["id"], "sg-cluster"}
+               for i in interfaces)  # fmt: skip
+
+
+def test_p5_gets_32_interfaces_and_3200_gbps():
+    plan = run_program(_pool_program("p5.48xlarge"), stack="t")
+    interfaces = plan.one(TEMPLATE, "pool-template")["inputs"]["networkInterfaces"]
+    assert len(interfaces) == 32
+    assert aws_instance_type("p5.48xlarge").efa_bandwidth_gbps == 3200
+
+
+def test_fabric_security_group_has_both_self_rules():
+    plan = run_program(_pool_program("p5.48xlarge"), stack="t")
+    group_id = plan.state(plan.one("aws:ec2/securityGroup:SecurityGroup", "pool-fabric"))["id"]
+    ingress = plan.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "pool-fabric-in")["inputs"]
+    egress = plan.one("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "pool-fabric-out")["inputs"]
+    for rule in (ingress, egress):
+        assert rule["securityGroupId"] == group_id
+        assert rule["referencedSecurityGroupId"] == group_id
+        assert rule["ipProtocol"] == "-1"
+
+
+def test_node_group_is_tainted_labelled_and_uses_the_template():
+    plan = run_program(_pool_program("p5.48xlarge"), stack="t")
+    template = plan.one(TEMPLATE, "pool-template")
+    group = plan.one(NODE_GROUP, "pool-nodes")["inputs"]
+    assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert group["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert group["capacityType"] == "ON_DEMAND"
+    assert group["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+    assert group["launchTemplate"] == {"id": plan.state(template)["id"], "version": "1"}
+    assert group["labels"]["lattice.dev/pool"] == "train"
+    assert group["subnetIds"] == ["subnet-a"]
+    assert "instanceTypes" not in group  # the template names the type
+
+
+def test_trainium_uses_the_neuron_ami_and_taint():
+    plan = run_program(_pool_program("trn1.32xlarge"), stack="t")
+    group = plan.one(NODE_GROUP, "pool-nodes")["inputs"]
+    assert group["amiType"] == "AL2023_x86_64_NEURON"
+    assert group["taints"][0]["key"] == "aws.amazon.com/neuron"
+
+
+def test_root_volume_is_encrypted_with_the_site_key_and_imdsv2_is_required():
+    template = run_program(_pool_program("p5.48xlarge"), stack="t").one(TEMPLATE, "pool-template")["inputs"]
+    assert template["blockDeviceMappings"] == [
+        {
+            "deviceName": "/dev/xvda",
+            "ebs": {
+                "volumeSize": 200,
+                "volumeType": "gp3",
+                "encrypted": "true",
+                "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:key/site",
+                "deleteOnTermination": "true",
+            },
+        }
+    ]
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    assert template["placement"]["groupName"]
+
+
+def test_user_data_raids_nvme_at_the_scratch_path_and_sets_efa_environment():
+    template = run_program(_pool_program("p5.48xlarge"), stack="t").one(TEMPLATE, "pool-template")["inputs"]
+    script = base64.b64decode(template["userData"]).decode()
+    assert script.startswith("MIME-Version: 1.0\nContent-Type: multipart/mixed")
+    assert "mdadm --create /dev/md/scratch --level=0" in script
+    assert 'mount -o noatime "$device" /scratch' in script
+    assert "FI_PROVIDER=efa" in script
+
+
+def test_site_pools_in_the_dev_stack(dev_plan):
+    group = dev_plan.one(NODE_GROUP, "aws-use1-train-p5-nodes")["inputs"]
+    subnet = dev_plan.one("aws:ec2/subnet:Subnet", "aws-use1-net-private-us-east-1a")
+    cluster = dev_plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    assert group["subnetIds"] == [dev_plan.state(subnet)["id"]]
+    assert group["clusterName"] == "dev-aws-use1"
+    template = dev_plan.one(TEMPLATE, "aws-use1-train-p5-template")["inputs"]
+    cluster_sg = dev_plan.state(cluster)["vpcConfig"]["clusterSecurityGroupId"]
+    assert cluster_sg in template["networkInterfaces"][0]["securityGroups"]
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    assert template["blockDeviceMappings"][0]["ebs"]["kmsKeyId"] == dev_plan.state(key)["arn"]
+
+
+def test_spot_pool_without_efa_has_no_fabric(dev_plan):
+    group = dev_plan.one(NODE_GROUP, "aws-use1-infer-g5-nodes")["inputs"]
+    assert group["capacityType"] == "SPOT"
+    assert len(group["subnetIds"]) == 2
+    template = dev_plan.one(TEMPLATE, "aws-use1-infer-g5-template")["inputs"]
+    assert "networkInterfaces" not in template and "placement" not in template
+    assert len(template["vpcSecurityGroupIds"]) == 1
+    assert [r["name"] for r in dev_plan.by_type("aws:ec2/securityGroup:SecurityGroup")] == ["aws-use1-train-p5-fabric"]
+
+
+def test_capacity_block_pool(plan_spec):
+    site = {
+        **AWS_SITE,
+        "gpu_pools": [
+            {
+                "name": "block",
+                "instance_type": "p5.48xlarge",
+                "max_nodes": 2,
+                "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"},
+            }
+        ],
+    }
+    plan = plan_spec(spec_with(site))
+    template = plan.one(TEMPLATE, "aws-use1-block-template")["inputs"]
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+    }
+    assert "placement" not in template
+    assert plan.by_type("aws:ec2/placementGroup:PlacementGroup") == []
+    assert plan.one(NODE_GROUP, "aws-use1-block-nodes")["inputs"]["capacityType"] == "CAPACITY_BLOCK"
