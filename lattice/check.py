@@ -67,6 +67,8 @@ class CheckResult:
     stack: str
     findings: list[Finding] = field(default_factory=list)
     not_checked: list[NotChecked] = field(default_factory=list)
+    # A rule that raised: a bug in the pack (or a resource shape it did not expect), never a verdict.
+    errors: list[NotChecked] = field(default_factory=list)
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)
     resources: int = 0
@@ -97,6 +99,8 @@ def load_policy_config(path: Path, rules: dict[str, Rule]) -> PolicyConfig:
         raise PolicyConfigError(f"{path}: cannot read the policy config ({exc.strerror})") from None
     except json.JSONDecodeError as exc:
         raise PolicyConfigError(f"{path}: line {exc.lineno}: {exc.msg}; fix the JSON") from None
+    if not isinstance(raw, dict):
+        raise PolicyConfigError(f"{path}: the policy config is a JSON object of policy name -> level or settings")
     levels: dict[str, str] = {}
     settings: dict[str, dict[str, Any]] = {}
     problems = []
@@ -243,6 +247,9 @@ def _collect(result: CheckResult, rule: Rule, config: PolicyConfig, run, urn: st
         violations = list(run())
     except UnknownValueError as exc:
         result.not_checked.append(NotChecked(rule.name, urn, f"cannot be checked in preview: {exc.message}"))
+        return
+    except Exception as exc:
+        result.errors.append(NotChecked(rule.name, urn, f"rule failed: {type(exc).__name__}: {exc}"))
         return
     for violation_urn, message in violations:
         result.findings.append(

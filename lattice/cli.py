@@ -169,6 +169,11 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             hint = "save one with `lattice plan --json FILE`"
             raise UsageError(f"{args.plan}: cannot read the plan ({exc}); {hint}") from None
+        if not (isinstance(plan, dict) and isinstance(plan.get("resources"), list) and plan.get("stack")):
+            raise UsageError(
+                f"{args.plan}: not a Lattice plan (an object with 'stack' and 'resources'); "
+                "save one with `lattice plan --json FILE`"
+            )
         environment = plan.get("outputs", {}).get("environment")
         stack_path = STACKS_DIR / f"Pulumi.{plan.get('stack')}.yaml"
         stack_file = load_stack_file(stack_path) if stack_path.exists() else None
@@ -191,6 +196,8 @@ def _check(args: argparse.Namespace, out: Console) -> int:
             base_plan = json.loads(args.baseline_plan.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise UsageError(f"{args.baseline_plan}: cannot read the baseline plan ({exc})") from None
+        if not (isinstance(base_plan, dict) and isinstance(base_plan.get("resources"), list)):
+            raise UsageError(f"{args.baseline_plan}: not a Lattice plan (an object with 'resources')")
         base = evaluate(base_plan, config, rules, severity_threshold=args.severity_threshold)
         baseline = {(f.policy, f.urn) for f in base.findings}
     problems = apply_waivers(result, waivers, baseline)
@@ -205,7 +212,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
     else:
         sys.stdout.write(text)
-    return 1 if result.blocking else 0
+    return _verdict(result)
 
 
 def _audit(args: argparse.Namespace, out: Console) -> int:
@@ -238,6 +245,16 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
         out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
     else:
         sys.stdout.write(text)
+    return _verdict(result)
+
+
+def _verdict(result) -> int:
+    if result.errors:
+        for error in result.errors:
+            print(
+                f"lattice: policy {error.policy} failed on {error.urn or 'the stack'}: {error.message}", file=sys.stderr
+            )
+        return EXIT_PROGRAM
     return 1 if result.blocking else 0
 
 

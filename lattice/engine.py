@@ -165,6 +165,9 @@ class LatticeMocks(mocks.Mocks):
                     },
                 },
                 ("ec2", "LaunchTemplate"): {"latestVersion": 1},
+                # An S3 bucket's id is its name, as the provider reports it.
+                ("s3", "Bucket"): {"id": name, "bucket": name},
+                ("s3", "BucketV2"): {"id": name, "bucket": name},
             }
             out.update(extra.get((module, kind), {}))
         elif package == "gcp":

@@ -17,6 +17,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .check import CheckResult, Finding
@@ -82,12 +83,14 @@ def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator
             table.add_column(column)
         for f in result.findings:
             level = f"{f.enforcement} (waived)" if f.waived else f.enforcement
-            table.add_row(f.policy, f.severity, level, _short(f.urn), f.message)
+            table.add_row(f.policy, f.severity, level, escape(_short(f.urn)), escape(f.message))
         console.print(table)
     for note in result.not_checked:
-        console.print(f"[dim]not checked[/] {note.policy} {_short(note.urn)}: {note.message}")
+        console.print(f"[dim]not checked[/] {note.policy} {escape(_short(note.urn))}: {escape(note.message)}")
+    for error in result.errors:
+        console.print(f"[red]rule error[/] {error.policy} {escape(_short(error.urn))}: {escape(error.message)}")
     for problem in problems:
-        console.print(f"[yellow]waiver[/] {problem.kind}: {problem.message}")
+        console.print(f"[yellow]waiver[/] {problem.kind}: {escape(problem.message)}")
     counts = summary(result)
     verdict = "[red]FAIL[/]" if result.blocking else "[green]PASS[/]"
     console.print(
@@ -117,6 +120,7 @@ def to_json(result: CheckResult, problems: list[WaiverProblem], locator: Locator
         "stack": result.stack,
         "violations": [_finding_json(f) for f in result.findings],
         "notChecked": [{"policy": n.policy, "urn": n.urn, "message": n.message} for n in result.not_checked],
+        "ruleErrors": [{"policy": n.policy, "urn": n.urn, "message": n.message} for n in result.errors],
         "waiverProblems": [{"index": p.index, "kind": p.kind, "message": p.message} for p in problems],
         "summary": summary(result),
     }
@@ -124,7 +128,8 @@ def to_json(result: CheckResult, problems: list[WaiverProblem], locator: Locator
 
 
 def fingerprint(f: Finding) -> str:
-    return hashlib.sha256(f"{f.policy}\n{f.urn}".encode()).hexdigest()
+    # Policy, resource and message: one resource can break one rule in several ways (each VPN tunnel).
+    return hashlib.sha256(f"{f.policy}\n{f.urn}\n{f.message}".encode()).hexdigest()
 
 
 def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:

@@ -55,15 +55,28 @@ def known(props: Any, *path: str | int) -> Any:
         return None
 
 
-def related(resources: Sequence[Any], bucket: Any, resource_type: str) -> list[Any]:
+def related(resources: Sequence[Any], bucket: Any, resource_type: str | tuple[str, ...]) -> list[Any]:
     """Sub-resources of a bucket: those that take an input from it, or name it literally.
 
     The literal-name join uses only known names, so one unknown name elsewhere in a preview
     does not make every bucket uncheckable.
     """
     name = known(bucket.props, "bucket")
+    types = (resource_type,) if isinstance(resource_type, str) else resource_type
     return [
         candidate
-        for candidate in of_type(resources, resource_type)
+        for candidate in of_type(resources, *types)
         if depends_on(candidate, bucket) or (name and known(candidate.props, "bucket") == name)
     ]
+
+
+# pulumi-aws 7 keeps the V2 names as aliases of the same resources; a program may use either.
+S3_BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
+
+
+def s3_types(kind: str) -> tuple[str, ...]:
+    """Every token of a bucket sub-resource: bucketVersioning, and bucketVersioningV2 where the SDK has it."""
+    from components.tagging import sdk_class
+
+    tokens = (f"aws:s3/bucket{kind}:Bucket{kind}", f"aws:s3/bucket{kind}V2:Bucket{kind}V2")
+    return tuple(token for token in tokens if sdk_class(token) is not None)

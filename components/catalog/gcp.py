@@ -28,6 +28,7 @@ class GpuDirect(StrEnum):
 @dataclass(frozen=True)
 class GcpMachineType:
     name: str
+    gke_accelerator: str  # the guest_accelerators type GKE node pools take
     gpu_model: str
     gpu_count: int
     gpu_memory_gib: float
@@ -96,6 +97,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
     for machine in (
         GcpMachineType(
             name="a2-highgpu-1g",
+            gke_accelerator="nvidia-tesla-a100",
             gpu_model="A100",
             gpu_count=1,
             gpu_memory_gib=40,
@@ -113,6 +115,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a2-highgpu-8g",
+            gke_accelerator="nvidia-tesla-a100",
             gpu_model="A100",
             gpu_count=8,
             gpu_memory_gib=40,
@@ -130,6 +133,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a2-ultragpu-8g",
+            gke_accelerator="nvidia-a100-80gb",
             gpu_model="A100 80GB",
             gpu_count=8,
             gpu_memory_gib=80,
@@ -146,6 +150,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a3-highgpu-8g",
+            gke_accelerator="nvidia-h100-80gb",
             gpu_model="H100",
             gpu_count=8,
             gpu_memory_gib=80,
@@ -164,6 +169,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a3-megagpu-8g",
+            gke_accelerator="nvidia-h100-mega-80gb",
             gpu_model="H100",
             gpu_count=8,
             gpu_memory_gib=80,
@@ -181,6 +187,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a3-ultragpu-8g",
+            gke_accelerator="nvidia-h200-141gb",
             gpu_model="H200",
             gpu_count=8,
             gpu_memory_gib=141,
@@ -198,6 +205,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="a4-highgpu-8g",
+            gke_accelerator="nvidia-b200",
             gpu_model="B200",
             gpu_count=8,
             gpu_memory_gib=180,
@@ -216,6 +224,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="g2-standard-8",
+            gke_accelerator="nvidia-l4",
             gpu_model="L4",
             gpu_count=1,
             gpu_memory_gib=24,
@@ -233,6 +242,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
         ),
         GcpMachineType(
             name="g2-standard-48",
+            gke_accelerator="nvidia-l4",
             gpu_model="L4",
             gpu_count=4,
             gpu_memory_gib=24,

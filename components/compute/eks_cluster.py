@@ -123,11 +123,17 @@ class EksCluster(pulumi.ComponentResource):
                 authentication_mode="API",
                 # With no admin roles declared, whoever runs `pulumi up` keeps admin so the
                 # cluster is not orphaned; declare admin_role_arns to hand it to named roles.
+                # EKS fixes this at creation (changing it replaces the cluster), so later
+                # changes to admin_role_arns are ignored here and managed as access entries.
                 bootstrap_cluster_creator_admin_permissions=not args.admin_role_arns,
             ),
             deletion_protection=args.protect,
             tags=tags.aws_tags(),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy, key_access, self.log_group]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[cluster_policy, key_access, self.log_group],
+                ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
+            ),
         )
         for role_arn in args.admin_role_arns:
             # Named after the role, not its position, so reordering the list replaces nothing.

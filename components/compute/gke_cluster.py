@@ -41,6 +41,8 @@ class GkeClusterArgs:
     tags: TagContext
     protect: bool
     master_authorized_cidrs: list[str] = field(default_factory=list)
+    # GPU NIC fabrics attach extra node networks, which needs multi-networking on Dataplane V2.
+    multi_networking: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -110,6 +112,8 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_components=MONITORING_COMPONENTS,
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
             ),
+            enable_multi_networking=args.multi_networking or None,
+            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking else None,
             remove_default_node_pool=True,
             initial_node_count=1,
             node_config=gcp.container.ClusterNodeConfigArgs(
@@ -123,7 +127,13 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             resource_labels=tags.gcp_labels(),
             deletion_protection=args.protect,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*grants, *args.depends_on]),
+            # The default pool is deleted after creation; diffing its config later would try to
+            # update a pool that no longer exists.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*grants, *args.depends_on],
+                ignore_changes=["nodeConfig", "initialNodeCount"],
+            ),
         )
         self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint

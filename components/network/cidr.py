@@ -21,6 +21,12 @@ PUBLIC_SUBNET_PREFIX_DELTA = 4
 CONTROL_PLANE_SIZE = 16
 
 
+# GPU NIC networks are isolated VPCs (never routed to other sites), so every site can reuse
+# the same block; one /24 per NIC as in Google's A3 / A4 guides.
+GPU_NIC_BLOCK = "192.168.0.0/16"
+GPU_NIC_PREFIX = 24
+
+
 @dataclass(frozen=True)
 class ZoneSubnets:
     zone: str
@@ -58,3 +64,8 @@ def gke_ranges(cidr: str) -> GkeRanges:
     services, control_quarter = second_quarter.subnets(prefixlen_diff=1)
     control_plane = ipaddress.ip_network((control_quarter.broadcast_address - CONTROL_PLANE_SIZE + 1, 28))
     return GkeRanges(nodes=str(nodes), services=str(services), pods=str(pods), control_plane=str(control_plane))
+
+
+def gpu_nic_ranges(count: int) -> list[str]:
+    blocks = ipaddress.ip_network(GPU_NIC_BLOCK).subnets(new_prefix=GPU_NIC_PREFIX)
+    return [str(next(blocks)) for _ in range(count)]

@@ -3,7 +3,7 @@ secondary ranges and flow logs, and optional Cloud Router + Cloud NAT for privat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -22,6 +22,7 @@ class GcpSiteNetworkArgs:
     cidr: str
     nat: bool
     tags: TagContext
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the compute API
 
 
 class GcpSiteNetwork(pulumi.ComponentResource):
@@ -44,7 +45,7 @@ class GcpSiteNetwork(pulumi.ComponentResource):
             project=args.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
         )
         self.subnetwork = gcp.compute.Subnetwork(
             f"{name}-nodes",

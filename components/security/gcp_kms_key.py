@@ -8,7 +8,7 @@ before the cluster is created.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -26,6 +26,7 @@ class GcpKmsKeyArgs:
     rotation_days: int
     tags: TagContext
     protect: bool
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cloudkms API
 
 
 class GcpKmsKey(pulumi.ComponentResource):
@@ -44,7 +45,7 @@ class GcpKmsKey(pulumi.ComponentResource):
             name=f"{tags.stack}-{tags.site}",
             location=args.region,
             project=args.project,
-            opts=stateful,
+            opts=pulumi.ResourceOptions.merge(stateful, pulumi.ResourceOptions(depends_on=args.depends_on)),
         )
         self.crypto_key = gcp.kms.CryptoKey(
             f"{name}-key",

@@ -7,12 +7,23 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from ..catalog import gcp_machine_type, tpu_type
+from ..compute.gcp_gpu_node_pool import GcpGpuNodePool, GcpGpuNodePoolArgs
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
+from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..spec import GcpSite
 from ..tagging import TagContext
+
+REQUIRED_APIS = (
+    "compute.googleapis.com",
+    "container.googleapis.com",
+    "cloudkms.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+)
 
 
 @dataclass
@@ -24,10 +35,13 @@ class GcpCloudSiteArgs:
 
 class GcpCloudSite(pulumi.ComponentResource):
     provider: gcp.Provider
+    services: list[gcp.projects.Service]
     key: GcpKmsKey
     network: GcpSiteNetwork
     gke: GkeCluster
     audit: GcpAuditLogs
+    fabrics: dict[tuple[str, str], GcpGpuFabric]
+    pools: dict[str, GcpGpuNodePool]
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: GcpCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -36,6 +50,17 @@ class GcpCloudSite(pulumi.ComponentResource):
         self.provider = gcp.Provider(
             f"{name}-gcp", project=site.project, region=site.region, opts=pulumi.ResourceOptions(parent=self)
         )
+        # A fresh project has these APIs off; every resource below needs one of them.
+        self.services = [
+            gcp.projects.Service(
+                f"{name}-{api.split('.')[0]}",
+                project=site.project,
+                service=api,
+                disable_on_destroy=False,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
+            )
+            for api in REQUIRED_APIS
+        ]
         scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
 
         self.key = GcpKmsKey(
@@ -46,6 +71,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 rotation_days=site.encryption.key_rotation_days,
                 tags=tags,
                 protect=args.protect,
+                depends_on=self.services,
             ),
             opts=scoped,
         )
@@ -53,10 +79,20 @@ class GcpCloudSite(pulumi.ComponentResource):
         self.network = GcpSiteNetwork(
             f"{name}-net",
             GcpSiteNetworkArgs(
-                project=site.project, region=site.region, cidr=site.network.cidr, nat=site.network.nat, tags=tags
+                project=site.project,
+                region=site.region,
+                cidr=site.network.cidr,
+                nat=site.network.nat,
+                tags=tags,
+                depends_on=self.services,
             ),
             opts=scoped,
         )
+        machines = {pool.name: gcp_machine_type(pool.machine_type) for pool in site.gpu_pools if pool.machine_type}
+        fabric_keys = sorted(
+            {(machines[p.name].name, p.zone_in(site)) for p in site.gpu_pools if p.name in machines
+             and machines[p.name].gpu_nic_count}
+        )  # fmt: skip
         self.gke = GkeCluster(
             f"{name}-gke",
             GkeClusterArgs(
@@ -72,10 +108,49 @@ class GcpCloudSite(pulumi.ComponentResource):
                 master_authorized_cidrs=[site.network.cidr, *site.kubernetes.master_authorized_cidrs],
                 tags=tags,
                 protect=args.protect,
-                depends_on=[self.key.gke_access],
+                multi_networking=bool(fabric_keys),
+                depends_on=[self.key.gke_access, *self.services],
             ),
             opts=scoped,
         )
+        self.fabrics = {
+            (machine, zone): GcpGpuFabric(
+                f"{name}-{machine}-{zone.rsplit('-', 1)[-1]}-fabric",
+                GcpGpuFabricArgs(
+                    project=site.project,
+                    region=site.region,
+                    zone=zone,
+                    machine=gcp_machine_type(machine),
+                    tags=tags,
+                    depends_on=self.services,
+                ),
+                opts=scoped,
+            )
+            for machine, zone in fabric_keys
+        }
+        self.pools = {}
+        for pool in site.gpu_pools:
+            zone = pool.zone_in(site)
+            machine = machines.get(pool.name)
+            slice_ = None
+            if pool.tpu is not None:
+                slice_ = next(t for t in tpu_type(pool.tpu.type).topologies if t.topology == pool.tpu.topology)
+            self.pools[pool.name] = GcpGpuNodePool(
+                f"{name}-{pool.name}",
+                GcpGpuNodePoolArgs(
+                    pool=pool,
+                    project=site.project,
+                    region=site.region,
+                    zone=zone,
+                    cluster_id=self.gke.cluster.id,
+                    service_account=self.gke.node_service_account.email,
+                    tags=tags,
+                    machine=machine,
+                    tpu=slice_,
+                    fabric=self.fabrics.get((machine.name, zone)) if machine else None,
+                ),
+                opts=scoped,
+            )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("gcp"),
@@ -85,5 +160,6 @@ class GcpCloudSite(pulumi.ComponentResource):
             "kms_key_id": self.key.key_id,
             "cluster_name": self.gke.cluster_name,
             "cluster_endpoint": self.gke.endpoint,
+            "gpu_pools": {name: {"gpu_nics": pool.gpu_nics} for name, pool in self.pools.items()},
         }
         self.register_outputs(self.outputs)

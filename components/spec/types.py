@@ -143,8 +143,10 @@ def _iam_role_arn(value: str) -> str:
 
 def _config_key(value: str) -> str:
     if not _CONFIG_KEY.match(value):
+        # Never echo it: people paste the kubeconfig itself here, and errors end up in CI logs.
+        shown = f"'{value}'" if len(value) <= 40 and "\n" not in value else "this value"
         raise ValueError(
-            f"'{value}' is not a config key name; use letters, digits and '_' "
+            f"{shown} is not a config key name; use letters, digits and '_' "
             "(set it with `pulumi config set --secret lattice:<key>`)"
         )
     return value

@@ -13,9 +13,16 @@ WORLD = ("0.0.0.0/0", "::/0")
 ALL_PORTS = (0, 65535)
 
 
+ANY_PROTOCOL = ("-1", "all")
+PORT_PROTOCOLS = ("tcp", "6", "udp", "17")  # admin services listen on TCP; UDP is checked too (RDP uses it)
+
+
 def _exposed(from_port, to_port, protocol, admin_ports) -> list[int]:
-    if str(protocol) in ("-1", "all"):
+    protocol = str(protocol).lower()
+    if protocol in ANY_PROTOCOL:
         return list(admin_ports)
+    if protocol not in PORT_PROTOCOLS:
+        return []  # icmp, esp, gre…: no ports
     low, high = (from_port, to_port) if from_port is not None else ALL_PORTS
     return [port for port in admin_ports if low <= port <= high]
 

@@ -1,13 +1,13 @@
 """The bucket CloudTrail writes to locks objects for at least the configured retention."""
 
 from ..mutations import put
-from ..props import get, of_type, related, truthy
+from ..props import S3_BUCKETS, depends_on, get, known, of_type, related, s3_types, truthy
 from ..registry import Counterexample, stack_rule
 from ..thresholds import OBJECT_LOCK_MIN_DAYS
 
-BUCKET = "aws:s3/bucket:Bucket"
 TRAIL = "aws:cloudtrail/trail:Trail"
-LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
+LOCK_TYPES = s3_types("ObjectLockConfiguration")
+LOCK = LOCK_TYPES[0]
 DAYS_PER_YEAR = 365
 
 
@@ -17,26 +17,42 @@ DAYS_PER_YEAR = 365
     severity="high",
     remediation="Create the trail bucket with object_lock_enabled=True and add an "
     "aws.s3.BucketObjectLockConfiguration with default_retention (mode COMPLIANCE) of at least minimumDays.",
-    resource_types=(BUCKET, TRAIL, LOCK),
+    resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES),
     counterexample=Counterexample(LOCK, put("rule", "defaultRetention", "days", value=30)),
-    config={"minimumDays": {"type": "integer", "default": OBJECT_LOCK_MIN_DAYS}},
+    config={
+        "minimumDays": {"type": "integer", "default": OBJECT_LOCK_MIN_DAYS},
+        "mode": {"type": "string", "default": "COMPLIANCE"},
+    },
     checkov=("CKV_AWS_143",),
     category="retention",
 )
 def cloudtrail_bucket_object_lock(args):
-    minimum = args.get_config()["minimumDays"]
-    trail_buckets = {get(t.props, "s3BucketName") for t in of_type(args.resources, TRAIL)}
-    for bucket in of_type(args.resources, BUCKET):
-        if get(bucket.props, "bucket") not in trail_buckets:
+    config = args.get_config()
+    minimum = config["minimumDays"]
+    trails = list(of_type(args.resources, TRAIL))
+    named = {known(t.props, "s3BucketName") for t in trails}
+    for bucket in of_type(args.resources, *S3_BUCKETS):
+        # A trail names its bucket literally, or takes bucket.id / bucket.bucket as an input.
+        if known(bucket.props, "bucket") not in named and not any(depends_on(t, bucket) for t in trails):
             continue
         if not truthy(get(bucket.props, "objectLockEnabled")):
             yield bucket.urn, "the CloudTrail bucket does not have object lock enabled"
             continue
         retention = [
-            get(lock.props, "rule", "defaultRetention", default={}) for lock in related(args.resources, bucket, LOCK)
+            get(lock.props, "rule", "defaultRetention", default={})
+            for lock in related(args.resources, bucket, LOCK_TYPES)
         ]
         days = max(
             (get(r, "days", default=0) or get(r, "years", default=0) * DAYS_PER_YEAR for r in retention), default=0
         )
         if days < minimum:
             yield bucket.urn, f"object lock retains CloudTrail logs for {days} days; at least {minimum} required"
+        modes = {get(r, "mode") for r in retention}
+        if retention and config["mode"] not in modes:
+            yield (
+                bucket.urn,
+                (
+                    f"object lock mode is {', '.join(sorted(map(str, modes)))}; {config['mode']} is required "
+                    "(GOVERNANCE can be bypassed by privileged users)"
+                ),
+            )

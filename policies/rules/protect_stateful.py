@@ -6,6 +6,7 @@ STATEFUL = (
     "aws:kms/key:Key",
     "aws:cloudwatch/logGroup:LogGroup",
     "aws:s3/bucket:Bucket",
+    "aws:s3/bucketV2:BucketV2",
     "aws:ebs/volume:Volume",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
     "gcp:kms/keyRing:KeyRing",

@@ -1,12 +1,12 @@
 """Checkpoint buckets expire or tier old checkpoints instead of growing forever."""
 
 from ..mutations import put
-from ..props import as_list, get, of_type, related
+from ..props import S3_BUCKETS, as_list, get, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
 from ..thresholds import CHECKPOINT_PURPOSE_TAG
 
-BUCKET = "aws:s3/bucket:Bucket"
-LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+LIFECYCLE_TYPES = s3_types("LifecycleConfiguration")
+LIFECYCLE = LIFECYCLE_TYPES[0]
 
 
 @stack_rule(
@@ -15,7 +15,7 @@ LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
     severity="low",
     remediation="Add an aws.s3.BucketLifecycleConfiguration with an Enabled rule that expires or transitions "
     "old checkpoints (and noncurrent versions).",
-    resource_types=(BUCKET, LIFECYCLE),
+    resource_types=(*S3_BUCKETS, *LIFECYCLE_TYPES),
     counterexample=Counterexample(LIFECYCLE, put("rules", 0, "status", value="Disabled")),
     config={
         "purposeTag": {"type": "string", "default": CHECKPOINT_PURPOSE_TAG},
@@ -26,9 +26,9 @@ LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 )
 def s3_checkpoint_lifecycle(args):
     config = args.get_config()
-    for bucket in of_type(args.resources, BUCKET):
+    for bucket in of_type(args.resources, *S3_BUCKETS):
         if get(bucket.props, "tags", config["purposeTag"]) != config["purposeValue"]:
             continue
-        rules = [r for lc in related(args.resources, bucket, LIFECYCLE) for r in as_list(get(lc.props, "rules"))]
+        rules = [r for lc in related(args.resources, bucket, LIFECYCLE_TYPES) for r in as_list(get(lc.props, "rules"))]
         if not any(get(rule, "status") == "Enabled" for rule in rules):
             yield bucket.urn, "a checkpoint bucket has no enabled lifecycle rule; old checkpoints accumulate"

@@ -1,11 +1,11 @@
 """S3 buckets are encrypted with a customer-managed KMS key (pulumi-aws 7: a separate resource)."""
 
 from ..mutations import put
-from ..props import get, of_type, related
+from ..props import S3_BUCKETS, get, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
 
-BUCKET = "aws:s3/bucket:Bucket"
-SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+SSE_TYPES = s3_types("ServerSideEncryptionConfiguration")
+SSE = SSE_TYPES[0]
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
 
@@ -16,20 +16,22 @@ DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
     severity="high",
     remediation="Add an aws.s3.BucketServerSideEncryptionConfiguration for the bucket with sse_algorithm "
     "'aws:kms' and kms_master_key_id set to your key's ARN.",
-    resource_types=(BUCKET, SSE),
+    resource_types=(*S3_BUCKETS, *SSE_TYPES),
     counterexample=Counterexample(SSE, put(*DEFAULT, "sseAlgorithm", value="AES256")),
     checkov=("CKV_AWS_19", "CKV_AWS_145"),
     trivy=("AVD-AWS-0132",),
     category="encryption",
 )
 def s3_bucket_kms_encryption(args):
-    for bucket in of_type(args.resources, BUCKET):
-        configs = related(args.resources, bucket, SSE)
-        if not configs:
+    for bucket in of_type(args.resources, *S3_BUCKETS):
+        # The deprecated inline argument still works in pulumi-aws 7: {rule: {applyServerSideEncryptionByDefault}}.
+        inline = get(bucket.props, "serverSideEncryptionConfiguration", "rule", "applyServerSideEncryptionByDefault")
+        defaults = [get(c.props, *DEFAULT, default={}) for c in related(args.resources, bucket, SSE_TYPES)]
+        defaults += [inline] if inline else []
+        if not defaults:
             yield bucket.urn, "the bucket has no server-side encryption configuration with a KMS key"
             continue
-        for config in configs:
-            default = get(config.props, *DEFAULT, default={})
+        for default in defaults:
             if get(default, "sseAlgorithm") not in KMS_ALGORITHMS:
                 yield bucket.urn, f"encryption uses {get(default, 'sseAlgorithm')!r}, not a KMS key"
             elif not get(default, "kmsMasterKeyId"):

@@ -1,11 +1,11 @@
 """S3 buckets block every form of public access."""
 
 from ..mutations import put
-from ..props import get, of_type, related, truthy
+from ..props import S3_BUCKETS, get, of_type, related, s3_types, truthy
 from ..registry import Counterexample, stack_rule
 
-BUCKET = "aws:s3/bucket:Bucket"
-BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+BLOCK_TYPES = s3_types("PublicAccessBlock")
+BLOCK = BLOCK_TYPES[0]
 SETTINGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 
 
@@ -15,15 +15,15 @@ SETTINGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restric
     severity="high",
     remediation="Add an aws.s3.BucketPublicAccessBlock for the bucket with block_public_acls, "
     "block_public_policy, ignore_public_acls and restrict_public_buckets all True.",
-    resource_types=(BUCKET, BLOCK),
+    resource_types=(*S3_BUCKETS, *BLOCK_TYPES),
     counterexample=Counterexample(BLOCK, put("restrictPublicBuckets", value=False)),
     checkov=("CKV_AWS_53", "CKV_AWS_54", "CKV_AWS_55", "CKV_AWS_56"),
     trivy=("AVD-AWS-0086", "AVD-AWS-0087", "AVD-AWS-0091", "AVD-AWS-0093"),
     category="access",
 )
 def s3_public_access_block(args):
-    for bucket in of_type(args.resources, BUCKET):
-        blocks = related(args.resources, bucket, BLOCK)
+    for bucket in of_type(args.resources, *S3_BUCKETS):
+        blocks = related(args.resources, bucket, BLOCK_TYPES)
         if not blocks:
             yield bucket.urn, "the bucket has no public access block"
             continue

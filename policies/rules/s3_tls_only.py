@@ -3,11 +3,11 @@
 import json
 
 from ..mutations import put
-from ..props import as_list, get, of_type, related
+from ..props import S3_BUCKETS, as_list, get, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
 
-BUCKET = "aws:s3/bucket:Bucket"
-POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+POLICY_TYPES = s3_types("Policy")
+POLICY = POLICY_TYPES[0]
 
 
 def denies_insecure_transport(document: str) -> bool:
@@ -16,8 +16,10 @@ def denies_insecure_transport(document: str) -> bool:
     except (ValueError, AttributeError):
         return False
     for statement in statements:
-        condition = get(statement, "Condition", "Bool", "aws:SecureTransport")
-        if statement.get("Effect") == "Deny" and str(condition).lower() == "false":
+        if not isinstance(statement, dict):
+            continue
+        values = as_list(get(statement, "Condition", "Bool", "aws:SecureTransport"))  # "false" or ["false"]
+        if statement.get("Effect") == "Deny" and any(str(v).lower() == "false" for v in values):
             return True
     return False
 
@@ -28,13 +30,13 @@ def denies_insecure_transport(document: str) -> bool:
     severity="medium",
     remediation="Add a bucket policy statement: Effect Deny, Principal *, Action s3:*, Resource the bucket and "
     "its objects, Condition Bool aws:SecureTransport 'false'.",
-    resource_types=(BUCKET, POLICY),
+    resource_types=(*S3_BUCKETS, *POLICY_TYPES),
     counterexample=Counterexample(POLICY, put("policy", value='{"Version": "2012-10-17", "Statement": []}')),
     checkov=("CKV_AWS_70",),
     category="encryption-in-transit",
 )
 def s3_tls_only(args):
-    for bucket in of_type(args.resources, BUCKET):
-        policies = related(args.resources, bucket, POLICY)
+    for bucket in of_type(args.resources, *S3_BUCKETS):
+        policies = related(args.resources, bucket, POLICY_TYPES)
         if not any(denies_insecure_transport(get(p.props, "policy", default="")) for p in policies):
             yield bucket.urn, "no bucket policy denies requests made without TLS"

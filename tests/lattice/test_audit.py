@@ -233,6 +233,17 @@ DRIFTS: dict[str, tuple[Callable[[dict], None], str, str]] = {
         "cloudtrail-bucket-object-lock",
         "arn:aws:s3:::audit-trail",
     ),
+    "trail bucket lock downgraded to governance": (
+        lambda a: _s3().put_object_lock_configuration(
+            Bucket="audit-trail",
+            ObjectLockConfiguration={
+                "ObjectLockEnabled": "Enabled",
+                "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 365}},
+            },
+        ),
+        "cloudtrail-bucket-object-lock",
+        "arn:aws:s3:::audit-trail",
+    ),
     "log retention cut": (
         lambda a: boto3.client("logs").put_retention_policy(logGroupName="/lattice/audit/flow", retentionInDays=30),
         "log-group-retention",

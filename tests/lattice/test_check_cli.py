@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from lattice.cli import main
 from tests.conftest import ROOT
 from tests.policies.helpers import apply_counterexample
@@ -95,3 +97,32 @@ def test_baseline_plan_refuses_waivers_for_new_violations(tmp_path, capsys, prod
     assert main(args) == 1
     report = json.loads(capsys.readouterr().out)
     assert [p["kind"] for p in report["waiverProblems"]] == ["introduced"]
+
+
+@pytest.mark.parametrize("content", ["[]", '{"stack": "x"}', '{"resources": {}}'])
+def test_a_file_that_is_not_a_plan_is_an_input_error(tmp_path, capsys, content):
+    plan = tmp_path / "plan.json"
+    plan.write_text(content)
+    assert main(["check", "--plan", str(plan)]) == 2
+    assert "not a Lattice plan" in capsys.readouterr().err
+
+
+def test_a_policy_config_that_is_not_an_object_is_an_input_error(tmp_path, capsys):
+    config = tmp_path / "config.json"
+    config.write_text('["mandatory"]')
+    assert main(["check", "--stack", "dev", "--policy-config", str(config)]) == 2
+    assert "the policy config is a JSON object" in capsys.readouterr().err
+
+
+def test_a_rule_that_raises_is_reported_and_exits_3(monkeypatch, capsys, rules):
+    from dataclasses import replace
+
+    def broken(args):
+        raise RuntimeError("unexpected resource shape")
+
+    monkeypatch.setitem(rules, "log-group-kms", replace(rules["log-group-kms"], check=broken))
+    assert main(["check", "--stack", "dev", "--format", "json"]) == 3
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["ruleErrors"][0]["message"] == "rule failed: RuntimeError: unexpected resource shape"
+    assert "policy log-group-kms failed on" in captured.err

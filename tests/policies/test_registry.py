@@ -64,7 +64,10 @@ def test_enforcement_by_environment(rules):
 
 
 def test_pack_files_exist_and_tests_never_import_the_pack():
-    assert (ROOT / "policies" / "PulumiPolicy.yaml").read_text().splitlines()[-1] == "runtime: python"
+    import yaml
+
+    pack = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
+    assert pack["runtime"] == {"name": "python", "options": {"virtualenv": "venv"}}
     assert "PolicyPack(" in (ROOT / "policies" / "__main__.py").read_text()
     importing_the_pack = re.compile(r"^(from|import) policies(\.__main__| import __main__)", re.MULTILINE)
     for test in (ROOT / "tests").rglob("*.py"):

@@ -3,6 +3,8 @@ plus the edge cases that matter for each concern."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from lattice.check import PolicyConfig, evaluate
@@ -53,7 +55,9 @@ COUNTEREXAMPLE_MESSAGE = {
 
 
 def findings(plan, config=EVERYTHING_MANDATORY):
-    return [(f.policy, f.message) for f in evaluate(plan, config).findings]
+    result = evaluate(plan, config)
+    assert result.errors == [], "a rule raised instead of judging"
+    return [(f.policy, f.message) for f in result.findings]
 
 
 def test_the_baseline_is_compliant(baseline):
@@ -72,6 +76,31 @@ def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
 
 
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+
+
+def _retype(plan, type_token, name, new_type):
+    out = copy.deepcopy(plan)
+    resource = next(r for r in out["resources"] if r["type"] == type_token and r["name"] == name)
+    resource["type"] = new_type
+    return out
+
+
+def _inline_encryption(plan):
+    out = _without(plan, BUCKET_SSE, "data")
+    bucket = next(r for r in out["resources"] if r["type"] == "aws:s3/bucket:Bucket" and r["name"] == "data")
+    bucket["inputs"]["serverSideEncryptionConfiguration"] = {
+        "rule": {"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": "arn:k"}}
+    }
+    return out
+
+
+def _trail_by_bucket_id(plan):
+    out = copy.deepcopy(plan)
+    trail = next(r for r in out["resources"] if r["type"] == "aws:cloudtrail/trail:Trail")
+    bucket = next(r for r in out["resources"] if r["type"] == "aws:s3/bucket:Bucket" and r["name"] == "trail")
+    trail["inputs"]["s3BucketName"] = "trail-0f3a"  # an id, not the bucket's name
+    trail["dependencies"] = [*trail["dependencies"], bucket["urn"]]
+    return out
 
 
 def _template(plan):
@@ -97,6 +126,23 @@ def _without(plan, type_token, name):
         (
             lambda p: _without(p, "aws:s3/bucketVersioning:BucketVersioning", "data"),
             ("s3-bucket-versioning", "versioning is not configured"),
+        ),
+        # pulumi-aws 7 still ships BucketV2: a V2 bucket without encryption is still caught
+        (
+            lambda p: _without(
+                _retype(p, "aws:s3/bucket:Bucket", "data", "aws:s3/bucketV2:BucketV2"), BUCKET_SSE, "data"
+            ),
+            ("s3-bucket-kms-encryption", "no server-side encryption"),
+        ),
+        # a trail that takes bucket.id still joins its bucket; a GOVERNANCE lock is refused
+        (
+            lambda p: edit(
+                _trail_by_bucket_id(p),
+                "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+                "trail",
+                rule={"defaultRetention": {"mode": "GOVERNANCE", "days": 365}},
+            ),
+            ("cloudtrail-bucket-object-lock", "object lock mode is GOVERNANCE; COMPLIANCE is required"),
         ),
         # log groups: unset retention means "forever", which the rule refuses
         (
@@ -141,11 +187,6 @@ def _without(plan, type_token, name):
                 networkInterfaces=[{**i, "deviceIndex": 1} for i in _template(p)["inputs"]["networkInterfaces"]],
             ),
             ("efa-fully-wired", "no primary interface on network card 0 / device index 0"),
-        ),
-        # EFA on a type without EFA
-        (
-            lambda p: edit(p, "aws:ec2/launchTemplate:LaunchTemplate", "gpu", instanceType="m5.large"),
-            ("efa-fully-wired", "m5.large is not an EFA-capable accelerator type in the catalog"),
         ),
         # FSx: scratch cannot use a customer key at all
         (
@@ -198,6 +239,26 @@ def test_edge_cases(change, expected, baseline):
         # an unlabelled GCS bucket need not be locked
         lambda p: edit(
             p, "gcp:storage/bucket:Bucket", "gcs", labels=_labels_without_immutable(p), retentionPolicy=None
+        ),
+        # EFA templates the catalog cannot judge: type set on the node group, or an HPC type outside it
+        lambda p: edit(p, "aws:ec2/launchTemplate:LaunchTemplate", "gpu", instanceType=None),
+        lambda p: edit(p, "aws:ec2/launchTemplate:LaunchTemplate", "gpu", instanceType="hpc7a.96xlarge"),
+        # ICMP from anywhere opens no port
+        lambda p: edit(
+            p,
+            "gcp:compute/firewall:Firewall",
+            "ssh-from-vpn",
+            sourceRanges=["0.0.0.0/0"],
+            allows=[{"protocol": "icmp"}],
+        ),
+        # the deprecated inline encryption argument still encrypts
+        _inline_encryption,
+        # the policy condition may be a list
+        lambda p: edit(
+            p,
+            "aws:s3/bucketPolicy:BucketPolicy",
+            "data",
+            policy='{"Statement": [{"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}}]}',
         ),
         # HTTPS to the world is not an admin port
         lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", fromPort=80, toPort=443),

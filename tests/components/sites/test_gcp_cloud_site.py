@@ -133,3 +133,21 @@ def test_site_provider_pins_project_and_region(gcp_plan):
     assert provider["inputs"]["region"] == "us-central1"
     cluster = gcp_plan.one(CLUSTER, "gcp-usc1-gke-cluster")
     assert cluster["provider"] == f"{provider['urn']}::{gcp_plan.state(provider)['id']}"
+
+
+def test_required_apis_are_enabled_before_keys_networks_and_cluster(gcp_plan):
+    services = {r["inputs"]["service"]: r for r in gcp_plan.by_type("gcp:projects/service:Service")}
+    assert set(services) == {
+        "compute.googleapis.com",
+        "container.googleapis.com",
+        "cloudkms.googleapis.com",
+        "logging.googleapis.com",
+        "monitoring.googleapis.com",
+    }
+    assert all(s["inputs"]["disableOnDestroy"] is False for s in services.values())
+    for kind, name in [
+        ("gcp:kms/keyRing:KeyRing", "gcp-usc1-key-ring"),
+        ("gcp:compute/network:Network", "gcp-usc1-net-network"),
+        (CLUSTER, "gcp-usc1-gke-cluster"),
+    ]:
+        assert {s["urn"] for s in services.values()} <= set(gcp_plan.one(kind, name)["dependencies"])

@@ -1,0 +1,164 @@
+"""A GKE node pool of GPU machines wired to their GPU NIC fabric, or a TPU slice.
+
+GPU pools: guest accelerators with GKE-managed drivers, gVNIC, local NVMe SSD as ephemeral
+storage, compact placement in one zone, one additional node network per GPU NIC (from
+``GcpGpuFabric``), spot / flex-start (queued provisioning) / reservation capacity, and the
+``nvidia.com/gpu`` NoSchedule taint. TPU pools: the slice's machine type and topology in a
+compact placement policy, provisioned whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..catalog import GcpMachineType, TpuTopology
+from ..network.gcp_gpu_fabric import GcpGpuFabric
+from ..spec.model import GcpGpuPoolSpec
+from ..tagging import TagContext
+
+GPU_TAINT = "nvidia.com/gpu"
+TPU_TAINT = "google.com/tpu"
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
+
+
+@dataclass
+class GcpGpuNodePoolArgs:
+    pool: GcpGpuPoolSpec
+    project: str
+    region: str
+    zone: str
+    cluster_id: pulumi.Input[str]
+    service_account: pulumi.Input[str]
+    tags: TagContext
+    machine: GcpMachineType | None = None
+    tpu: TpuTopology | None = None
+    fabric: GcpGpuFabric | None = None
+
+
+class GcpGpuNodePool(pulumi.ComponentResource):
+    node_pool: gcp.container.NodePool
+    gpu_nics: int
+
+    def __init__(self, name: str, args: GcpGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:compute:GcpGpuNodePool", name, None, opts)
+        pool = args.pool
+        tags = args.tags.for_component("GcpGpuNodePool")
+        if (args.machine is None) == (args.tpu is None):
+            raise ValueError(f"pool {pool.name}: pass exactly one of machine (GPUs) or tpu (a slice)")
+        labels = {"lattice.dev/pool": pool.name, **pool.labels}
+        fabric_networks = []
+        if args.fabric is not None:
+            fabric_networks = [
+                gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                    network=network.name, subnetwork=subnetwork.name
+                )
+                for network, subnetwork in zip(args.fabric.networks, args.fabric.subnetworks, strict=True)
+            ]
+        self.gpu_nics = len(fabric_networks)
+
+        if args.machine is not None:
+            machine = args.machine
+            node_config = self._node_config(
+                args,
+                tags=tags,
+                machine_type=machine.name,
+                taint=GPU_TAINT,
+                labels=labels,
+                guest_accelerators=[
+                    gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+                        type=machine.gke_accelerator,
+                        count=machine.gpu_count,
+                        gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                            gpu_driver_version="LATEST"
+                        ),
+                    )
+                ],
+                local_ssd_count=machine.local_ssd_count,
+            )
+            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if pool.max_nodes > 1 else None
+            sizing = {
+                "autoscaling": gcp.container.NodePoolAutoscalingArgs(
+                    min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
+                ),
+                "initial_node_count": pool.desired,
+            }
+        else:
+            node_config = self._node_config(
+                args,
+                tags=tags,
+                machine_type=args.tpu.machine_type.name,
+                taint=TPU_TAINT,
+                labels=labels,
+                local_ssd_count=0,
+            )
+            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=args.tpu.topology)
+            sizing = {"node_count": args.tpu.hosts}
+
+        self.node_pool = gcp.container.NodePool(
+            f"{name}-pool",
+            name=pool.name,
+            project=args.project,
+            cluster=args.cluster_id,
+            location=args.region,
+            node_locations=[args.zone],
+            node_config=node_config,
+            placement_policy=placement,
+            network_config=gcp.container.NodePoolNetworkConfigArgs(additional_node_network_configs=fabric_networks)
+            if fabric_networks
+            else None,
+            queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
+            if pool.capacity.type == "flex-start"
+            else None,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            opts=pulumi.ResourceOptions(parent=self),
+            **sizing,
+        )
+        self.register_outputs({"node_pool": self.node_pool.name, "gpu_nics": self.gpu_nics})
+
+    @staticmethod
+    def _node_config(
+        args: GcpGpuNodePoolArgs,
+        *,
+        tags: TagContext,
+        machine_type: str,
+        taint: str,
+        labels: dict[str, str],
+        local_ssd_count: int,
+        guest_accelerators=None,
+    ) -> gcp.container.NodePoolNodeConfigArgs:
+        capacity = args.pool.capacity
+        reservation = None
+        if capacity.type == "reservation":
+            reservation = gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                consume_reservation_type="SPECIFIC_RESERVATION",
+                key="compute.googleapis.com/reservation-name",
+                values=[capacity.reservation],
+            )
+        elif capacity.type == "flex-start":
+            reservation = gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                consume_reservation_type="NO_RESERVATION"
+            )
+        return gcp.container.NodePoolNodeConfigArgs(
+            machine_type=machine_type,
+            guest_accelerators=guest_accelerators,
+            gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
+            ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
+                local_ssd_count=local_ssd_count
+            )
+            if local_ssd_count
+            else None,
+            spot=capacity.type == "spot" or None,
+            reservation_affinity=reservation,
+            taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint, value="present", effect="NO_SCHEDULE")],
+            labels=labels,
+            resource_labels=tags.gcp_labels(),
+            service_account=args.service_account,
+            oauth_scopes=[CLOUD_PLATFORM],
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+        )

@@ -1,0 +1,117 @@
+"""GcpGpuNodePool: GPU NICs attached equal the machine type's GPU NIC count; TPU slices; capacity modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import gcp_machine_type, gcp_machine_types
+from tests.conftest import GCP_SITE, spec_with
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def _site(*pools):
+    return {**GCP_SITE, "gpu_pools": list(pools)}
+
+
+@pytest.mark.parametrize("machine", [m.name for m in gcp_machine_types()])
+def test_gpu_nics_attached_equal_the_catalog_count(machine, plan_spec):
+    spec = gcp_machine_type(machine)
+    plan = plan_spec(spec_with(_site({"name": "train", "machine_type": machine, "max_nodes": 2})))
+    pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
+    attached = pool.get("networkConfig", {}).get("additionalNodeNetworkConfigs", [])
+    assert len(attached) == spec.gpu_nic_count
+    networks = plan.by_type("gcp:compute/network:Network")
+    fabric = [n for n in networks if "-nic" in n["name"]]
+    assert len(fabric) == spec.gpu_nic_count
+    assert {n["inputs"]["mtu"] for n in fabric} <= {spec.gpu_nic_mtu}
+    assert {a["network"] for a in attached} == {n["inputs"]["name"] for n in fabric}
+    accelerators = pool["nodeConfig"]["guestAccelerators"]
+    assert accelerators == [
+        {
+            "type": spec.gke_accelerator,
+            "count": spec.gpu_count,
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"},
+        }
+    ]
+    cluster = plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
+    assert cluster.get("enableMultiNetworking", False) is bool(spec.gpu_nic_count)
+
+
+def test_a3_mega_pool_is_compact_with_local_ssd_and_taint(plan_spec):
+    plan = plan_spec(spec_with(_site({"name": "train", "machine_type": "a3-megagpu-8g", "max_nodes": 4})))
+    pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
+    assert pool["placementPolicy"] == {"type": "COMPACT"}
+    assert pool["nodeLocations"] == ["us-central1-a"]
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4}
+    config = pool["nodeConfig"]
+    assert config["gvnic"] == {"enabled": True}
+    assert config["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 16}
+    assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    account = plan.one("gcp:serviceaccount/account:Account", "gcp-usc1-gke-nodes")
+    assert config["serviceAccount"] == plan.state(account)["email"]
+    cluster = plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
+    assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
+    firewall = plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-a3-megagpu-8g-a-fabric-nic3-internal")["inputs"]
+    assert firewall["sourceRanges"] == ["192.168.3.0/24"]
+
+
+def test_rdma_machines_use_the_roce_network_profile(plan_spec):
+    plan = plan_spec(spec_with(_site({"name": "train", "machine_type": "a4-highgpu-8g", "max_nodes": 2})))
+    network = plan.one("gcp:compute/network:Network", "gcp-usc1-a4-highgpu-8g-a-fabric-nic0")["inputs"]
+    assert network["networkProfile"] == "projects/lattice-ml-test/global/networkProfiles/us-central1-a-vpc-roce"
+    assert network["mtu"] == gcp_machine_type("a4-highgpu-8g").gpu_nic_mtu
+
+
+def test_pools_of_one_type_share_a_fabric(plan_spec):
+    plan = plan_spec(
+        spec_with(
+            _site(
+                {"name": "train", "machine_type": "a3-megagpu-8g", "max_nodes": 2},
+                {"name": "eval", "machine_type": "a3-megagpu-8g", "max_nodes": 1},
+            )
+        )
+    )
+    assert len([n for n in plan.by_type("gcp:compute/network:Network") if "-nic" in n["name"]]) == 8
+
+
+@pytest.mark.parametrize(
+    ("capacity", "expected"),
+    [
+        ({"type": "spot"}, ("spot", True)),
+        ({"type": "flex-start"}, ("reservationAffinity", {"consumeReservationType": "NO_RESERVATION"})),
+        (
+            {"type": "reservation", "reservation": "a3-block-1"},
+            (
+                "reservationAffinity",
+                {
+                    "consumeReservationType": "SPECIFIC_RESERVATION",
+                    "key": "compute.googleapis.com/reservation-name",
+                    "values": ["a3-block-1"],
+                },
+            ),
+        ),
+    ],
+)
+def test_capacity_modes(capacity, expected, plan_spec):
+    pool_spec = {"name": "train", "machine_type": "a3-highgpu-8g", "max_nodes": 2, "capacity": capacity}
+    pool = plan_spec(spec_with(_site(pool_spec))).one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
+    key, value = expected
+    assert pool["nodeConfig"][key] == value
+    assert ("queuedProvisioning" in pool) is (capacity["type"] == "flex-start")
+
+
+def test_tpu_slice_is_provisioned_whole_with_its_topology(plan_spec):
+    site = _site({"name": "tpu", "tpu": {"type": "v5p", "topology": "2x2x2"}, "max_nodes": 2})
+    pool = plan_spec(spec_with(site)).one(NODE_POOL, "gcp-usc1-tpu-pool")["inputs"]
+    assert pool["nodeCount"] == 2
+    assert pool["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "2x2x2"}
+    assert pool["nodeConfig"]["machineType"] == "ct5p-hightpu-4t"
+    assert pool["nodeConfig"]["taints"][0]["key"] == "google.com/tpu"
+    assert "guestAccelerators" not in pool["nodeConfig"]
+
+
+def test_prod_gcp_pools(prod_plan):
+    mega = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")["inputs"]
+    assert len(mega["networkConfig"]["additionalNodeNetworkConfigs"]) == gcp_machine_type("a3-megagpu-8g").gpu_nic_count
+    assert mega["queuedProvisioning"] == {"enabled": True}
