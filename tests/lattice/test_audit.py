@@ -227,7 +227,7 @@ DRIFTS: dict[str, tuple[Callable[[dict], None], str, str]] = {
             Bucket="audit-trail",
             ObjectLockConfiguration={
                 "ObjectLockEnabled": "Enabled",
-                "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 30}},
+                "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 30}},
             },
         ),
         "cloudtrail-bucket-object-lock",
