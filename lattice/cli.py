@@ -96,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--waivers", metavar="FILE", type=Path, default=WAIVERS, help="default: policies/waivers.yaml")
     audit.set_defaults(handler=_audit)
 
+    preflight = verbs.add_parser(
+        "preflight", help="check the account can run each AWS GPU pool: offered, EFA, capacity (boto3)"
+    )
+    _stack_arguments(preflight)
+    preflight.set_defaults(handler=_preflight)
+
     catalog = verbs.add_parser("catalog", help="the hardware catalog")
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")
     refresh = catalog_verbs.add_parser("refresh", help="regenerate the AWS snapshot from describe_instance_types")
@@ -262,6 +268,18 @@ def _repo_path(path: Path) -> str:
     """Paths in reports are relative to the repository root, as code scanning expects."""
     resolved = path.resolve()
     return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(path)
+
+
+def _preflight(args: argparse.Namespace, out: Console) -> int:
+    from .preflight import PreflightError, render_table, run_preflight
+
+    stack_file = resolve_stack_file(args)
+    try:
+        results = run_preflight(stack_file.spec)
+    except PreflightError as exc:
+        raise UsageError(f"lattice preflight: {exc}") from None
+    out.print(render_table(results))
+    return 1 if any(result.status == "fail" for result in results) else 0
 
 
 def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:

@@ -29,7 +29,7 @@ from datetime import UTC
 from typing import Any, Literal
 
 import boto3
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ProfileNotFound
 from rich.table import Table
 
 from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
@@ -74,8 +74,17 @@ class CheckResult:
 
 
 def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list[CheckResult]:
-    """Every check of every AWS GPU pool, sorted by site, pool and check (in ``CHECKS`` order)."""
-    session = session or boto3.Session()
+    """Every check of every AWS GPU pool, sorted by site, pool and check (in ``CHECKS`` order).
+
+    ``session`` defaults to boto3's credential chain (environment, AWS_PROFILE, SSO, instance role).
+    """
+    if session is None:
+        try:
+            session = boto3.Session()
+        except ProfileNotFound as exc:
+            raise PreflightError(
+                f"{exc}: set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it"
+            ) from None
     readers: dict[str, _RegionReader] = {}
     results: list[CheckResult] = []
     for site in spec.sites:
@@ -145,9 +154,9 @@ def _efa(pool: AwsGpuPoolSpec, reader: _RegionReader) -> tuple[Status, str]:
         return "skip", "the pool does not use EFA (efa: false): nothing to wire"
     wired = [interface for interface in efa_interfaces(catalog) if interface.carries_efa]
     live = reader.instance_type(pool.instance_type)
-    refresh = f"run `lattice catalog refresh --region {reader.region}` and preview again"
     if live is None:
         return "fail", f"{reader.region} does not know {pool.instance_type}; use a type the region offers"
+    refresh = f"run `lattice catalog refresh --region {reader.region}` and preview again"
     network = live["NetworkInfo"]
     if not network.get("EfaSupported", False):
         return "fail", (
@@ -169,16 +178,15 @@ def _efa(pool: AwsGpuPoolSpec, reader: _RegionReader) -> tuple[Status, str]:
             f"MaximumEfaInterfaces={live_maximum}"
         )
     if absent:
-        problems.append(f"the catalog snapshot wires EFA on network cards {_indices(absent)}, which the live API lacks")
+        problems.append(f"the catalog snapshot wires EFA on {_cards(absent)}, which the live API lacks")
     if refused:
         problems.append(
-            f"the catalog snapshot wires EFA on network cards {_indices(refused)}, whose live InterfaceTypes "
-            "do not include efa"
+            f"the catalog snapshot wires EFA on {_cards(refused)}, whose live InterfaceTypes do not include efa"
         )
     if problems:
         return "fail", f"{'; '.join(problems)}: the live API is the truth, the snapshot is stale; {refresh}"
     detail = (
-        f"{len(wired)} EFA interfaces on network cards {_indices(i.network_card_index for i in wired)}; "
+        f"{len(wired)} EFA interfaces on {_cards(i.network_card_index for i in wired)}; "
         f"the live API allows {live_maximum} and every wired card accepts efa"
     )
     if live_maximum > catalog.max_efa_interfaces:
@@ -240,15 +248,16 @@ def _reservation_mismatches(reservation: dict[str, Any], pool: AwsGpuPoolSpec, z
         yield f"it reserves {platform} instances but EKS nodes launch as {NODE_PLATFORM}; name a {NODE_PLATFORM} one"
 
 
-def _indices(values: Iterable[int]) -> str:
-    """``[1, 2, 3, 5]`` -> ``1-3, 5``: a p5 wires 32 cards and the detail must stay readable."""
+def _cards(indices: Iterable[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``network cards 1-3, 5``: a p5 wires 32 cards and the detail must stay readable."""
     runs: list[list[int]] = []
-    for value in sorted(set(values)):
-        if runs and value == runs[-1][-1] + 1:
-            runs[-1].append(value)
+    for index in sorted(set(indices)):
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
         else:
-            runs.append([value])
-    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+            runs.append([index])
+    listed = ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+    return f"network card {listed}" if len(runs) == 1 and len(runs[0]) == 1 else f"network cards {listed}"
 
 
 # --- reading the account ---------------------------------------------------------------------------
