@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..compute.cluster_addons import ClusterAddons, ClusterAddonsArgs
+from ..compute.kueue_scheduler import KueueScheduler, KueueSchedulerArgs
 from ..security.team_namespace import TeamNamespace, TeamNamespaceArgs
 from ..spec import KubernetesSite, TeamSpec
 from ..tagging import TagContext
@@ -28,6 +30,8 @@ class ExistingClusterSiteArgs:
 class ExistingClusterSite(pulumi.ComponentResource):
     provider: k8s.Provider
     teams: dict[str, TeamNamespace]
+    addons: ClusterAddons | None
+    scheduler: KueueScheduler | None
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: ExistingClusterSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -57,10 +61,31 @@ class ExistingClusterSite(pulumi.ComponentResource):
             )
             for team in args.teams
         }
+        self.addons = self.scheduler = None
+        if site.gpu_pools:
+            self.addons = ClusterAddons(
+                f"{name}-addons",
+                ClusterAddonsArgs(
+                    rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
+                    drivers_preinstalled=site.gpu_drivers == "preinstalled",
+                ),
+                opts=scoped,
+            )
+            self.scheduler = KueueScheduler(
+                f"{name}-kueue",
+                KueueSchedulerArgs(
+                    pools=site.gpu_pools,
+                    tags=tags,
+                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
+                    depends_on=[self.addons.kueue],
+                ),
+                opts=scoped,
+            )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("kubernetes"),
             "context": pulumi.Output.from_input(access.context or f"(secret lattice:{access.kubeconfig_secret})"),
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
+            "gpus": pulumi.Output.from_input(self.scheduler.gpus if self.scheduler else 0),
         }
         self.register_outputs(self.outputs)

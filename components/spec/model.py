@@ -280,6 +280,10 @@ class KubernetesSite(SiteBase):
     network: KubernetesNetworkSpec
     kubernetes: KubernetesAccessSpec
     gpu_pools: list[ClusterPoolSpec] = Field(default_factory=list)
+    gpu_drivers: Literal["preinstalled", "operator"] = Field(
+        "preinstalled",
+        description="Who installs NVIDIA (and MOFED) drivers: the site's OS image, or the NVIDIA operators.",
+    )
 
 
 Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provider")]
