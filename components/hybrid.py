@@ -41,10 +41,17 @@ class HybridStack(pulumi.ComponentResource):
         self.sites = {}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
+            teams = [
+                t for t in spec.teams if site.name in (t.sites or []) or (t.sites is None and site.tier != "cloud")
+            ]
             if isinstance(site, AwsSite):
-                built = AwsCloudSite(site.name, AwsCloudSiteArgs(site, tags, spec.protects_stateful), opts=child)
+                built = AwsCloudSite(
+                    site.name, AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams), opts=child
+                )
             elif isinstance(site, GcpSite):
-                built = GcpCloudSite(site.name, GcpCloudSiteArgs(site, tags, spec.protects_stateful), opts=child)
+                built = GcpCloudSite(
+                    site.name, GcpCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams), opts=child
+                )
             elif isinstance(site, KubernetesSite):
                 secret_key = site.kubernetes.kubeconfig_secret
                 if secret_key is not None and args.secret is None:
@@ -57,7 +64,7 @@ class HybridStack(pulumi.ComponentResource):
                         site=site,
                         tags=tags,
                         kubeconfig=args.secret(secret_key) if secret_key is not None else None,
-                        teams=[t for t in spec.teams if t.sites is None or site.name in t.sites],
+                        teams=teams,
                     ),
                     opts=child,
                 )

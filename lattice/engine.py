@@ -185,6 +185,7 @@ class LatticeMocks(mocks.Mocks):
                 out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
             if (module, kind) == ("container", "Cluster"):
                 out["endpoint"] = "192.0.2.10"
+                out["masterAuth"] = {"clusterCaCertificate": "TU9DSy1HS0UtQ0E="}
         return out
 
     def _provider_value(self, provider_ref: str | None, key: str) -> str | None:

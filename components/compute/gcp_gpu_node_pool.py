@@ -41,6 +41,7 @@ class GcpGpuNodePoolArgs:
 class GcpGpuNodePool(pulumi.ComponentResource):
     node_pool: gcp.container.NodePool
     gpu_nics: int
+    tpu_chips: int
 
     def __init__(self, name: str, args: GcpGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:compute:GcpGpuNodePool", name, None, opts)
@@ -58,6 +59,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 for network, subnetwork in zip(args.fabric.networks, args.fabric.subnetworks, strict=True)
             ]
         self.gpu_nics = len(fabric_networks)
+        self.tpu_chips = args.tpu.chips if args.tpu is not None else 0
 
         if args.machine is not None:
             machine = args.machine

@@ -43,6 +43,8 @@ class GkeClusterArgs:
     master_authorized_cidrs: list[str] = field(default_factory=list)
     # GPU NIC fabrics attach extra node networks, which needs multi-networking on Dataplane V2.
     multi_networking: bool = False
+    # GPU node pools: export DCGM metrics through managed Prometheus.
+    gpu_telemetry: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -109,7 +111,7 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             logging_config=gcp.container.ClusterLoggingConfigArgs(enable_components=LOGGING_COMPONENTS),
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-                enable_components=MONITORING_COMPONENTS,
+                enable_components=[*MONITORING_COMPONENTS, *(["DCGM"] if args.gpu_telemetry else [])],
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
             ),
             enable_multi_networking=args.multi_networking or None,

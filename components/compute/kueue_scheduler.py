@@ -1,9 +1,9 @@
-"""The scheduler's view of a site's existing GPU pools: Kueue flavors, one cluster queue, team queues.
+"""The scheduler's view of a site's accelerator pools: Kueue flavors, one cluster queue, team queues.
 
-Each declared pool becomes a ResourceFlavor that selects its nodes (``lattice.dev/pool=<name>``
-unless the pool names its own selector) and tolerates the GPU taint; the site's ClusterQueue
-offers every pool's GPUs as that flavor's quota; each team namespace on the site gets a
-LocalQueue pointing at it. Jobs then queue fairly for the real hardware instead of racing for it.
+Each pool becomes a ResourceFlavor that selects its nodes and tolerates its accelerator taint;
+the site's ClusterQueue offers every pool's accelerators (GPUs, Neuron devices, TPU chips) as
+that flavor's quota; each team namespace on the site gets a LocalQueue pointing at it. Jobs then
+queue fairly for the real hardware instead of racing for it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..spec.model import ClusterPoolSpec
 from ..tagging import TagContext
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
@@ -21,9 +20,19 @@ GPU_RESOURCE = "nvidia.com/gpu"
 LOCAL_QUEUE = "gpus"
 
 
+@dataclass(frozen=True)
+class Flavor:
+    """One pool as the scheduler sees it: which nodes, which accelerator resource, how many."""
+
+    name: str
+    resource: str  # nvidia.com/gpu, aws.amazon.com/neuron, google.com/tpu
+    quantity: int
+    node_labels: dict[str, str]
+
+
 @dataclass
 class KueueSchedulerArgs:
-    pools: list[ClusterPoolSpec]
+    flavors: list[Flavor]
     tags: TagContext
     namespaces: dict[str, pulumi.Input[str]] = field(default_factory=dict)  # team -> namespace
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the Kueue release (CRDs)
@@ -39,20 +48,22 @@ class KueueScheduler(pulumi.ComponentResource):
         labels = args.tags.for_component("KueueScheduler").k8s_labels()
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
         self.flavors = {
-            pool.name: k8s.apiextensions.CustomResource(
-                f"{name}-{pool.name}",
+            flavor.name: k8s.apiextensions.CustomResource(
+                f"{name}-{flavor.name}",
                 api_version=KUEUE_API,
                 kind="ResourceFlavor",
-                metadata={"name": pool.name, "labels": labels},
+                metadata={"name": flavor.name, "labels": labels},
                 spec={
-                    "nodeLabels": pool.node_selector or {"lattice.dev/pool": pool.name},
-                    "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+                    "nodeLabels": flavor.node_labels,
+                    # Pools are tainted with their accelerator resource; the flavor lets admitted jobs on.
+                    "tolerations": [{"key": flavor.resource, "operator": "Exists", "effect": "NoSchedule"}],
                 },
                 opts=after_crds,
             )
-            for pool in args.pools
+            for flavor in args.flavors
         }
-        self.gpus = sum(pool.gpus_per_node * pool.max_nodes for pool in args.pools)
+        self.gpus = sum(f.quantity for f in args.flavors if f.resource == GPU_RESOURCE)
+        resources = sorted({flavor.resource for flavor in args.flavors})
         queue_name = f"{args.tags.site}-gpus"
         self.cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-queue",
@@ -61,19 +72,17 @@ class KueueScheduler(pulumi.ComponentResource):
             metadata={"name": queue_name, "labels": labels},
             spec={
                 "namespaceSelector": {},
+                # One resource group per accelerator resource: a flavor offers exactly one.
                 "resourceGroups": [
                     {
-                        "coveredResources": [GPU_RESOURCE],
+                        "coveredResources": [resource],
                         "flavors": [
-                            {
-                                "name": pool.name,
-                                "resources": [
-                                    {"name": GPU_RESOURCE, "nominalQuota": pool.gpus_per_node * pool.max_nodes}
-                                ],
-                            }
-                            for pool in args.pools
+                            {"name": f.name, "resources": [{"name": resource, "nominalQuota": f.quantity}]}
+                            for f in args.flavors
+                            if f.resource == resource
                         ],
                     }
+                    for resource in resources
                 ],
             },
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self.flavors.values()]),

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from ..catalog import aws_instance_type
-from ..compute.aws_gpu_node_pool import AwsGpuNodePool, AwsGpuNodePoolArgs
+from ..compute.aws_gpu_node_pool import GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
+from ..compute.cluster_access import eks_kubeconfig
+from ..compute.cluster_addons import ClusterAddonsArgs
+from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
+from ..compute.kueue_scheduler import Flavor
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
-from ..spec import AwsSite
+from ..spec import AwsSite, TeamSpec
 from ..tagging import TagContext
 
 
@@ -21,6 +26,7 @@ class AwsCloudSiteArgs:
     site: AwsSite
     tags: TagContext
     protect: bool
+    teams: list[TeamSpec] = field(default_factory=list)
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -29,6 +35,8 @@ class AwsCloudSite(pulumi.ComponentResource):
     network: AwsSiteNetwork
     eks: EksCluster
     pools: dict[str, AwsGpuNodePool]
+    cluster_provider: k8s.Provider
+    workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: AwsCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -96,6 +104,39 @@ class AwsCloudSite(pulumi.ComponentResource):
                 ),
                 opts=scoped,
             )
+        # The EKS AL2023 NVIDIA AMI ships the driver and container toolkit; the Neuron AMI its own runtime.
+        self.cluster_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=eks_kubeconfig(
+                self.eks.cluster_name, self.eks.endpoint, self.eks.cluster.certificate_authority.data, site.region
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
+        self.workloads = ClusterWorkloads(
+            name,
+            ClusterWorkloadsArgs(
+                tags=tags,
+                teams=args.teams,
+                flavors=[
+                    Flavor(
+                        name=pool.name,
+                        resource=GPU_TAINT[instances[pool.name].accelerator_kind],
+                        quantity=instances[pool.name].accelerator_count * pool.max_nodes,
+                        node_labels={"lattice.dev/pool": pool.name},
+                    )
+                    for pool in site.gpu_pools
+                ],
+                addons=ClusterAddonsArgs(
+                    gpu_operator=any(i.accelerator_kind == "gpu" for i in instances.values()),
+                    drivers_preinstalled=True,
+                    toolkit_preinstalled=True,
+                    efa=any(pool.efa for pool in self.pools.values()),
+                ),
+                depends_on=[pool.node_group for pool in self.pools.values()],
+            ),
+            opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
+        )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("aws"),
@@ -105,6 +146,8 @@ class AwsCloudSite(pulumi.ComponentResource):
             "kms_key_arn": self.key.key_arn,
             "cluster_name": self.eks.cluster_name,
             "cluster_endpoint": self.eks.endpoint,
+            "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
+            "gpus": pulumi.Output.from_input(self.workloads.gpus),
             "gpu_pools": {
                 name: {
                     "efa": pool.efa,

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..compute.cluster_addons import ClusterAddons, ClusterAddonsArgs
-from ..compute.kueue_scheduler import KueueScheduler, KueueSchedulerArgs
-from ..security.team_namespace import TeamNamespace, TeamNamespaceArgs
+from ..compute.cluster_addons import ClusterAddonsArgs
+from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..compute.kueue_scheduler import GPU_RESOURCE, Flavor
 from ..spec import KubernetesSite, TeamSpec
 from ..tagging import TagContext
 
@@ -29,9 +29,7 @@ class ExistingClusterSiteArgs:
 
 class ExistingClusterSite(pulumi.ComponentResource):
     provider: k8s.Provider
-    teams: dict[str, TeamNamespace]
-    addons: ClusterAddons | None
-    scheduler: KueueScheduler | None
+    workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: ExistingClusterSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -46,46 +44,33 @@ class ExistingClusterSite(pulumi.ComponentResource):
             kubeconfig=pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
-        self.teams = {
-            team.name: TeamNamespace(
-                f"{name}-{team.name}",
-                TeamNamespaceArgs(
-                    team=team.name,
-                    namespace=team.namespace_name,
-                    gpu_quota=team.gpu_quota,
-                    groups=team.groups,
-                    tags=tags,
-                ),
-                opts=scoped,
-            )
-            for team in args.teams
-        }
-        self.addons = self.scheduler = None
-        if site.gpu_pools:
-            self.addons = ClusterAddons(
-                f"{name}-addons",
-                ClusterAddonsArgs(
-                    rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
+        self.workloads = ClusterWorkloads(
+            name,
+            ClusterWorkloadsArgs(
+                tags=tags,
+                teams=args.teams,
+                flavors=[
+                    Flavor(
+                        name=pool.name,
+                        resource=GPU_RESOURCE,
+                        quantity=pool.gpus_per_node * pool.max_nodes,
+                        node_labels=dict(pool.node_selector) or {"lattice.dev/pool": pool.name},
+                    )
+                    for pool in site.gpu_pools
+                ],
+                addons=ClusterAddonsArgs(
+                    gpu_operator=True,
                     drivers_preinstalled=site.gpu_drivers == "preinstalled",
+                    rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
                 ),
-                opts=scoped,
-            )
-            self.scheduler = KueueScheduler(
-                f"{name}-kueue",
-                KueueSchedulerArgs(
-                    pools=site.gpu_pools,
-                    tags=tags,
-                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
-                    depends_on=[self.addons.kueue],
-                ),
-                opts=scoped,
-            )
+            ),
+            opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+        )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("kubernetes"),
             "context": pulumi.Output.from_input(access.context or f"(secret lattice:{access.kubeconfig_secret})"),
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
-            "gpus": pulumi.Output.from_input(self.scheduler.gpus if self.scheduler else 0),
+            "gpus": pulumi.Output.from_input(self.workloads.gpus),
         }
         self.register_outputs(self.outputs)

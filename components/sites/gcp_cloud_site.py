@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
 from ..catalog import gcp_machine_type, tpu_type
-from ..compute.gcp_gpu_node_pool import GcpGpuNodePool, GcpGpuNodePoolArgs
+from ..compute.cluster_access import gke_kubeconfig
+from ..compute.cluster_addons import ClusterAddonsArgs
+from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, GcpGpuNodePoolArgs
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
+from ..compute.kueue_scheduler import Flavor
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
-from ..spec import GcpSite
+from ..spec import GcpSite, TeamSpec
 from ..tagging import TagContext
 
 REQUIRED_APIS = (
@@ -31,6 +36,7 @@ class GcpCloudSiteArgs:
     site: GcpSite
     tags: TagContext
     protect: bool
+    teams: list[TeamSpec] = field(default_factory=list)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -42,6 +48,8 @@ class GcpCloudSite(pulumi.ComponentResource):
     audit: GcpAuditLogs
     fabrics: dict[tuple[str, str], GcpGpuFabric]
     pools: dict[str, GcpGpuNodePool]
+    cluster_provider: k8s.Provider
+    workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: GcpCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -109,6 +117,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 tags=tags,
                 protect=args.protect,
                 multi_networking=bool(fabric_keys),
+                gpu_telemetry=bool(machines),
                 depends_on=[self.key.gke_access, *self.services],
             ),
             opts=scoped,
@@ -151,6 +160,32 @@ class GcpCloudSite(pulumi.ComponentResource):
                 ),
                 opts=scoped,
             )
+        # GKE installs GPU drivers and the device plugin and exports DCGM metrics itself: only Kueue is added.
+        self.cluster_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=gke_kubeconfig(
+                self.gke.cluster.name, self.gke.cluster.endpoint, self.gke.cluster.master_auth.cluster_ca_certificate
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        flavors = []
+        for pool in site.gpu_pools:
+            if pool.name in machines:
+                quantity, resource = machines[pool.name].gpu_count * pool.max_nodes, GPU_TAINT
+            else:
+                quantity, resource = self.pools[pool.name].tpu_chips, TPU_TAINT
+            flavors.append(Flavor(pool.name, resource, quantity, {"lattice.dev/pool": pool.name}))
+        self.workloads = ClusterWorkloads(
+            name,
+            ClusterWorkloadsArgs(
+                tags=tags,
+                teams=args.teams,
+                flavors=flavors,
+                addons=ClusterAddonsArgs(gpu_operator=False),
+                depends_on=[pool.node_pool for pool in self.pools.values()],
+            ),
+            opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
+        )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("gcp"),
@@ -161,5 +196,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             "cluster_name": self.gke.cluster_name,
             "cluster_endpoint": self.gke.endpoint,
             "gpu_pools": {name: {"gpu_nics": pool.gpu_nics} for name, pool in self.pools.items()},
+            "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
+            "gpus": pulumi.Output.from_input(self.workloads.gpus),
         }
         self.register_outputs(self.outputs)

@@ -154,7 +154,6 @@ def kubeconfig_secret_is_set(spec: StackSpec, ctx: ValidationContext) -> Iterato
 
 def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     site_names = {site.name for site in spec.sites}
-    cloud_sites = {site.name for site in spec.sites if site.tier == "cloud"}
     names: dict[str, int] = {}
     namespaces: dict[str, int] = {}
     for index, team in enumerate(spec.teams):
@@ -174,12 +173,6 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
                 yield Issue(
                     f"teams[{index}].sites[{position}]",
                     f"unknown site '{site}'; use one of: {', '.join(sorted(site_names))}",
-                )
-            elif site in cloud_sites:
-                yield Issue(
-                    f"teams[{index}].sites[{position}]",
-                    f"'{site}' is a cloud site; team namespaces on EKS/GKE arrive with GPU node pools "
-                    "(see the README feature table); list grid or edge sites for now",
                 )
 
 

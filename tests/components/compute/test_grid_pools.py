@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from components.compute.cluster_addons import GPU_OPERATOR_VERSION, KUEUE_VERSION, NETWORK_OPERATOR_VERSION
+import json
+
+from components.compute.cluster_addons import (
+    EFA_DEVICE_PLUGIN_VERSION,
+    GPU_OPERATOR_VERSION,
+    KUEUE_VERSION,
+    NETWORK_OPERATOR_VERSION,
+)
+from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import GRID_SITE, spec_with
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -31,6 +39,7 @@ def test_every_chart_is_pinned(prod_plan):
     assert versions == {
         "gpu-operator": GPU_OPERATOR_VERSION,
         "network-operator": NETWORK_OPERATOR_VERSION,
+        "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN_VERSION,
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
     }
 
@@ -75,5 +84,64 @@ def test_kueue_flavor_queue_and_team_queues(prod_plan):
 
 
 def test_sites_without_pools_get_no_addons(dev_plan):
-    assert dev_plan.by_type(RELEASE) == []
+    assert _releases(dev_plan, "grid-hpc") == {}
+    assert dev_plan.by_type(FLAVOR) and not [f for f in dev_plan.by_type(FLAVOR) if f["name"].startswith("grid-hpc")]
     assert dev_plan.outputs["sites"]["grid-hpc"]["gpus"] == 0
+
+
+def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
+    releases = _releases(dev_plan, "aws-use1")
+    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "kueue"}
+    values = releases["gpu-operator"]["inputs"]["values"]
+    assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
+    efa = releases["aws-efa-k8s-device-plugin"]["inputs"]
+    assert efa["values"]["nodeSelector"] == {"lattice.dev/efa": "true"}
+    assert efa["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
+    groups = {r["urn"] for r in dev_plan.by_type("aws:eks/nodeGroup:NodeGroup")}
+    assert groups <= set(releases["kueue"]["dependencies"])
+
+
+def test_eks_queue_offers_every_pool(dev_plan):
+    queue = dev_plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]
+    assert queue["spec"]["resourceGroups"] == [
+        {
+            "coveredResources": ["nvidia.com/gpu"],
+            "flavors": [
+                {"name": "train-p5", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 32}]},
+                {"name": "infer-g5", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]},
+            ],
+        }
+    ]
+    assert dev_plan.outputs["sites"]["aws-use1"]["gpus"] == 48
+
+
+def test_cluster_provider_uses_exec_auth_and_stays_secret(dev_plan):
+    provider = dev_plan.one("pulumi:providers:kubernetes", "aws-use1-k8s")
+    assert provider["inputs"]["kubeconfig"] == {SIG_KEY: SECRET_SIG, "value": REDACTED}
+    stored = dev_plan.state(provider)["kubeconfig"]  # what the mock engine received: secret-wrapped
+    assert stored[SIG_KEY] == SECRET_SIG
+    kubeconfig = json.loads(stored["value"])
+    assert kubeconfig["users"][0]["user"]["exec"]["args"][:4] == ["eks", "get-token", "--cluster-name", "dev-aws-use1"]
+    assert "token" not in json.dumps(kubeconfig["users"][0]["user"]).replace("get-token", "")
+    reference = f"{provider['urn']}::{dev_plan.state(provider)['id']}"
+    assert dev_plan.one(RELEASE, "aws-use1-addons-kueue")["provider"] == reference
+
+
+def test_gke_gets_kueue_and_dcgm_but_no_gpu_operator(prod_plan):
+    assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue"}
+    cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
+    assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
+    queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
+    assert {g["coveredResources"][0]: g["flavors"][0]["resources"][0]["nominalQuota"] for g in queue} == {
+        "google.com/tpu": 8,
+        "nvidia.com/gpu": 64,
+    }
+
+
+def test_teams_can_have_namespaces_on_cloud_clusters(prod_plan):
+    namespace = prod_plan.one("kubernetes:core/v1:Namespace", "aws-use1-fusion-namespace")
+    provider = prod_plan.one("pulumi:providers:kubernetes", "aws-use1-k8s")
+    assert namespace["provider"].startswith(provider["urn"])
+    assert namespace["inputs"]["metadata"]["name"] == "fusion"
+    local = prod_plan.one(LOCAL_QUEUE, "gcp-usc1-kueue-fusion")["inputs"]
+    assert local["metadata"]["namespace"] == "fusion" and local["spec"]["clusterQueue"] == "gcp-usc1-gpus"

@@ -57,7 +57,13 @@ def test_teams_land_only_on_the_sites_they_name(prod_plan):
         by_site.setdefault(namespace["inputs"]["metadata"]["labels"]["lattice.dev/site"], set()).add(
             namespace["inputs"]["metadata"]["name"]
         )
-    assert by_site == {"grid-hpc": {"climate", "materials-sim"}, "edge-beamline": {"materials-sim", "beamline-ops"}}
+    assert by_site == {
+        "grid-hpc": {"climate", "materials-sim"},
+        "edge-beamline": {"materials-sim", "beamline-ops"},
+        # cloud sites only get the teams that name them
+        "aws-use1": {"fusion"},
+        "gcp-usc1": {"fusion"},
+    }
 
 
 def test_namespaces_are_managed_through_the_site_provider(dev_plan):

@@ -1,0 +1,69 @@
+"""What runs inside any Lattice cluster, whoever built it: team namespaces, add-ons, queues.
+
+Used by all three site kinds with the site's Kubernetes provider (an existing cluster's
+kubeconfig, or one built for the EKS / GKE cluster Lattice created). Add-ons and queues are
+created only when the site has accelerator pools.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import pulumi
+
+from ..security.team_namespace import TeamNamespace, TeamNamespaceArgs
+from ..spec import TeamSpec
+from ..tagging import TagContext
+from .cluster_addons import ClusterAddons, ClusterAddonsArgs
+from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
+
+
+@dataclass
+class ClusterWorkloadsArgs:
+    tags: TagContext
+    teams: list[TeamSpec] = field(default_factory=list)
+    flavors: list[Flavor] = field(default_factory=list)
+    addons: ClusterAddonsArgs = field(default_factory=ClusterAddonsArgs)
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
+
+
+class ClusterWorkloads(pulumi.ComponentResource):
+    teams: dict[str, TeamNamespace]
+    addons: ClusterAddons | None
+    scheduler: KueueScheduler | None
+    gpus: int
+
+    def __init__(self, name: str, args: ClusterWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:compute:ClusterWorkloads", name, None, opts)
+        self.teams = {
+            team.name: TeamNamespace(
+                f"{name}-{team.name}",
+                TeamNamespaceArgs(
+                    team=team.name,
+                    namespace=team.namespace_name,
+                    gpu_quota=team.gpu_quota,
+                    groups=team.groups,
+                    tags=args.tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for team in args.teams
+        }
+        self.addons = self.scheduler = None
+        self.gpus = 0
+        if args.flavors:
+            addons = dataclasses.replace(args.addons, depends_on=[*args.addons.depends_on, *args.depends_on])
+            self.addons = ClusterAddons(f"{name}-addons", addons, opts=pulumi.ResourceOptions(parent=self))
+            self.scheduler = KueueScheduler(
+                f"{name}-kueue",
+                KueueSchedulerArgs(
+                    flavors=args.flavors,
+                    tags=args.tags,
+                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
+                    depends_on=[self.addons.kueue],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.gpus = self.scheduler.gpus
+        self.register_outputs({"namespaces": sorted(t.namespace_name for t in args.teams), "gpus": self.gpus})
