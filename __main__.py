@@ -12,7 +12,7 @@ try:
         config.require_object("spec"),
         source=f"stacks/Pulumi.{stack}.yaml",
         # The engine hands us values, not the file: secret-ness is checked by `lattice plan`.
-        ctx=ValidationContext(knows_config=False),
+        ctx=ValidationContext(knows_config=False, stack=stack),
     )
 except SpecError as error:
     raise pulumi.RunError(str(error)) from None

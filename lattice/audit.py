@@ -99,7 +99,8 @@ def _buckets(s3, stack: str) -> Iterator[LiveResource]:
         try:
             tags = _tags(s3.get_bucket_tagging(Bucket=name).get("TagSet"))
         except ClientError as exc:
-            if _missing(exc, "NoSuchTagSet", "NoSuchBucket"):
+            # No tags, gone, or another team's bucket we may not read: not this stack's either way.
+            if _missing(exc, "NoSuchTagSet", "NoSuchBucket", "AccessDenied"):
                 continue
             raise
         if tags.get(STACK_TAG) != stack:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulumi.runtime import rpc
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyProviderResource,
@@ -31,7 +32,7 @@ from policies.registry import SEVERITY_ORDER, Rule, all_rules
 from .engine import PROJECT_ROOT, SIG_KEY
 
 CONFIG_DIR = PROJECT_ROOT / "policies" / "config"
-RESOURCE_REF_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+RESOURCE_REF_SIG = rpc._special_resource_sig
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 DEFAULT_LEVEL = "advisory"
 

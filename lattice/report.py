@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -23,9 +24,17 @@ from rich.table import Table
 from .check import CheckResult, Finding
 from .waivers import WaiverProblem
 
+
+def _version() -> str:
+    try:
+        return metadata.version("lattice")
+    except metadata.PackageNotFoundError:  # running from a checkout without `make`
+        return "0.0.0+checkout"
+
+
 FORMATS = ("text", "json", "sarif", "junit", "github")
 TOOL_URI = "https://github.com/lattice-hpc/lattice"
-TOOL_VERSION = "0.1.0"
+TOOL_VERSION = _version()
 SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
 
 

@@ -23,6 +23,8 @@ from .validators import Issue, ValidationContext, validate
 
 SPEC_KEY = "lattice:spec"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
+# The stack name becomes part of GCP, EKS and Kubernetes resource names, whose alphabets are strict.
+_STACK_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 
 
 class SpecError(Exception):
@@ -84,6 +86,17 @@ def stack_name(path: Path) -> str:
             str(path),
             [Issue("(file name)", "stack files are named Pulumi.<stack>.yaml, e.g. stacks/Pulumi.dev.yaml")],
         )
+    if not _STACK_NAME.match(match["stack"]):
+        raise SpecError(
+            str(path),
+            [
+                Issue(
+                    "(file name)",
+                    f"stack name '{match['stack']}' must be 1-40 lowercase letters, digits or '-', starting with a "
+                    "letter (it becomes part of cloud resource names); rename the file",
+                )
+            ],
+        )
     return match["stack"]
 
 
@@ -119,6 +132,7 @@ def load_stack_file(path: Path | str) -> StackFile:
     ctx = ValidationContext(
         config_keys=frozenset(config),
         secret_config_keys=frozenset(k for k, v in config.items() if _is_secure(v)),
+        stack=stack,
     )
     lines = _line_index(_child(_child(root, "config"), SPEC_KEY))
     spec = parse_spec(config[SPEC_KEY], source, ctx, lines=lines)

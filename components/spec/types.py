@@ -117,12 +117,17 @@ def _dns_label(value: str) -> str:
     return value
 
 
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
 def _namespace(value: str) -> str:
     if not _DNS_LABEL.match(value) or len(value) > 63:
         raise ValueError(
             f"'{value}' is not a Kubernetes namespace name: at most 63 lowercase letters, "
             "digits and '-', starting with a letter"
         )
+    if value in RESERVED_NAMESPACES or value.startswith("kube-"):
+        raise ValueError(f"'{value}' is a system namespace; give the team a namespace of its own")
     return value
 
 
@@ -159,6 +164,8 @@ def _k8s_version(value: str) -> str:
 
 
 def _tag_key(value: str) -> str:
+    if value.lower().startswith("aws:"):
+        raise ValueError(f"tag key '{value}' uses the 'aws:' prefix, which AWS reserves for itself; rename the key")
     if value.startswith(RESERVED_TAG_PREFIX):
         raise ValueError(
             f"tag key '{value}' uses the reserved prefix '{RESERVED_TAG_PREFIX}', which Lattice sets "

@@ -29,6 +29,7 @@ class ValidationContext:
     secret_config_keys: frozenset[str] = field(default_factory=frozenset)
     # False under a real `pulumi up`, where the engine hands us config values but not the file.
     knows_config: bool = True
+    stack: str = ""
 
 
 Validator = Callable[[StackSpec, ValidationContext], Iterator[Issue]]
@@ -135,6 +136,53 @@ def public_endpoint_is_scoped(spec: StackSpec, ctx: ValidationContext) -> Iterat
                     f"sites[{index}].kubernetes.public_access_cidrs[{position}]",
                     f"{cidr} opens the cluster API to the whole internet; list the networks that need it",
                 )
+
+
+def one_site_per_gcp_project(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    # Project-level settings (data-access audit config, enabled APIs) are owned by one site;
+    # two sites would fight over them and destroying one would switch audit logs off for both.
+    owners: dict[str, int] = {}
+    for index, site in enumerate(spec.sites):
+        if isinstance(site, GcpSite):
+            if site.project in owners:
+                yield Issue(
+                    f"sites[{index}].project",
+                    f"project '{site.project}' already hosts sites[{owners[site.project]}]; give each GCP site its "
+                    "own project (regions of one project: use one site with zones in one region per project)",
+                )
+            owners.setdefault(site.project, index)
+
+
+GKE_CLUSTER_NAME_MAX = 40
+
+
+def gke_names_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    if not ctx.stack:
+        return
+    for index, site in enumerate(spec.sites):
+        name = f"{ctx.stack}-{site.name}"
+        if isinstance(site, GcpSite) and len(name) > GKE_CLUSTER_NAME_MAX:
+            yield Issue(
+                f"sites[{index}].name",
+                f"the GKE cluster would be named '{name}' ({len(name)} characters; GKE allows "
+                f"{GKE_CLUSTER_NAME_MAX}); shorten the site or stack name",
+            )
+
+
+def admin_roles_are_distinct(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for index, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite):
+            continue
+        seen: dict[str, int] = {}
+        for position, arn in enumerate(site.kubernetes.admin_role_arns):
+            role_name = arn.rsplit("/", 1)[-1]
+            if role_name in seen:
+                yield Issue(
+                    f"sites[{index}].kubernetes.admin_role_arns[{position}]",
+                    f"role name '{role_name}' is already used by admin_role_arns[{seen[role_name]}]; access entries "
+                    "are named after the role, so list each role name once",
+                )
+            seen.setdefault(role_name, position)
 
 
 def kubeconfig_secret_is_set(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -310,6 +358,9 @@ VALIDATORS: tuple[Validator, ...] = (
     zones_in_region,
     public_endpoint_is_scoped,
     kubeconfig_secret_is_set,
+    one_site_per_gcp_project,
+    gke_names_fit,
+    admin_roles_are_distinct,
     teams_are_consistent,
     gpu_pools_are_valid,
 )

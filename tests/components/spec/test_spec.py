@@ -157,3 +157,19 @@ def test_cidr_domain_type(cidr, fragment):
 def test_carrier_grade_nat_space_is_allowed():
     site = {**GRID_SITE, "network": {"cidr": "100.64.0.0/16"}}
     assert parse_spec(spec_with(site), "x").sites[0].network.cidr == "100.64.0.0/16"
+
+
+@pytest.mark.parametrize("stack", ["Prod", "my_stack", "a.b", "x" * 41])
+def test_stack_names_must_suit_cloud_resource_names(tmp_path, stack):
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text("config: {}\n")
+    with pytest.raises(SpecError, match="lowercase letters, digits or '-'"):
+        load_stack_file(path)
+
+
+def test_gke_cluster_names_must_fit(tmp_path):
+    path = write_stack(tmp_path, spec_with({**GCP_SITE, "name": "gcp-us-central1-main"}), stack="x" * 25)
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    assert caught.value.issues[0].path == "sites[0].name"
+    assert "GKE allows 40" in caught.value.issues[0].message
