@@ -212,13 +212,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     else:
         locator = locator_for(plan, _repo_path(args.plan), {})
     text = render(args.format, result, problems, locator)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
-        out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
-    else:
-        sys.stdout.write(text)
-    return _verdict(result)
+    return _emit(args, out, text, result)
 
 
 def _audit(args: argparse.Namespace, out: Console) -> int:
@@ -245,6 +239,10 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
     problems = apply_waivers(result, load_waivers(args.waivers, set(rules), date.today()))
     locator = Locator(_repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
     text = render(args.format, result, problems, locator)
+    return _emit(args, out, text, result)
+
+
+def _emit(args: argparse.Namespace, out: Console, text: str, result) -> int:
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(text)

@@ -15,13 +15,13 @@ EFA / NCCL environment.
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from ..catalog import AwsInstanceType, efa_interfaces
+from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
 from ..tagging import TagContext
 
@@ -76,14 +76,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
 
         self.role = aws.iam.Role(
             f"{name}-node",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-                    ],
-                }
-            ),
+            assume_role_policy=service_trust_policy("ec2.amazonaws.com"),
             tags=tags.aws_tags(),
             opts=child,
         )

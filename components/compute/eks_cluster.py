@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..security.aws_log_group import encrypted_log_group
+from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -53,18 +54,7 @@ class EksCluster(pulumi.ComponentResource):
 
         self.role = aws.iam.Role(
             f"{name}-cluster",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "eks.amazonaws.com"},
-                            "Action": ["sts:AssumeRole", "sts:TagSession"],
-                        }
-                    ],
-                }
-            ),
+            assume_role_policy=service_trust_policy("eks.amazonaws.com", "sts:AssumeRole", "sts:TagSession"),
             tags=tags.aws_tags(),
             opts=child,
         )

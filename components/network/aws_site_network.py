@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..security.aws_log_group import encrypted_log_group
+from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 from .cidr import aws_zone_subnets
 
@@ -163,18 +164,7 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         )
         role = aws.iam.Role(
             f"{name}-flow-logs",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                }
-            ),
+            assume_role_policy=service_trust_policy("vpc-flow-logs.amazonaws.com"),
             tags=tags.aws_tags(),
             opts=child,
         )
