@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: plan check test lint bench schema clean
+.PHONY: plan check test lint bench schema validate-sarif clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,14 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench_plan.py
+
+# Optional: Microsoft's SARIF Multitool (npm registry) validates what `lattice check --format sarif` emits.
+validate-sarif: $(STAMP)
+	mkdir -p out/sarif-multitool
+	$(PY) -m lattice check --stack $(STACK) --format sarif --output out/$(STACK).sarif || true
+	cd out/sarif-multitool && npm install --silent --no-save @microsoft/sarif-multitool@5.7.0
+	cd out/sarif-multitool && npx @microsoft/sarif-multitool validate ../$(STACK).sarif -o ../$(STACK).validation.sarif
+	$(PY) -c "import json,sys; r=json.load(open('out/$(STACK).validation.sarif'))['runs'][0].get('results',[]); print(len(r),'SARIF validation findings'); sys.exit(1 if r else 0)"
 
 schema: $(STAMP)
 	$(PY) -m lattice schema --output schema/stack-file.schema.json
