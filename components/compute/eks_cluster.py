@@ -20,6 +20,7 @@ from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
 
@@ -35,12 +36,15 @@ class EksClusterArgs:
     endpoint_public_access: bool = False
     public_access_cidrs: list[str] = field(default_factory=list)
     admin_role_arns: list[str] = field(default_factory=list)
+    system_instance_type: str = "m7i.xlarge"
+    system_nodes: int = 2
 
 
 class EksCluster(pulumi.ComponentResource):
     cluster: aws.eks.Cluster
     role: aws.iam.Role
     log_group: aws.cloudwatch.LogGroup
+    system_nodes: aws.eks.NodeGroup
     cluster_name: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     endpoint: pulumi.Output[str]
@@ -125,6 +129,7 @@ class EksCluster(pulumi.ComponentResource):
                 ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
             ),
         )
+        self.admin_access: list[aws.eks.AccessPolicyAssociation] = []
         for role_arn in args.admin_role_arns:
             # Named after the role, not its position, so reordering the list replaces nothing.
             role_name = role_arn.rsplit("/", 1)[-1]
@@ -136,7 +141,7 @@ class EksCluster(pulumi.ComponentResource):
                 tags=tags.aws_tags(),
                 opts=child,
             )
-            aws.eks.AccessPolicyAssociation(
+            association = aws.eks.AccessPolicyAssociation(
                 f"{name}-admin-{role_name}",
                 cluster_name=self.cluster.name,
                 principal_arn=role_arn,
@@ -144,9 +149,45 @@ class EksCluster(pulumi.ComponentResource):
                 access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
             )
+            self.admin_access.append(association)
 
+        self.system_nodes = self._system_nodes(name, args, tags, partition)
         self.cluster_name = self.cluster.name
         self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id
         self.endpoint = self.cluster.endpoint
         self.arn = self.cluster.arn
         self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint, "arn": self.arn})
+
+    def _system_nodes(self, name: str, args: EksClusterArgs, tags: TagContext, partition) -> aws.eks.NodeGroup:
+        """Untainted nodes for add-ons and CoreDNS: every accelerator pool is tainted."""
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
+            f"{name}-system-node",
+            assume_role_policy=service_trust_policy("ec2.amazonaws.com"),
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-system-{policy}",
+                role=role.name,
+                policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
+                opts=child,
+            )
+            for policy in SYSTEM_NODE_POLICIES
+        ]
+        return aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=self.cluster.name,
+            node_role_arn=role.arn,
+            subnet_ids=args.subnet_ids,
+            instance_types=[args.system_instance_type],
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=args.system_nodes, desired_size=args.system_nodes, max_size=args.system_nodes
+            ),
+            labels={"lattice.dev/pool": "system"},
+            tags=tags.aws_tags(),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=attachments),
+        )

@@ -51,14 +51,15 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             raise ValueError(f"pool {pool.name}: pass exactly one of machine (GPUs) or tpu (a slice)")
         labels = {"lattice.dev/pool": pool.name, **pool.labels}
         fabric_networks = []
+        self.gpu_nics = 0
         if args.fabric is not None:
             fabric_networks = [
                 gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
                     network=network.name, subnetwork=subnetwork.name
                 )
-                for network, subnetwork in zip(args.fabric.networks, args.fabric.subnetworks, strict=True)
+                for network, subnetwork in args.fabric.attachments
             ]
-        self.gpu_nics = len(fabric_networks)
+            self.gpu_nics = len(args.fabric.gpu_networks)
         self.tpu_chips = args.tpu.chips if args.tpu is not None else 0
 
         if args.machine is not None:

@@ -41,8 +41,8 @@ class GkeClusterArgs:
     tags: TagContext
     protect: bool
     master_authorized_cidrs: list[str] = field(default_factory=list)
-    # GPU NIC fabrics attach extra node networks, which needs multi-networking on Dataplane V2.
-    multi_networking: bool = False
+    system_machine_type: str = "e2-standard-4"
+    system_nodes_per_zone: int = 1
     # GPU node pools: export DCGM metrics through managed Prometheus.
     gpu_telemetry: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -51,6 +51,7 @@ class GkeClusterArgs:
 class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     node_service_account: gcp.serviceaccount.Account
+    system_pool: gcp.container.NodePool
     cluster_name: pulumi.Output[str]
     endpoint: pulumi.Output[str]
 
@@ -114,8 +115,10 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_components=[*MONITORING_COMPONENTS, *(["DCGM"] if args.gpu_telemetry else [])],
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
             ),
-            enable_multi_networking=args.multi_networking or None,
-            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking else None,
+            # GPU NIC fabrics attach extra node networks, which needs multi-networking on Dataplane V2.
+            # Both are fixed at creation (changing them replaces the cluster), so every site gets them.
+            enable_multi_networking=True,
+            datapath_provider="ADVANCED_DATAPATH",
             remove_default_node_pool=True,
             initial_node_count=1,
             node_config=gcp.container.ClusterNodeConfigArgs(
@@ -136,6 +139,42 @@ class GkeCluster(pulumi.ComponentResource):
                 depends_on=[*grants, *args.depends_on],
                 ignore_changes=["nodeConfig", "initialNodeCount"],
             ),
+        )
+        # Private control planes reach nodes on 443 and 10250 only; admission webhooks (Kueue, the
+        # GPU operator) listen on 9443 and 8443.
+        gcp.compute.Firewall(
+            f"{name}-webhooks",
+            name=f"{base}-control-plane-webhooks",
+            project=args.project,
+            network=args.network_id,
+            direction="INGRESS",
+            source_ranges=[args.control_plane_cidr],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["8443", "9443"])],
+            opts=child,
+        )
+        self.system_pool = gcp.container.NodePool(
+            f"{name}-system",
+            name="system",
+            project=args.project,
+            cluster=self.cluster.id,
+            location=args.region,
+            node_locations=args.zones,
+            node_count=args.system_nodes_per_zone,
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=args.system_machine_type,
+                service_account=self.node_service_account.email,
+                oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+                labels={"lattice.dev/pool": "system"},
+                resource_labels=tags.gcp_labels(),
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            opts=child,
         )
         self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint

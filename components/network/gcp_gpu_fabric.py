@@ -1,9 +1,12 @@
-"""The extra VPC networks a GCP GPU machine type's GPU NICs attach to: one network + subnet per NIC.
+"""The extra VPC networks a GCP GPU machine type's NICs attach to.
 
-A3 High (GPUDirect-TCPX) has 4 GPU NICs, A3 Mega (TCPXO) 8, A3 Ultra and A4 (GPUDirect-RDMA over
-RoCE) 8; each NIC needs its own VPC with the MTU the machine type wants (from the catalog), and
-the RDMA types need the zone's RoCE network profile. One fabric per site and machine type is
-shared by every pool of that type, which keeps a site well inside the per-project VPC quota.
+- GPUDirect-TCPX / TCPXO (A3 High: 4 GPU NICs, A3 Mega: 8): one regular VPC + subnet + internal
+  firewall per GPU NIC, with the machine type's MTU from the catalog.
+- GPUDirect-RDMA over RoCE (A3 Ultra, A4: 8 CX-7 NICs): a single VPC created with the zone's RoCE
+  network profile holding one subnet per GPU NIC (RoCE VPCs take no VPC firewall rules), plus a
+  regular VPC for each gVNIC beyond the first (these machines have two).
+
+One fabric per site and machine type is shared by every pool of that type.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from ..catalog import GcpMachineType, GpuDirect
 from ..tagging import TagContext
 from .cidr import gpu_nic_ranges
 
+Attachment = tuple[gcp.compute.Network, gcp.compute.Subnetwork]
+
 
 @dataclass
 class GcpGpuFabricArgs:
@@ -29,50 +34,78 @@ class GcpGpuFabricArgs:
 
 
 class GcpGpuFabric(pulumi.ComponentResource):
-    networks: list[gcp.compute.Network]
-    subnetworks: list[gcp.compute.Subnetwork]
+    gpu_networks: list[Attachment]
+    extra_gvnic_networks: list[Attachment]
 
     def __init__(self, name: str, args: GcpGpuFabricArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:network:GcpGpuFabric", name, None, opts)
         tags = args.tags.for_component("GcpGpuFabric")
-        child = pulumi.ResourceOptions(parent=self)
         machine = args.machine
-        base = f"{tags.stack}-{tags.site}-{machine.name.split('-')[0]}{machine.name.split('-')[1][:4]}"
-        profile = (
-            f"projects/{args.project}/global/networkProfiles/{args.zone}-vpc-roce"
-            if machine.gpudirect is GpuDirect.RDMA
-            else None
-        )
-        self.networks, self.subnetworks = [], []
-        for index, cidr in enumerate(gpu_nic_ranges(machine.gpu_nic_count)):
-            network = gcp.compute.Network(
-                f"{name}-nic{index}",
-                name=f"{base}-nic{index}",
+        self._args = args
+        self._base = f"{tags.stack}-{tags.site}-{machine.name.split('-')[0]}{machine.name.split('-')[1][:4]}"
+        extra_gvnics = max(machine.gvnic_count - 1, 0)
+        ranges = gpu_nic_ranges(machine.gpu_nic_count + extra_gvnics)
+        gpu_ranges, gvnic_ranges = ranges[: machine.gpu_nic_count], ranges[machine.gpu_nic_count :]
+
+        self.extra_gvnic_networks = [
+            self._regular(f"{name}-gvnic{i + 1}", f"{self._base}-gvnic{i + 1}", cidr, mtu=None)
+            for i, cidr in enumerate(gvnic_ranges)
+        ]
+        if machine.gpudirect is GpuDirect.RDMA:
+            roce = gcp.compute.Network(
+                f"{name}-roce",
+                name=f"{self._base}-roce",
                 project=args.project,
                 auto_create_subnetworks=False,
                 mtu=machine.gpu_nic_mtu,
-                network_profile=profile,
+                network_profile=f"projects/{args.project}/global/networkProfiles/{args.zone}-vpc-roce",
                 opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
             )
-            subnetwork = gcp.compute.Subnetwork(
-                f"{name}-nic{index}",
-                name=f"{base}-nic{index}",
-                project=args.project,
-                region=args.region,
-                network=network.id,
-                ip_cidr_range=cidr,
-                opts=child,
-            )
-            gcp.compute.Firewall(
-                f"{name}-nic{index}-internal",
-                name=f"{base}-nic{index}-internal",
-                project=args.project,
-                network=network.id,
-                direction="INGRESS",
-                source_ranges=[cidr],
-                allows=[gcp.compute.FirewallAllowArgs(protocol=p) for p in ("tcp", "udp", "icmp")],
-                opts=child,
-            )
-            self.networks.append(network)
-            self.subnetworks.append(subnetwork)
-        self.register_outputs({"networks": [n.id for n in self.networks]})
+            self.gpu_networks = [
+                (roce, self._subnet(f"{name}-roce{i}", f"{self._base}-roce{i}", roce, cidr))
+                for i, cidr in enumerate(gpu_ranges)
+            ]
+        else:
+            self.gpu_networks = [
+                self._regular(f"{name}-nic{i}", f"{self._base}-nic{i}", cidr, mtu=machine.gpu_nic_mtu)
+                for i, cidr in enumerate(gpu_ranges)
+            ]
+        self.register_outputs({"gpu_subnetworks": [subnet.id for _, subnet in self.gpu_networks]})
+
+    @property
+    def attachments(self) -> list[Attachment]:
+        """Every additional node network, in the order GKE attaches them: gVNICs first, then GPU NICs."""
+        return [*self.extra_gvnic_networks, *self.gpu_networks]
+
+    def _regular(self, resource_name: str, network_name: str, cidr: str, mtu: int | None) -> Attachment:
+        args = self._args
+        network = gcp.compute.Network(
+            resource_name,
+            name=network_name,
+            project=args.project,
+            auto_create_subnetworks=False,
+            mtu=mtu,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
+        )
+        gcp.compute.Firewall(
+            f"{resource_name}-internal",
+            name=f"{network_name}-internal",
+            project=args.project,
+            network=network.id,
+            direction="INGRESS",
+            source_ranges=[cidr],
+            allows=[gcp.compute.FirewallAllowArgs(protocol=p) for p in ("tcp", "udp", "icmp")],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return network, self._subnet(resource_name, network_name, network, cidr)
+
+    def _subnet(self, resource_name: str, subnet_name: str, network: gcp.compute.Network, cidr: str):
+        return gcp.compute.Subnetwork(
+            resource_name,
+            name=subnet_name,
+            project=self._args.project,
+            region=self._args.region,
+            network=network.id,
+            ip_cidr_range=cidr,
+            opts=pulumi.ResourceOptions(parent=self),
+        )

@@ -83,6 +83,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                 endpoint_public_access=site.kubernetes.endpoint_public_access,
                 public_access_cidrs=site.kubernetes.public_access_cidrs,
                 admin_role_arns=site.kubernetes.admin_role_arns,
+                system_instance_type=site.kubernetes.system_nodes.instance_type,
+                system_nodes=site.kubernetes.system_nodes.nodes,
             ),
             opts=scoped,
         )
@@ -133,7 +135,11 @@ class AwsCloudSite(pulumi.ComponentResource):
                     toolkit_preinstalled=True,
                     efa=any(pool.efa for pool in self.pools.values()),
                 ),
-                depends_on=[pool.node_group for pool in self.pools.values()],
+                depends_on=[
+                    self.eks.system_nodes,
+                    *self.eks.admin_access,
+                    *[pool.node_group for pool in self.pools.values()],
+                ],
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )

@@ -116,7 +116,8 @@ class GcpCloudSite(pulumi.ComponentResource):
                 master_authorized_cidrs=[site.network.cidr, *site.kubernetes.master_authorized_cidrs],
                 tags=tags,
                 protect=args.protect,
-                multi_networking=bool(fabric_keys),
+                system_machine_type=site.kubernetes.system_nodes.machine_type,
+                system_nodes_per_zone=site.kubernetes.system_nodes.nodes,
                 gpu_telemetry=bool(machines),
                 depends_on=[self.key.gke_access, *self.services],
             ),
@@ -182,7 +183,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 teams=args.teams,
                 flavors=flavors,
                 addons=ClusterAddonsArgs(gpu_operator=False),
-                depends_on=[pool.node_pool for pool in self.pools.values()],
+                depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )

@@ -97,8 +97,17 @@ class AwsNetworkSpec(Strict):
     flow_logs: bool = Field(True, description="VPC flow logs to a KMS-encrypted CloudWatch log group.")
 
 
+class SystemNodesSpec(Strict):
+    """Untainted nodes for cluster add-ons (Kueue, the GPU operator, CoreDNS): GPU pools are tainted."""
+
+    instance_type: NonEmpty = Field("m7i.xlarge", description="AWS: system node instance type.")
+    machine_type: NonEmpty = Field("e2-standard-4", description="GCP: system node machine type.")
+    nodes: int = Field(2, ge=1, le=20, description="System nodes (GCP: per zone).")
+
+
 class EksSpec(Strict):
     version: KubernetesVersion = Field("1.33", description="EKS Kubernetes minor version, quoted.")
+    system_nodes: SystemNodesSpec = Field(default_factory=SystemNodesSpec)
     endpoint_public_access: bool = Field(
         False, description="Expose the API server publicly as well as privately. Off by default."
     )
@@ -123,6 +132,7 @@ class GcpNetworkSpec(Strict):
 
 class GkeSpec(Strict):
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    system_nodes: SystemNodesSpec = Field(default_factory=lambda: SystemNodesSpec(nodes=1))
     private_endpoint: bool = Field(True, description="Control plane reachable only on its private address.")
     master_authorized_cidrs: list[AllowedCidr] = Field(
         default_factory=list, description="Networks allowed to reach the control plane."

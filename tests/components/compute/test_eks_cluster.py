@@ -100,3 +100,17 @@ def test_deletion_protection_in_prod_only(dev_plan, prod_plan):
     assert dev_plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["deletionProtection"] is False
     assert prod_plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["deletionProtection"] is True
     assert prod_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-eks-control-plane")["protect"] is True
+
+
+def test_untainted_system_nodes_run_the_add_ons(prod_plan):
+    system = prod_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-eks-system")["inputs"]
+    assert "taints" not in system
+    assert system["amiType"] == "AL2023_x86_64_STANDARD"
+    assert system["instanceTypes"] == ["m7i.xlarge"]
+    assert system["scalingConfig"] == {"minSize": 2, "desiredSize": 2, "maxSize": 2}
+    kueue = prod_plan.one("kubernetes:helm.sh/v3:Release", "aws-use1-addons-kueue")
+    group = prod_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-eks-system")
+    admin = prod_plan.one(
+        "aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "aws-use1-eks-admin-lattice-platform-admin"
+    )
+    assert {group["urn"], admin["urn"]} <= set(kueue["dependencies"])

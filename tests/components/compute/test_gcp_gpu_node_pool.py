@@ -20,12 +20,17 @@ def test_gpu_nics_attached_equal_the_catalog_count(machine, plan_spec):
     plan = plan_spec(spec_with(_site({"name": "train", "machine_type": machine, "max_nodes": 2})))
     pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
     attached = pool.get("networkConfig", {}).get("additionalNodeNetworkConfigs", [])
-    assert len(attached) == spec.gpu_nic_count
-    networks = plan.by_type("gcp:compute/network:Network")
-    fabric = [n for n in networks if "-nic" in n["name"]]
-    assert len(fabric) == spec.gpu_nic_count
-    assert {n["inputs"]["mtu"] for n in fabric} <= {spec.gpu_nic_mtu}
-    assert {a["network"] for a in attached} == {n["inputs"]["name"] for n in fabric}
+    subnets = {s["inputs"]["name"]: s["inputs"] for s in plan.by_type("gcp:compute/subnetwork:Subnetwork")}
+    networks = {n["inputs"]["name"]: n["inputs"] for n in plan.by_type("gcp:compute/network:Network")}
+    gpu = [a for a in attached if "-gvnic" not in a["subnetwork"]]
+    extra_gvnic = [a for a in attached if "-gvnic" in a["subnetwork"]]
+    assert len(gpu) == spec.gpu_nic_count
+    assert len(extra_gvnic) == (max(spec.gvnic_count - 1, 0) if spec.gpu_nic_count else 0)
+    assert len({a["subnetwork"] for a in gpu}) == len(gpu), "one subnet per GPU NIC"
+    assert all(a["subnetwork"] in subnets and a["network"] in networks for a in attached)
+    assert {networks[a["network"]].get("mtu") for a in gpu} <= {spec.gpu_nic_mtu}
+    if spec.gpudirect.value == "rdma":
+        assert {a["network"] for a in gpu} == {f"test-gcp-usc1-{_short(machine)}-roce"}
     accelerators = pool["nodeConfig"]["guestAccelerators"]
     assert accelerators == [
         {
@@ -35,7 +40,12 @@ def test_gpu_nics_attached_equal_the_catalog_count(machine, plan_spec):
         }
     ]
     cluster = plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
-    assert cluster.get("enableMultiNetworking", False) is bool(spec.gpu_nic_count)
+    assert cluster["enableMultiNetworking"] is True and cluster["datapathProvider"] == "ADVANCED_DATAPATH"
+
+
+def _short(machine: str) -> str:
+    family, kind = machine.split("-")[:2]
+    return f"{family}{kind[:4]}"
 
 
 def test_a3_mega_pool_is_compact_with_local_ssd_and_taint(plan_spec):
@@ -54,13 +64,25 @@ def test_a3_mega_pool_is_compact_with_local_ssd_and_taint(plan_spec):
     assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
     firewall = plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-a3-megagpu-8g-a-fabric-nic3-internal")["inputs"]
     assert firewall["sourceRanges"] == ["192.168.3.0/24"]
+    assert len([n for n in plan.by_type("gcp:compute/network:Network") if "-nic" in n["name"]]) == 8
 
 
-def test_rdma_machines_use_the_roce_network_profile(plan_spec):
+def test_rdma_machines_use_one_roce_vpc_without_firewalls(plan_spec):
     plan = plan_spec(spec_with(_site({"name": "train", "machine_type": "a4-highgpu-8g", "max_nodes": 2})))
-    network = plan.one("gcp:compute/network:Network", "gcp-usc1-a4-highgpu-8g-a-fabric-nic0")["inputs"]
-    assert network["networkProfile"] == "projects/lattice-ml-test/global/networkProfiles/us-central1-a-vpc-roce"
-    assert network["mtu"] == gcp_machine_type("a4-highgpu-8g").gpu_nic_mtu
+    roce = plan.one("gcp:compute/network:Network", "gcp-usc1-a4-highgpu-8g-a-fabric-roce")["inputs"]
+    assert roce["networkProfile"] == "projects/lattice-ml-test/global/networkProfiles/us-central1-a-vpc-roce"
+    assert roce["mtu"] == gcp_machine_type("a4-highgpu-8g").gpu_nic_mtu
+    fabric = [s for s in plan.by_type("gcp:compute/subnetwork:Subnetwork") if "-fabric-roce" in s["name"]]
+    assert len(fabric) == 8
+    firewalls = [f["inputs"]["network"] for f in plan.by_type("gcp:compute/firewall:Firewall")]
+    assert (
+        plan.state(plan.one("gcp:compute/network:Network", "gcp-usc1-a4-highgpu-8g-a-fabric-roce"))["id"]
+        not in firewalls
+    )
+    # the second gVNIC gets a regular VPC, with an internal firewall
+    assert (
+        plan.one("gcp:compute/network:Network", "gcp-usc1-a4-highgpu-8g-a-fabric-gvnic1")["inputs"].get("mtu") is None
+    )
 
 
 def test_pools_of_one_type_share_a_fabric(plan_spec):

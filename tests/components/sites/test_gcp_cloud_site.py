@@ -151,3 +151,13 @@ def test_required_apis_are_enabled_before_keys_networks_and_cluster(gcp_plan):
         (CLUSTER, "gcp-usc1-gke-cluster"),
     ]:
         assert {s["urn"] for s in services.values()} <= set(gcp_plan.one(kind, name)["dependencies"])
+
+
+def test_system_pool_and_webhook_firewall(gcp_plan):
+    system = gcp_plan.one("gcp:container/nodePool:NodePool", "gcp-usc1-gke-system")["inputs"]
+    assert system["nodeCount"] == 1
+    assert system["nodeConfig"]["machineType"] == "e2-standard-4"
+    assert "taints" not in system["nodeConfig"]
+    firewall = gcp_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]
+    assert firewall["sourceRanges"] == ["10.30.127.240/28"]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8443", "9443"]}]
