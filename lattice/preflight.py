@@ -210,6 +210,13 @@ def _capacity(site: AwsSite, pool: AwsGpuPoolSpec, reader: _RegionReader) -> tup
     problems = list(_reservation_mismatches(reservation, pool, pool.zones(site)))
     if problems:
         return "fail", f"{reservation_id}: {'; '.join(problems)}"
+    if reservation["State"] in RESERVATION_WAITING_STATES:
+        start = reservation.get("StartDate")
+        starts = f"{start.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if start else "later"
+        return "pass", (
+            f"{reservation_id} is a capacity block starting {starts}; the node group may exist before then with "
+            "desired_nodes 0 (raise it once the block is active)"
+        )
     return "pass", (
         f"{reservation_id} is active: {reservation['AvailableInstanceCount']} of "
         f"{reservation['TotalInstanceCount']} {reservation['InstanceType']} free in {reservation['AvailabilityZone']}"
@@ -218,7 +225,11 @@ def _capacity(site: AwsSite, pool: AwsGpuPoolSpec, reader: _RegionReader) -> tup
 
 def _reservation_mismatches(reservation: dict[str, Any], pool: AwsGpuPoolSpec, zones: list[str]) -> Iterator[str]:
     state = reservation["State"]
-    if state in RESERVATION_WAITING_STATES:
+    # AWS documents creating a capacity-block node group before the block starts, as long as it stays at 0 nodes.
+    early_block = pool.capacity.type == CAPACITY_BLOCK and pool.desired == 0
+    if state in RESERVATION_WAITING_STATES and early_block:
+        pass
+    elif state in RESERVATION_WAITING_STATES:
         start = reservation.get("StartDate")
         starts = f" (starts {start.astimezone(UTC):%Y-%m-%d %H:%M} UTC)" if start else ""
         yield f"it is {state}, not active{starts}; run preflight again once it is active"

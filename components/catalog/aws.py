@@ -16,8 +16,8 @@ EFA wiring (``efa_interfaces``), the layout pulumi-eks, terraform-aws-eks and Pa
   EFA, otherwise a plain ``interface`` (which is then not one of the EFA interfaces);
 - every other EFA interface sits at device index 1 of its card with type ``efa-only``.
 
-Values are the API's even where a product page differs: the API gives the A10G and L4 22,888 MiB (sold as
-24 GB) and each Trainium2 device 512 GiB (the trn2 product page: 96 GiB per chip).
+Values are the API's even where a product page differs (the API gives the A10G and L4 22,888 MiB, sold as
+24 GB), except where ``CORRECTIONS`` names a value the source has wrong, with the page that says so.
 """
 
 from __future__ import annotations
@@ -109,6 +109,14 @@ class EfaInterface:
         return self.interface_type != "interface"
 
 
+# Where the snapshot's source is known to be wrong, the corrected value and where it comes from.
+# moto's copy of describe_instance_types gives each Trainium2 device 512 GiB; the chip has 96 GiB
+# of HBM (1.5 TB per trn2.48xlarge), and sizing a trn2 pool on 512 would accept far too few chips.
+CORRECTIONS: dict[str, tuple[dict[str, float], str]] = {
+    "trn2.48xlarge": ({"accelerator_memory_gib": 96}, "https://aws.amazon.com/ec2/instance-types/trn2/"),
+}
+
+
 def _instance_type(record: dict) -> AwsInstanceType:
     store = record["instance_store"]
     cards = tuple(
@@ -116,7 +124,8 @@ def _instance_type(record: dict) -> AwsInstanceType:
     )
     if store is not None:
         store = InstanceStore(**store | {"disks": tuple(LocalDisk(**disk) for disk in store["disks"])})
-    return AwsInstanceType(**record | {"network_cards": cards, "instance_store": store})
+    corrected = CORRECTIONS.get(record["name"], ({}, ""))[0]
+    return AwsInstanceType(**record | corrected | {"network_cards": cards, "instance_store": store})
 
 
 @functools.cache

@@ -23,7 +23,7 @@ import pulumi_aws as aws
 from ..catalog import AwsInstanceType, efa_interfaces
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
-from ..tagging import TagContext
+from ..tagging import TagContext, k8s_label_value
 
 GPU_TAINT = {"gpu": "nvidia.com/gpu", "trainium": "aws.amazon.com/neuron", "inferentia": "aws.amazon.com/neuron"}
 AMI_TYPE = {"gpu": "AL2023_x86_64_NVIDIA", "trainium": "AL2023_x86_64_NEURON", "inferentia": "AL2023_x86_64_NEURON"}
@@ -168,13 +168,16 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             ),
             labels={
                 "lattice.dev/pool": pool.name,
-                "lattice.dev/accelerator": instance.accelerator_name.lower(),
+                "lattice.dev/accelerator": k8s_label_value(instance.accelerator_name.lower().replace(" ", "-")),
                 "lattice.dev/efa": str(self.efa).lower(),
                 **pool.labels,
             },
             taints=[aws.eks.NodeGroupTaintArgs(key=taint_key, value="true", effect="NO_SCHEDULE")],
             tags=tags.aws_tags(),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=attachments),
+            # Scaling between min and max belongs to the autoscaler (or an operator), not to the next `up`.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=attachments, ignore_changes=["scalingConfig.desiredSize"]
+            ),
         )
         self.register_outputs(
             {
@@ -230,7 +233,9 @@ def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservat
 
 def user_data(pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType) -> str:
     """A MIME multipart document EKS merges with its own node bootstrap (AL2023 nodeadm)."""
-    environment = "\n".join(f"{key}={value}" for key, value in EFA_ENVIRONMENT.items()) if efa else ""
+    environment = "\n".join(f"{key}={value}" for key, value in EFA_ENVIRONMENT.items())
+    # For processes started on the host (MPI launched over SSH, health checks); pods set their own.
+    efa_block = f"cat >> /etc/environment <<'ENVIRONMENT'\n{environment}\nENVIRONMENT\n" if efa else ""
     script = f"""#!/bin/bash
 # Lattice pool {pool.name} ({instance.name}): instance-store NVMe as RAID0 scratch, EFA/NCCL environment.
 set -euo pipefail
@@ -247,10 +252,7 @@ if [[ -n "${{device:-}}" ]]; then
   mount -o noatime "$device" {pool.scratch_path}
   echo "$device {pool.scratch_path} xfs noatime,nofail 0 2" >> /etc/fstab
 fi
-cat >> /etc/environment <<'ENVIRONMENT'
-{environment}
-ENVIRONMENT
-"""
+{efa_block}"""
     return (
         f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
         f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}\n--{MIME_BOUNDARY}--\n'

@@ -81,12 +81,14 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 ],
                 local_ssd_count=machine.local_ssd_count,
             )
-            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if pool.max_nodes > 1 else None
+            # Compact placement is fixed when the pool is created: decide it by machine type, not by counts.
+            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if machine.gpu_nic_count else None
             sizing = {
                 "autoscaling": gcp.container.NodePoolAutoscalingArgs(
                     min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
                 ),
-                "initial_node_count": pool.desired,
+                # Queued provisioning starts empty and scales through ProvisioningRequests.
+                "initial_node_count": 0 if pool.capacity.type == "flex-start" else pool.desired,
             }
         else:
             node_config = self._node_config(
@@ -115,8 +117,12 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
             if pool.capacity.type == "flex-start"
             else None,
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            opts=pulumi.ResourceOptions(parent=self),
+            # Queued-provisioning nodes run to completion: GKE does not repair them.
+            management=gcp.container.NodePoolManagementArgs(
+                auto_repair=pool.capacity.type != "flex-start", auto_upgrade=True
+            ),
+            # initial_node_count replaces the pool when changed; the autoscaler owns the count after creation.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
             **sizing,
         )
         self.register_outputs({"node_pool": self.node_pool.name, "gpu_nics": self.gpu_nics})
@@ -154,6 +160,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             if local_ssd_count
             else None,
             spot=capacity.type == "spot" or None,
+            flex_start=capacity.type == "flex-start" or None,
             reservation_affinity=reservation,
             taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint, value="present", effect="NO_SCHEDULE")],
             labels=labels,

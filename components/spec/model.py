@@ -22,6 +22,8 @@ from .types import (
     GcpRegion,
     IamRoleArn,
     KubernetesVersion,
+    LabelKey,
+    LabelValue,
     Namespace,
     NonEmpty,
     ParameterCount,
@@ -178,7 +180,7 @@ class PoolSize(Strict):
     min_nodes: int = Field(0, ge=0, le=10_000)
     max_nodes: int = Field(ge=1, le=10_000)
     desired_nodes: int | None = Field(None, ge=0, le=10_000, description="Defaults to min_nodes.")
-    labels: dict[str, TagValue] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
     workload: SiteName | None = Field(None, description="A workloads[] entry this pool must be able to train.")
 
     @property
@@ -260,7 +262,7 @@ class ClusterPoolSpec(PoolSize):
     gpus_per_node: int = Field(ge=1, le=64)
     fabric: Literal["infiniband", "roce", "ethernet"] = "ethernet"
     fabric_bandwidth_gbps: float = Field(gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.")
-    node_selector: dict[str, TagValue] = Field(
+    node_selector: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels that select these nodes (default: lattice.dev/pool=<name>)."
     )
     min_nodes: int = Field(0, ge=0)

@@ -195,7 +195,32 @@ def _reservation_id(value: str) -> str:
     return value
 
 
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$")
+
+
+def _label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    if not _LABEL_NAME.match(name) or (prefix and not _LABEL_PREFIX.match(prefix)):
+        raise ValueError(
+            f"'{value}' is not a Kubernetes label key: an optional DNS prefix and '/', then at most 63 letters, "
+            "digits, '-', '_' or '.', starting and ending with a letter or digit"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if value and not _LABEL_NAME.match(value):
+        raise ValueError(
+            f"'{value}' is not a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        )
+    return value
+
+
 Cidr = Annotated[str, AfterValidator(_cidr)]
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+LabelValue = Annotated[str, AfterValidator(_label_value)]
 ParameterCount = Annotated[float | int | str, AfterValidator(_parameter_count)]
 ReservationId = Annotated[str, AfterValidator(_reservation_id)]
 AllowedCidr = Annotated[str, AfterValidator(_any_cidr)]

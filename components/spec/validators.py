@@ -283,6 +283,16 @@ def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterato
             f"{path}.capacity.reservation_id",
             f"reservation_id has no effect for {pool.capacity.type} capacity; remove it or use type reservation",
         )
+    if pool.uses_placement_group(efa) and len(zones) > 1:
+        yield Issue(
+            f"{path}.placement_group",
+            "a cluster placement group lives in one availability zone; list one zone or set placement_group: false",
+        )
+    if pool.capacity_fixes_placement and len(zones) > 1:
+        yield Issue(
+            f"{path}.availability_zones",
+            f"a {pool.capacity.type} covers one availability zone; list only the zone it was bought in",
+        )
     if pool.placement_group is True and pool.capacity_fixes_placement:
         yield Issue(
             f"{path}.placement_group",
@@ -316,6 +326,40 @@ def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tp
             yield Issue(f"{path}.workload", "sizing workloads on TPU slices is not supported yet; remove 'workload'")
     if pool.capacity.type == "reservation" and pool.capacity.reservation is None:
         yield Issue(f"{path}.capacity.reservation", "a reservation pool must name its reservation")
+    if pool.capacity.type == "flex-start":
+        if pool.tpu is not None:
+            yield Issue(f"{path}.capacity.type", "flex-start TPU slices are not supported yet; use on-demand or spot")
+        elif pool.min_nodes or pool.desired:
+            yield Issue(
+                f"{path}.min_nodes",
+                "flex-start (queued provisioning) pools start empty and grow per job; set min_nodes and "
+                "desired_nodes to 0",
+            )
+    if pool.tpu is not None and slice_hosts(pool) == 1 and pool.max_nodes != 1:
+        yield Issue(
+            f"{path}.max_nodes",
+            f"a {pool.tpu.type} {pool.tpu.topology} slice is one host; set max_nodes: 1 (add a pool per extra slice)",
+        )
+
+
+def slice_hosts(pool: GcpGpuPoolSpec) -> int:
+    from components.catalog import tpu_type
+
+    shapes = {t.topology: t for t in tpu_type(pool.tpu.type).topologies}
+    return shapes[pool.tpu.topology].hosts if pool.tpu.topology in shapes else 0
+
+
+def gpu_nic_ranges_are_free(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    # GPU NIC subnets reuse one private block on every GCP site; a site range inside it would collide.
+    from components.network.cidr import GPU_NIC_BLOCK
+
+    block = ipaddress.ip_network(GPU_NIC_BLOCK)
+    for index, site in enumerate(spec.sites):
+        if isinstance(site, GcpSite) and site.gpu_pools and ipaddress.ip_network(site.network.cidr).overlaps(block):
+            yield Issue(
+                f"sites[{index}].network.cidr",
+                f"{site.network.cidr} overlaps {GPU_NIC_BLOCK}, which GPU NIC networks use; pick another range",
+            )
 
 
 def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
@@ -363,6 +407,7 @@ VALIDATORS: tuple[Validator, ...] = (
     admin_roles_are_distinct,
     teams_are_consistent,
     gpu_pools_are_valid,
+    gpu_nic_ranges_are_free,
 )
 
 

@@ -480,7 +480,6 @@ NOT_FOUND = (
     f"{RESERVATION_ID} does not exist in us-east-1 for this account; check the ID and the region, "
     "or share the reservation with this account (AWS RAM)"
 )
-MULTI_ZONE_RESERVED = {**A100_RESERVED, "efa": False, "availability_zones": ["us-east-1a", "us-east-1b"]}
 
 
 @pytest.mark.parametrize(
@@ -504,19 +503,13 @@ MULTI_ZONE_RESERVED = {**A100_RESERVED, "efa": False, "availability_zones": ["us
             "availability_zones: [us-east-1a]",
         ),
         (
-            MULTI_ZONE_RESERVED,
-            reservation(),
-            f"{RESERVATION_ID}: it holds capacity only in us-east-1b but the pool also runs in us-east-1a; set "
-            "availability_zones: [us-east-1b]",
-        ),
-        (
             A100_RESERVED,
             reservation(State="cancelled"),
             f"{RESERVATION_ID}: it is cancelled and can launch nothing; name a current reservation or use "
             "on-demand capacity",
         ),
         (
-            H200_BLOCK,
+            {**H200_BLOCK, "min_nodes": 1},
             capacity_block(State="scheduled", StartDate=datetime(2026, 3, 2, 11, 30, tzinfo=UTC)),
             f"{BLOCK_ID}: it is scheduled, not active (starts 2026-03-02 11:30 UTC); run preflight again once it "
             "is active",
@@ -550,7 +543,6 @@ MULTI_ZONE_RESERVED = {**A100_RESERVED, "efa": False, "availability_zones": ["us
         "missing",
         "other-type",
         "other-zone",
-        "pool-spreads-zones",
         "cancelled",
         "block-not-started",
         "block-is-a-reservation",
@@ -740,3 +732,10 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, monkeypatch):
         assert main(["preflight", "--stack-file", str(bad)]) == 1
         out = capsys.readouterr().out
         assert "trn2.48xlarge" in out and "1 failed" in out
+
+
+def test_a_scheduled_capacity_block_passes_while_the_pool_stays_empty(preflight_of, reservations):
+    reservations.add(capacity_block(State="scheduled", StartDate=datetime(2026, 3, 2, 11, 30, tzinfo=UTC)))
+    result = by_check(preflight_of(aws_site(H200_BLOCK)))["capacity"]
+    assert result.status == "pass"
+    assert result.detail.startswith(f"{BLOCK_ID} is a capacity block starting 2026-03-02 11:30 UTC")

@@ -46,7 +46,7 @@ def test_efa_interfaces_follow_the_per_card_rule(instance_type: AwsInstanceType)
         ("p6-b300.48xlarge", ("gpu", "B300", 8, 268.59375), (16, 17, 6400.0)),
         ("trn1.32xlarge", ("trainium", "Trainium", 16, 32.0), (8, 8, 800.0)),
         ("trn1n.32xlarge", ("trainium", "Trainium", 16, 32.0), (16, 16, 1600.0)),
-        ("trn2.48xlarge", ("trainium", "Trainium2", 16, 512.0), (16, 16, 3200.0)),
+        ("trn2.48xlarge", ("trainium", "Trainium2", 16, 96.0), (16, 16, 3200.0)),
         ("g5.48xlarge", ("gpu", "A10G", 8, 22.3515625), (1, 1, 100.0)),
         ("inf1.24xlarge", ("inferentia", "Inferentia", 16, 8.0), (1, 1, 100.0)),
     ],

@@ -183,3 +183,12 @@ def test_capacity_block_pool(plan_spec):
     assert "placement" not in template
     assert plan.by_type("aws:ec2/placementGroup:PlacementGroup") == []
     assert plan.one(NODE_GROUP, "aws-use1-block-nodes")["inputs"]["capacityType"] == "CAPACITY_BLOCK"
+
+
+def test_accelerator_label_is_a_valid_kubernetes_label():
+    import re
+
+    for instance in aws_instance_types():
+        plan = run_program(_pool_program(instance.name), stack="t")
+        value = plan.one(NODE_GROUP, "pool-nodes")["inputs"]["labels"]["lattice.dev/accelerator"]
+        assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?", value), value

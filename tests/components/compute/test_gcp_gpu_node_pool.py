@@ -137,3 +137,18 @@ def test_prod_gcp_pools(prod_plan):
     mega = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")["inputs"]
     assert len(mega["networkConfig"]["additionalNodeNetworkConfigs"]) == gcp_machine_type("a3-megagpu-8g").gpu_nic_count
     assert mega["queuedProvisioning"] == {"enabled": True}
+
+
+def test_flex_start_pools_start_empty_without_auto_repair(prod_plan):
+    pool = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")["inputs"]
+    assert pool["initialNodeCount"] == 0
+    assert pool["nodeConfig"]["flexStart"] is True
+    assert pool["management"] == {"autoRepair": False, "autoUpgrade": True}
+    assert pool["placementPolicy"] == {"type": "COMPACT"}
+
+
+def test_on_demand_pools_keep_auto_repair_and_g2_is_not_compact(plan_spec):
+    plan = plan_spec(spec_with(_site({"name": "infer", "machine_type": "g2-standard-48", "max_nodes": 3})))
+    pool = plan.one(NODE_POOL, "gcp-usc1-infer-pool")["inputs"]
+    assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
+    assert "placementPolicy" not in pool and "flexStart" not in pool["nodeConfig"]
