@@ -5,8 +5,10 @@
   (HPC sites usually bake drivers into the OS image; the EKS AL2023 NVIDIA AMI ships both).
   GKE installs drivers and the device plugin itself and exports DCGM metrics natively.
 - AWS EFA device plugin, on EKS sites with EFA pools, so pods can request ``vpc.amazonaws.com/efa``.
-- NVIDIA Network Operator with the RDMA shared device plugin, on sites whose pools have an
-  InfiniBand or RoCE fabric, so pods can request ``rdma/rdma_shared_device_a``.
+- NVIDIA Network Operator, on sites whose pools have an InfiniBand or RoCE fabric, and its
+  NicClusterPolicy with the RDMA shared device plugin, so pods can request
+  ``rdma/rdma_shared_device_a``. Since chart 24.10 the Helm values no longer create the policy;
+  it is a resource of its own here. MOFED / DOCA drivers are expected on the hosts.
 - Kueue, which ``KueueScheduler`` configures.
 
 Chart versions are pinned here, in one place; upgrading one is a reviewed change.
@@ -14,6 +16,7 @@ Chart versions are pinned here, in one place; upgrading one is a reviewed change
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pulumi
@@ -27,6 +30,8 @@ EFA_DEVICE_PLUGIN_VERSION = "0.5.10"
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION = "0.14.3"
 MELLANOX_VENDOR_ID = "15b3"
+MELLANOX_REGISTRY = "nvcr.io/nvidia/mellanox"
+RDMA_HCA_MAX = 63  # pods that may share one HCA
 RDMA_RESOURCE = "rdma_shared_device_a"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -36,7 +41,8 @@ class ClusterAddonsArgs:
     gpu_operator: bool = True
     drivers_preinstalled: bool = True
     toolkit_preinstalled: bool = False
-    efa: bool = False
+    # Instance types of the site's EFA pools: the device plugin's chart schedules only on types it lists.
+    efa_instance_types: list[str] = field(default_factory=list)
     rdma: bool = False
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -46,6 +52,7 @@ class ClusterAddons(pulumi.ComponentResource):
     gpu_operator: k8s.helm.v3.Release | None
     efa_device_plugin: k8s.helm.v3.Release | None
     network_operator: k8s.helm.v3.Release | None
+    nic_policy: k8s.apiextensions.CustomResource | None
     kueue: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -70,7 +77,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 },
                 opts=child,
             )
-        if args.efa:
+        if args.efa_instance_types:
             self.efa_device_plugin = k8s.helm.v3.Release(
                 f"{name}-efa-device-plugin",
                 name="aws-efa-k8s-device-plugin",
@@ -79,11 +86,16 @@ class ClusterAddons(pulumi.ComponentResource):
                 repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=EKS_CHARTS_REPO),
                 namespace="kube-system",
                 values={
+                    "supportedInstanceLabels": {
+                        "keys": ["node.kubernetes.io/instance-type"],
+                        "values": sorted(set(args.efa_instance_types)),
+                    },
                     "nodeSelector": {"lattice.dev/efa": "true"},
                     "tolerations": [GPU_TOLERATION, {**GPU_TOLERATION, "key": "aws.amazon.com/neuron"}],
                 },
                 opts=child,
             )
+        self.nic_policy = None
         if args.rdma:
             self.network_operator = k8s.helm.v3.Release(
                 f"{name}-network-operator",
@@ -93,18 +105,34 @@ class ClusterAddons(pulumi.ComponentResource):
                 repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=NVIDIA_REPO),
                 namespace="nvidia-network-operator",
                 create_namespace=True,
-                values={
-                    "nfd": {"enabled": False},  # the GPU operator's NFD labels the nodes
-                    "deployCR": True,
-                    "ofedDriver": {"deploy": not args.drivers_preinstalled},
-                    "rdmaSharedDevicePlugin": {
-                        "deploy": True,
-                        "resources": [{"name": RDMA_RESOURCE, "vendors": [MELLANOX_VENDOR_ID], "rdmaHcaMax": 63}],
-                    },
-                },
+                values={"nfd": {"enabled": False}},  # the GPU operator's NFD labels the nodes
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[*args.depends_on, *[r for r in [self.gpu_operator] if r]]
                 ),
+            )
+            device_config = {
+                "configList": [
+                    {
+                        "resourceName": RDMA_RESOURCE,
+                        "rdmaHcaMax": RDMA_HCA_MAX,
+                        "selectors": {"vendors": [MELLANOX_VENDOR_ID]},
+                    }
+                ]
+            }
+            self.nic_policy = k8s.apiextensions.CustomResource(
+                f"{name}-nic-cluster-policy",
+                api_version="mellanox.com/v1alpha1",
+                kind="NicClusterPolicy",
+                metadata={"name": "nic-cluster-policy"},
+                spec={
+                    "rdmaSharedDevicePlugin": {
+                        "image": "k8s-rdma-shared-dev-plugin",
+                        "repository": MELLANOX_REGISTRY,
+                        "version": f"network-operator-v{NETWORK_OPERATOR_VERSION}",
+                        "config": json.dumps(device_config),
+                    }
+                },
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.network_operator]),
             )
         self.kueue = k8s.helm.v3.Release(
             f"{name}-kueue",

@@ -133,7 +133,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     gpu_operator=any(i.accelerator_kind == "gpu" for i in instances.values()),
                     drivers_preinstalled=True,
                     toolkit_preinstalled=True,
-                    efa=any(pool.efa for pool in self.pools.values()),
+                    efa_instance_types=[instances[name].name for name, pool in self.pools.items() if pool.efa],
                 ),
                 depends_on=[
                     self.eks.system_nodes,

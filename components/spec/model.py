@@ -294,7 +294,8 @@ class KubernetesSite(SiteBase):
     gpu_pools: list[ClusterPoolSpec] = Field(default_factory=list)
     gpu_drivers: Literal["preinstalled", "operator"] = Field(
         "preinstalled",
-        description="Who installs NVIDIA (and MOFED) drivers: the site's OS image, or the NVIDIA operators.",
+        description="Who installs NVIDIA GPU drivers: the site's OS image, or the GPU operator "
+        "(MOFED / DOCA drivers for RDMA must be on the hosts).",
     )
 
 

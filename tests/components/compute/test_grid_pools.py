@@ -28,10 +28,18 @@ def test_infiniband_grid_gets_the_network_operator_with_rdma(prod_plan):
     assert set(releases) == {"gpu-operator", "network-operator", "kueue"}
     network = releases["network-operator"]["inputs"]
     assert network["version"] == NETWORK_OPERATOR_VERSION == "25.4.0"
-    assert network["values"]["rdmaSharedDevicePlugin"]["deploy"] is True
-    assert network["values"]["rdmaSharedDevicePlugin"]["resources"][0]["vendors"] == ["15b3"]
-    assert network["values"]["ofedDriver"] == {"deploy": False}
     assert releases["gpu-operator"]["urn"] in releases["network-operator"]["dependencies"]
+    policy = prod_plan.one("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy", "grid-hpc-addons-nic-cluster-policy")
+    assert releases["network-operator"]["urn"] in policy["dependencies"]
+    plugin = policy["inputs"]["spec"]["rdmaSharedDevicePlugin"]
+    assert (plugin["image"], plugin["repository"], plugin["version"]) == (
+        "k8s-rdma-shared-dev-plugin",
+        "nvcr.io/nvidia/mellanox",
+        "network-operator-v25.4.0",
+    )
+    assert json.loads(plugin["config"]) == {
+        "configList": [{"resourceName": "rdma_shared_device_a", "rdmaHcaMax": 63, "selectors": {"vendors": ["15b3"]}}]
+    }
 
 
 def test_every_chart_is_pinned(prod_plan):
@@ -58,7 +66,7 @@ def test_operator_installs_drivers_when_the_site_asks(plan_spec):
     plan = plan_spec(spec_with({**GRID_SITE, "gpu_pools": [pool], "gpu_drivers": "operator"}))
     releases = _releases(plan, "grid-hpc")
     assert releases["gpu-operator"]["inputs"]["values"]["driver"] == {"enabled": True}
-    assert releases["network-operator"]["inputs"]["values"]["ofedDriver"] == {"deploy": True}
+    assert plan.by_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")
 
 
 def test_kueue_flavor_queue_and_team_queues(prod_plan):
@@ -96,6 +104,10 @@ def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
     efa = releases["aws-efa-k8s-device-plugin"]["inputs"]
     assert efa["values"]["nodeSelector"] == {"lattice.dev/efa": "true"}
+    assert efa["values"]["supportedInstanceLabels"] == {
+        "keys": ["node.kubernetes.io/instance-type"],
+        "values": ["p5.48xlarge"],
+    }
     assert efa["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
     groups = {r["urn"] for r in dev_plan.by_type("aws:eks/nodeGroup:NodeGroup")}
     assert groups <= set(releases["kueue"]["dependencies"])
