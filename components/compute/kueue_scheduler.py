@@ -17,6 +17,11 @@ from ..tagging import TagContext
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
 GPU_RESOURCE = "nvidia.com/gpu"
+# Kueue admits a workload only if every resource it requests is covered by the queue. Where Lattice
+# does not know a pool's host cpu / memory (existing hardware, TPU hosts), it covers them without
+# a meaningful limit rather than making such jobs unadmittable.
+UNLIMITED_CPU = "100000"
+UNLIMITED_MEMORY = "1000Ti"
 LOCAL_QUEUE = "gpus"
 
 
@@ -28,6 +33,9 @@ class Flavor:
     resource: str  # nvidia.com/gpu, aws.amazon.com/neuron, google.com/tpu
     quantity: int
     node_labels: dict[str, str]
+    # Host cpu / memory of the pool when the catalog knows them; otherwise Kueue does not limit them.
+    cpus: int | None = None
+    memory_gib: float | None = None
 
 
 @dataclass
@@ -63,7 +71,7 @@ class KueueScheduler(pulumi.ComponentResource):
             for flavor in args.flavors
         }
         self.gpus = sum(f.quantity for f in args.flavors if f.resource == GPU_RESOURCE)
-        resources = sorted({flavor.resource for flavor in args.flavors})
+        accelerators = sorted({flavor.resource for flavor in args.flavors})
         queue_name = f"{args.tags.site}-gpus"
         self.cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-queue",
@@ -72,17 +80,13 @@ class KueueScheduler(pulumi.ComponentResource):
             metadata={"name": queue_name, "labels": labels},
             spec={
                 "namespaceSelector": {},
-                # One resource group per accelerator resource: a flavor offers exactly one.
+                # One resource group covering every resource, each flavor listing all of them: Kueue
+                # then picks one flavor (one pool) for all of a workload's resources.
                 "resourceGroups": [
                     {
-                        "coveredResources": [resource],
-                        "flavors": [
-                            {"name": f.name, "resources": [{"name": resource, "nominalQuota": f.quantity}]}
-                            for f in args.flavors
-                            if f.resource == resource
-                        ],
+                        "coveredResources": ["cpu", "memory", *accelerators],
+                        "flavors": [{"name": f.name, "resources": _quotas(f, accelerators)} for f in args.flavors],
                     }
-                    for resource in resources
                 ],
             },
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self.flavors.values()]),
@@ -97,3 +101,16 @@ class KueueScheduler(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster_queue]),
             )
         self.register_outputs({"cluster_queue": queue_name, "gpus": self.gpus})
+
+
+def _quotas(flavor: Flavor, accelerators: list[str]) -> list[dict]:
+    cpu = str(flavor.cpus) if flavor.cpus is not None else UNLIMITED_CPU
+    memory = f"{flavor.memory_gib:g}Gi" if flavor.memory_gib is not None else UNLIMITED_MEMORY
+    return [
+        {"name": "cpu", "nominalQuota": cpu},
+        {"name": "memory", "nominalQuota": memory},
+        *[
+            {"name": resource, "nominalQuota": flavor.quantity if resource == flavor.resource else 0}
+            for resource in accelerators
+        ],
+    ]

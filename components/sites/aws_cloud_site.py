@@ -126,6 +126,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                         resource=GPU_TAINT[instances[pool.name].accelerator_kind],
                         quantity=instances[pool.name].accelerator_count * pool.max_nodes,
                         node_labels={"lattice.dev/pool": pool.name},
+                        cpus=instances[pool.name].vcpus * pool.max_nodes,
+                        memory_gib=instances[pool.name].memory_gib * pool.max_nodes,
                     )
                     for pool in site.gpu_pools
                 ],

@@ -171,11 +171,15 @@ class GcpCloudSite(pulumi.ComponentResource):
         )
         flavors = []
         for pool in site.gpu_pools:
+            labels = {"lattice.dev/pool": pool.name}
             if pool.name in machines:
-                quantity, resource = machines[pool.name].gpu_count * pool.max_nodes, GPU_TAINT
+                machine = machines[pool.name]
+                flavors.append(
+                    Flavor(pool.name, GPU_TAINT, machine.gpu_count * pool.max_nodes, labels,
+                           cpus=machine.vcpus * pool.max_nodes, memory_gib=machine.memory_gb * pool.max_nodes)
+                )  # fmt: skip
             else:
-                quantity, resource = self.pools[pool.name].tpu_chips, TPU_TAINT
-            flavors.append(Flavor(pool.name, resource, quantity, {"lattice.dev/pool": pool.name}))
+                flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels))
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(

@@ -81,8 +81,18 @@ def test_kueue_flavor_queue_and_team_queues(prod_plan):
     assert queue["metadata"]["name"] == "grid-hpc-gpus"
     assert queue["spec"]["resourceGroups"] == [
         {
-            "coveredResources": ["nvidia.com/gpu"],
-            "flavors": [{"name": "ib-h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 256}]}],
+            "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+            "flavors": [
+                {
+                    "name": "ib-h100",
+                    # existing hardware: Lattice knows the GPUs, not the hosts' cpu / memory
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": "100000"},
+                        {"name": "memory", "nominalQuota": "1000Ti"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 256},
+                    ],
+                }
+            ],
         }
     ]
     local = {r["name"]: r["inputs"] for r in prod_plan.by_type(LOCAL_QUEUE) if r["name"].startswith("grid-hpc-")}
@@ -117,10 +127,24 @@ def test_eks_queue_offers_every_pool(dev_plan):
     queue = dev_plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]
     assert queue["spec"]["resourceGroups"] == [
         {
-            "coveredResources": ["nvidia.com/gpu"],
+            "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
             "flavors": [
-                {"name": "train-p5", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 32}]},
-                {"name": "infer-g5", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]},
+                {
+                    "name": "train-p5",  # 4 x p5.48xlarge: 192 vCPU, 2,048 GiB, 8 GPUs each
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": "768"},
+                        {"name": "memory", "nominalQuota": "8192Gi"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 32},
+                    ],
+                },
+                {
+                    "name": "infer-g5",  # 2 x g5.48xlarge: 192 vCPU, 768 GiB, 8 GPUs each
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": "384"},
+                        {"name": "memory", "nominalQuota": "1536Gi"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 16},
+                    ],
+                },
             ],
         }
     ]
@@ -143,11 +167,11 @@ def test_gke_gets_kueue_and_dcgm_but_no_gpu_operator(prod_plan):
     assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue"}
     cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
-    queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
-    assert {g["coveredResources"][0]: g["flavors"][0]["resources"][0]["nominalQuota"] for g in queue} == {
-        "google.com/tpu": 8,
-        "nvidia.com/gpu": 64,
-    }
+    (group,) = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "google.com/tpu", "nvidia.com/gpu"]
+    quotas = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+    assert quotas["train-a3mega"]["nvidia.com/gpu"] == 64 and quotas["train-a3mega"]["google.com/tpu"] == 0
+    assert quotas["tpu-v5p"]["google.com/tpu"] == 8 and quotas["tpu-v5p"]["nvidia.com/gpu"] == 0
 
 
 def test_teams_can_have_namespaces_on_cloud_clusters(prod_plan):
