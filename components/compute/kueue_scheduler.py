@@ -36,6 +36,8 @@ class Flavor:
     # Host cpu / memory of the pool when the catalog knows them; otherwise Kueue does not limit them.
     cpus: int | None = None
     memory_gib: float | None = None
+    # A GKE flex-start pool grows only through ProvisioningRequests: Kueue must ask for its nodes.
+    queued_provisioning: bool = False
 
 
 @dataclass
@@ -73,6 +75,7 @@ class KueueScheduler(pulumi.ComponentResource):
         self.gpus = sum(f.quantity for f in args.flavors if f.resource == GPU_RESOURCE)
         accelerators = sorted({flavor.resource for flavor in args.flavors})
         queue_name = f"{args.tags.site}-gpus"
+        checks = self._provisioning_checks(name, labels, args)
         self.cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-queue",
             api_version=KUEUE_API,
@@ -80,6 +83,7 @@ class KueueScheduler(pulumi.ComponentResource):
             metadata={"name": queue_name, "labels": labels},
             spec={
                 "namespaceSelector": {},
+                **checks,
                 # One resource group covering every resource, each flavor listing all of them: Kueue
                 # then picks one flavor (one pool) for all of a workload's resources.
                 "resourceGroups": [
@@ -89,7 +93,9 @@ class KueueScheduler(pulumi.ComponentResource):
                     }
                 ],
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self.flavors.values()]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*args.depends_on, *self.flavors.values(), *self._check_resources]
+            ),
         )
         for team, namespace in args.namespaces.items():
             k8s.apiextensions.CustomResource(
@@ -101,6 +107,46 @@ class KueueScheduler(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster_queue]),
             )
         self.register_outputs({"cluster_queue": queue_name, "gpus": self.gpus})
+
+    def _provisioning_checks(self, name: str, labels: dict[str, str], args: KueueSchedulerArgs) -> dict:
+        """ProvisioningRequest admission for the flavors of queued-provisioning (flex-start) pools."""
+        self._check_resources: list[k8s.apiextensions.CustomResource] = []
+        queued = [f for f in args.flavors if f.queued_provisioning]
+        if not queued:
+            return {}
+        after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
+        config = k8s.apiextensions.CustomResource(
+            f"{name}-provisioning",
+            api_version=KUEUE_API,
+            kind="ProvisioningRequestConfig",
+            metadata={"name": "queued-provisioning", "labels": labels},
+            spec={
+                "provisioningClassName": "queued-provisioning.gke.io",
+                "managedResources": sorted({f.resource for f in queued}),
+            },
+            opts=after_crds,
+        )
+        check = k8s.apiextensions.CustomResource(
+            f"{name}-provisioning-check",
+            api_version=KUEUE_API,
+            kind="AdmissionCheck",
+            metadata={"name": "queued-provisioning", "labels": labels},
+            spec={
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "queued-provisioning",
+                },
+            },
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, config]),
+        )
+        self._check_resources = [config, check]
+        return {
+            "admissionChecksStrategy": {
+                "admissionChecks": [{"name": "queued-provisioning", "onFlavors": [f.name for f in queued]}]
+            }
+        }
 
 
 def _quotas(flavor: Flavor, accelerators: list[str]) -> list[dict]:

@@ -181,3 +181,20 @@ def test_teams_can_have_namespaces_on_cloud_clusters(prod_plan):
     assert namespace["inputs"]["metadata"]["name"] == "fusion"
     local = prod_plan.one(LOCAL_QUEUE, "gcp-usc1-kueue-fusion")["inputs"]
     assert local["metadata"]["namespace"] == "fusion" and local["spec"]["clusterQueue"] == "gcp-usc1-gpus"
+
+
+def test_flex_start_flavors_are_admitted_through_provisioning_requests(prod_plan):
+    config = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta1:ProvisioningRequestConfig", "gcp-usc1-kueue-provisioning")
+    assert config["inputs"]["spec"] == {
+        "provisioningClassName": "queued-provisioning.gke.io",
+        "managedResources": ["nvidia.com/gpu"],
+    }
+    check = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck", "gcp-usc1-kueue-provisioning-check")
+    assert check["inputs"]["spec"]["controllerName"] == "kueue.x-k8s.io/provisioning-request"
+    queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")
+    assert queue["inputs"]["spec"]["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "queued-provisioning", "onFlavors": ["train-a3mega"]}]
+    }
+    assert check["urn"] in queue["dependencies"]
+    grid_queue = prod_plan.one(CLUSTER_QUEUE, "grid-hpc-kueue-queue")["inputs"]["spec"]
+    assert "admissionChecksStrategy" not in grid_queue
