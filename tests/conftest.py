@@ -57,6 +57,46 @@ def write_stack(directory: Path, spec: dict[str, Any], stack: str = "test", **co
     return path
 
 
+# boto3 against moto: fake credentials, no instance-metadata lookup, and a closed loopback port for
+# anything that would still try to send (botocore honours AWS_ENDPOINT_URL for every service).
+OFFLINE_AWS_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+CREDENTIAL_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ROLE_ARN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+)
+
+
+@pytest.fixture
+def offline_aws_credentials(monkeypatch):
+    for key, value in OFFLINE_AWS_ENVIRONMENT.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def no_aws_credentials(monkeypatch, tmp_path):
+    """An environment where boto3 finds no credentials anywhere and could reach nothing if it tried."""
+    for variable in CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("BOTO_CONFIG", str(tmp_path / "no-boto-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+
+
 _PLANS: dict[tuple[str, bool], Plan] = {}
 
 

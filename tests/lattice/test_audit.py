@@ -28,15 +28,7 @@ TAGS = TagContext(
 ALL_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 
-@pytest.fixture(autouse=True)
-def offline_credentials(monkeypatch):
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(key, value)
+pytestmark = pytest.mark.usefixtures("offline_aws_credentials")
 
 
 def _tls_only(bucket: str) -> str:
@@ -303,11 +295,7 @@ def test_every_planted_drift_is_found(drift):
         assert _findings() == [(policy, expected)]
 
 
-def test_missing_credentials_say_what_to_do(monkeypatch):
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+def test_missing_credentials_say_what_to_do(no_aws_credentials):
     with pytest.raises(AuditError, match="no AWS credentials: set AWS_PROFILE"):
         audit_plan(STACK, [REGION], session=boto3.Session())
 

@@ -34,7 +34,7 @@ from components.catalog import aws_instance_type
 from components.spec import StackSpec, load_stack_file
 from lattice import preflight
 from lattice.preflight import CREDENTIALS_HELP, CheckResult, PreflightError, render_table, run_preflight
-from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
+from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, OFFLINE_AWS_ENVIRONMENT, spec_with, write_stack
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -166,14 +166,8 @@ def offline_aws() -> Iterator[boto3.Session]:
     botocore hooks go through ``hook``, which removes them again.
     """
     with pytest.MonkeyPatch.context() as env:
-        for key, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": REGION,
-            "AWS_EC2_METADATA_DISABLED": "true",
-            # moto builds ~1,300 default AMIs for every region an EC2 client touches; preflight reads none.
-            "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
-        }.items():
+        # moto builds ~1,300 default AMIs for every region an EC2 client touches; preflight reads none.
+        for key, value in {**OFFLINE_AWS_ENVIRONMENT, "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}.items():
             env.setenv(key, value)
         with mock_aws(config={"core": {"mock_credentials": False}}):
             yield boto3.Session()
@@ -597,23 +591,7 @@ def test_an_unvalidated_spec_gets_failed_rows_not_a_crash(session):
 # --- the account cannot be read -----------------------------------------------------------------------
 
 
-def test_missing_credentials_raise_a_one_line_how_to_fix(monkeypatch, tmp_path, stack):
-    for key in (
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_SECURITY_TOKEN",
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-    ):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+def test_missing_credentials_raise_a_one_line_how_to_fix(no_aws_credentials, stack):
     session = boto3.Session()
 
     def no_network(request, **_: Any) -> None:
@@ -629,11 +607,8 @@ def test_missing_credentials_raise_a_one_line_how_to_fix(monkeypatch, tmp_path, 
     assert raised.value.__suppress_context__
 
 
-def test_an_unknown_profile_raises_a_one_line_how_to_fix(monkeypatch, tmp_path, stack):
+def test_an_unknown_profile_raises_a_one_line_how_to_fix(no_aws_credentials, monkeypatch, stack):
     monkeypatch.setenv("AWS_PROFILE", "research-prod")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
     with pytest.raises(PreflightError) as raised:
         run_preflight(stack(aws_site(H100)))
@@ -711,7 +686,7 @@ def test_moto_still_lacks_capacity_reservations(session):
         ec2.describe_capacity_reservations(CapacityReservationIds=[RESERVATION_ID])
 
 
-def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, monkeypatch):
+def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_credentials):
     from lattice.cli import main
     from tests.conftest import AWS_SITE, spec_with, write_stack
 
@@ -719,13 +694,6 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, monkeypatch):
     good = write_stack(tmp_path, spec_with({**AWS_SITE, "gpu_pools": [pool]}), stack="good")
     not_offered = {**pool, "instance_type": "trn2.48xlarge"}
     bad = write_stack(tmp_path, spec_with({**AWS_SITE, "gpu_pools": [not_offered]}), stack="bad")
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(key, value)
     with mock_aws():
         assert main(["preflight", "--stack-file", str(good)]) == 0
         assert "2 passed, 0 failed, 1 skipped" in capsys.readouterr().out

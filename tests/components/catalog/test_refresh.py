@@ -137,29 +137,6 @@ def test_generator_refuses_shapes_it_cannot_record(monkeypatch, source, change, 
     assert str(error.value) == message
 
 
-@pytest.fixture
-def no_aws_credentials(monkeypatch, tmp_path):
-    for variable in (
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_SECURITY_TOKEN",
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_ROLE_ARN",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("BOTO_CONFIG", str(tmp_path / "no-boto-config"))
-    # No instance-metadata lookup, and a closed local port should anything still try to send.
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "http://127.0.0.1:9")
-
-
 def test_missing_credentials_give_one_clean_line(no_aws_credentials, tmp_path, capsys):
     output = tmp_path / "catalog.json"
     assert main("eu-west-1", output) == 1
