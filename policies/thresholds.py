@@ -28,3 +28,5 @@ VPN_DH_GROUPS = (14, 15, 16, 17, 18, 19, 20, 21)
 
 CHECKPOINT_PURPOSE_TAG = "lattice:purpose"
 IMMUTABLE_LABEL = "lattice-immutable"
+
+SECONDS_PER_DAY = 86_400  # GCP expresses rotation and retention periods in seconds

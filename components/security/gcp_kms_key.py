@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from policies.thresholds import SECONDS_PER_DAY
+
 from ..tagging import TagContext
 
 ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
-SECONDS_PER_DAY = 86_400
 
 
 @dataclass

@@ -3,10 +3,9 @@
 from ..mutations import drop
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import KEY_ROTATION_MAX_DAYS
+from ..thresholds import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
 
 KEY = "gcp:kms/cryptoKey:CryptoKey"
-SECONDS_PER_DAY = 86_400
 
 
 @resource_rule(

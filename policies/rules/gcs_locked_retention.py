@@ -3,10 +3,9 @@
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL
+from ..thresholds import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
 
 BUCKET = "gcp:storage/bucket:Bucket"
-SECONDS_PER_DAY = 86_400
 
 
 @resource_rule(
