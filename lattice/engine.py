@@ -62,6 +62,8 @@ class Plan:
     # What the mocks answered per URN (ids, ARNs, endpoints). Not part of the JSON contract:
     # tests use it to check that one resource's output is wired into another's input.
     states: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # Resource options outside the JSON contract (aliases, ignoreChanges), per URN, for the same tests.
+    options: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"project": self.project, "stack": self.stack, "resources": self.resources, "outputs": self.outputs}
@@ -77,6 +79,9 @@ class Plan:
 
     def children(self, parent: dict[str, Any]) -> list[dict[str, Any]]:
         return [r for r in self.resources if r["parent"] == parent["urn"]]
+
+    def option(self, resource: dict[str, Any], key: str) -> Any:
+        return self.options[resource["urn"]][key]
 
     def one(self, type_token: str, name: str) -> dict[str, Any]:
         matches = [r for r in self.resources if r["type"] == type_token and r["name"] == name]
@@ -255,6 +260,7 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(lattice_mocks)
         self.stack = stack
         self.records: list[dict[str, Any]] = []
+        self.options: dict[str, dict[str, Any]] = {}
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         return engine_urn(self.stack, parent, type_, name)
@@ -277,6 +283,10 @@ class RecordingMonitor(mocks.MockMonitor):
                 "inputs": struct_to_wire(request.object),
             }
         )
+        self.options[urn] = {
+            "ignoreChanges": sorted(request.ignoreChanges),
+            "aliases": [json_format.MessageToDict(alias) for alias in request.aliases],
+        }
         return response
 
 
@@ -344,4 +354,12 @@ def run_program(
 
     resources = sorted(monitor.records, key=lambda r: r["urn"])
     states = {urn: {"id": reg.id, **reg.state} for urn, reg in monitor.resources.items()}
-    return Plan(project=PROJECT, stack=stack, preview=preview, resources=resources, outputs=outputs, states=states)
+    return Plan(
+        project=PROJECT,
+        stack=stack,
+        preview=preview,
+        resources=resources,
+        outputs=outputs,
+        states=states,
+        options=monitor.options,
+    )

@@ -1,1 +1,1 @@
-"""Kubernetes control planes and, later, GPU node pools: EKS, GKE and existing clusters."""
+"""Kubernetes control planes and accelerator node pools: EKS, GKE, AWS and GCP GPU / TPU pools."""

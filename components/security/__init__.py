@@ -1,1 +1,1 @@
-"""Keys, audit logging and access: customer-managed keys per site, encrypted log groups."""
+"""Keys, audit logging and IAM helpers: customer-managed keys per site, encrypted log groups."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from policies.thresholds import SECONDS_PER_DAY
+from components.standards import SECONDS_PER_DAY
 
 from ..tagging import TagContext
 

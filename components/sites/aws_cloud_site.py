@@ -10,12 +10,12 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import aws_instance_type
 from ..compute.aws_gpu_node_pool import GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
-from ..compute.cluster_access import eks_kubeconfig
-from ..compute.cluster_addons import ClusterAddonsArgs
-from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
-from ..compute.kueue_scheduler import Flavor
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
+from ..platform.cluster_access import eks_kubeconfig
+from ..platform.cluster_addons import ClusterAddonsArgs
+from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..spec import AwsSite, TeamSpec
 from ..tagging import TagContext

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..compute.cluster_addons import ClusterAddonsArgs
-from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
-from ..compute.kueue_scheduler import GPU_RESOURCE, Flavor
+from ..platform.cluster_addons import ClusterAddonsArgs
+from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..platform.kueue_scheduler import GPU_RESOURCE, Flavor
 from ..spec import KubernetesSite, TeamSpec
 from ..tagging import TagContext
 

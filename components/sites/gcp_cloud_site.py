@@ -9,14 +9,14 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..catalog import gcp_machine_type, tpu_type
-from ..compute.cluster_access import gke_kubeconfig
-from ..compute.cluster_addons import ClusterAddonsArgs
-from ..compute.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, GcpGpuNodePoolArgs
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
-from ..compute.kueue_scheduler import Flavor
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
+from ..platform.cluster_access import gke_kubeconfig
+from ..platform.cluster_addons import ClusterAddonsArgs
+from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..platform.kueue_scheduler import Flavor
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..spec import GcpSite, TeamSpec

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from policies.thresholds import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
+from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
 
 from .types import (
     AllowedCidr,

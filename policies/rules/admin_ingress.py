@@ -1,9 +1,10 @@
 """No administrative port is open to the whole internet."""
 
+from components.standards import ADMIN_PORTS
+
 from ..mutations import put
 from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import ADMIN_PORTS
 
 GROUP = "aws:ec2/securityGroup:SecurityGroup"
 GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"

@@ -1,9 +1,10 @@
 """The bucket CloudTrail writes to locks objects for at least the configured retention."""
 
+from components.standards import OBJECT_LOCK_MIN_DAYS
+
 from ..mutations import put
 from ..props import S3_BUCKETS, depends_on, get, known, of_type, related, s3_types, truthy
 from ..registry import Counterexample, stack_rule
-from ..thresholds import OBJECT_LOCK_MIN_DAYS
 
 TRAIL = "aws:cloudtrail/trail:Trail"
 LOCK_TYPES = s3_types("ObjectLockConfiguration")

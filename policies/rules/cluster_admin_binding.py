@@ -1,9 +1,10 @@
 """cluster-admin is bound only to the platform's admin groups."""
 
+from components.standards import ADMIN_GROUPS
+
 from ..mutations import put
 from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import ADMIN_GROUPS
 
 CLUSTER_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
 BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"

@@ -1,9 +1,10 @@
 """Persistent FSx for Lustre file systems keep automatic backups for the configured minimum."""
 
+from components.standards import FSX_BACKUP_MIN_DAYS
+
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import FSX_BACKUP_MIN_DAYS
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 

@@ -1,9 +1,10 @@
 """Cloud KMS keys rotate at least as often as the configured maximum period."""
 
+from components.standards import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
+
 from ..mutations import drop
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
 
 KEY = "gcp:kms/cryptoKey:CryptoKey"
 

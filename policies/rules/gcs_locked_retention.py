@@ -1,9 +1,10 @@
 """Buckets labelled immutable have a locked retention policy of at least the minimum."""
 
+from components.standards import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
+
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
 
 BUCKET = "gcp:storage/bucket:Bucket"
 

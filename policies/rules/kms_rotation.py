@@ -1,9 +1,10 @@
 """AWS KMS keys rotate at least as often as the configured maximum period."""
 
+from components.standards import KEY_ROTATION_MAX_DAYS
+
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import KEY_ROTATION_MAX_DAYS
 
 KEY = "aws:kms/key:Key"
 AWS_DEFAULT_ROTATION_DAYS = 365

@@ -1,9 +1,10 @@
 """CloudWatch log groups keep logs for at least the configured minimum, and say so explicitly."""
 
+from components.standards import LOG_RETENTION_MIN_DAYS
+
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import LOG_RETENTION_MIN_DAYS
 
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 

@@ -1,9 +1,10 @@
 """Lustre file systems can absorb a checkpoint within the training job's time budget."""
 
+from components.standards import CHECKPOINT_SIZE_GB, CHECKPOINT_TARGET_SECONDS
+
 from ..mutations import put
 from ..props import get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import CHECKPOINT_SIZE_GB, CHECKPOINT_TARGET_SECONDS
 
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 MANAGED = "gcp:lustre/instance:Instance"

@@ -1,9 +1,10 @@
 """Checkpoint buckets expire or tier old checkpoints instead of growing forever."""
 
+from components.standards import CHECKPOINT_PURPOSE_TAG
+
 from ..mutations import put
 from ..props import S3_BUCKETS, as_list, get, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
-from ..thresholds import CHECKPOINT_PURPOSE_TAG
 
 LIFECYCLE_TYPES = s3_types("LifecycleConfiguration")
 LIFECYCLE = LIFECYCLE_TYPES[0]

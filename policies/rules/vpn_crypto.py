@@ -1,9 +1,10 @@
 """AWS VPN tunnels allow only strong ciphers, integrity algorithms and Diffie-Hellman groups."""
 
+from components.standards import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
+
 from ..mutations import put
 from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
 PHASES = [(t, p) for t in ("tunnel1", "tunnel2") for p in ("Phase1", "Phase2")]

@@ -1,9 +1,10 @@
 """Cross-site VPN tunnels negotiate with IKEv2 only."""
 
+from components.standards import VPN_IKE_VERSIONS
+
 from ..mutations import put
 from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
-from ..thresholds import VPN_IKE_VERSIONS
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
 GCP_TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"

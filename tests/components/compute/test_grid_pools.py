@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from components.compute.cluster_addons import (
+from components.platform.cluster_addons import (
     EFA_DEVICE_PLUGIN_VERSION,
     GPU_OPERATOR_VERSION,
     KUEUE_VERSION,

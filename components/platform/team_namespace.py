@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..tagging import TagContext
+from . import moved_from
 
 GPU_REQUESTS = "requests.nvidia.com/gpu"
 TEAM_ROLE = "edit"
@@ -33,7 +34,9 @@ class TeamNamespace(pulumi.ComponentResource):
     role_binding: k8s.rbac.v1.RoleBinding | None
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:security:TeamNamespace", name, None, opts)
+        super().__init__(
+            "lattice:platform:TeamNamespace", name, None, moved_from("lattice:security:TeamNamespace", opts)
+        )
         labels = args.tags.for_component("TeamNamespace").k8s_labels({"team": args.team})
         child = pulumi.ResourceOptions(parent=self)
 

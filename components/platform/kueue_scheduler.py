@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..tagging import TagContext
+from . import moved_from
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -54,7 +55,9 @@ class KueueScheduler(pulumi.ComponentResource):
     gpus: int
 
     def __init__(self, name: str, args: KueueSchedulerArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:compute:KueueScheduler", name, None, opts)
+        super().__init__(
+            "lattice:platform:KueueScheduler", name, None, moved_from("lattice:compute:KueueScheduler", opts)
+        )
         labels = args.tags.for_component("KueueScheduler").k8s_labels()
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
         self.flavors = {

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from ..security.team_namespace import TeamNamespace, TeamNamespaceArgs
 from ..spec import TeamSpec
 from ..tagging import TagContext
+from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
 from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
+from .team_namespace import TeamNamespace, TeamNamespaceArgs
 
 
 @dataclass
@@ -35,7 +36,9 @@ class ClusterWorkloads(pulumi.ComponentResource):
     gpus: int
 
     def __init__(self, name: str, args: ClusterWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:compute:ClusterWorkloads", name, None, opts)
+        super().__init__(
+            "lattice:platform:ClusterWorkloads", name, None, moved_from("lattice:compute:ClusterWorkloads", opts)
+        )
         self.teams = {
             team.name: TeamNamespace(
                 f"{name}-{team.name}",

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import moved_from
+
 NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v25.3.4"
 NETWORK_OPERATOR_VERSION = "25.4.0"
@@ -56,7 +58,9 @@ class ClusterAddons(pulumi.ComponentResource):
     kueue: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:compute:ClusterAddons", name, None, opts)
+        super().__init__(
+            "lattice:platform:ClusterAddons", name, None, moved_from("lattice:compute:ClusterAddons", opts)
+        )
         child = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
         self.gpu_operator = self.efa_device_plugin = self.network_operator = None
         if args.gpu_operator:
