@@ -45,6 +45,9 @@ REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "[secure config value: decrypted by the Pulumi CLI at deploy time]"
 
 FAKE_ACCOUNT = "123456789012"
+# Service-linked roles live under /aws-service-role/<service>/ with a name AWS chooses per service.
+SERVICE_LINKED_ROLES = {"autoscaling.amazonaws.com": "AWSServiceRoleForAutoScaling"}
+SERVICE_ROLE_PATHS = {name: f"/aws-service-role/{service}/" for service, name in SERVICE_LINKED_ROLES.items()}
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
@@ -170,6 +173,7 @@ class LatticeMocks(mocks.Mocks):
                     },
                 },
                 ("ec2", "LaunchTemplate"): {"latestVersion": 1},
+                ("iam", "ServiceLinkedRole"): _service_linked_role(state.get("awsServiceName", "")),
                 # An S3 bucket's id is its name, as the provider reports it.
                 ("s3", "Bucket"): {"id": name, "bucket": name},
                 ("s3", "BucketV2"): {"id": name, "bucket": name},
@@ -225,6 +229,10 @@ class LatticeMocks(mocks.Mocks):
         if token == "aws:ssm/getParameter:getParameter":
             name = args.args.get("name", "")
             return {"name": name, "value": f"ami-{_short_hash(name, length=17)}", "type": "String", "id": name}, []
+        if token == "aws:iam/getRole:getRole":
+            name = args.args.get("name", "")
+            path = SERVICE_ROLE_PATHS.get(name, "/")
+            return {"name": name, "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:role{path}{name}", "path": path, "id": name}, []
         if token == "aws:ec2/getAmi:getAmi":
             return {"id": f"ami-{_short_hash(json.dumps(args.args, sort_keys=True), length=17)}"}, []
         if token == "gcp:organizations/getProject:getProject":
@@ -242,6 +250,12 @@ class LatticeMocks(mocks.Mocks):
 def _token_parts(type_token: str) -> tuple[str, str, str]:
     package, module_path, kind = ([*type_token.split(":"), "", ""])[:3]
     return package, module_path.split("/")[0], kind
+
+
+def _service_linked_role(service: str) -> dict[str, str]:
+    name = SERVICE_LINKED_ROLES.get(service, f"AWSServiceRoleFor{service.split('.', maxsplit=1)[0].title()}")
+    path = f"/aws-service-role/{service}/"
+    return {"name": name, "path": path, "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:role{path}{name}"}
 
 
 def _aws_arn(module: str, kind: str, region: str, name: str) -> str:

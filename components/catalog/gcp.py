@@ -43,6 +43,8 @@ class GcpMachineType:
     local_ssd_count: int
     source: str
     note: str = ""
+    # GKE accepts a COMPACT placement policy on flex-start (non-queued) pools of these types only.
+    compact_with_flex_start: bool = False
 
     @property
     def local_ssd_gib(self) -> int:
@@ -202,6 +204,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
             local_ssd_count=32,
             source=f"{_GPU_MACHINES_PAGE}#a3-ultra-vms",
             note=f"GPU NICs are 8 × 400 Gbps ConnectX-7 (RoCE). {_RDMA_MTU_NOTE}",
+            compact_with_flex_start=True,
         ),
         GcpMachineType(
             name="a4-highgpu-8g",
@@ -221,6 +224,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
             source=f"{_GPU_MACHINES_PAGE}#a4-vms",
             note=f"GPU NICs are 8 × 400 Gbps ConnectX-7 (RoCE). {_RDMA_MTU_NOTE} "
             "AWS's API reports the B200 as 183,359 MiB (179 GiB); Google publishes 180 GB.",
+            compact_with_flex_start=True,
         ),
         GcpMachineType(
             name="g2-standard-8",
@@ -337,6 +341,28 @@ TPU_TYPES: dict[str, TpuType] = {
 _TPU_TOPOLOGIES: dict[str, TpuTopology] = {
     topology.accelerator_type: topology for tpu in TPU_TYPES.values() for topology in tpu.topologies
 }
+
+
+# GKE's rules for COMPACT placement, as Google's own cluster-toolkit enforces them before calling the API
+# (modules/compute/gke-node-pool/main.tf preconditions): "placement_policy cannot be COMPACT when
+# enable_queued_provisioning is true, unless using TPUs" and "Compact placement with DWS Flex start is
+# only supported for A3 Ultra, A4, and H4D machine types".
+COMPACT_PLACEMENT_SOURCE = "GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf"
+
+
+def compact_placement_refusal(machine: GcpMachineType | None, *, flex_start: bool, queued: bool) -> str | None:
+    """Why GKE refuses a COMPACT placement policy for this pool, or None when it accepts one.
+
+    ``machine`` is None for a TPU slice, which may always be compact (its topology needs it).
+    """
+    if machine is None:
+        return None
+    if queued:
+        return "GKE refuses compact placement on queued-provisioning GPU pools (only TPU slices may combine them)"
+    if flex_start and not machine.compact_with_flex_start:
+        allowed = ", ".join(m.name for m in GCP_MACHINE_TYPES.values() if m.compact_with_flex_start)
+        return f"GKE allows compact placement with flex-start only on {allowed}, not {machine.name}"
+    return None
 
 
 def gcp_machine_types() -> tuple[GcpMachineType, ...]:

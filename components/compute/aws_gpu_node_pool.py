@@ -24,6 +24,7 @@ from ..catalog import AwsInstanceType, efa_interfaces
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
 from ..tagging import TagContext, k8s_label_value
+from .eks_cluster import IMDS_V2, root_volume
 
 GPU_TAINT = {"gpu": "nvidia.com/gpu", "trainium": "aws.amazon.com/neuron", "inferentia": "aws.amazon.com/neuron"}
 AMI_TYPE = {"gpu": "AL2023_x86_64_NVIDIA", "trainium": "AL2023_x86_64_NEURON", "inferentia": "AL2023_x86_64_NEURON"}
@@ -49,6 +50,8 @@ class AwsGpuNodePoolArgs:
     pool: AwsGpuPoolSpec
     instance: AwsInstanceType
     cluster_name: pulumi.Input[str]
+    # The cluster's Kubernetes minor version: node groups follow the control plane through upgrades.
+    kubernetes_version: str
     cluster_security_group_id: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
     subnet_ids: list[pulumi.Input[str]]
@@ -108,21 +111,8 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             description=f"Lattice {tags.site}/{pool.name}: {instance.name}",
             instance_type=instance.name,
             update_default_version=True,
-            block_device_mappings=[
-                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name="/dev/xvda",
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=pool.root_volume_gib,
-                        volume_type="gp3",
-                        encrypted="true",
-                        kms_key_id=args.kms_key_arn,
-                        delete_on_termination="true",
-                    ),
-                )
-            ],
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
-            ),
+            block_device_mappings=[root_volume(pool.root_volume_gib, args.kms_key_arn)],
+            metadata_options=IMDS_V2,
             network_interfaces=[
                 aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                     network_card_index=interface.network_card_index,
@@ -155,6 +145,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
         self.node_group = aws.eks.NodeGroup(
             f"{name}-nodes",
             cluster_name=args.cluster_name,
+            version=args.kubernetes_version,
             node_role_arn=self.role.arn,
             subnet_ids=args.subnet_ids,
             ami_type=AMI_TYPE[instance.accelerator_kind],

@@ -22,6 +22,26 @@ from ..tagging import TagContext
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+# The root device of the EKS AL2023 AMIs (standard, NVIDIA and Neuron).
+ROOT_DEVICE = "/dev/xvda"
+# IMDSv2 only; a hop limit of 2 lets containers on the node's network reach it, as EKS's own template does.
+IMDS_V2 = aws.ec2.LaunchTemplateMetadataOptionsArgs(
+    http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+)
+
+
+def root_volume(size_gib: int, kms_key_arn: pulumi.Input[str]) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    """An encrypted gp3 root volume with the site key, for every node launch template of a site."""
+    return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+        device_name=ROOT_DEVICE,
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=size_gib,
+            volume_type="gp3",
+            encrypted="true",
+            kms_key_id=kms_key_arn,
+            delete_on_termination="true",
+        ),
+    )
 
 
 @dataclass
@@ -38,6 +58,7 @@ class EksClusterArgs:
     admin_role_arns: list[str] = field(default_factory=list)
     system_instance_type: str = "m7i.xlarge"
     system_nodes: int = 2
+    system_root_volume_gib: int = 100
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -45,6 +66,7 @@ class EksCluster(pulumi.ComponentResource):
     role: aws.iam.Role
     log_group: aws.cloudwatch.LogGroup
     system_nodes: aws.eks.NodeGroup
+    system_launch_template: aws.ec2.LaunchTemplate
     cluster_name: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     endpoint: pulumi.Output[str]
@@ -129,7 +151,10 @@ class EksCluster(pulumi.ComponentResource):
                 ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
             ),
         )
-        self.admin_access: list[aws.eks.AccessPolicyAssociation] = []
+        # Everything the first in-cluster request needs (pulumi-eks's authDependencies): a Kubernetes
+        # provider configured before these exist is refused, marks the cluster unreachable for the whole
+        # run, and every namespace, release and queue of the site fails.
+        self.admin_access: list[aws.eks.AccessEntry | aws.eks.AccessPolicyAssociation] = []
         for role_arn in args.admin_role_arns:
             # Named after the role, not its position, so reordering the list replaces nothing.
             role_name = role_arn.rsplit("/", 1)[-1]
@@ -149,7 +174,7 @@ class EksCluster(pulumi.ComponentResource):
                 access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
             )
-            self.admin_access.append(association)
+            self.admin_access += [entry, association]
 
         self.system_nodes = self._system_nodes(name, args, tags, partition)
         self.cluster_name = self.cluster.name
@@ -176,14 +201,33 @@ class EksCluster(pulumi.ComponentResource):
             )
             for policy in SYSTEM_NODE_POLICIES
         ]
+        # Without a launch template EKS makes its own, whose root volume follows the account's EBS
+        # default rather than the site key: every node of a site must obey the site's encryption.
+        self.system_launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description=f"Lattice {tags.site}: EKS system nodes",
+            update_default_version=True,
+            block_device_mappings=[root_volume(args.system_root_volume_gib, args.kms_key_arn)],
+            metadata_options=IMDS_V2,
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags.aws_tags())
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            tags=tags.aws_tags(),
+            opts=child,
+        )
         return aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
+            version=args.version,
             node_role_arn=role.arn,
             subnet_ids=args.subnet_ids,
             instance_types=[args.system_instance_type],
             ami_type="AL2023_x86_64_STANDARD",
             capacity_type="ON_DEMAND",
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=self.system_launch_template.id, version=self.system_launch_template.latest_version.apply(str)
+            ),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=args.system_nodes, desired_size=args.system_nodes, max_size=args.system_nodes
             ),

@@ -81,14 +81,20 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 ],
                 local_ssd_count=machine.local_ssd_count,
             )
-            # Compact placement is fixed when the pool is created: decide it by machine type, not by counts.
-            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if machine.gpu_nic_count else None
+            # Compact placement is fixed when the pool is created: decided by machine type and capacity, not counts.
+            placement = (
+                gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
+                if pool.uses_compact_placement(machine)
+                else None
+            )
             sizing = {
+                # ANY lets the autoscaler take capacity wherever the zone has it, as cluster-toolkit does for
+                # every autoscaled pool (queued provisioning requires it).
                 "autoscaling": gcp.container.NodePoolAutoscalingArgs(
-                    min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
+                    min_node_count=pool.min_nodes, max_node_count=pool.max_nodes, location_policy="ANY"
                 ),
-                # Queued provisioning starts empty and scales through ProvisioningRequests.
-                "initial_node_count": 0 if pool.capacity.type == "flex-start" else pool.desired,
+                # Flex-start pools start empty and grow per job.
+                "initial_node_count": 0 if pool.capacity.flex_start else pool.desired,
             }
         else:
             node_config = self._node_config(
@@ -115,12 +121,10 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             if fabric_networks
             else None,
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
-            if pool.capacity.type == "flex-start"
+            if pool.capacity.queued
             else None,
             # Queued-provisioning nodes run to completion: GKE does not repair them.
-            management=gcp.container.NodePoolManagementArgs(
-                auto_repair=pool.capacity.type != "flex-start", auto_upgrade=True
-            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=not pool.capacity.queued, auto_upgrade=True),
             # initial_node_count replaces the pool when changed; the autoscaler owns the count after creation.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
             **sizing,
@@ -146,7 +150,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 key="compute.googleapis.com/reservation-name",
                 values=[capacity.reservation],
             )
-        elif capacity.type == "flex-start":
+        elif capacity.flex_start:
             reservation = gcp.container.NodePoolNodeConfigReservationAffinityArgs(
                 consume_reservation_type="NO_RESERVATION"
             )
@@ -160,7 +164,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             if local_ssd_count
             else None,
             spot=capacity.type == "spot" or None,
-            flex_start=capacity.type == "flex-start" or None,
+            flex_start=capacity.flex_start or None,
             reservation_affinity=reservation,
             taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint, value="present", effect="NO_SCHEDULE")],
             labels=labels,

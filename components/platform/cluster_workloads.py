@@ -27,6 +27,8 @@ class ClusterWorkloadsArgs:
     flavors: list[Flavor] = field(default_factory=list)
     addons: ClusterAddonsArgs = field(default_factory=ClusterAddonsArgs)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
+    # What must exist before anything is created in the cluster (EKS access entries): every resource waits.
+    access: list[pulumi.Resource] = field(default_factory=list)
 
 
 class ClusterWorkloads(pulumi.ComponentResource):
@@ -48,6 +50,7 @@ class ClusterWorkloads(pulumi.ComponentResource):
                     gpu_quota=team.gpu_quota,
                     groups=team.groups,
                     tags=args.tags,
+                    depends_on=args.access,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -56,7 +59,9 @@ class ClusterWorkloads(pulumi.ComponentResource):
         self.addons = self.scheduler = None
         self.gpus = 0
         if args.flavors:
-            addons = dataclasses.replace(args.addons, depends_on=[*args.addons.depends_on, *args.depends_on])
+            addons = dataclasses.replace(
+                args.addons, depends_on=[*args.addons.depends_on, *args.depends_on, *args.access]
+            )
             self.addons = ClusterAddons(f"{name}-addons", addons, opts=pulumi.ResourceOptions(parent=self))
             self.scheduler = KueueScheduler(
                 f"{name}-kueue",

@@ -26,6 +26,7 @@ class TeamNamespaceArgs:
     gpu_quota: int
     tags: TagContext
     groups: list[str] = field(default_factory=list)
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cluster's access entries
 
 
 class TeamNamespace(pulumi.ComponentResource):
@@ -38,7 +39,7 @@ class TeamNamespace(pulumi.ComponentResource):
             "lattice:platform:TeamNamespace", name, None, moved_from("lattice:security:TeamNamespace", opts)
         )
         labels = args.tags.for_component("TeamNamespace").k8s_labels({"team": args.team})
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
 
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",

@@ -53,6 +53,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 rotation_days=site.encryption.key_rotation_days,
                 deletion_window_days=site.encryption.key_deletion_window_days,
                 protect=args.protect,
+                autoscaling_service_role=site.encryption.autoscaling_service_role,
             ),
             opts=scoped,
         )
@@ -85,6 +86,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 admin_role_arns=site.kubernetes.admin_role_arns,
                 system_instance_type=site.kubernetes.system_nodes.instance_type,
                 system_nodes=site.kubernetes.system_nodes.nodes,
+                system_root_volume_gib=site.kubernetes.system_nodes.root_volume_gib,
             ),
             opts=scoped,
         )
@@ -98,6 +100,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     pool=pool,
                     instance=aws_instance_type(pool.instance_type),
                     cluster_name=self.eks.cluster_name,
+                    kubernetes_version=site.kubernetes.version,
                     cluster_security_group_id=self.eks.cluster_security_group_id,
                     vpc_id=self.network.vpc_id,
                     subnet_ids=[subnet_by_zone[zone].id for zone in zones],
@@ -112,7 +115,8 @@ class AwsCloudSite(pulumi.ComponentResource):
             kubeconfig=eks_kubeconfig(
                 self.eks.cluster_name, self.eks.endpoint, self.eks.cluster.certificate_authority.data, site.region
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            # Configured only once the deployer is authorised: see EksCluster.admin_access.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
         )
         instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
         self.workloads = ClusterWorkloads(
@@ -137,11 +141,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                     toolkit_preinstalled=True,
                     efa_instance_types=[instances[name].name for name, pool in self.pools.items() if pool.efa],
                 ),
-                depends_on=[
-                    self.eks.system_nodes,
-                    *self.eks.admin_access,
-                    *[pool.node_group for pool in self.pools.values()],
-                ],
+                depends_on=[self.eks.system_nodes, *[pool.node_group for pool in self.pools.values()]],
+                access=self.eks.admin_access,
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )

@@ -177,7 +177,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 flavors.append(
                     Flavor(pool.name, GPU_TAINT, machine.gpu_count * pool.max_nodes, labels,
                            cpus=machine.vcpus * pool.max_nodes, memory_gib=machine.memory_gb * pool.max_nodes,
-                           queued_provisioning=pool.capacity.type == "flex-start")
+                           queued_provisioning=pool.capacity.queued)
                 )  # fmt: skip
             else:
                 flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels))

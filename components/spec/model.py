@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
 
 from .types import (
@@ -89,6 +90,15 @@ class EncryptionSpec(Strict):
     )
 
 
+class AwsEncryptionSpec(EncryptionSpec):
+    autoscaling_service_role: Literal["existing", "create"] = Field(
+        "existing",
+        description="The account's EC2 Auto Scaling service-linked role, which the site key's policy must name so "
+        "nodes with encrypted volumes can launch: 'existing' looks it up (it exists once any Auto Scaling group "
+        "was made in the account), 'create' creates it. `lattice preflight` says which the account needs.",
+    )
+
+
 class AwsNetworkSpec(Strict):
     cidr: Cidr = Field(description="The site's VPC CIDR. Private subnets per zone are carved from it.")
     availability_zones: list[Zone] = Field(
@@ -105,6 +115,7 @@ class SystemNodesSpec(Strict):
     instance_type: NonEmpty = Field("m7i.xlarge", description="AWS: system node instance type.")
     machine_type: NonEmpty = Field("e2-standard-4", description="GCP: system node machine type.")
     nodes: int = Field(2, ge=1, le=20, description="System nodes (GCP: per zone).")
+    root_volume_gib: int = Field(100, ge=20, le=16_384, description="AWS: encrypted gp3 root volume of each node.")
 
 
 class EksSpec(Strict):
@@ -228,6 +239,19 @@ class AwsGpuPoolSpec(PoolSize):
 class GcpCapacitySpec(Strict):
     type: Literal["on-demand", "spot", "flex-start", "reservation"] = "on-demand"
     reservation: NonEmpty | None = Field(None, description="Name of a specific reservation, for type reservation.")
+    queued_provisioning: bool | None = Field(
+        None,
+        description="flex-start only: obtain a job's nodes all at once through ProvisioningRequests, which Kueue "
+        "files per job (default: on). Off, the cluster autoscaler adds flex-start nodes one by one.",
+    )
+
+    @property
+    def flex_start(self) -> bool:
+        return self.type == "flex-start"
+
+    @property
+    def queued(self) -> bool:
+        return self.flex_start and self.queued_provisioning is not False
 
 
 class TpuSliceSpec(Strict):
@@ -241,10 +265,24 @@ class GcpGpuPoolSpec(PoolSize):
     tpu: TpuSliceSpec | None = Field(None, description="A TPU slice instead of GPUs.")
     zone: Zone | None = Field(None, description="Zone of the site (default: the site's first); pools are compact.")
     capacity: GcpCapacitySpec = Field(default_factory=GcpCapacitySpec)
+    compact_placement: bool | None = Field(
+        None,
+        description="COMPACT placement policy (nodes close together on the network). Default: on for GPU-NIC "
+        "machine types where GKE accepts it with the capacity type, always on for TPU slices.",
+    )
     max_nodes: int = Field(1, ge=1, le=10_000)
 
     def zone_in(self, site: GcpSite) -> str:
         return self.zone or site.network.zones[0]
+
+    def uses_compact_placement(self, machine: GcpMachineType | None) -> bool:
+        """``machine`` is None for a TPU slice. Decided at creation (GKE cannot change it later)."""
+        if machine is None:
+            return True
+        if self.compact_placement is not None:
+            return self.compact_placement
+        refusal = compact_placement_refusal(machine, flex_start=self.capacity.flex_start, queued=self.capacity.queued)
+        return machine.gpu_nic_count > 0 and refusal is None
 
     @model_validator(mode="after")
     def _gpus_or_tpu(self) -> GcpGpuPoolSpec:
@@ -272,6 +310,7 @@ class ClusterPoolSpec(PoolSize):
 class AwsSite(SiteBase):
     provider: Literal["aws"]
     region: AwsRegion
+    encryption: AwsEncryptionSpec = Field(default_factory=AwsEncryptionSpec)
     network: AwsNetworkSpec
     kubernetes: EksSpec = Field(default_factory=EksSpec)
     gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list)

@@ -302,6 +302,8 @@ def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterato
 
 
 def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tpu_lookup) -> Iterator[Issue]:
+    from components.catalog import compact_placement_refusal
+
     zone = pool.zone_in(site)
     if zone not in site.network.zones:
         yield Issue(f"{path}.zone", f"zone '{zone}' is not one of the site's zones ({', '.join(site.network.zones)})")
@@ -326,15 +328,30 @@ def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tp
             yield Issue(f"{path}.workload", "sizing workloads on TPU slices is not supported yet; remove 'workload'")
     if pool.capacity.type == "reservation" and pool.capacity.reservation is None:
         yield Issue(f"{path}.capacity.reservation", "a reservation pool must name its reservation")
-    if pool.capacity.type == "flex-start":
+    if pool.capacity.queued_provisioning is not None and not pool.capacity.flex_start:
+        yield Issue(
+            f"{path}.capacity.queued_provisioning",
+            f"queued_provisioning applies to flex-start capacity only; remove it from this {pool.capacity.type} pool",
+        )
+    if pool.capacity.flex_start:
         if pool.tpu is not None:
             yield Issue(f"{path}.capacity.type", "flex-start TPU slices are not supported yet; use on-demand or spot")
         elif pool.min_nodes or pool.desired:
             yield Issue(
                 f"{path}.min_nodes",
-                "flex-start (queued provisioning) pools start empty and grow per job; set min_nodes and "
-                "desired_nodes to 0",
+                "flex-start pools start empty and grow per job; set min_nodes and desired_nodes to 0",
             )
+    if pool.machine_type is not None and pool.compact_placement:
+        refusal = compact_placement_refusal(
+            machine_lookup(pool.machine_type), flex_start=pool.capacity.flex_start, queued=pool.capacity.queued
+        )
+        if refusal is not None:
+            yield Issue(f"{path}.compact_placement", f"{refusal}; set compact_placement: false or change the capacity")
+    if pool.tpu is not None and pool.compact_placement is False:
+        yield Issue(
+            f"{path}.compact_placement",
+            "a TPU slice is always placed compactly (its topology needs it); remove compact_placement",
+        )
     if pool.tpu is not None and slice_hosts(pool) == 1 and pool.max_nodes != 1:
         yield Issue(
             f"{path}.max_nodes",

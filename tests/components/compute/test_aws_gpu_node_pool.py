@@ -31,6 +31,7 @@ def _pool_program(instance_type: str):
                 pool=AwsGpuPoolSpec(name="train", instance_type=instance_type, max_nodes=2),
                 instance=aws_instance_type(instance_type),
                 cluster_name="c",
+                kubernetes_version="1.33",
                 cluster_security_group_id="sg-cluster",
                 vpc_id="vpc-1",
                 subnet_ids=["subnet-a"],

@@ -114,3 +114,65 @@ def test_untainted_system_nodes_run_the_add_ons(prod_plan):
         "aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "aws-use1-eks-admin-lattice-platform-admin"
     )
     assert {group["urn"], admin["urn"]} <= set(kueue["dependencies"])
+
+
+def test_system_nodes_do_not_fall_back_to_the_account_ebs_default(dev_plan):
+    key = dev_plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    template = dev_plan.one("aws:ec2/launchTemplate:LaunchTemplate", "aws-use1-eks-system")["inputs"]
+    assert template["blockDeviceMappings"] == [
+        {
+            "deviceName": "/dev/xvda",
+            "ebs": {
+                "volumeSize": 100,
+                "volumeType": "gp3",
+                "encrypted": "true",
+                "kmsKeyId": dev_plan.state(key)["arn"],
+                "deleteOnTermination": "true",
+            },
+        }
+    ]
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    group = dev_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-eks-system")
+    launch = dev_plan.one("aws:ec2/launchTemplate:LaunchTemplate", "aws-use1-eks-system")
+    assert group["inputs"]["launchTemplate"] == {"id": dev_plan.state(launch)["id"], "version": "1"}
+
+
+def test_node_groups_follow_the_cluster_version_through_upgrades(prod_plan):
+    groups = prod_plan.by_type("aws:eks/nodeGroup:NodeGroup")
+    assert {g["name"] for g in groups} == {"aws-use1-eks-system", "aws-use1-train-p5-nodes"}
+    assert {g["inputs"]["version"] for g in groups} == {"1.33"}
+
+
+def _closure(plan, resource) -> set[str]:
+    """Every URN a resource waits for: its dependencies and its provider's, transitively."""
+    by_urn = {r["urn"]: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = [resource]
+    while todo:
+        current = todo.pop()
+        edges = list(current["dependencies"])
+        if current["provider"]:
+            edges.append(current["provider"].rsplit("::", 1)[0])
+        for urn in edges:
+            if urn not in seen:
+                seen.add(urn)
+                todo.append(by_urn[urn])
+    return seen
+
+
+def test_first_up_does_not_mark_the_cluster_unreachable(prod_plan):
+    access = {
+        r["urn"]
+        for kind in ("aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+        for r in prod_plan.by_type(kind)
+    }
+    assert len(access) == 4
+    provider = prod_plan.one("pulumi:providers:kubernetes", "aws-use1-k8s")
+    assert access <= set(provider["dependencies"])
+    in_cluster = [r for r in prod_plan.resources if (r["provider"] or "").startswith(provider["urn"] + "::")]
+    assert {r["type"] for r in in_cluster} >= {"kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release"}
+    for resource in in_cluster:
+        assert access <= _closure(prod_plan, resource), resource["name"]
+    # the review's example: the team namespace itself lists them, not only through its provider
+    namespace = prod_plan.one("kubernetes:core/v1:Namespace", "aws-use1-fusion-namespace")
+    assert access <= set(namespace["dependencies"])

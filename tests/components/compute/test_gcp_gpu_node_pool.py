@@ -53,7 +53,7 @@ def test_a3_mega_pool_is_compact_with_local_ssd_and_taint(plan_spec):
     pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
     assert pool["placementPolicy"] == {"type": "COMPACT"}
     assert pool["nodeLocations"] == ["us-central1-a"]
-    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4}
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
     config = pool["nodeConfig"]
     assert config["gvnic"] == {"enabled": True}
     assert config["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 16}
@@ -144,7 +144,47 @@ def test_flex_start_pools_start_empty_without_auto_repair(prod_plan):
     assert pool["initialNodeCount"] == 0
     assert pool["nodeConfig"]["flexStart"] is True
     assert pool["management"] == {"autoRepair": False, "autoUpgrade": True}
-    assert pool["placementPolicy"] == {"type": "COMPACT"}
+
+
+def test_queued_provisioning_pool_is_not_refused_for_compact_placement(prod_plan):
+    """GKE refuses COMPACT with queued provisioning on GPUs (the prod a3-mega pool asked for exactly that)."""
+    pool = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")["inputs"]
+    assert pool["queuedProvisioning"] == {"enabled": True}
+    assert "placementPolicy" not in pool
+    assert pool["autoscaling"]["locationPolicy"] == "ANY"
+    tpu = prod_plan.one(NODE_POOL, "gcp-usc1-tpu-v5p-pool")["inputs"]
+    assert tpu["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "2x2x2"}
+
+
+@pytest.mark.parametrize(
+    ("machine", "capacity", "compact"),
+    [
+        ("a3-megagpu-8g", {"type": "on-demand"}, True),
+        ("a3-megagpu-8g", {"type": "spot"}, True),
+        ("a3-megagpu-8g", {"type": "flex-start"}, False),  # queued provisioning: never for GPUs
+        ("a3-megagpu-8g", {"type": "flex-start", "queued_provisioning": False}, False),  # not an allowed type
+        ("a3-ultragpu-8g", {"type": "flex-start", "queued_provisioning": False}, True),
+        ("a4-highgpu-8g", {"type": "flex-start", "queued_provisioning": False}, True),
+        ("a4-highgpu-8g", {"type": "flex-start"}, False),
+        ("g2-standard-48", {"type": "on-demand"}, False),  # no GPU NICs: nothing to gain
+    ],
+)
+def test_default_placement_is_one_gke_accepts(machine, capacity, compact, plan_spec):
+    pool_spec = {"name": "train", "machine_type": machine, "max_nodes": 2, "capacity": capacity}
+    pool = plan_spec(spec_with(_site(pool_spec))).one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
+    assert ("placementPolicy" in pool) is compact
+    assert ("queuedProvisioning" in pool) is (capacity == {"type": "flex-start"})
+    assert pool["nodeConfig"].get("flexStart", False) is (capacity["type"] == "flex-start")
+
+
+def test_non_queued_flex_start_keeps_auto_repair_and_skips_provisioning_requests(plan_spec):
+    pool_spec = {"name": "train", "machine_type": "a4-highgpu-8g", "max_nodes": 2,
+                 "capacity": {"type": "flex-start", "queued_provisioning": False}}  # fmt: skip
+    plan = plan_spec(spec_with(_site(pool_spec)))
+    pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
+    assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
+    assert pool["initialNodeCount"] == 0
+    assert plan.by_type("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck") == []
 
 
 def test_on_demand_pools_keep_auto_repair_and_g2_is_not_compact(plan_spec):

@@ -45,3 +45,37 @@ def test_rotation_and_deletion_window_follow_the_spec(plan_spec):
     key = plan_spec(spec_with(site)).one("aws:kms/key:Key", "aws-use1-key-key")
     assert key["inputs"]["rotationPeriodInDays"] == 90
     assert key["inputs"]["deletionWindowInDays"] == 7
+
+
+AUTOSCALING_ROLE_ARN = (
+    "arn:aws:iam::123456789012:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
+)
+
+
+def _statements(key) -> dict[str, dict]:
+    return {s["Sid"]: s for s in json.loads(key["inputs"]["policy"])["Statement"]}
+
+
+def test_node_launch_does_not_fail_on_the_site_key(dev_plan):
+    """EC2 Auto Scaling's service-linked role cannot get key rights through IAM: the key policy names it."""
+    statements = _statements(dev_plan.one("aws:kms/key:Key", "aws-use1-key-key"))
+    use = statements["AutoScalingUsesTheKeyForNodeVolumes"]
+    assert use["Principal"] == {"AWS": AUTOSCALING_ROLE_ARN}
+    assert use["Action"] == ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"]
+    grant = statements["AutoScalingAttachesNodeVolumes"]
+    assert grant["Principal"] == {"AWS": AUTOSCALING_ROLE_ARN}
+    assert grant["Action"] == "kms:CreateGrant"
+    assert grant["Condition"] == {"Bool": {"kms:GrantIsForAWSResource": True}}
+    # Looked up by default: the role exists once an account has had any Auto Scaling group.
+    assert dev_plan.by_type("aws:iam/serviceLinkedRole:ServiceLinkedRole") == []
+
+
+def test_key_policy_never_names_a_role_that_does_not_exist_yet(plan_spec):
+    site = {**AWS_SITE, "encryption": {"autoscaling_service_role": "create"}}
+    plan = plan_spec(spec_with(site))
+    role = plan.one("aws:iam/serviceLinkedRole:ServiceLinkedRole", "aws-use1-key-autoscaling-role")
+    assert role["inputs"]["awsServiceName"] == "autoscaling.amazonaws.com"
+    assert role["retainOnDelete"] is True  # shared by every Auto Scaling group of the account
+    key = plan.one("aws:kms/key:Key", "aws-use1-key-key")
+    assert role["urn"] in key["dependencies"]  # the role exists before a policy names it
+    assert _statements(key)["AutoScalingAttachesNodeVolumes"]["Principal"] == {"AWS": plan.state(role)["arn"]}
