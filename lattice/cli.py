@@ -109,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
     refresh.add_argument("--moto", action="store_true", help="describe moto's bundled data (offline)")
     refresh.set_defaults(handler=_catalog_refresh)
+    regions = catalog_verbs.add_parser(
+        "refresh-regions", help="rewrite the AWS region / zone table from your account's describe_regions"
+    )
+    regions.add_argument("--output", type=Path, default=None, help="default: the committed table")
+    regions.set_defaults(handler=_catalog_refresh_regions)
 
     size = verbs.add_parser("size", help="size a training workload on a pool of catalog machines")
     size.add_argument("--parameters", required=True, type=_parameter_count, help="model size: 7e9, 70B, 175b")
@@ -285,6 +290,13 @@ def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
     from components.catalog.refresh import main as refresh
 
     return refresh(args.region, args.output or AWS_SNAPSHOT, from_moto=args.moto)
+
+
+def _catalog_refresh_regions(args: argparse.Namespace, out: Console) -> int:
+    from components.catalog.refresh import refresh_regions
+    from components.catalog.regions import AWS_REGIONS_FILE
+
+    return refresh_regions(args.output or AWS_REGIONS_FILE)
 
 
 def _parameter_count(text: str) -> float:

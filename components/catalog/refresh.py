@@ -126,6 +126,58 @@ def _snapshot(region: str, from_moto: bool) -> dict[str, Any]:
     }
 
 
+def build_aws_regions(session: Any, previous: dict[str, Any]) -> dict[str, Any]:
+    """The regions and zones this account can use, from its own API; the others keep their previous entries.
+
+    Letters differ per account in several regions (us-west-1 shows each account two of a, b, c), so a table
+    read from the account that deploys is exactly what its stacks may name. Regions the account has not
+    opted in to cannot be described: they keep what the previous table said, marked opt-in.
+    """
+    regions: dict[str, Any] = {}
+    listed = session.client("ec2", region_name="us-east-1").describe_regions(AllRegions=True)["Regions"]
+    for entry in listed:
+        name = entry["RegionName"]
+        if entry.get("OptInStatus") == "not-opted-in":
+            regions[name] = {**previous.get(name, {"zones": []}), "opt_in_required": True}
+            continue
+        zones = session.client("ec2", region_name=name).describe_availability_zones(
+            Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}]
+        )["AvailabilityZones"]
+        regions[name] = {
+            "zones": sorted(zone["ZoneName"] for zone in zones),
+            "opt_in_required": entry.get("OptInStatus") == "opted-in",
+        }
+    return dict(sorted(regions.items()))
+
+
+def refresh_regions(output: Path, session: Any = None) -> int:
+    """Rewrite the AWS region table from the account's API; 0 on success, 1 with a one-line message."""
+    from components.catalog.regions import AWS_REGIONS_FILE
+
+    previous = json.loads(AWS_REGIONS_FILE.read_text())["regions"] if AWS_REGIONS_FILE.exists() else {}
+    try:
+        regions = build_aws_regions(session or boto3.session.Session(), previous)
+    except NoCredentialsError:
+        print(
+            "error: no AWS credentials for describe_regions; set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
+            "AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
+            file=sys.stderr,
+        )
+        return 1
+    except (ClientError, BotoCoreError) as error:
+        print(f"error: describe_regions / describe_availability_zones failed: {error}", file=sys.stderr)
+        return 1
+    document = {
+        "source": f"describe_regions and describe_availability_zones of the deploying account (botocore "
+        f"{botocore.__version__}); regions it has not opted in to keep their previous zones",
+        "generated_by": "lattice catalog refresh-regions",
+        "regions": regions,
+    }
+    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(regions)} AWS regions to {output}")
+    return 0
+
+
 def main(region: str, output: Path, *, from_moto: bool = False) -> int:
     """Write the snapshot for ``region`` to ``output``; 0 on success, 1 with a one-line message on failure."""
     try:

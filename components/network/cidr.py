@@ -1,8 +1,8 @@
 """Address plans carved from a site's CIDR block, with ``ipaddress`` only.
 
-AWS: the first half of the block holds one private subnet per zone (EKS pods take VPC
-addresses through the VPC CNI, so private subnets get the room); the second half holds
-small public subnets for NAT gateways.
+AWS: the first half of the block holds eight private slots, one per zone letter a-h (EKS
+pods take VPC addresses through the VPC CNI, so private subnets get the room); the second
+half holds eight small public slots for NAT gateways. A zone always lands in its letter's slot.
 
 GCP: nodes take the first quarter, services the first half of the second quarter, the
 control plane a /28 at the end of that quarter, and pods the whole second half
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 # A NAT gateway and a load balancer or two per zone need very little room.
 PUBLIC_SUBNET_PREFIX_DELTA = 4
+# Subnet slots per AWS site: one per zone letter a-h (no region has more than six zones).
+AWS_ZONE_SLOTS = 8
 # GKE wants a /28 for a private control plane's peering range.
 CONTROL_PLANE_SIZE = 16
 
@@ -49,12 +51,31 @@ def _split(network: ipaddress.IPv4Network, parts: int) -> list[ipaddress.IPv4Net
 
 
 def aws_zone_subnets(cidr: str, zones: list[str]) -> list[ZoneSubnets]:
+    """One private and one public subnet per zone, in the zone's fixed slot.
+
+    The slot is the zone's letter (a → 0 … h → 7), never its position in the list: appending,
+    removing or reordering zones leaves every other subnet's CIDR alone. A subnet's CIDR cannot
+    change in place, so a position-derived plan would replace every subnet (and the node groups,
+    NAT gateways and EKS interfaces in them) when a zone is added.
+    """
     network = ipaddress.ip_network(cidr)
     private_half, public_half = network.subnets(prefixlen_diff=1)
-    private = _split(private_half, len(zones))
-    public_pool = _split(public_half, len(zones))
-    public = [next(block.subnets(prefixlen_diff=PUBLIC_SUBNET_PREFIX_DELTA)) for block in public_pool]
-    return [ZoneSubnets(zone=zone, private=str(private[i]), public=str(public[i])) for i, zone in enumerate(zones)]
+    private = _split(private_half, AWS_ZONE_SLOTS)
+    public = [
+        next(block.subnets(prefixlen_diff=PUBLIC_SUBNET_PREFIX_DELTA)) for block in _split(public_half, AWS_ZONE_SLOTS)
+    ]
+    return [
+        ZoneSubnets(zone=zone, private=str(private[zone_slot(zone)]), public=str(public[zone_slot(zone)]))
+        for zone in zones
+    ]
+
+
+def zone_slot(zone: str) -> int:
+    """The fixed slot of an AWS zone: its letter's place in the alphabet (us-east-1c → 2)."""
+    slot = ord(zone[-1]) - ord("a")
+    if not 0 <= slot < AWS_ZONE_SLOTS:
+        raise ValueError(f"zone '{zone}' has no subnet slot: letters a-{chr(ord('a') + AWS_ZONE_SLOTS - 1)} only")
+    return slot
 
 
 def gke_ranges(cidr: str) -> GkeRanges:

@@ -6,7 +6,8 @@
   network profile holding one subnet per GPU NIC (RoCE VPCs take no VPC firewall rules), plus a
   regular VPC for each gVNIC beyond the first (these machines have two).
 
-One fabric per site and machine type is shared by every pool of that type.
+One fabric per site, machine type and zone is shared by every pool of that type in that zone; its
+network, subnet and firewall names carry the zone, so fabrics in two zones never collide.
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ class GcpGpuFabric(pulumi.ComponentResource):
         tags = args.tags.for_component("GcpGpuFabric")
         machine = args.machine
         self._args = args
-        self._base = f"{tags.stack}-{tags.site}-{machine.name.split('-')[0]}{machine.name.split('-')[1][:4]}"
+        # Network and firewall names are unique per project: two pools of one machine type in two zones
+        # must not both ask for "<stack>-<site>-a3mega-nic0" (GCP answers 409 alreadyExists).
+        family, kind = machine.name.split("-")[:2]
+        self._base = f"{tags.stack}-{tags.site}-{family}{kind[:4]}-{args.zone.rsplit('-', 1)[-1]}"
         extra_gvnics = max(machine.gvnic_count - 1, 0)
         ranges = gpu_nic_ranges(machine.gpu_nic_count + extra_gvnics)
         gpu_ranges, gvnic_ranges = ranges[: machine.gpu_nic_count], ranges[machine.gpu_nic_count :]

@@ -90,23 +90,30 @@ def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iter
             )
 
 
-def zones_in_region(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+def regions_and_zones_exist(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """Regions and zones are checked against the region table (components/catalog/regions.py)."""
+    from components.catalog import UnknownCatalogEntryError
+    from components.catalog.regions import aws_region, gcp_region
+
     for index, site in enumerate(spec.sites):
         if isinstance(site, AwsSite):
-            key, zones, expected = "availability_zones", site.network.availability_zones, f"{site.region}<letter>"
-            outside = [z for z in zones if not (z.startswith(site.region) and len(z) == len(site.region) + 1)]
+            key, zones, lookup = "availability_zones", site.network.availability_zones, aws_region
         elif isinstance(site, GcpSite):
-            key, zones, expected = "zones", site.network.zones, f"{site.region}-<letter>"
-            outside = [z for z in zones if not (z.startswith(site.region + "-") and len(z) == len(site.region) + 2)]
+            key, zones, lookup = "zones", site.network.zones, gcp_region
         else:
             continue
-        for zone in outside:
-            yield Issue(
-                f"sites[{index}].network.{key}[{zones.index(zone)}]",
-                f"zone '{zone}' is not in region '{site.region}'; use zones named {expected}",
-            )
+        try:
+            region = lookup(site.region)
+        except UnknownCatalogEntryError as exc:
+            yield Issue(f"sites[{index}].region", str(exc))
+            continue
         for position, zone in enumerate(zones):
-            if zones.index(zone) != position:
+            if zone not in region.zones:
+                yield Issue(
+                    f"sites[{index}].network.{key}[{position}]",
+                    f"zone '{zone}' is not in region '{site.region}'; use one of its zones: {', '.join(region.zones)}",
+                )
+            elif zones.index(zone) != position:
                 yield Issue(
                     f"sites[{index}].network.{key}[{position}]",
                     f"zone '{zone}' is listed twice; list each zone once",
@@ -409,7 +416,7 @@ VALIDATORS: tuple[Validator, ...] = (
     tier_matches_provider,
     networks_do_not_overlap,
     cloud_networks_large_enough,
-    zones_in_region,
+    regions_and_zones_exist,
     public_endpoint_is_scoped,
     kubeconfig_secret_is_set,
     one_site_per_gcp_project,

@@ -30,7 +30,7 @@ def test_gpu_nics_attached_equal_the_catalog_count(machine, plan_spec):
     assert all(a["subnetwork"] in subnets and a["network"] in networks for a in attached)
     assert {networks[a["network"]].get("mtu") for a in gpu} <= {spec.gpu_nic_mtu}
     if spec.gpudirect.value == "rdma":
-        assert {a["network"] for a in gpu} == {f"test-gcp-usc1-{_short(machine)}-roce"}
+        assert {a["network"] for a in gpu} == {f"test-gcp-usc1-{_short(machine)}-a-roce"}
     accelerators = pool["nodeConfig"]["guestAccelerators"]
     assert accelerators == [
         {

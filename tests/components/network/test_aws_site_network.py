@@ -18,8 +18,8 @@ def test_vpc_and_private_subnets_per_zone(dev_plan):
         r["inputs"]["availabilityZone"]: r["inputs"] for r in dev_plan.by_type(SUBNET) if "-private-" in r["name"]
     }
     assert {zone: s["cidrBlock"] for zone, s in private.items()} == {
-        "us-east-1a": "10.20.0.0/18",
-        "us-east-1b": "10.20.64.0/18",
+        "us-east-1a": "10.20.0.0/20",
+        "us-east-1b": "10.20.16.0/20",
     }
     assert all(s["vpcId"] == dev_plan.state(vpc)["id"] for s in private.values())
     assert all(s["tags"]["kubernetes.io/role/internal-elb"] == "1" for s in private.values())
@@ -32,7 +32,7 @@ def test_nat_egress_per_zone(dev_plan):
         for r in dev_plan.by_type(SUBNET)
         if "-public-" in r["name"]
     }
-    assert public == {"us-east-1a": "10.20.128.0/22", "us-east-1b": "10.20.192.0/22"}
+    assert public == {"us-east-1a": "10.20.128.0/24", "us-east-1b": "10.20.144.0/24"}
     gateways = {r["name"]: r for r in dev_plan.by_type("aws:ec2/natGateway:NatGateway")}
     assert set(gateways) == {"aws-use1-net-nat-us-east-1a", "aws-use1-net-nat-us-east-1b"}
     table = dev_plan.one("aws:ec2/routeTable:RouteTable", "aws-use1-net-private-us-east-1a")
@@ -91,3 +91,17 @@ def test_flow_logs_can_be_turned_off(plan_spec):
     plan = plan_spec(spec_with(site))
     assert plan.by_type("aws:ec2/flowLog:FlowLog") == []
     assert [r["name"] for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup")] == ["aws-use1-eks-control-plane"]
+
+
+def _subnet_cidrs(plan) -> dict[str, str]:
+    return {r["name"]: r["inputs"]["cidrBlock"] for r in plan.by_type(SUBNET)}
+
+
+def test_adding_or_reordering_zones_replaces_no_subnet(plan_spec):
+    """A subnet's CIDR cannot change in place: a moved block would replace the subnet and all in it."""
+    zones = AWS_SITE["network"]["availability_zones"]
+    before = _subnet_cidrs(plan_spec(spec_with(AWS_SITE)))
+    for changed in ([*zones, "us-east-1c"], [*reversed(zones), "us-east-1d"], list(reversed(zones))):
+        site = {**AWS_SITE, "network": {**AWS_SITE["network"], "availability_zones": changed}}
+        after = _subnet_cidrs(plan_spec(spec_with(site)))
+        assert {name: after[name] for name in before} == before, changed
