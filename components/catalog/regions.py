@@ -5,7 +5,8 @@ rewritten from an account's own ``describe_regions`` / ``describe_availability_z
 ``lattice catalog refresh-regions`` (``components.catalog.refresh.refresh_regions``). moto's copy of these calls
 is not a usable source: it lacks us-west-1c, eu-west-2d and cn-north-1d and gets several opt-in states wrong.
 
-GCP: transcribed from Google's "Regions and zones" table, which no offline API reports. AI zones
+GCP: transcribed from Google's "Regions and zones" table (https://cloud.google.com/compute/docs/regions-zones,
+"Available regions and zones", read 2026-11), which no offline API reports. AI zones
 (``<region>-ai1a``) are not in that table and are not accepted yet.
 """
 
