@@ -41,9 +41,7 @@ class HybridStack(pulumi.ComponentResource):
         self.sites = {}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
-            teams = [
-                t for t in spec.teams if site.name in (t.sites or []) or (t.sites is None and site.tier != "cloud")
-            ]
+            teams = [team for team in spec.teams if team.on(site)]
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(
                     site.name, AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams), opts=child

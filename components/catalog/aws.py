@@ -81,6 +81,7 @@ class AwsInstanceType:
     maximum_network_cards: int
     network_cards: tuple[NetworkCard, ...]
     instance_store: InstanceStore | None
+    cores_per_accelerator: int | None = None  # NeuronCores per Neuron device; None for GPUs
 
     @property
     def efa_cards(self) -> tuple[NetworkCard, ...]:

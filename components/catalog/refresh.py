@@ -56,6 +56,8 @@ def _accelerator(info: dict[str, Any]) -> dict[str, Any]:
         "accelerator_name": device["Name"],
         "accelerator_count": device["Count"],
         "accelerator_memory_gib": device["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
+        # Neuron devices hold several NeuronCores, which pods may request one by one.
+        "cores_per_accelerator": device["CoreInfo"]["Count"] if kind != "gpu" else None,
     }
 
 

@@ -1,8 +1,12 @@
-"""The VPC of an AWS cloud site: private subnets per zone, optional NAT egress, flow logs.
+"""The VPC of an AWS cloud site: private subnets per zone, NAT egress or VPC endpoints, flow logs.
 
 Subnets are carved from the site CIDR by ``cidr.aws_zone_subnets``. Private subnets carry
 the EKS internal-load-balancer role tag, public ones the internet-facing one. The VPC's
 default security group is emptied (no rules), so nothing lands in an open group by default.
+
+Without NAT, nodes reach AWS only through VPC endpoints, and an EKS node that cannot reach
+ECR, STS, EC2 and the EKS API never joins its cluster: a site with ``nat: false`` gets the S3
+gateway endpoint and the interface endpoints EKS documents for private clusters.
 """
 
 from __future__ import annotations
@@ -18,9 +22,26 @@ from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 from .cidr import aws_zone_subnets
 
+# https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html ("VPC endpoints for private
+# clusters"), plus the three endpoints the SSM agent needs to reach Session Manager.
+INTERFACE_ENDPOINTS = (
+    "ecr.api",
+    "ecr.dkr",
+    "sts",
+    "ec2",
+    "eks",
+    "eks-auth",
+    "logs",
+    "ssm",
+    "ssmmessages",
+    "ec2messages",
+)
+HTTPS = 443
+
 
 @dataclass
 class AwsSiteNetworkArgs:
+    region: str
     cidr: str
     availability_zones: list[str]
     nat: bool
@@ -36,6 +57,8 @@ class AwsSiteNetwork(pulumi.ComponentResource):
     private_subnets: list[aws.ec2.Subnet]
     public_subnets: list[aws.ec2.Subnet]
     nat_gateways: list[aws.ec2.NatGateway]
+    private_route_tables: list[aws.ec2.RouteTable]
+    endpoints: dict[str, aws.ec2.VpcEndpoint]
     flow_log_group: aws.cloudwatch.LogGroup | None
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
@@ -81,6 +104,7 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         self.nat_gateways = []
         if args.nat:
             self._nat_egress(name, plan, tags)
+        self.private_route_tables = []
         for index, zone in enumerate(plan):
             routes = (
                 [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=self.nat_gateways[index].id)]
@@ -100,6 +124,8 @@ class AwsSiteNetwork(pulumi.ComponentResource):
                 route_table_id=table.id,
                 opts=child,
             )
+            self.private_route_tables.append(table)
+        self.endpoints = {} if args.nat else self._endpoints(name, args, tags)
 
         self.flow_log_group = None
         if args.flow_logs:
@@ -150,6 +176,51 @@ class AwsSiteNetwork(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
                 )
             )
+
+    def _endpoints(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> dict[str, aws.ec2.VpcEndpoint]:
+        child = pulumi.ResourceOptions(parent=self)
+        group = aws.ec2.SecurityGroup(
+            f"{name}-endpoints",
+            vpc_id=self.vpc.id,
+            description="VPC interface endpoints: HTTPS from inside the VPC",
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-endpoints"}),
+            opts=child,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-endpoints-https",
+            security_group_id=group.id,
+            cidr_ipv4=args.cidr,
+            ip_protocol="tcp",
+            from_port=HTTPS,
+            to_port=HTTPS,
+            description="HTTPS from the site VPC",
+            tags=tags.aws_tags(),
+            opts=child,
+        )
+        endpoints = {
+            "s3": aws.ec2.VpcEndpoint(
+                f"{name}-s3",
+                vpc_id=self.vpc.id,
+                service_name=f"com.amazonaws.{args.region}.s3",
+                vpc_endpoint_type="Gateway",
+                route_table_ids=[table.id for table in self.private_route_tables],
+                tags=tags.aws_tags({"Name": f"{tags.site}-s3"}),
+                opts=child,
+            )
+        }
+        for service in INTERFACE_ENDPOINTS:
+            endpoints[service] = aws.ec2.VpcEndpoint(
+                f"{name}-{service.replace('.', '-')}",
+                vpc_id=self.vpc.id,
+                service_name=f"com.amazonaws.{args.region}.{service}",
+                vpc_endpoint_type="Interface",
+                private_dns_enabled=True,
+                subnet_ids=[subnet.id for subnet in self.private_subnets],
+                security_group_ids=[group.id],
+                tags=tags.aws_tags({"Name": f"{tags.site}-{service}"}),
+                opts=child,
+            )
+        return endpoints
 
     def _flow_logs(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> None:
         child = pulumi.ResourceOptions(parent=self)

@@ -29,6 +29,7 @@ class ClusterWorkloadsArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
     # What must exist before anything is created in the cluster (EKS access entries): every resource waits.
     access: list[pulumi.Resource] = field(default_factory=list)
+    neuron_cores_per_device: int = 0  # the most any Neuron pool of the site has, for the teams' core quota
 
 
 class ClusterWorkloads(pulumi.ComponentResource):
@@ -47,7 +48,8 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 TeamNamespaceArgs(
                     team=team.name,
                     namespace=team.namespace_name,
-                    gpu_quota=team.gpu_quota,
+                    accelerator_quota=team.quota_for(args.tags.site),
+                    neuron_cores_per_device=args.neuron_cores_per_device,
                     groups=team.groups,
                     tags=args.tags,
                     depends_on=args.access,

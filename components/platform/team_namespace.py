@@ -1,7 +1,7 @@
-"""A team's namespace on one Kubernetes site: labels, a GPU quota, and its groups bound to ``edit``.
+"""A team's namespace on one Kubernetes site: labels, an accelerator quota, and its groups bound to ``edit``.
 
-The quota caps ``requests.nvidia.com/gpu`` (extended resources are quota'd on requests
-only); a team with ``gpu_quota: 0`` can schedule no GPU pods at all in its namespace.
+The quota caps every accelerator resource (``accelerators.accelerator_quota``): NVIDIA GPUs, Neuron
+devices and cores, TPU chips; a team with quota 0 on a site can schedule no accelerator pods there.
 Groups are bound to the built-in ``edit`` ClusterRole inside the namespace only.
 """
 
@@ -14,8 +14,8 @@ import pulumi_kubernetes as k8s
 
 from ..tagging import TagContext
 from . import moved_from
+from .accelerators import accelerator_quota
 
-GPU_REQUESTS = "requests.nvidia.com/gpu"
 TEAM_ROLE = "edit"
 
 
@@ -23,10 +23,11 @@ TEAM_ROLE = "edit"
 class TeamNamespaceArgs:
     team: str
     namespace: str
-    gpu_quota: int
+    accelerator_quota: int  # of each accelerator kind, on this site
     tags: TagContext
     groups: list[str] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cluster's access entries
+    neuron_cores_per_device: int = 0  # the most any Neuron pool of the site has
 
 
 class TeamNamespace(pulumi.ComponentResource):
@@ -49,7 +50,9 @@ class TeamNamespace(pulumi.ComponentResource):
         self.quota = k8s.core.v1.ResourceQuota(
             f"{name}-gpu-quota",
             metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu", namespace=self.namespace.metadata.name, labels=labels),
-            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={GPU_REQUESTS: str(args.gpu_quota)}),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(
+                hard=accelerator_quota(args.accelerator_quota, args.neuron_cores_per_device)
+            ),
             opts=child,
         )
         self.role_binding = None

@@ -60,6 +60,7 @@ class AwsCloudSite(pulumi.ComponentResource):
         self.network = AwsSiteNetwork(
             f"{name}-net",
             AwsSiteNetworkArgs(
+                region=site.region,
                 cidr=site.network.cidr,
                 availability_zones=site.network.availability_zones,
                 nat=site.network.nat,
@@ -143,6 +144,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 ),
                 depends_on=[self.eks.system_nodes, *[pool.node_group for pool in self.pools.values()]],
                 access=self.eks.admin_access,
+                neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )

@@ -341,10 +341,17 @@ class KubernetesSite(SiteBase):
 Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provider")]
 
 
+QuotaCount = Annotated[int, Field(ge=0, le=100_000)]
+
+
 class TeamSpec(Strict):
     name: TeamName
     namespace: Namespace | None = Field(None, description="Defaults to the team name.")
-    gpu_quota: int = Field(0, ge=0, le=100_000, description="GPUs the team may request per site; 0 = no GPUs.")
+    gpu_quota: QuotaCount | dict[SiteName, QuotaCount] = Field(
+        0,
+        description="Accelerators (GPUs, Neuron devices, TPU chips: of each kind) the team may request: one "
+        "number for every site it is on, or per site, e.g. {grid-hpc: 32, aws-use1: 8} (unlisted sites: 0).",
+    )
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
         None, description="Sites where the team gets a namespace; defaults to every grid and edge site."
@@ -353,6 +360,13 @@ class TeamSpec(Strict):
     @property
     def namespace_name(self) -> str:
         return self.namespace or self.name
+
+    def on(self, site: SiteBase) -> bool:
+        """Whether the team gets a namespace on ``site``."""
+        return site.name in self.sites if self.sites is not None else site.tier != "cloud"
+
+    def quota_for(self, site: str) -> int:
+        return self.gpu_quota if isinstance(self.gpu_quota, int) else self.gpu_quota.get(site, 0)
 
 
 class WorkloadSpec(Strict):

@@ -231,6 +231,62 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
                 )
 
 
+def site_accelerators(site) -> dict[str, int]:
+    """The most accelerators of each kind (gpu, neuron, tpu) a site can ever offer: every pool at max_nodes."""
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+
+    totals: dict[str, int] = {}
+    for pool in site.gpu_pools:
+        try:
+            if isinstance(pool, AwsGpuPoolSpec):
+                instance = aws_instance_type(pool.instance_type)
+                kind, count = ("gpu" if instance.accelerator_kind == "gpu" else "neuron"), instance.accelerator_count
+            elif isinstance(pool, GcpGpuPoolSpec) and pool.machine_type is not None:
+                kind, count = "gpu", gcp_machine_type(pool.machine_type).gpu_count
+            elif isinstance(pool, GcpGpuPoolSpec):
+                kind, count = "tpu", _slice_chips(pool) // max(pool.max_nodes, 1)
+            else:
+                kind, count = "gpu", pool.gpus_per_node
+        except UnknownCatalogEntryError:
+            continue  # reported by gpu_pools_are_valid
+        totals[kind] = totals.get(kind, 0) + count * pool.max_nodes
+    return totals
+
+
+def team_quotas_fit_their_sites(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    sites = {site.name: site for site in spec.sites}
+    for index, team in enumerate(spec.teams):
+        path = f"teams[{index}].gpu_quota"
+        if isinstance(team.gpu_quota, dict):
+            for name in team.gpu_quota:
+                if name not in sites:
+                    yield Issue(f"{path}.{name}", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
+                elif not team.on(sites[name]):
+                    yield Issue(
+                        f"{path}.{name}",
+                        f"team '{team.name}' has no namespace on '{name}'; add '{name}' to the team's sites or "
+                        "remove its quota",
+                    )
+        for site in spec.sites:
+            quota = team.quota_for(site.name)
+            if not team.on(site) or quota == 0:
+                continue
+            capacity = site_accelerators(site)
+            most = max(capacity.values(), default=0)
+            if quota > most:
+                where = f"{path}.{site.name}" if isinstance(team.gpu_quota, dict) else path
+                if not capacity:
+                    fix = f"'{site.name}' has no accelerator pools; declare them in its gpu_pools"
+                else:
+                    offer = ", ".join(f"{count} {kind}" for kind, count in sorted(capacity.items()))
+                    fix = f"'{site.name}' can never have more than {most} ({offer})"
+                yield Issue(
+                    where,
+                    f"team '{team.name}' may request {quota} accelerators on '{site.name}', but {fix}; lower the "
+                    f"quota, per site if needed (gpu_quota: {{{site.name}: {most}, …}})",
+                )
+
+
 def gpu_pools_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type, tpu_type
 
@@ -366,11 +422,45 @@ def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tp
         )
 
 
+def _slice_chips(pool: GcpGpuPoolSpec) -> int:
+    from components.catalog import tpu_type
+
+    shapes = {t.topology: t for t in tpu_type(pool.tpu.type).topologies}
+    return shapes[pool.tpu.topology].chips if pool.tpu.topology in shapes else 0
+
+
 def slice_hosts(pool: GcpGpuPoolSpec) -> int:
     from components.catalog import tpu_type
 
     shapes = {t.topology: t for t in tpu_type(pool.tpu.type).topologies}
     return shapes[pool.tpu.topology].hosts if pool.tpu.topology in shapes else 0
+
+
+def existing_pools_are_selected_not_labelled(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    # Lattice creates the nodes of cloud pools and labels them; grid and edge nodes exist already.
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, KubernetesSite):
+            continue
+        for j, pool in enumerate(site.gpu_pools):
+            if pool.labels:
+                yield Issue(
+                    f"sites[{i}].gpu_pools[{j}].labels",
+                    f"Lattice cannot label the existing nodes of a {site.tier} site; select them by labels they "
+                    "already carry with node_selector (and label them with your cluster's tooling)",
+                )
+
+
+def private_nodes_can_reach_their_images(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    # Without NAT, nodes reach AWS through VPC endpoints only (Lattice creates them): they join the cluster,
+    # but the GPU add-ons' images live on nvcr.io, registry.k8s.io and public.ecr.aws.
+    for index, site in enumerate(spec.sites):
+        if isinstance(site, AwsSite) and not site.network.nat and site.gpu_pools:
+            yield Issue(
+                f"sites[{index}].network.nat",
+                "without NAT the GPU pools' add-ons (GPU operator, device plugins, Kueue, cluster autoscaler) "
+                "cannot pull their images from nvcr.io, registry.k8s.io and public.ecr.aws; keep nat: true, or "
+                "move the GPU pools to a site with egress",
+            )
 
 
 def gpu_nic_ranges_are_free(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -424,6 +514,9 @@ VALIDATORS: tuple[Validator, ...] = (
     admin_roles_are_distinct,
     teams_are_consistent,
     gpu_pools_are_valid,
+    team_quotas_fit_their_sites,
+    existing_pools_are_selected_not_labelled,
+    private_nodes_can_reach_their_images,
     gpu_nic_ranges_are_free,
 )
 

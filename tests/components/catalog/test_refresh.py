@@ -41,6 +41,12 @@ def test_generator_keeps_exactly_the_efa_capable_accelerator_types(moto_catalog)
     assert {"g5.xlarge", "inf2.48xlarge", "c5n.18xlarge", "dl2q.24xlarge", "trn2u.48xlarge"}.isdisjoint(names)
 
 
+def test_generator_records_neuron_cores_per_device(moto_catalog):
+    types = moto_catalog["instance_types"]
+    assert types["trn1.32xlarge"]["cores_per_accelerator"] == 2
+    assert types["trn2.48xlarge"]["cores_per_accelerator"] == 8
+
+
 def test_generator_normalises_p5(moto_catalog):
     p5 = moto_catalog["instance_types"]["p5.48xlarge"]
     assert {key: value for key, value in p5.items() if key != "network_cards"} == {
@@ -50,6 +56,7 @@ def test_generator_normalises_p5(moto_catalog):
         "accelerator_name": "H100",
         "accelerator_count": 8,
         "accelerator_memory_gib": 80.0,
+        "cores_per_accelerator": None,
         "vcpus": 192,
         "memory_gib": 2048.0,
         "max_efa_interfaces": 32,

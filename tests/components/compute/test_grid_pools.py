@@ -101,10 +101,11 @@ def test_kueue_flavor_queue_and_team_queues(prod_plan):
     assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256
 
 
-def test_sites_without_pools_get_no_addons(dev_plan):
-    assert _releases(dev_plan, "grid-hpc") == {}
-    assert dev_plan.by_type(FLAVOR) and not [f for f in dev_plan.by_type(FLAVOR) if f["name"].startswith("grid-hpc")]
-    assert dev_plan.outputs["sites"]["grid-hpc"]["gpus"] == 0
+def test_sites_without_pools_get_no_addons(plan_spec):
+    plan = plan_spec(spec_with(GRID_SITE, teams=[{"name": "climate"}]))
+    assert _releases(plan, "grid-hpc") == {}
+    assert plan.by_type(FLAVOR) == [] and plan.by_type(CLUSTER_QUEUE) == []
+    assert plan.outputs["sites"]["grid-hpc"]["gpus"] == 0
 
 
 def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):

@@ -56,6 +56,41 @@ def test_without_nat_there_is_no_public_surface(plan_spec):
     assert table["inputs"]["routes"] == []
 
 
+def test_private_nodes_without_nat_can_still_join_their_cluster(plan_spec):
+    """Without NAT or endpoints, nodes cannot reach ECR, STS, EC2 or EKS and never join."""
+    site = {**AWS_SITE, "network": {**AWS_SITE["network"], "nat": False}}
+    plan = plan_spec(spec_with(site))
+    endpoints = {r["inputs"]["serviceName"]: r for r in plan.by_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+    services = ("ecr.api", "ecr.dkr", "sts", "ec2", "eks", "eks-auth", "logs", "ssm", "ssmmessages", "ec2messages")
+    interface = [f"com.amazonaws.us-east-1.{s}" for s in services]
+    assert sorted(endpoints) == sorted(["com.amazonaws.us-east-1.s3", *interface])
+    private = [r for r in plan.by_type(SUBNET) if "-private-" in r["name"]]
+    tables = [r for r in plan.by_type("aws:ec2/routeTable:RouteTable") if "-private-" in r["name"]]
+    group = plan.one("aws:ec2/securityGroup:SecurityGroup", "aws-use1-net-endpoints")
+    gateway = endpoints["com.amazonaws.us-east-1.s3"]["inputs"]
+    assert gateway["vpcEndpointType"] == "Gateway"
+    assert sorted(gateway["routeTableIds"]) == sorted(plan.state(r)["id"] for r in tables)
+    for service in interface:
+        inputs = endpoints[service]["inputs"]
+        assert inputs["vpcEndpointType"] == "Interface" and inputs["privateDnsEnabled"] is True
+        assert sorted(inputs["subnetIds"]) == sorted(plan.state(s)["id"] for s in private)
+        assert inputs["securityGroupIds"] == [plan.state(group)["id"]]
+    https = plan.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws-use1-net-endpoints-https")
+    assert https["inputs"] | {"tags": None} == {
+        "securityGroupId": plan.state(group)["id"],
+        "cidrIpv4": "10.20.0.0/16",
+        "ipProtocol": "tcp",
+        "fromPort": 443,
+        "toPort": 443,
+        "description": "HTTPS from the site VPC",
+        "tags": None,
+    }
+
+
+def test_sites_with_nat_need_no_endpoints(dev_plan):
+    assert dev_plan.by_type("aws:ec2/vpcEndpoint:VpcEndpoint") == []
+
+
 def test_default_security_group_is_emptied(dev_plan):
     group = dev_plan.one("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "aws-use1-net-default-sg")
     assert group["inputs"]["ingress"] == []

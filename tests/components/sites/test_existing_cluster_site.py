@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
-from tests.conftest import GRID_SITE, spec_with
+from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
@@ -37,7 +37,7 @@ def test_team_namespaces_quotas_and_bindings(dev_plan):
     assert labels["team"] == "materials"
     assert labels["lattice.dev/site"] == "grid-hpc"
     quota = dev_plan.one(QUOTA, "grid-hpc-climate-gpu-quota")["inputs"]
-    assert quota["spec"] == {"hard": {"requests.nvidia.com/gpu": "16"}}
+    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "16"
     assert quota["metadata"]["namespace"] == "climate"
     binding = dev_plan.one(BINDING, "grid-hpc-materials-edit")["inputs"]
     assert binding["metadata"]["namespace"] == "materials-sim"
@@ -48,7 +48,8 @@ def test_team_namespaces_quotas_and_bindings(dev_plan):
 def test_team_without_groups_gets_no_binding_and_zero_quota_means_no_gpus(plan_spec):
     plan = plan_spec(spec_with(GRID_SITE, teams=[{"name": "interns"}]))
     assert plan.by_type(BINDING) == []
-    assert plan.one(QUOTA, "grid-hpc-interns-gpu-quota")["inputs"]["spec"] == {"hard": {"requests.nvidia.com/gpu": "0"}}
+    hard = plan.one(QUOTA, "grid-hpc-interns-gpu-quota")["inputs"]["spec"]["hard"]
+    assert set(hard.values()) == {"0"} and "requests.nvidia.com/gpu" in hard
 
 
 def test_teams_land_only_on_the_sites_they_name(prod_plan):
@@ -71,3 +72,25 @@ def test_namespaces_are_managed_through_the_site_provider(dev_plan):
     reference = f"{provider['urn']}::{dev_plan.state(provider)['id']}"
     for kind in (NAMESPACE, QUOTA, BINDING):
         assert {r["provider"] for r in dev_plan.by_type(kind)} == {reference}
+
+
+def test_a_quota_on_gpus_alone_does_not_leave_neuron_or_tpu_unlimited(plan_spec):
+    """Every accelerator resource is capped, NeuronCores as the cores of the quota's devices (trn2: 8 each)."""
+    aws = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn2.48xlarge", "max_nodes": 2}]}
+    plan = plan_spec(spec_with(aws, teams=[{"name": "neuro", "gpu_quota": 16, "sites": ["aws-use1"]}]))
+    assert plan.one(QUOTA, "aws-use1-neuro-gpu-quota")["inputs"]["spec"] == {
+        "hard": {
+            "requests.nvidia.com/gpu": "16",
+            "requests.aws.amazon.com/neuron": "16",
+            "requests.aws.amazon.com/neurondevice": "16",
+            "requests.aws.amazon.com/neuroncore": "128",
+            "requests.google.com/tpu": "16",
+        }
+    }
+
+
+def test_quotas_can_differ_per_site(prod_plan):
+    """materials: 32 on the grid, 4 at the beamline (whose 8 GPUs a 32-GPU quota would have overstated)."""
+    grid = prod_plan.one(QUOTA, "grid-hpc-materials-gpu-quota")["inputs"]["spec"]["hard"]
+    edge = prod_plan.one(QUOTA, "edge-beamline-materials-gpu-quota")["inputs"]["spec"]["hard"]
+    assert (grid["requests.nvidia.com/gpu"], edge["requests.nvidia.com/gpu"]) == ("32", "4")
