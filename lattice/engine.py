@@ -13,6 +13,7 @@ written against ``pulumi stack --show-urns`` match offline plans.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import runpy
@@ -174,6 +175,13 @@ class LatticeMocks(mocks.Mocks):
                 },
                 ("ec2", "LaunchTemplate"): {"latestVersion": 1},
                 ("iam", "ServiceLinkedRole"): _service_linked_role(state.get("awsServiceName", "")),
+                # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
+                ("eks", "NodeGroup"): {
+                    "nodeGroupName": state.get("nodeGroupName", args.name),
+                    "resources": [
+                        {"autoscalingGroups": [{"name": f"eks-{args.name}-{_short_hash(args.name, length=12)}"}]}
+                    ],
+                },
                 # An S3 bucket's id is its name, as the provider reports it.
                 ("s3", "Bucket"): {"id": name, "bucket": name},
                 ("s3", "BucketV2"): {"id": name, "bucket": name},
@@ -318,8 +326,15 @@ def config_for(stack_file: StackFile, secrets: dict[str, str] | None = None) -> 
         elif isinstance(value, str):
             values[key] = value
         else:
-            values[key] = json.dumps(value)
+            values[key] = json.dumps(value, default=_yaml_scalar)
     return values, sorted(secret_keys)
+
+
+def _yaml_scalar(value: Any) -> str:
+    """YAML timestamps arrive as datetimes; the Pulumi CLI hands them to the program as ISO 8601 strings."""
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} in stack config cannot be passed to the program")
 
 
 def run_plan(

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import boto3
@@ -214,8 +214,8 @@ def _capacity(site: AwsSite, pool: AwsGpuPoolSpec, reader: _RegionReader) -> tup
         start = reservation.get("StartDate")
         starts = f"{start.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if start else "later"
         return "pass", (
-            f"{reservation_id} is a capacity block starting {starts}; the node group may exist before then with "
-            "desired_nodes 0 (raise it once the block is active)"
+            f"{reservation_id} is a capacity block starting {starts}; the pool stays at 0 nodes until its schedule "
+            f"scales it to {pool.max_nodes} then"
         )
     return "pass", (
         f"{reservation_id} is active: {reservation['AvailableInstanceCount']} of "
@@ -225,9 +225,9 @@ def _capacity(site: AwsSite, pool: AwsGpuPoolSpec, reader: _RegionReader) -> tup
 
 def _reservation_mismatches(reservation: dict[str, Any], pool: AwsGpuPoolSpec, zones: list[str]) -> Iterator[str]:
     state = reservation["State"]
-    # AWS documents creating a capacity-block node group before the block starts, as long as it stays at 0 nodes.
-    early_block = pool.capacity.type == CAPACITY_BLOCK and pool.desired == 0
-    if state in RESERVATION_WAITING_STATES and early_block:
+    # AWS documents creating a capacity-block node group before the block starts, as long as it stays at 0 nodes,
+    # which a capacity-block pool does (the spec requires min 0; its schedule scales it when the block starts).
+    if state in RESERVATION_WAITING_STATES and pool.capacity.type == CAPACITY_BLOCK:
         pass
     elif state in RESERVATION_WAITING_STATES:
         start = reservation.get("StartDate")
@@ -257,6 +257,29 @@ def _reservation_mismatches(reservation: dict[str, Any], pool: AwsGpuPoolSpec, z
     platform = reservation["InstancePlatform"]
     if platform != NODE_PLATFORM:
         yield f"it reserves {platform} instances but EKS nodes launch as {NODE_PLATFORM}; name a {NODE_PLATFORM} one"
+    if pool.capacity.type == CAPACITY_BLOCK and kind == CAPACITY_BLOCK:
+        yield from _block_schedule_mismatches(reservation, pool)
+
+
+def _block_schedule_mismatches(block: dict[str, Any], pool: AwsGpuPoolSpec) -> Iterator[str]:
+    """The pool's schedule comes from the spec's dates and size: they must be the block's own."""
+    for key, field_name in (("starts_at", "StartDate"), ("ends_at", "EndDate")):
+        live, declared = block.get(field_name), getattr(pool.capacity, key)
+        if live is not None and declared is not None and live != declared:
+            yield (
+                f"it {key.removesuffix('s_at')}s {_utc(live)} but capacity.{key} is {_utc(declared)}, so the pool "
+                f"would scale at the wrong time; set capacity.{key}: {_utc(live)}"
+            )
+    total = block["TotalInstanceCount"]
+    if total != pool.max_nodes:
+        yield (
+            f"it holds {total} instances but the pool's max_nodes is {pool.max_nodes}, the size its schedule "
+            f"scales to; set max_nodes: {total}"
+        )
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _cards(indices: Iterable[int]) -> str:

@@ -5,6 +5,7 @@ GCP facts are transcribed from Google's documentation with a source on every row
 """
 
 from components.catalog.aws import (
+    CAPACITY_BLOCK_SCALE_IN_LEAD,
     AwsInstanceType,
     EfaInterface,
     InstanceStore,
@@ -30,6 +31,7 @@ from components.catalog.gcp import (
 from components.catalog.lookup import UnknownCatalogEntryError
 
 __all__ = [
+    "CAPACITY_BLOCK_SCALE_IN_LEAD",
     "AwsInstanceType",
     "EfaInterface",
     "GcpMachineType",

@@ -25,12 +25,19 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
 from components.catalog.lookup import lookup
 
 AWS_SNAPSHOT = Path(__file__).parent / "data" / "aws_instance_types.json"
+
+# EC2 starts terminating a capacity block's instances 30 minutes before its end; AWS asks Auto Scaling groups
+# to be scaled in "more than 30 minutes before the Capacity Block reservation end time"
+# (https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html). 45 minutes
+# leaves a quarter of an hour to drain jobs before EC2 takes the instances back.
+CAPACITY_BLOCK_SCALE_IN_LEAD = timedelta(minutes=45)
 
 AcceleratorKind = Literal["gpu", "trainium", "inferentia"]
 InterfaceType = Literal["interface", "efa", "efa-only"]

@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pulumi
 import pulumi_aws as aws
 
-from ..catalog import AwsInstanceType, efa_interfaces
+from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, efa_interfaces
+from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
 from ..tagging import TagContext, k8s_label_value
 from .eks_cluster import IMDS_V2, root_volume
 
-GPU_TAINT = {"gpu": "nvidia.com/gpu", "trainium": "aws.amazon.com/neuron", "inferentia": "aws.amazon.com/neuron"}
+GPU_TAINT = {"gpu": NVIDIA_GPU, "trainium": NEURON_DEVICE, "inferentia": NEURON_DEVICE}
 AMI_TYPE = {"gpu": "AL2023_x86_64_NVIDIA", "trainium": "AL2023_x86_64_NEURON", "inferentia": "AL2023_x86_64_NEURON"}
 CAPACITY_TYPE = {
     "on-demand": "ON_DEMAND",
@@ -40,6 +42,10 @@ NODE_POLICIES = (
     "AmazonEC2ContainerRegistryReadOnly",
     "AmazonSSMManagedInstanceCore",
 )
+# The Cluster Autoscaler scales only Auto Scaling groups with this tag (key=value): capacity blocks have none.
+AUTOSCALED_TAG = "lattice:autoscaled=true"
+NODE_TEMPLATE_RESOURCES = "k8s.io/cluster-autoscaler/node-template/resources/"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 # aws-ofi-nccl reads these; RDMA reads are what p4d / p5 and later EFA generations support.
 EFA_ENVIRONMENT = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1"}
 MIME_BOUNDARY = "==LATTICE=="
@@ -142,6 +148,15 @@ class AwsGpuNodePool(pulumi.ComponentResource):
         )
 
         taint_key = GPU_TAINT[instance.accelerator_kind]
+        labels = {
+            "lattice.dev/pool": pool.name,
+            "lattice.dev/accelerator": k8s_label_value(instance.accelerator_name.lower().replace(" ", "-")),
+            "lattice.dev/efa": str(self.efa).lower(),
+            **pool.labels,
+        }
+        # A capacity block's nodes must not be rolled while the block runs (EKS: update such node groups only
+        # at desired size 0), and any template change, even a tag, is a new version: hold both until asked.
+        held = ["launchTemplate.version", "version"] if pool.capacity_block and not pool.capacity.roll_nodes else []
         self.node_group = aws.eks.NodeGroup(
             f"{name}-nodes",
             cluster_name=args.cluster_name,
@@ -157,19 +172,27 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
             ),
-            labels={
-                "lattice.dev/pool": pool.name,
-                "lattice.dev/accelerator": k8s_label_value(instance.accelerator_name.lower().replace(" ", "-")),
-                "lattice.dev/efa": str(self.efa).lower(),
-                **pool.labels,
-            },
+            labels=labels,
             taints=[aws.eks.NodeGroupTaintArgs(key=taint_key, value="true", effect="NO_SCHEDULE")],
-            tags=tags.aws_tags(),
-            # Scaling between min and max belongs to the autoscaler (or an operator), not to the next `up`.
+            tags=tags.aws_tags(scale_from_zero_tags(instance, interfaces) if pool.autoscaled else None),
+            # Scaling between min and max belongs to the autoscaler or the block's schedule, not to the next `up`.
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=attachments, ignore_changes=["scalingConfig.desiredSize"]
+                parent=self, depends_on=attachments, ignore_changes=["scalingConfig.desiredSize", *held]
             ),
         )
+        autoscaling_group = self.node_group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)
+        self.schedules: list[aws.autoscaling.Schedule] = []
+        if pool.autoscaled:
+            # EKS does not copy node group tags to its Auto Scaling group: the discovery tag goes on directly.
+            key, _, value = AUTOSCALED_TAG.partition("=")
+            aws.autoscaling.Tag(
+                f"{name}-autoscaled",
+                autoscaling_group_name=autoscaling_group,
+                tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                opts=child,
+            )
+        elif pool.capacity_block:
+            self.schedules = self._capacity_block_schedule(name, pool, autoscaling_group)
         self.register_outputs(
             {
                 "node_group": self.node_group.node_group_name,
@@ -178,6 +201,27 @@ class AwsGpuNodePool(pulumi.ComponentResource):
                 "efa_bandwidth_gbps": self.efa_bandwidth_gbps,
             }
         )
+
+    def _capacity_block_schedule(
+        self, name: str, pool: AwsGpuPoolSpec, autoscaling_group: pulumi.Output[str]
+    ) -> list[aws.autoscaling.Schedule]:
+        """Scale up to the block's size when it starts; to zero ahead of its end (AWS's documented procedure)."""
+        child = pulumi.ResourceOptions(parent=self)
+        ends = pool.capacity.ends_at - CAPACITY_BLOCK_SCALE_IN_LEAD
+        steps = (("start", pool.capacity.starts_at, pool.max_nodes), ("end", ends, 0))
+        return [
+            aws.autoscaling.Schedule(
+                f"{name}-block-{step}",
+                autoscaling_group_name=autoscaling_group,
+                scheduled_action_name=f"lattice-{pool.name}-block-{step}",
+                start_time=_utc(when),
+                min_size=nodes,
+                max_size=nodes,
+                desired_capacity=nodes,
+                opts=child,
+            )
+            for step, when, nodes in steps
+        ]
 
     def _fabric_security_group(
         self, name: str, pool: AwsGpuPoolSpec, tags: TagContext, vpc_id: pulumi.Input[str]
@@ -210,6 +254,27 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             opts=child,
         )
         return group
+
+
+def scale_from_zero_tags(instance: AwsInstanceType, interfaces: list[EfaInterface]) -> dict[str, str]:
+    """What a node of the pool offers, for the Cluster Autoscaler to scale an empty pool up.
+
+    The autoscaler reads these from the node group's own tags (eks:DescribeNodegroup). It infers NVIDIA GPUs
+    from the instance type, but not EFA interfaces or Neuron devices and cores.
+    """
+    resources: dict[str, int] = {}
+    efa = len([i for i in interfaces if i.carries_efa])
+    if efa:
+        resources[EFA_RESOURCE] = efa
+    if instance.accelerator_kind != "gpu":
+        cores = instance.accelerator_count * (instance.cores_per_accelerator or 0)
+        resources |= {NEURON_DEVICE: instance.accelerator_count, NEURON_DEVICE_ALIAS: instance.accelerator_count}
+        resources |= {NEURON_CORE: cores} if cores else {}
+    return {f"{NODE_TEMPLATE_RESOURCES}{resource}": str(count) for resource, count in resources.items()}
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:

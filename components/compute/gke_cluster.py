@@ -45,6 +45,8 @@ class GkeClusterArgs:
     system_nodes_per_zone: int = 1
     # GPU node pools: export DCGM metrics through managed Prometheus.
     gpu_telemetry: bool = False
+    # Node ports the in-cluster add-ons serve the API server on (webhooks, aggregated APIs).
+    control_plane_ports: list[int] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -52,6 +54,7 @@ class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     node_service_account: gcp.serviceaccount.Account
     system_pool: gcp.container.NodePool
+    webhook_firewall: gcp.compute.Firewall | None
     cluster_name: pulumi.Output[str]
     endpoint: pulumi.Output[str]
 
@@ -140,18 +143,22 @@ class GkeCluster(pulumi.ComponentResource):
                 ignore_changes=["nodeConfig", "initialNodeCount"],
             ),
         )
-        # Private control planes reach nodes on 443 and 10250 only; admission webhooks (Kueue, the
-        # GPU operator) listen on 9443 and 8443.
-        gcp.compute.Firewall(
-            f"{name}-webhooks",
-            name=f"{base}-control-plane-webhooks",
-            project=args.project,
-            network=args.network_id,
-            direction="INGRESS",
-            source_ranges=[args.control_plane_cidr],
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["8443", "9443"])],
-            opts=child,
-        )
+        # Private control planes reach nodes on 443 and 10250 only; the add-ons' webhooks and aggregated APIs
+        # listen elsewhere (components/platform/cluster_addons.py: CONTROL_PLANE_PORTS).
+        self.webhook_firewall = None
+        if args.control_plane_ports:
+            self.webhook_firewall = gcp.compute.Firewall(
+                f"{name}-webhooks",
+                name=f"{base}-control-plane-webhooks",
+                project=args.project,
+                network=args.network_id,
+                direction="INGRESS",
+                source_ranges=[args.control_plane_cidr],
+                allows=[
+                    gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in args.control_plane_ports])
+                ],
+                opts=child,
+            )
         self.system_pool = gcp.container.NodePool(
             f"{name}-system",
             name="system",

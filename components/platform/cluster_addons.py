@@ -1,17 +1,24 @@
-"""The cluster add-ons GPU work needs, as pinned Helm releases, chosen per site.
+"""The cluster add-ons accelerator work needs, as pinned Helm releases, chosen per site.
 
 - NVIDIA GPU Operator: device plugin, node feature discovery and the DCGM exporter for GPU
   telemetry. It installs drivers and the container toolkit only where the nodes lack them
   (HPC sites usually bake drivers into the OS image; the EKS AL2023 NVIDIA AMI ships both).
   GKE installs drivers and the device plugin itself and exports DCGM metrics natively.
 - AWS EFA device plugin, on EKS sites with EFA pools, so pods can request ``vpc.amazonaws.com/efa``.
+- AWS Neuron chart, on EKS sites with Trainium / Inferentia pools: the device plugin that advertises
+  ``aws.amazon.com/neuron`` / ``neurondevice`` / ``neuroncore`` and the Neuron scheduler extension,
+  which Neuron's docs require for pods that ask for more than one core or device (it picks
+  connected devices). Such pods set ``schedulerName: neuron-scheduler``.
+- Cluster Autoscaler, on EKS sites with autoscaled pools (its IAM comes from ``EksAutoscaler``).
 - NVIDIA Network Operator, on sites whose pools have an InfiniBand or RoCE fabric, and its
   NicClusterPolicy with the RDMA shared device plugin, so pods can request
   ``rdma/rdma_shared_device_a``. Since chart 24.10 the Helm values no longer create the policy;
   it is a resource of its own here. MOFED / DOCA drivers are expected on the hosts.
 - Kueue, which ``KueueScheduler`` configures.
 
-Chart versions are pinned here, in one place; upgrading one is a reviewed change.
+Chart versions are pinned here, in one place; upgrading one is a reviewed change. So are the ports each
+add-on serves the API server on (webhooks, aggregated APIs), which a private control plane must be let
+through to reach (``control_plane_ports``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,19 @@ NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v25.3.4"
 NETWORK_OPERATOR_VERSION = "25.4.0"
 EKS_CHARTS_REPO = "https://aws.github.io/eks-charts"
-EFA_DEVICE_PLUGIN_VERSION = "0.5.10"
+# Chart v0.5.30 deploys device plugin v0.5.20 (chart 0.5.10 shipped plugin v0.5.6); the eks-charts index
+# spells this chart's versions with a leading "v".
+EFA_DEVICE_PLUGIN_VERSION = "v0.5.30"
+NEURON_CHART = "oci://public.ecr.aws/neuron/neuron-helm-chart"
+NEURON_VERSION = "1.9.0"  # device plugin and scheduler extension 2.31.0.0
+NEURON_SCHEDULER = "neuron-scheduler"
+AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
+# The Cluster Autoscaler must match the cluster's Kubernetes minor: chart per minor (appVersion in the comment).
+CLUSTER_AUTOSCALER_CHARTS = {
+    "1.33": "9.51.0",  # 1.33.0
+    "1.34": "9.52.0",  # 1.34.1
+    "1.35": "9.59.0",  # 1.35.0
+}
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION = "0.14.3"
 MELLANOX_VENDOR_ID = "15b3"
@@ -36,6 +55,28 @@ MELLANOX_REGISTRY = "nvcr.io/nvidia/mellanox"
 RDMA_HCA_MAX = 63  # pods that may share one HCA
 RDMA_RESOURCE = "rdma_shared_device_a"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+SYSTEM_NODES = {"lattice.dev/pool": "system"}
+
+# Node ports the API server calls per pinned add-on release, read from the chart's Service targetPorts.
+# kueue 0.14.3: charts/kueue/templates/webhook/service.yaml (443 -> 9443) and
+# templates/visibility/service.yaml (443 -> 8082, backing APIService v1beta1.visibility.kueue.x-k8s.io).
+# Without 8082 the aggregated API is Available=False, every kubectl call prints discovery errors and
+# namespaces cannot finish deleting. Keyed by version: a bump must re-read the chart.
+CONTROL_PLANE_PORTS: dict[tuple[str, str], tuple[int, ...]] = {
+    ("kueue", KUEUE_VERSION): (8082, 9443),
+}
+
+
+@dataclass(frozen=True)
+class AutoscalerSettings:
+    """What the Cluster Autoscaler release needs to know about its cluster (IAM: ``EksAutoscaler``)."""
+
+    cluster_name: pulumi.Input[str]
+    region: str
+    kubernetes_version: str
+    service_account: str
+    # A tag (key=value) on the Auto Scaling groups it may scale; groups without it (capacity blocks) are left alone.
+    discovery_tag: str
 
 
 @dataclass
@@ -45,14 +86,26 @@ class ClusterAddonsArgs:
     toolkit_preinstalled: bool = False
     # Instance types of the site's EFA pools: the device plugin's chart schedules only on types it lists.
     efa_instance_types: list[str] = field(default_factory=list)
+    neuron: bool = False
+    autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
+PINNED_CHARTS = {"kueue": KUEUE_VERSION}
+
+
+def control_plane_ports(charts: list[str]) -> list[int]:
+    """Ports a private control plane must reach on nodes for these pinned add-on charts."""
+    return sorted({port for chart in charts for port in CONTROL_PLANE_PORTS.get((chart, PINNED_CHARTS[chart]), ())})
+
+
 class ClusterAddons(pulumi.ComponentResource):
     gpu_operator: k8s.helm.v3.Release | None
     efa_device_plugin: k8s.helm.v3.Release | None
+    neuron: k8s.helm.v3.Release | None
+    autoscaler: k8s.helm.v3.Release | None
     network_operator: k8s.helm.v3.Release | None
     nic_policy: k8s.apiextensions.CustomResource | None
     kueue: k8s.helm.v3.Release
@@ -96,6 +149,58 @@ class ClusterAddons(pulumi.ComponentResource):
                     },
                     "nodeSelector": {"lattice.dev/efa": "true"},
                     "tolerations": [GPU_TOLERATION, {**GPU_TOLERATION, "key": "aws.amazon.com/neuron"}],
+                },
+                opts=child,
+            )
+        self.neuron = None
+        if args.neuron:
+            self.neuron = k8s.helm.v3.Release(
+                f"{name}-neuron",
+                name="neuron",
+                chart=NEURON_CHART,
+                version=NEURON_VERSION,
+                namespace="kube-system",
+                values={
+                    "devicePlugin": {"enabled": True},
+                    "scheduler": {
+                        "enabled": True,
+                        "nodeSelector": SYSTEM_NODES,
+                        "customScheduler": {"fullnameOverride": NEURON_SCHEDULER, "nodeSelector": SYSTEM_NODES},
+                    },
+                },
+                opts=child,
+            )
+        self.autoscaler = None
+        if args.autoscaler is not None:
+            settings = args.autoscaler
+            self.autoscaler = k8s.helm.v3.Release(
+                f"{name}-cluster-autoscaler",
+                name="cluster-autoscaler",
+                chart="cluster-autoscaler",
+                version=CLUSTER_AUTOSCALER_CHARTS[settings.kubernetes_version],
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=AUTOSCALER_REPO),
+                namespace="kube-system",
+                values={
+                    "cloudProvider": "aws",
+                    "awsRegion": settings.region,
+                    "autoDiscovery": {
+                        "clusterName": settings.cluster_name,
+                        "tags": pulumi.Output.from_input(settings.cluster_name).apply(
+                            lambda cluster: [
+                                "k8s.io/cluster-autoscaler/enabled",
+                                f"k8s.io/cluster-autoscaler/{cluster}",
+                                settings.discovery_tag,
+                            ]
+                        ),
+                    },
+                    "rbac": {"serviceAccount": {"create": True, "name": settings.service_account}},
+                    "extraArgs": {
+                        # GPU nodes keep scratch and model caches on local disk: still scale them in when idle.
+                        "skip-nodes-with-local-storage": False,
+                        "balance-similar-node-groups": True,
+                        "expander": "least-waste",
+                    },
+                    "nodeSelector": SYSTEM_NODES,
                 },
                 opts=child,
             )

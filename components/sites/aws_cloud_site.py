@@ -9,11 +9,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..catalog import aws_instance_type
-from ..compute.aws_gpu_node_pool import GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
+from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
+from ..compute.eks_autoscaler import EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
 from ..platform.cluster_access import eks_kubeconfig
-from ..platform.cluster_addons import ClusterAddonsArgs
+from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
@@ -35,6 +36,7 @@ class AwsCloudSite(pulumi.ComponentResource):
     network: AwsSiteNetwork
     eks: EksCluster
     pools: dict[str, AwsGpuNodePool]
+    autoscaler: EksAutoscaler | None
     cluster_provider: k8s.Provider
     workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
@@ -120,6 +122,13 @@ class AwsCloudSite(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
         )
         instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
+        self.autoscaler = None
+        if any(pool.autoscaled for pool in site.gpu_pools):
+            self.autoscaler = EksAutoscaler(
+                f"{name}-autoscaler",
+                EksAutoscalerArgs(cluster_name=self.eks.cluster_name, tags=tags, depends_on=[self.eks.system_nodes]),
+                opts=scoped,
+            )
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(
@@ -129,10 +138,11 @@ class AwsCloudSite(pulumi.ComponentResource):
                     Flavor(
                         name=pool.name,
                         resource=GPU_TAINT[instances[pool.name].accelerator_kind],
-                        quantity=instances[pool.name].accelerator_count * pool.max_nodes,
+                        # Only nodes that can actually run: Kueue must not admit work for nodes nothing starts.
+                        quantity=instances[pool.name].accelerator_count * pool.schedulable_nodes,
                         node_labels={"lattice.dev/pool": pool.name},
-                        cpus=instances[pool.name].vcpus * pool.max_nodes,
-                        memory_gib=instances[pool.name].memory_gib * pool.max_nodes,
+                        cpus=instances[pool.name].vcpus * pool.schedulable_nodes,
+                        memory_gib=instances[pool.name].memory_gib * pool.schedulable_nodes,
                     )
                     for pool in site.gpu_pools
                 ],
@@ -141,8 +151,22 @@ class AwsCloudSite(pulumi.ComponentResource):
                     drivers_preinstalled=True,
                     toolkit_preinstalled=True,
                     efa_instance_types=[instances[name].name for name, pool in self.pools.items() if pool.efa],
+                    neuron=any(i.accelerator_kind != "gpu" for i in instances.values()),
+                    autoscaler=AutoscalerSettings(
+                        cluster_name=self.eks.cluster_name,
+                        region=site.region,
+                        kubernetes_version=site.kubernetes.version,
+                        service_account=self.autoscaler.service_account,
+                        discovery_tag=AUTOSCALED_TAG,
+                    )
+                    if self.autoscaler is not None
+                    else None,
                 ),
-                depends_on=[self.eks.system_nodes, *[pool.node_group for pool in self.pools.values()]],
+                depends_on=[
+                    self.eks.system_nodes,
+                    *[pool.node_group for pool in self.pools.values()],
+                    *([self.autoscaler.association] if self.autoscaler is not None else []),
+                ],
                 access=self.eks.admin_access,
                 neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),
             ),

@@ -14,7 +14,7 @@ from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
 from ..platform.cluster_access import gke_kubeconfig
-from ..platform.cluster_addons import ClusterAddonsArgs
+from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
@@ -119,6 +119,8 @@ class GcpCloudSite(pulumi.ComponentResource):
                 system_machine_type=site.kubernetes.system_nodes.machine_type,
                 system_nodes_per_zone=site.kubernetes.system_nodes.nodes,
                 gpu_telemetry=bool(machines),
+                # Kueue is installed with the first accelerator pool (ClusterWorkloads).
+                control_plane_ports=control_plane_ports(["kueue"]) if site.gpu_pools else [],
                 depends_on=[self.key.gke_access, *self.services],
             ),
             opts=scoped,

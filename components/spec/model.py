@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
@@ -204,6 +204,21 @@ class AwsCapacitySpec(Strict):
     reservation_id: ReservationId | None = Field(
         None, description="The capacity reservation or capacity block (cr-…) for reservation and capacity-block."
     )
+    starts_at: AwareDatetime | None = Field(
+        None,
+        description="capacity-block: when the block starts, with its time zone (e.g. 2026-12-01T11:30:00Z); the "
+        "pool scales up to max_nodes then. `lattice preflight` checks it against the account.",
+    )
+    ends_at: AwareDatetime | None = Field(
+        None,
+        description="capacity-block: when the block ends; the pool scales to zero ahead of it, as AWS asks.",
+    )
+    roll_nodes: bool = Field(
+        False,
+        description="capacity-block: move the nodes to the current launch template and Kubernetes version on "
+        "this `pulumi up`. Off, template changes (even a tag) wait, so running block nodes are never rolled; "
+        "set it between blocks, while the pool is at zero, then unset it.",
+    )
 
 
 class AwsGpuPoolSpec(PoolSize):
@@ -217,6 +232,11 @@ class AwsGpuPoolSpec(PoolSize):
         None, description="Cluster placement group. Default: on for EFA pools unless the capacity source forbids it."
     )
     capacity: AwsCapacitySpec = Field(default_factory=AwsCapacitySpec)
+    autoscale: bool | None = Field(
+        None,
+        description="Let the cluster autoscaler size the pool between min_nodes and max_nodes (default: on; "
+        "capacity blocks follow their schedule instead). Off, the pool runs desired_nodes.",
+    )
     root_volume_gib: int = Field(200, ge=50, le=16_384, description="Encrypted gp3 root volume.")
     scratch_path: str = Field("/scratch", pattern=r"^/[A-Za-z0-9/_.-]+$", description="Where instance NVMe is mounted.")
 
@@ -234,6 +254,20 @@ class AwsGpuPoolSpec(PoolSize):
         if self.placement_group is not None:
             return self.placement_group
         return efa and not self.capacity_fixes_placement
+
+    @property
+    def capacity_block(self) -> bool:
+        return self.capacity.type == "capacity-block"
+
+    @property
+    def autoscaled(self) -> bool:
+        """Whether the cluster autoscaler sizes the pool (capacity blocks follow their schedule instead)."""
+        return not self.capacity_block and self.autoscale is not False
+
+    @property
+    def schedulable_nodes(self) -> int:
+        """Nodes the pool can actually run, which is what Kueue may admit work for."""
+        return self.max_nodes if self.autoscaled or self.capacity_block else self.desired
 
 
 class GcpCapacitySpec(Strict):

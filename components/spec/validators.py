@@ -346,6 +346,9 @@ def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterato
             f"{path}.capacity.reservation_id",
             f"reservation_id has no effect for {pool.capacity.type} capacity; remove it or use type reservation",
         )
+    yield from _capacity_block(pool, path)
+    if pool.autoscaled:
+        yield from _autoscaler_pinned_for(site, f"{path}.autoscale")
     if pool.uses_placement_group(efa) and len(zones) > 1:
         yield Issue(
             f"{path}.placement_group",
@@ -361,6 +364,60 @@ def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterato
             f"{path}.placement_group",
             f"a {pool.capacity.type} already fixes where instances land, and a launch template that adds a "
             "placement group fails to launch; set placement_group: false",
+        )
+
+
+def _capacity_block(pool: AwsGpuPoolSpec, path: str) -> Iterator[Issue]:
+    from components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
+
+    capacity = pool.capacity
+    if not pool.capacity_block:
+        for key in ("starts_at", "ends_at"):
+            if getattr(capacity, key) is not None:
+                yield Issue(f"{path}.capacity.{key}", f"{key} applies to capacity-block pools only; remove it")
+        if capacity.roll_nodes:
+            yield Issue(f"{path}.capacity.roll_nodes", "roll_nodes applies to capacity-block pools only; remove it")
+        return
+    if pool.min_nodes or pool.desired:
+        yield Issue(
+            f"{path}.min_nodes",
+            "a capacity-block pool has no capacity outside its block, where launches fail; set min_nodes and "
+            "desired_nodes to 0 (its schedule scales it to max_nodes while the block runs)",
+        )
+    if pool.autoscale is not None:
+        yield Issue(
+            f"{path}.autoscale",
+            "a capacity-block pool follows its block's schedule (up at the start, down before the end), not the "
+            "autoscaler; remove autoscale",
+        )
+    lookup = (
+        f"`aws ec2 describe-capacity-reservations --capacity-reservation-ids {capacity.reservation_id} "
+        "--query 'CapacityReservations[0].[StartDate,EndDate]'` prints them"
+    )
+    missing = [key for key in ("starts_at", "ends_at") if getattr(capacity, key) is None]
+    for key in missing:
+        yield Issue(
+            f"{path}.capacity.{key}",
+            f"a capacity-block pool needs the block's {key.replace('s_at', '')} time (UTC, e.g. "
+            f"2026-12-01T11:30:00Z) to scale with it; {lookup}",
+        )
+    if not missing and capacity.ends_at - capacity.starts_at <= CAPACITY_BLOCK_SCALE_IN_LEAD:
+        yield Issue(
+            f"{path}.capacity.ends_at",
+            f"the block must end more than {CAPACITY_BLOCK_SCALE_IN_LEAD.seconds // 60} minutes after it starts "
+            f"(the pool scales in that long before the end); {lookup}",
+        )
+
+
+def _autoscaler_pinned_for(site: AwsSite, path: str) -> Iterator[Issue]:
+    from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
+
+    if site.kubernetes.version not in CLUSTER_AUTOSCALER_CHARTS:
+        yield Issue(
+            path,
+            f"the cluster autoscaler must match the cluster's Kubernetes minor, and Lattice pins it for "
+            f"{', '.join(CLUSTER_AUTOSCALER_CHARTS)} only (not {site.kubernetes.version}); use one of those "
+            "versions, or set autoscale: false",
         )
 
 

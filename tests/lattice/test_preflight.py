@@ -55,7 +55,12 @@ H200_BLOCK = {
     "name": "h200-block",
     "instance_type": "p5en.48xlarge",
     "max_nodes": 2,
-    "capacity": {"type": "capacity-block", "reservation_id": BLOCK_ID},
+    "capacity": {
+        "type": "capacity-block",
+        "reservation_id": BLOCK_ID,
+        "starts_at": "2026-01-05T11:30:00Z",
+        "ends_at": "2026-01-19T11:30:00Z",
+    },
 }
 L40S_SPOT = {
     "name": "l40s-spot",
@@ -503,10 +508,17 @@ NOT_FOUND = (
             "on-demand capacity",
         ),
         (
-            {**H200_BLOCK, "min_nodes": 1},
-            capacity_block(State="scheduled", StartDate=datetime(2026, 3, 2, 11, 30, tzinfo=UTC)),
-            f"{BLOCK_ID}: it is scheduled, not active (starts 2026-03-02 11:30 UTC); run preflight again once it "
-            "is active",
+            H200_BLOCK,
+            capacity_block(StartDate=datetime(2026, 3, 2, 11, 30, tzinfo=UTC), TotalInstanceCount=4),
+            f"{BLOCK_ID}: it starts 2026-03-02T11:30:00Z but capacity.starts_at is 2026-01-05T11:30:00Z, so the "
+            "pool would scale at the wrong time; set capacity.starts_at: 2026-03-02T11:30:00Z; it holds 4 "
+            "instances but the pool's max_nodes is 2, the size its schedule scales to; set max_nodes: 4",
+        ),
+        (
+            {**H200_BLOCK, "capacity": {**H200_BLOCK["capacity"], "ends_at": "2026-01-20T11:30:00Z"}},
+            capacity_block(),
+            f"{BLOCK_ID}: it ends 2026-01-19T11:30:00Z but capacity.ends_at is 2026-01-20T11:30:00Z, so the pool "
+            "would scale at the wrong time; set capacity.ends_at: 2026-01-19T11:30:00Z",
         ),
         (
             H200_BLOCK,
@@ -538,7 +550,8 @@ NOT_FOUND = (
         "other-type",
         "other-zone",
         "cancelled",
-        "block-not-started",
+        "block-dates-and-size-differ",
+        "block-end-differs",
         "block-is-a-reservation",
         "reservation-is-a-block",
         "other-platform",
@@ -703,7 +716,10 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_creden
 
 
 def test_a_scheduled_capacity_block_passes_while_the_pool_stays_empty(preflight_of, reservations):
-    reservations.add(capacity_block(State="scheduled", StartDate=datetime(2026, 3, 2, 11, 30, tzinfo=UTC)))
+    reservations.add(capacity_block(State="scheduled"))
     result = by_check(preflight_of(aws_site(H200_BLOCK)))["capacity"]
     assert result.status == "pass"
-    assert result.detail.startswith(f"{BLOCK_ID} is a capacity block starting 2026-03-02 11:30 UTC")
+    assert result.detail == (
+        f"{BLOCK_ID} is a capacity block starting 2026-01-05 11:30 UTC; the pool stays at 0 nodes until its "
+        "schedule scales it to 2 then"
+    )

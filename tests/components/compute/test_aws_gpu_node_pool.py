@@ -163,19 +163,21 @@ def test_spot_pool_without_efa_has_no_fabric(dev_plan):
     assert [r["name"] for r in dev_plan.by_type("aws:ec2/securityGroup:SecurityGroup")] == ["aws-use1-train-p5-fabric"]
 
 
+BLOCK = {
+    "type": "capacity-block",
+    "reservation_id": "cr-0123456789abcdef0",
+    "starts_at": "2026-12-01T11:30:00Z",
+    "ends_at": "2026-12-03T11:30:00+00:00",
+}
+
+
+def _block_site(**capacity):
+    pool = {"name": "block", "instance_type": "p5.48xlarge", "max_nodes": 2, "capacity": {**BLOCK, **capacity}}
+    return {**AWS_SITE, "gpu_pools": [pool]}
+
+
 def test_capacity_block_pool(plan_spec):
-    site = {
-        **AWS_SITE,
-        "gpu_pools": [
-            {
-                "name": "block",
-                "instance_type": "p5.48xlarge",
-                "max_nodes": 2,
-                "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"},
-            }
-        ],
-    }
-    plan = plan_spec(spec_with(site))
+    plan = plan_spec(spec_with(_block_site()))
     template = plan.one(TEMPLATE, "aws-use1-block-template")["inputs"]
     assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert template["capacityReservationSpecification"] == {
@@ -184,6 +186,68 @@ def test_capacity_block_pool(plan_spec):
     assert "placement" not in template
     assert plan.by_type("aws:ec2/placementGroup:PlacementGroup") == []
     assert plan.one(NODE_GROUP, "aws-use1-block-nodes")["inputs"]["capacityType"] == "CAPACITY_BLOCK"
+
+
+def test_a_paid_capacity_block_does_not_sit_at_zero_nodes(plan_spec):
+    """Up to the block's size when it starts, to zero 45 minutes before it ends (AWS terminates at 30)."""
+    plan = plan_spec(spec_with(_block_site()))
+    group = plan.one(NODE_GROUP, "aws-use1-block-nodes")
+    asg = plan.state(group)["resources"][0]["autoscalingGroups"][0]["name"]
+    schedules = {s["name"]: s["inputs"] for s in plan.by_type("aws:autoscaling/schedule:Schedule")}
+    assert schedules == {
+        "aws-use1-block-block-start": {
+            "autoscalingGroupName": asg,
+            "scheduledActionName": "lattice-block-block-start",
+            "startTime": "2026-12-01T11:30:00Z",
+            "minSize": 2,
+            "maxSize": 2,
+            "desiredCapacity": 2,
+        },
+        "aws-use1-block-block-end": {
+            "autoscalingGroupName": asg,
+            "scheduledActionName": "lattice-block-block-end",
+            "startTime": "2026-12-03T10:45:00Z",
+            "minSize": 0,
+            "maxSize": 0,
+            "desiredCapacity": 0,
+        },
+    }
+    # the autoscaler leaves the block alone: its group carries no discovery tag
+    assert plan.by_type("aws:autoscaling/tag:Tag") == []
+
+
+def test_a_tag_change_does_not_roll_running_capacity_block_nodes(plan_spec):
+    held = plan_spec(spec_with(_block_site()))
+    group = held.one(NODE_GROUP, "aws-use1-block-nodes")
+    assert held.option(group, "ignoreChanges") == ["launchTemplate.version", "scalingConfig.desiredSize", "version"]
+    rolled = plan_spec(spec_with(_block_site(roll_nodes=True)))
+    assert rolled.option(rolled.one(NODE_GROUP, "aws-use1-block-nodes"), "ignoreChanges") == [
+        "scalingConfig.desiredSize"
+    ]
+
+
+def test_autoscaled_pools_can_scale_up_from_zero(dev_plan):
+    """The autoscaler finds the group by its tag and learns from the node group what an absent node offers."""
+    group = dev_plan.one(NODE_GROUP, "aws-use1-train-p5-nodes")
+    assert group["inputs"]["tags"]["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "32"
+    tag = dev_plan.one("aws:autoscaling/tag:Tag", "aws-use1-train-p5-autoscaled")["inputs"]
+    assert tag == {
+        "autoscalingGroupName": dev_plan.state(group)["resources"][0]["autoscalingGroups"][0]["name"],
+        "tag": {"key": "lattice:autoscaled", "value": "true", "propagateAtLaunch": False},
+    }
+    assert dev_plan.option(group, "ignoreChanges") == ["scalingConfig.desiredSize"]
+
+
+def test_neuron_pools_tell_the_autoscaler_their_devices_and_cores(plan_spec):
+    site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
+    tags = plan_spec(spec_with(site)).one(NODE_GROUP, "aws-use1-trn-nodes")["inputs"]["tags"]
+    prefix = "k8s.io/cluster-autoscaler/node-template/resources/"
+    assert {k.removeprefix(prefix): v for k, v in tags.items() if k.startswith(prefix)} == {
+        "vpc.amazonaws.com/efa": "8",
+        "aws.amazon.com/neuron": "16",
+        "aws.amazon.com/neurondevice": "16",
+        "aws.amazon.com/neuroncore": "32",
+    }
 
 
 def test_accelerator_label_is_a_valid_kubernetes_label():

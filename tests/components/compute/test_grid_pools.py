@@ -11,7 +11,7 @@ from components.platform.cluster_addons import (
     NETWORK_OPERATOR_VERSION,
 )
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
-from tests.conftest import GRID_SITE, spec_with
+from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor"
@@ -50,6 +50,31 @@ def test_every_chart_is_pinned(prod_plan):
         "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN_VERSION,
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
     }
+
+
+def test_efa_device_plugin_chart_deploys_a_current_plugin(dev_plan):
+    """Chart 0.5.10 shipped plugin v0.5.6; v0.5.30 ships v0.5.20 (the newest in aws/eks-charts, 2026-08)."""
+    release = _releases(dev_plan, "aws-use1")["aws-efa-k8s-device-plugin"]["inputs"]
+    assert release["version"] == EFA_DEVICE_PLUGIN_VERSION == "v0.5.30"
+
+
+def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
+    site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
+    releases = _releases(plan_spec(spec_with(site)), "aws-use1")
+    assert set(releases) == {"aws-efa-k8s-device-plugin", "neuron", "cluster-autoscaler", "kueue"}
+    neuron = releases["neuron"]["inputs"]
+    assert (neuron["chart"], neuron["version"]) == ("oci://public.ecr.aws/neuron/neuron-helm-chart", "1.9.0")
+    assert neuron["values"] == {
+        "devicePlugin": {"enabled": True},
+        "scheduler": {
+            "enabled": True,
+            "nodeSelector": {"lattice.dev/pool": "system"},
+            "customScheduler": {"fullnameOverride": "neuron-scheduler", "nodeSelector": {"lattice.dev/pool": "system"}},
+        },
+    }
+    # the EFA plugin must tolerate the Neuron taint to run on trn nodes
+    tolerations = releases["aws-efa-k8s-device-plugin"]["inputs"]["values"]["tolerations"]
+    assert {"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"} in tolerations
 
 
 def test_ethernet_edge_gets_no_network_operator_and_preinstalled_drivers_stay(prod_plan):
@@ -110,7 +135,7 @@ def test_sites_without_pools_get_no_addons(plan_spec):
 
 def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
     releases = _releases(dev_plan, "aws-use1")
-    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "kueue"}
+    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "cluster-autoscaler", "kueue"}
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
     efa = releases["aws-efa-k8s-device-plugin"]["inputs"]

@@ -153,11 +153,26 @@ def test_required_apis_are_enabled_before_keys_networks_and_cluster(gcp_plan):
         assert {s["urn"] for s in services.values()} <= set(gcp_plan.one(kind, name)["dependencies"])
 
 
-def test_system_pool_and_webhook_firewall(gcp_plan):
+def test_system_pool(gcp_plan):
     system = gcp_plan.one("gcp:container/nodePool:NodePool", "gcp-usc1-gke-system")["inputs"]
     assert system["nodeCount"] == 1
     assert system["nodeConfig"]["machineType"] == "e2-standard-4"
     assert "taints" not in system["nodeConfig"]
-    firewall = gcp_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]
+    # no accelerator pools, so no Kueue and nothing for the control plane to call on the nodes
+    assert gcp_plan.by_type("gcp:compute/firewall:Firewall") == []
+
+
+def test_kueue_visibility_api_is_reachable_on_private_gke(prod_plan):
+    """Kueue serves its webhooks on 9443 and the aggregated visibility API on 8082 (chart 0.14.3)."""
+    firewall = prod_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]
     assert firewall["sourceRanges"] == ["10.30.127.240/28"]
-    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8443", "9443"]}]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
+
+
+def test_every_pinned_chart_has_its_control_plane_ports_read():
+    """A chart bump must re-read the chart's Service targetPorts: the table is keyed by version."""
+    from components.platform.cluster_addons import CONTROL_PLANE_PORTS, KUEUE_VERSION, PINNED_CHARTS
+
+    assert PINNED_CHARTS == {"kueue": KUEUE_VERSION}
+    assert set(CONTROL_PLANE_PORTS) == set(PINNED_CHARTS.items())
+    assert CONTROL_PLANE_PORTS[("kueue", "0.14.3")] == (8082, 9443)
