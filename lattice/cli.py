@@ -275,14 +275,17 @@ def _repo_path(path: Path) -> str:
 
 def _preflight(args: argparse.Namespace, out: Console) -> int:
     from .preflight import PreflightError, render_table, run_preflight
+    from .site_checks import run_site_checks
 
     stack_file = resolve_stack_file(args)
     try:
         results = run_preflight(stack_file.spec)
+        sites = run_site_checks(stack_file.spec, stack_file.stack)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     out.print(render_table(results))
-    return 1 if any(result.status == "fail" for result in results) else 0
+    out.print(render_table(sites, title="lattice preflight: sites"))
+    return 1 if any(result.status == "fail" for result in [*results, *sites]) else 0
 
 
 def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:

@@ -203,6 +203,15 @@ class LatticeMocks(mocks.Mocks):
             if (module, kind) == ("container", "Cluster"):
                 out["endpoint"] = "192.0.2.10"
                 out["masterAuth"] = {"clusterCaCertificate": "TU9DSy1HS0UtQ0E="}
+                dns = state.get("controlPlaneEndpointsConfig", {}).get("dnsEndpointConfig", {})
+                out["controlPlaneEndpointsConfig"] = {
+                    **state.get("controlPlaneEndpointsConfig", {}),
+                    "dnsEndpointConfig": {
+                        **dns,
+                        "endpoint": f"gke-{_short_hash(name, length=32)}-{number_of(project)}.{state.get('location')}"
+                        ".gke.goog",
+                    },
+                }
         return out
 
     def _provider_value(self, provider_ref: str | None, key: str) -> str | None:
@@ -245,14 +254,23 @@ class LatticeMocks(mocks.Mocks):
             return {"id": f"ami-{_short_hash(json.dumps(args.args, sort_keys=True), length=17)}"}, []
         if token == "gcp:organizations/getProject:getProject":
             project = args.args.get("projectId") or "mock-project"
-            number = str(int(_short_hash(project, length=10), 16) % 10**12).zfill(12)
-            return {"projectId": project, "number": number, "name": project, "id": f"projects/{project}"}, []
+            return {
+                "projectId": project,
+                "number": number_of(project),
+                "name": project,
+                "id": f"projects/{project}",
+            }, []
         if token == "gcp:compute/getZones:getZones":
             gcp_region = args.args.get("region") or "us-central1"
             return {"names": [f"{gcp_region}-{z}" for z in "abc"], "id": gcp_region}, []
         raise PlanError(
             f"the offline engine has no answer for invoke '{token}'; add one to LatticeMocks.call in lattice/engine.py"
         )
+
+
+def number_of(project: str) -> str:
+    """A stable twelve-digit project number for a project ID, as GCP assigns one."""
+    return str(int(_short_hash(project, length=10), 16) % 10**12).zfill(12)
 
 
 def _token_parts(type_token: str) -> tuple[str, str, str]:

@@ -111,8 +111,8 @@ def summary_line(results: list[CheckResult]) -> str:
     return f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
 
 
-def render_table(results: list[CheckResult]) -> Table:
-    table = Table(title="lattice preflight", caption=summary_line(results), caption_justify="left")
+def render_table(results: list[CheckResult], title: str = "lattice preflight") -> Table:
+    table = Table(title=title, caption=summary_line(results), caption_justify="left")
     for column in ("site", "pool", "check", "status"):
         table.add_column(column, no_wrap=True)
     table.add_column("detail", overflow="fold")
@@ -350,7 +350,7 @@ class _RegionReader:
 
 
 @contextmanager
-def _aws_errors(region: str) -> Iterator[None]:
+def _aws_errors(region: str, reads: str = READS) -> Iterator[None]:
     """Turn botocore's exceptions into one-line ``PreflightError``s the CLI prints without a traceback."""
     try:
         yield
@@ -360,10 +360,10 @@ def _aws_errors(region: str) -> Iterator[None]:
         message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())
         raise PreflightError(
             f"AWS refused {exc.operation_name} in {region} ({_code(exc)}: {message}); preflight needs current "
-            f"credentials allowed {READS}"
+            f"credentials allowed {reads}"
         ) from None
     except BotoCoreError as exc:
-        raise PreflightError(f"reading EC2 in {region} failed: {' '.join(str(exc).split())}") from None
+        raise PreflightError(f"reading AWS in {region} failed: {' '.join(str(exc).split())}") from None
 
 
 def _code(exc: ClientError) -> str:

@@ -30,3 +30,14 @@ def put(*path: str | int, value: Any) -> Mutation:
         return out
 
     return mutate
+
+
+def chain(*mutations: Mutation) -> Mutation:
+    """Apply several edits in order (a counterexample that needs two fields changed)."""
+
+    def mutate(props: dict[str, Any]) -> dict[str, Any]:
+        for mutation in mutations:
+            props = mutation(props)
+        return props
+
+    return mutate

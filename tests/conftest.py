@@ -21,6 +21,8 @@ AWS_SITE: dict[str, Any] = {
     "provider": "aws",
     "region": "us-east-1",
     "network": {"cidr": "10.20.0.0/16", "availability_zones": ["us-east-1a", "us-east-1b"]},
+    # the runner applies in-cluster resources from inside the VPC
+    "kubernetes": {"runner_cidrs": ["10.20.0.0/16"]},
 }
 GCP_SITE: dict[str, Any] = {
     "name": "gcp-usc1",

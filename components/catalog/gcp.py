@@ -25,6 +25,11 @@ class GpuDirect(StrEnum):
     RDMA = "rdma"
 
 
+# The GPUDirect flavours whose in-cluster objects components/platform/gpudirect.py creates (a test holds the
+# two together): only these machines' GPU NICs count towards scale-out bandwidth.
+WIRED_GPUDIRECT = frozenset({GpuDirect.TCPX, GpuDirect.TCPXO, GpuDirect.RDMA})
+
+
 @dataclass(frozen=True)
 class GcpMachineType:
     name: str
@@ -52,8 +57,14 @@ class GcpMachineType:
 
     @property
     def scale_out_bandwidth_gbps(self) -> float:
-        """What collective traffic between VMs gets: the GPU NICs where there are some, else the gVNIC."""
-        return self.gpu_network_bandwidth_gbps if self.gpu_nic_count else self.host_network_bandwidth_gbps
+        """What collective traffic between VMs gets: the GPU NICs where NCCL can use them, else the gVNIC.
+
+        GPU NICs carry NCCL traffic only once their in-cluster stack exists (Network objects, the NCCL plugin
+        installer, the NRI injector for TCPX/TCPXO): credited for the flavours Lattice installs.
+        """
+        if self.gpu_nic_count and self.gpudirect in WIRED_GPUDIRECT:
+            return self.gpu_network_bandwidth_gbps
+        return self.host_network_bandwidth_gbps
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..tagging import TagContext
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+HTTPS = 443
 # The root device of the EKS AL2023 AMIs (standard, NVIDIA and Neuron).
 ROOT_DEVICE = "/dev/xvda"
 # IMDSv2 only; a hop limit of 2 lets containers on the node's network reach it, as EKS's own template does.
@@ -56,6 +57,7 @@ class EksClusterArgs:
     endpoint_public_access: bool = False
     public_access_cidrs: list[str] = field(default_factory=list)
     admin_role_arns: list[str] = field(default_factory=list)
+    runner_cidrs: list[str] = field(default_factory=list)
     system_instance_type: str = "m7i.xlarge"
     system_nodes: int = 2
     system_root_volume_gib: int = 100
@@ -176,6 +178,22 @@ class EksCluster(pulumi.ComponentResource):
             )
             self.admin_access += [entry, association]
 
+        # The cluster security group admits only its own members: a runner elsewhere in the VPC, or on a
+        # grid site over a cross-site link, needs HTTPS to the private endpoint opened explicitly.
+        self.runner_rules = [
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-runner-{cidr.replace('.', '-').replace('/', '-')}",
+                security_group_id=self.cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=HTTPS,
+                to_port=HTTPS,
+                description=f"Kubernetes API from pulumi up runners in {cidr}",
+                tags=tags.aws_tags(),
+                opts=child,
+            )
+            for cidr in args.runner_cidrs
+        ]
         self.system_nodes = self._system_nodes(name, args, tags, partition)
         self.cluster_name = self.cluster.name
         self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id

@@ -47,6 +47,7 @@ class GkeClusterArgs:
     gpu_telemetry: bool = False
     # Node ports the in-cluster add-ons serve the API server on (webhooks, aggregated APIs).
     control_plane_ports: list[int] = field(default_factory=list)
+    dns_endpoint: bool = True
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -56,7 +57,8 @@ class GkeCluster(pulumi.ComponentResource):
     system_pool: gcp.container.NodePool
     webhook_firewall: gcp.compute.Firewall | None
     cluster_name: pulumi.Output[str]
-    endpoint: pulumi.Output[str]
+    endpoint: pulumi.Output[str]  # what clients use: the DNS name when dns_endpoint is on, else the IP
+    ca_certificate: pulumi.Output[str | None]  # None for the DNS endpoint (a publicly trusted certificate)
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:compute:GkeCluster", name, None, opts)
@@ -105,6 +107,13 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                 cidr_blocks=authorized,
+            ),
+            # The DNS-based endpoint is IAM-gated (container.clusters.connect): a runner anywhere with GCP
+            # credentials reaches it, where the private IP endpoint needs a runner inside the VPC.
+            control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+                dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                    allow_external_traffic=args.dns_endpoint
+                )
             ),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
             database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(
@@ -184,5 +193,12 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child,
         )
         self.cluster_name = self.cluster.name
-        self.endpoint = self.cluster.endpoint
+        if args.dns_endpoint:
+            self.endpoint = self.cluster.control_plane_endpoints_config.apply(
+                lambda config: config.dns_endpoint_config.endpoint
+            )
+            self.ca_certificate = pulumi.Output.from_input(None)
+        else:
+            self.endpoint = self.cluster.endpoint
+            self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate
         self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint})

@@ -35,13 +35,16 @@ class GcpGpuFabricArgs:
 
 
 class GcpGpuFabric(pulumi.ComponentResource):
+    machine: GcpMachineType
+    zone: str
     gpu_networks: list[Attachment]
     extra_gvnic_networks: list[Attachment]
 
     def __init__(self, name: str, args: GcpGpuFabricArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:network:GcpGpuFabric", name, None, opts)
         tags = args.tags.for_component("GcpGpuFabric")
-        machine = args.machine
+        machine = self.machine = args.machine
+        self.zone = args.zone
         self._args = args
         # Network and firewall names are unique per project: two pools of one machine type in two zones
         # must not both ask for "<stack>-<site>-a3mega-nic0" (GCP answers 409 alreadyExists).

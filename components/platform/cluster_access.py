@@ -12,12 +12,12 @@ import json
 import pulumi
 
 
-def _kubeconfig(name: str, server: str, ca_data: str, exec_config: dict) -> str:
+def _kubeconfig(name: str, cluster: dict[str, str], exec_config: dict) -> str:
     return json.dumps(
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+            "clusters": [{"name": name, "cluster": cluster}],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
             "current-context": name,
             "users": [{"name": name, "user": {"exec": exec_config}}],
@@ -33,8 +33,7 @@ def eks_kubeconfig(
         name, server, ca = values
         return _kubeconfig(
             name,
-            server,
-            ca,
+            {"server": server, "certificate-authority-data": ca},
             {
                 "apiVersion": "client.authentication.k8s.io/v1beta1",
                 "command": "aws",
@@ -47,14 +46,18 @@ def eks_kubeconfig(
 
 
 def gke_kubeconfig(
-    cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str]
+    cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str | None]
 ) -> pulumi.Output[str]:
-    def build(values: list[str]) -> str:
+    """``ca_data`` None: the DNS-based endpoint, which serves a publicly trusted certificate."""
+
+    def build(values: list) -> str:
         name, server, ca = values
+        cluster = {"server": f"https://{server}"}
+        if ca:
+            cluster["certificate-authority-data"] = ca
         return _kubeconfig(
             name,
-            f"https://{server}",
-            ca,
+            cluster,
             {
                 "apiVersion": "client.authentication.k8s.io/v1beta1",
                 "command": "gke-gcloud-auth-plugin",

@@ -87,6 +87,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 endpoint_public_access=site.kubernetes.endpoint_public_access,
                 public_access_cidrs=site.kubernetes.public_access_cidrs,
                 admin_role_arns=site.kubernetes.admin_role_arns,
+                runner_cidrs=site.kubernetes.runner_cidrs,
                 system_instance_type=site.kubernetes.system_nodes.instance_type,
                 system_nodes=site.kubernetes.system_nodes.nodes,
                 system_root_volume_gib=site.kubernetes.system_nodes.root_volume_gib,

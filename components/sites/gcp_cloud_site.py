@@ -16,6 +16,7 @@ from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
+from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
@@ -49,6 +50,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     fabrics: dict[tuple[str, str], GcpGpuFabric]
     pools: dict[str, GcpGpuNodePool]
     cluster_provider: k8s.Provider
+    gpudirect: GkeGpuDirect | None
     workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
 
@@ -113,6 +115,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 kms_key_id=self.key.key_id,
                 release_channel=site.kubernetes.release_channel,
                 private_endpoint=site.kubernetes.private_endpoint,
+                dns_endpoint=site.kubernetes.dns_endpoint,
                 master_authorized_cidrs=[site.network.cidr, *site.kubernetes.master_authorized_cidrs],
                 tags=tags,
                 protect=args.protect,
@@ -166,11 +169,21 @@ class GcpCloudSite(pulumi.ComponentResource):
         # GKE installs GPU drivers and the device plugin and exports DCGM metrics itself: only Kueue is added.
         self.cluster_provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=gke_kubeconfig(
-                self.gke.cluster.name, self.gke.cluster.endpoint, self.gke.cluster.master_auth.cluster_ca_certificate
-            ),
+            kubeconfig=gke_kubeconfig(self.gke.cluster.name, self.gke.endpoint, self.gke.ca_certificate),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        # GPU NICs reach pods only through these objects; without them NCCL runs over the primary gVNIC.
+        self.gpudirect = None
+        if self.fabrics:
+            self.gpudirect = GkeGpuDirect(
+                f"{name}-gpudirect",
+                GkeGpuDirectArgs(
+                    fabrics=[_fabric_nics(fabric) for fabric in self.fabrics.values()],
+                    tags=tags,
+                    depends_on=[self.gke.system_pool],
+                ),
+                opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
+            )
         flavors = []
         for pool in site.gpu_pools:
             labels = {"lattice.dev/pool": pool.name}
@@ -203,8 +216,28 @@ class GcpCloudSite(pulumi.ComponentResource):
             "kms_key_id": self.key.key_id,
             "cluster_name": self.gke.cluster_name,
             "cluster_endpoint": self.gke.endpoint,
-            "gpu_pools": {name: {"gpu_nics": pool.gpu_nics} for name, pool in self.pools.items()},
+            "gpu_pools": {
+                pool.name: {
+                    "gpu_nics": self.pools[pool.name].gpu_nics,
+                    # What a training pod sets to attach every GPU NIC (README: GPUDirect on GKE).
+                    "pod_annotations": _fabric_nics(
+                        self.fabrics[(machines[pool.name].name, pool.zone_in(site))]
+                    ).pod_annotations()
+                    if pool.name in machines and (machines[pool.name].name, pool.zone_in(site)) in self.fabrics
+                    else {},
+                }
+                for pool in site.gpu_pools
+            },
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
             "gpus": pulumi.Output.from_input(self.workloads.gpus),
         }
         self.register_outputs(self.outputs)
+
+
+def _fabric_nics(fabric: GcpGpuFabric) -> FabricNics:
+    return FabricNics(
+        machine=fabric.machine,
+        zone=fabric.zone,
+        gpu_nics=[(network.name, subnet.name) for network, subnet in fabric.gpu_networks],
+        extra_gvnics=[(network.name, subnet.name) for network, subnet in fabric.extra_gvnic_networks],
+    )

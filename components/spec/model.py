@@ -132,6 +132,11 @@ class EksSpec(Strict):
         default_factory=list,
         description="IAM roles granted cluster admin through EKS access entries.",
     )
+    runner_cidrs: list[AllowedCidr] = Field(
+        default_factory=list,
+        description="Networks a `pulumi up` runner reaches the private API endpoint from (a subnet of the VPC, "
+        "or a grid / edge network over a cross-site link); the cluster security group admits HTTPS from them.",
+    )
 
 
 class GcpNetworkSpec(Strict):
@@ -146,7 +151,13 @@ class GcpNetworkSpec(Strict):
 class GkeSpec(Strict):
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
     system_nodes: SystemNodesSpec = Field(default_factory=lambda: SystemNodesSpec(nodes=1))
-    private_endpoint: bool = Field(True, description="Control plane reachable only on its private address.")
+    private_endpoint: bool = Field(True, description="The IP endpoint is reachable only on its private address.")
+    dns_endpoint: bool = Field(
+        True,
+        description="Reach the control plane through its DNS name, IAM-gated (container.clusters.connect), from "
+        "anywhere with GCP credentials: how one runner applies a stack's in-cluster resources from outside the "
+        "VPC. Off, only the IP endpoint (private_endpoint, master_authorized_cidrs) is reachable.",
+    )
     master_authorized_cidrs: list[AllowedCidr] = Field(
         default_factory=list, description="Networks allowed to reach the control plane."
     )

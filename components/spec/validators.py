@@ -145,6 +145,23 @@ def public_endpoint_is_scoped(spec: StackSpec, ctx: ValidationContext) -> Iterat
                 )
 
 
+def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    # A private-only EKS endpoint admits nothing but the cluster's own security group: with add-ons or team
+    # namespaces to create inside it, no runner could apply them and `pulumi up` would time out on the first.
+    for index, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite):
+            continue
+        eks = site.kubernetes
+        in_cluster = site.gpu_pools or any(team.on(site) for team in spec.teams)
+        if in_cluster and not eks.endpoint_public_access and not eks.runner_cidrs:
+            yield Issue(
+                f"sites[{index}].kubernetes.runner_cidrs",
+                "no runner can reach this cluster's private API to create its add-ons and team namespaces; list "
+                "the networks `pulumi up` runs from in runner_cidrs (a VPC subnet, or a linked grid network), or "
+                "turn on endpoint_public_access with public_access_cidrs (README: deployment model)",
+            )
+
+
 def one_site_per_gcp_project(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     # Project-level settings (data-access audit config, enabled APIs) are owned by one site;
     # two sites would fight over them and destroying one would switch audit logs off for both.
@@ -565,6 +582,7 @@ VALIDATORS: tuple[Validator, ...] = (
     cloud_networks_large_enough,
     regions_and_zones_exist,
     public_endpoint_is_scoped,
+    cluster_api_is_reachable,
     kubeconfig_secret_is_set,
     one_site_per_gcp_project,
     gke_names_fit,

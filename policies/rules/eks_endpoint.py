@@ -1,6 +1,6 @@
 """EKS API endpoints are private, or public only to named networks."""
 
-from ..mutations import put
+from ..mutations import chain, put
 from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
 
@@ -15,7 +15,13 @@ WORLD = ("0.0.0.0/0", "::/0")
     remediation="Set vpc_config.endpoint_public_access=False (reach the API over the VPN), or list your "
     "networks in vpc_config.public_access_cidrs.",
     resource_types=(CLUSTER,),
-    counterexample=Counterexample(CLUSTER, put("vpcConfig", "endpointPublicAccess", value=True)),
+    counterexample=Counterexample(
+        CLUSTER,
+        chain(
+            put("vpcConfig", "endpointPublicAccess", value=True),
+            put("vpcConfig", "publicAccessCidrs", value=["0.0.0.0/0"]),
+        ),
+    ),
     checkov=("CKV_AWS_38", "CKV_AWS_39"),
     trivy=("AVD-AWS-0040", "AVD-AWS-0041"),
     category="access",

@@ -669,7 +669,7 @@ def test_an_unreachable_endpoint_raises_a_one_line_error(preflight_of, hook):
         preflight_of(aws_site(H100))
 
     assert str(raised.value) == (
-        'reading EC2 in us-east-1 failed: Could not connect to the endpoint URL: "https://ec2.us-east-1.amazonaws.com/"'
+        'reading AWS in us-east-1 failed: Could not connect to the endpoint URL: "https://ec2.us-east-1.amazonaws.com/"'
     )
 
 
@@ -708,8 +708,11 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_creden
     not_offered = {**pool, "instance_type": "trn2.48xlarge"}
     bad = write_stack(tmp_path, spec_with({**AWS_SITE, "gpu_pools": [not_offered]}), stack="bad")
     with mock_aws():
+        boto3.client("iam").create_service_linked_role(AWSServiceName="autoscaling.amazonaws.com")
         assert main(["preflight", "--stack-file", str(good)]) == 0
-        assert "2 passed, 0 failed, 1 skipped" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "2 passed, 0 failed, 1 skipped" in out  # the pool checks
+        assert "1 passed, 0 failed, 1 skipped" in out  # the site checks: role found, cluster not created yet
         assert main(["preflight", "--stack-file", str(bad)]) == 1
         out = capsys.readouterr().out
         assert "trn2.48xlarge" in out and "1 failed" in out

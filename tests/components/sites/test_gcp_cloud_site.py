@@ -176,3 +176,36 @@ def test_every_pinned_chart_has_its_control_plane_ports_read():
     assert PINNED_CHARTS == {"kueue": KUEUE_VERSION}
     assert set(CONTROL_PLANE_PORTS) == set(PINNED_CHARTS.items())
     assert CONTROL_PLANE_PORTS[("kueue", "0.14.3")] == (8082, 9443)
+
+
+def test_one_runner_reaches_a_private_gke_control_plane(prod_plan):
+    """The DNS-based endpoint is IAM-gated and reachable from outside the VPC; the IP endpoint stays private."""
+    import json
+
+    from lattice.engine import SECRET_SIG, SIG_KEY
+
+    cluster = prod_plan.one(CLUSTER, "gcp-usc1-gke-cluster")
+    assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    dns = prod_plan.state(cluster)["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["endpoint"]
+    stored = prod_plan.state(prod_plan.one("pulumi:providers:kubernetes", "gcp-usc1-k8s"))["kubeconfig"]
+    assert stored[SIG_KEY] == SECRET_SIG
+    kubeconfig = json.loads(stored["value"])
+    # a publicly trusted certificate: no CA data, the DNS name as the server
+    assert kubeconfig["clusters"][0]["cluster"] == {"server": f"https://{dns}"}
+    assert kubeconfig["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+    assert prod_plan.outputs["sites"]["gcp-usc1"]["cluster_endpoint"] == dns
+
+
+def test_without_the_dns_endpoint_clients_use_the_private_ip_and_its_ca(plan_spec):
+    import json
+
+    site = {**GCP_SITE, "kubernetes": {"dns_endpoint": False}}
+    plan = plan_spec(spec_with(site))
+    cluster = plan.one(CLUSTER, "gcp-usc1-gke-cluster")
+    assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": False}}
+    kubeconfig = json.loads(plan.state(plan.one("pulumi:providers:kubernetes", "gcp-usc1-k8s"))["kubeconfig"]["value"])
+    assert kubeconfig["clusters"][0]["cluster"] == {
+        "server": "https://192.0.2.10",
+        "certificate-authority-data": "TU9DSy1HS0UtQ0E=",
+    }
