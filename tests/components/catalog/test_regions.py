@@ -52,10 +52,16 @@ def test_unknown_region_suggests_near_names():
     assert caught.value.suggestions[:2] == ("us-east-2", "us-east-1")
 
 
-@pytest.fixture
-def moto_session(offline_aws_credentials):
-    with mock_aws():
-        yield boto3.session.Session(region_name="us-east-1")
+@pytest.fixture(scope="module")
+def moto_session():
+    # One account for the module: describing every region's zones takes moto a few seconds.
+    from tests.conftest import OFFLINE_AWS_ENVIRONMENT
+
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in OFFLINE_AWS_ENVIRONMENT.items():
+            patch.setenv(key, value)
+        with mock_aws():
+            yield boto3.session.Session(region_name="us-east-1")
 
 
 def test_refresh_reads_the_accounts_regions_and_keeps_the_others(moto_session):
