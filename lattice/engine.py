@@ -325,6 +325,7 @@ class RecordingMonitor(mocks.MockMonitor):
         )
         self.options[urn] = {
             "ignoreChanges": sorted(request.ignoreChanges),
+            "deleteBeforeReplace": bool(request.deleteBeforeReplace),
             "aliases": [json_format.MessageToDict(alias) for alias in request.aliases],
         }
         return response

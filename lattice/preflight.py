@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any, Literal
 
 import boto3
@@ -33,6 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from rich.table import Table
 
 from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
+from components.clock import utc_timestamp
 from components.spec import AwsSite, StackSpec
 from components.spec.model import AwsGpuPoolSpec
 
@@ -92,7 +93,7 @@ def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list
             continue
         for pool in site.gpu_pools:
             if site.region not in readers:
-                with _aws_errors(site.region):
+                with aws_errors(site.region):
                     readers[site.region] = _RegionReader(session.client("ec2", region_name=site.region), site.region)
             reader = readers[site.region]
             for check, status, detail in (
@@ -266,9 +267,10 @@ def _block_schedule_mismatches(block: dict[str, Any], pool: AwsGpuPoolSpec) -> I
     for key, field_name in (("starts_at", "StartDate"), ("ends_at", "EndDate")):
         live, declared = block.get(field_name), getattr(pool.capacity, key)
         if live is not None and declared is not None and live != declared:
+            verb, live_at, declared_at = key.removesuffix("s_at") + "s", utc_timestamp(live), utc_timestamp(declared)
             yield (
-                f"it {key.removesuffix('s_at')}s {_utc(live)} but capacity.{key} is {_utc(declared)}, so the pool "
-                f"would scale at the wrong time; set capacity.{key}: {_utc(live)}"
+                f"it {verb} {live_at} but capacity.{key} is {declared_at}, so the pool would scale at the wrong "
+                f"time; set capacity.{key}: {live_at}"
             )
     total = block["TotalInstanceCount"]
     if total != pool.max_nodes:
@@ -276,10 +278,6 @@ def _block_schedule_mismatches(block: dict[str, Any], pool: AwsGpuPoolSpec) -> I
             f"it holds {total} instances but the pool's max_nodes is {pool.max_nodes}, the size its schedule "
             f"scales to; set max_nodes: {total}"
         )
-
-
-def _utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _cards(indices: Iterable[int]) -> str:
@@ -311,7 +309,7 @@ class _RegionReader:
         # One call per type without a location filter: the zones it is offered in answer the check for every
         # zone a pool uses and give the user the alternatives when it fails.
         if instance_type not in self._offerings:
-            with _aws_errors(self.region):
+            with aws_errors(self.region):
                 pages = self.client.get_paginator("describe_instance_type_offerings").paginate(
                     LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}]
                 )
@@ -323,11 +321,11 @@ class _RegionReader:
     def instance_type(self, instance_type: str) -> dict[str, Any] | None:
         """``DescribeInstanceTypes`` of one type; ``None`` when the region does not know it."""
         if instance_type not in self._types:
-            with _aws_errors(self.region):
+            with aws_errors(self.region):
                 try:
                     found = self.client.describe_instance_types(InstanceTypes=[instance_type])["InstanceTypes"]
                 except ClientError as exc:
-                    if _code(exc) != UNKNOWN_INSTANCE_TYPE_CODE:
+                    if error_code(exc) != UNKNOWN_INSTANCE_TYPE_CODE:
                         raise
                     found = []
             self._types[instance_type] = found[0] if found else None
@@ -336,13 +334,13 @@ class _RegionReader:
     def reservation(self, reservation_id: str) -> dict[str, Any] | None:
         """The capacity reservation or block; ``None`` when this account cannot see it in this region."""
         if reservation_id not in self._reservations:
-            with _aws_errors(self.region):
+            with aws_errors(self.region):
                 try:
                     found = self.client.describe_capacity_reservations(CapacityReservationIds=[reservation_id])[
                         "CapacityReservations"
                     ]
                 except ClientError as exc:
-                    if _code(exc) not in MISSING_RESERVATION_CODES:
+                    if error_code(exc) not in MISSING_RESERVATION_CODES:
                         raise
                     found = []
             self._reservations[reservation_id] = found[0] if found else None
@@ -350,7 +348,7 @@ class _RegionReader:
 
 
 @contextmanager
-def _aws_errors(region: str, reads: str = READS) -> Iterator[None]:
+def aws_errors(region: str, reads: str = READS) -> Iterator[None]:
     """Turn botocore's exceptions into one-line ``PreflightError``s the CLI prints without a traceback."""
     try:
         yield
@@ -359,12 +357,12 @@ def _aws_errors(region: str, reads: str = READS) -> Iterator[None]:
     except ClientError as exc:
         message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())
         raise PreflightError(
-            f"AWS refused {exc.operation_name} in {region} ({_code(exc)}: {message}); preflight needs current "
+            f"AWS refused {exc.operation_name} in {region} ({error_code(exc)}: {message}); preflight needs current "
             f"credentials allowed {reads}"
         ) from None
     except BotoCoreError as exc:
         raise PreflightError(f"reading AWS in {region} failed: {' '.join(str(exc).split())}") from None
 
 
-def _code(exc: ClientError) -> str:
+def error_code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "Unknown")

@@ -26,14 +26,14 @@ import boto3
 import yaml
 from botocore.exceptions import ClientError
 
+from components.network.ports import HTTPS
 from components.security.aws_kms_key import AUTOSCALING_SERVICE_ROLE
 from components.spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 
-from .preflight import CheckResult, Status, _aws_errors, _code
+from .preflight import CheckResult, Status, aws_errors, error_code
 
-SITE_CHECKS = ("autoscaling-role", "endpoint")
-SITE_READS = "iam:GetRole and eks:DescribeCluster"
-HTTPS = 443
+SITE_CHECKS = ("admin-access", "autoscaling-role", "endpoint")
+SITE_READS = "sts:GetCallerIdentity, iam:GetRole and eks:DescribeCluster"
 CONNECT_TIMEOUT_SECONDS = 3
 GCLOUD_TIMEOUT_SECONDS = 60
 Connect = Callable[[str, int], None]
@@ -60,7 +60,9 @@ def run_site_checks(
     for site in spec.sites:
         if isinstance(site, AwsSite):
             session = session or boto3.Session()
-            with _aws_errors(site.region, SITE_READS):
+            with aws_errors(site.region, SITE_READS):
+                caller = session.client("sts", region_name=site.region).get_caller_identity()["Arn"]
+                results.append(_row(site.name, "admin-access", *_admin_access(site, caller)))
                 iam = session.client("iam", region_name=site.region)
                 results.append(_row(site.name, "autoscaling-role", *_autoscaling_role(site, iam)))
                 eks = session.client("eks", region_name=site.region)
@@ -76,13 +78,29 @@ def _row(site: str, check: str, status: Status, detail: str) -> CheckResult:
     return CheckResult(site=site, pool="-", check=check, status=status, detail=detail)
 
 
+def _admin_access(site: AwsSite, caller_arn: str) -> tuple[Status, str]:
+    """Whether this machine acts as one of the site's admin roles, which alone may create in-cluster resources."""
+    admins = {arn.rsplit("/", 1)[-1]: arn for arn in site.kubernetes.admin_role_arns}
+    if not admins:
+        return "skip", "no admin_role_arns: the identity that creates the cluster keeps cluster admin"
+    # arn:aws:sts::123456789012:assumed-role/ROLE/SESSION, or an IAM user's or role's own ARN
+    parts = caller_arn.split(":", 5)[-1].split("/")
+    role = parts[1] if parts[0] == "assumed-role" and len(parts) > 1 else None
+    if role in admins:
+        return "pass", f"this machine acts as {role}, one of the site's admin roles"
+    return "fail", (
+        f"this machine acts as {caller_arn}, not one of the admin roles ({', '.join(admins)}), so EKS refuses its "
+        "in-cluster requests; assume one first (AWS_PROFILE with role_arn, or `aws sts assume-role`)"
+    )
+
+
 def _autoscaling_role(site: AwsSite, iam: Any) -> tuple[Status, str]:
     wanted = site.encryption.autoscaling_service_role
     try:
         iam.get_role(RoleName=AUTOSCALING_SERVICE_ROLE)
         exists = True
     except ClientError as exc:
-        if _code(exc) != "NoSuchEntity":
+        if error_code(exc) != "NoSuchEntity":
             raise
         exists = False
     if exists and wanted == "existing":
@@ -118,7 +136,7 @@ def _eks_endpoint(site: AwsSite, cluster: str, eks: Any, connect: Connect) -> tu
     try:
         described = eks.describe_cluster(name=cluster)["cluster"]
     except ClientError as exc:
-        if _code(exc) != "ResourceNotFoundException":
+        if error_code(exc) != "ResourceNotFoundException":
             raise
         return "skip", f"EKS cluster {cluster} does not exist yet; a runner will reach it through {routes}"
     host = urlsplit(described["endpoint"]).hostname

@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import gc
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from components import clock
 from lattice.engine import Plan, run_plan
 
 # The suite plans hundreds of stacks under the mock engine, each allocating thousands of short-lived objects:
@@ -105,6 +107,17 @@ def no_aws_credentials(monkeypatch, tmp_path):
     monkeypatch.setenv("BOTO_CONFIG", str(tmp_path / "no-boto-config"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+
+
+# Capacity blocks plan differently before, during and after their block (components/clock.py): every test
+# plans at one fixed moment, so the suite means the same thing on any day.
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def frozen_clock():
+    with clock.frozen_at(NOW):
+        yield
 
 
 _PLANS: dict[tuple[str, bool], Plan] = {}

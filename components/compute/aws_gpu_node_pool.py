@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pulumi
 import pulumi_aws as aws
 
+from .. import clock
 from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, efa_interfaces
+from ..clock import utc_timestamp
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
@@ -205,16 +206,25 @@ class AwsGpuNodePool(pulumi.ComponentResource):
     def _capacity_block_schedule(
         self, name: str, pool: AwsGpuPoolSpec, autoscaling_group: pulumi.Output[str]
     ) -> list[aws.autoscaling.Schedule]:
-        """Scale up to the block's size when it starts; to zero ahead of its end (AWS's documented procedure)."""
+        """Scale up to the block's size when it starts; to zero ahead of its end (AWS's documented procedure).
+
+        Only actions still ahead are declared: AWS rejects a start time in the past and deletes a one-time
+        action once it has run, so a declared past action would fail every later `pulumi up`.
+        """
         child = pulumi.ResourceOptions(parent=self)
         ends = pool.capacity.ends_at - CAPACITY_BLOCK_SCALE_IN_LEAD
-        steps = (("start", pool.capacity.starts_at, pool.max_nodes), ("end", ends, 0))
+        moment = clock.now()
+        steps = [
+            (step, when, nodes)
+            for step, when, nodes in (("start", pool.capacity.starts_at, pool.max_nodes), ("end", ends, 0))
+            if when > moment
+        ]
         return [
             aws.autoscaling.Schedule(
                 f"{name}-block-{step}",
                 autoscaling_group_name=autoscaling_group,
                 scheduled_action_name=f"lattice-{pool.name}-block-{step}",
-                start_time=_utc(when),
+                start_time=utc_timestamp(when),
                 min_size=nodes,
                 max_size=nodes,
                 desired_capacity=nodes,
@@ -271,10 +281,6 @@ def scale_from_zero_tags(instance: AwsInstanceType, interfaces: list[EfaInterfac
         resources |= {NEURON_DEVICE: instance.accelerator_count, NEURON_DEVICE_ALIAS: instance.accelerator_count}
         resources |= {NEURON_CORE: cores} if cores else {}
     return {f"{NODE_TEMPLATE_RESOURCES}{resource}": str(count) for resource, count in resources.items()}
-
-
-def _utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:

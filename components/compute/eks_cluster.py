@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ..network.ports import HTTPS
 from ..security.aws_log_group import encrypted_log_group
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
@@ -22,7 +23,6 @@ from ..tagging import TagContext
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-HTTPS = 443
 # The root device of the EKS AL2023 AMIs (standard, NVIDIA and Neuron).
 ROOT_DEVICE = "/dev/xvda"
 # IMDSv2 only; a hop limit of 2 lets containers on the node's network reach it, as EKS's own template does.
@@ -54,13 +54,13 @@ class EksClusterArgs:
     log_retention_days: int
     tags: TagContext
     protect: bool
+    system_instance_type: str
+    system_nodes: int
+    system_root_volume_gib: int
     endpoint_public_access: bool = False
     public_access_cidrs: list[str] = field(default_factory=list)
     admin_role_arns: list[str] = field(default_factory=list)
     runner_cidrs: list[str] = field(default_factory=list)
-    system_instance_type: str = "m7i.xlarge"
-    system_nodes: int = 2
-    system_root_volume_gib: int = 100
 
 
 class EksCluster(pulumi.ComponentResource):

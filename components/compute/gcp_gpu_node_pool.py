@@ -123,10 +123,15 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
             if pool.capacity.queued
             else None,
-            # Queued-provisioning nodes run to completion: GKE does not repair them.
-            management=gcp.container.NodePoolManagementArgs(auto_repair=not pool.capacity.queued, auto_upgrade=True),
+            # Flex-start nodes run to completion: GKE requires auto-repair off on them (cluster-toolkit's
+            # gke-node-pool precondition "enable_flex_start needs node auto_repair set to false").
+            management=gcp.container.NodePoolManagementArgs(
+                auto_repair=not pool.capacity.flex_start, auto_upgrade=True
+            ),
             # initial_node_count replaces the pool when changed; the autoscaler owns the count after creation.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
+            # The pool's name is fixed, so a replacement (placement, queued provisioning) must delete first or
+            # GKE answers 409 alreadyExists; the nodes are stateless.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"], delete_before_replace=True),
             **sizing,
         )
         self.register_outputs({"node_pool": self.node_pool.name, "gpu_nics": self.gpu_nics})

@@ -21,6 +21,7 @@ from ..security.aws_log_group import encrypted_log_group
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 from .cidr import aws_zone_subnets
+from .ports import HTTPS
 
 # https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html ("VPC endpoints for private
 # clusters"), plus the three endpoints the SSM agent needs to reach Session Manager.
@@ -36,7 +37,6 @@ INTERFACE_ENDPOINTS = (
     "ssmmessages",
     "ec2messages",
 )
-HTTPS = 443
 
 
 @dataclass

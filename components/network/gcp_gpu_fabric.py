@@ -34,6 +34,12 @@ class GcpGpuFabricArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the compute API
 
 
+def fabric_prefix(machine: GcpMachineType, zone: str) -> str:
+    """What names a fabric's networks within a site: the machine family and the zone's letter (a3mega-a)."""
+    family, kind = machine.name.split("-")[:2]
+    return f"{family}{kind[:4]}-{zone.rsplit('-', 1)[-1]}"
+
+
 class GcpGpuFabric(pulumi.ComponentResource):
     machine: GcpMachineType
     zone: str
@@ -48,8 +54,7 @@ class GcpGpuFabric(pulumi.ComponentResource):
         self._args = args
         # Network and firewall names are unique per project: two pools of one machine type in two zones
         # must not both ask for "<stack>-<site>-a3mega-nic0" (GCP answers 409 alreadyExists).
-        family, kind = machine.name.split("-")[:2]
-        self._base = f"{tags.stack}-{tags.site}-{family}{kind[:4]}-{args.zone.rsplit('-', 1)[-1]}"
+        self._base = f"{tags.stack}-{tags.site}-{fabric_prefix(machine, args.zone)}"
         extra_gvnics = max(machine.gvnic_count - 1, 0)
         ranges = gpu_nic_ranges(machine.gpu_nic_count + extra_gvnics)
         gpu_ranges, gvnic_ranges = ranges[: machine.gpu_nic_count], ranges[machine.gpu_nic_count :]

@@ -41,6 +41,7 @@ EFA_DEVICE_PLUGIN_VERSION = "v0.5.30"
 NEURON_CHART = "oci://public.ecr.aws/neuron/neuron-helm-chart"
 NEURON_VERSION = "1.9.0"  # device plugin and scheduler extension 2.31.0.0
 NEURON_SCHEDULER = "neuron-scheduler"
+NEURON_HEALTHCHECK_NAMESPACE = "neuron-healthcheck-system"
 AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 # The Cluster Autoscaler must match the cluster's Kubernetes minor: chart per minor (appVersion in the comment).
 CLUSTER_AUTOSCALER_CHARTS = {
@@ -89,6 +90,7 @@ class ClusterAddonsArgs:
     neuron: bool = False
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
+    labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
@@ -154,6 +156,13 @@ class ClusterAddons(pulumi.ComponentResource):
             )
         self.neuron = None
         if args.neuron:
+            # The chart's node problem detector (Neuron hardware health) runs in a namespace of its own, which
+            # the chart does not create; Helm creates only the release's namespace.
+            health = k8s.core.v1.Namespace(
+                f"{name}-neuron-healthcheck",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=NEURON_HEALTHCHECK_NAMESPACE, labels=args.labels),
+                opts=child,
+            )
             self.neuron = k8s.helm.v3.Release(
                 f"{name}-neuron",
                 name="neuron",
@@ -167,8 +176,9 @@ class ClusterAddons(pulumi.ComponentResource):
                         "nodeSelector": SYSTEM_NODES,
                         "customScheduler": {"fullnameOverride": NEURON_SCHEDULER, "nodeSelector": SYSTEM_NODES},
                     },
+                    "npd": {"namespaceOverride": NEURON_HEALTHCHECK_NAMESPACE},
                 },
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, health]),
             )
         self.autoscaler = None
         if args.autoscaler is not None:

@@ -62,7 +62,9 @@ class ClusterWorkloads(pulumi.ComponentResource):
         self.gpus = 0
         if args.flavors:
             addons = dataclasses.replace(
-                args.addons, depends_on=[*args.addons.depends_on, *args.depends_on, *args.access]
+                args.addons,
+                depends_on=[*args.addons.depends_on, *args.depends_on, *args.access],
+                labels=args.tags.for_component("ClusterAddons").k8s_labels(),
             )
             self.addons = ClusterAddons(f"{name}-addons", addons, opts=pulumi.ResourceOptions(parent=self))
             self.scheduler = KueueScheduler(

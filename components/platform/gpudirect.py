@@ -26,6 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import GcpMachineType, GpuDirect
+from ..network.gcp_gpu_fabric import fabric_prefix
 from ..tagging import TagContext
 
 NETWORKING_API = "networking.gke.io/v1"
@@ -37,16 +38,19 @@ RDMA_INSTALLER_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin
 NRI_INJECTOR_IMAGE = (
     "gcr.io/gke-release/nri-device-injector@sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"
 )
-# The pods' sidecars (they run in the training pods, not here; named for the README and the outputs).
-TCPX_DAEMON_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12"
-TCPXO_DAEMON_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+# The receive-datapath sidecar a TCPX / TCPXO training pod runs next to its trainer (exported per pool).
+DAEMON_IMAGE = {
+    GpuDirect.TCPX: "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12",
+    GpuDirect.TCPXO: "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21",
+}
+# Helper images of the installers' setup steps (cluster-toolkit leaves them untagged; pinned here).
+SHELL_IMAGE = "ubuntu:24.04"
+SYSCTL_IMAGE = "alpine:3.22"
 DEVICE_MODE = {GpuDirect.TCPX: "NetDevice", GpuDirect.TCPXO: "NetDevice", GpuDirect.RDMA: "RDMA"}
 NIC_PREFIX = {GpuDirect.TCPX: "nic", GpuDirect.TCPXO: "nic", GpuDirect.RDMA: "rdma"}
 # Pod interfaces: eth0 stays on the default network; TCPX/TCPXO NICs follow as eth1…, RDMA NICs as eth2…
 # (cluster-toolkit's examples; an RDMA machine's second gVNIC is not attached to pods).
 FIRST_POD_INTERFACE = {GpuDirect.TCPX: 1, GpuDirect.TCPXO: 1, GpuDirect.RDMA: 2}
-# The Network names pods refer to are limited to 41 characters (GKE multi-network, Device type).
-MAX_DEVICE_NETWORK_NAME = 41
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,7 @@ class FabricNics:
 
     @property
     def prefix(self) -> str:
-        family, kind = self.machine.name.split("-")[:2]
-        return f"{family}{kind[:4]}-{self.zone.rsplit('-', 1)[-1]}"
+        return fabric_prefix(self.machine, self.zone)
 
     def gpu_network_names(self) -> list[str]:
         return [f"{self.prefix}-{NIC_PREFIX[self.machine.gpudirect]}{i}" for i in range(len(self.gpu_nics))]
@@ -79,6 +82,11 @@ class FabricNics:
             "networking.gke.io/default-interface": "eth0",
             "networking.gke.io/interfaces": json.dumps(interfaces, separators=(",", ":")),
         }
+
+    @property
+    def sidecar_image(self) -> str | None:
+        """The tcpx(o)-daemon image a training pod runs beside its trainer, for TCPX / TCPXO machines."""
+        return DAEMON_IMAGE.get(self.machine.gpudirect)
 
 
 @dataclass
@@ -117,13 +125,12 @@ class GkeGpuDirect(pulumi.ComponentResource):
         injected = sorted(flavours.get(GpuDirect.TCPX, set()) | flavours.get(GpuDirect.TCPXO, set()))
         if injected:
             self._nri_device_injector(name, injected)
-        if GpuDirect.RDMA in flavours:
-            self._rdma_installer(name)
+        rdma = [fabric.machine for fabric in args.fabrics if fabric.machine.gpudirect is GpuDirect.RDMA]
+        if rdma:
+            self._rdma_installer(name, rdma)
         self.register_outputs({"networks": sorted(self.networks)})
 
     def _network(self, name: str, network_name: str, vpc, subnet, device_mode: str) -> None:
-        if len(network_name) > MAX_DEVICE_NETWORK_NAME:
-            raise ValueError(f"GKE Device network name '{network_name}' is over {MAX_DEVICE_NETWORK_NAME} characters")
         self.param_sets[network_name] = k8s.apiextensions.CustomResource(
             f"{name}-{network_name}-params",
             api_version=NETWORKING_API,
@@ -205,13 +212,16 @@ class GkeGpuDirect(pulumi.ComponentResource):
             },
         )
 
-    def _rdma_installer(self, name: str) -> None:
-        martians = " ".join(f"sysctl -w net.ipv4.conf.gpu{i}rdma0.log_martians=0;" for i in range(8))
+    def _rdma_installer(self, name: str, machines: list[GcpMachineType]) -> None:
+        # Only on RDMA machines: elsewhere the per-NIC sysctls fail and the gIB plugin would overwrite the
+        # NCCL plugin the TCPX / TCPXO installers put in the same host directory.
+        nics = max(machine.gpu_nic_count for machine in machines)
+        martians = " ".join(f"sysctl -w net.ipv4.conf.gpu{i}rdma0.log_martians=0;" for i in range(nics))
         self._daemon_set(
             name,
             "nccl-rdma-installer",
             {
-                "affinity": _node_affinity("cloud.google.com/gke-gpu", ["true"]),
+                "affinity": _on_accelerators(sorted({machine.gke_accelerator for machine in machines})),
                 "volumes": [
                     {
                         "name": "library-dir-host",
@@ -222,7 +232,7 @@ class GkeGpuDirect(pulumi.ComponentResource):
                 "initContainers": [
                     {
                         "name": "disable-log-martian",
-                        "image": "alpine:latest",
+                        "image": SYSCTL_IMAGE,
                         "securityContext": {"privileged": True},
                         "command": ["/bin/sh", "-c", martians],
                     },
@@ -315,7 +325,7 @@ def _tcpxo_prepare() -> dict:
     )
     return {
         "name": "pre-installation",
-        "image": "ubuntu",
+        "image": SHELL_IMAGE,
         "securityContext": {"privileged": True},
         "command": ["nsenter", "-at", "1", "--", "sh", "-c"],
         "args": [script],

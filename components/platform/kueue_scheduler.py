@@ -15,9 +15,9 @@ import pulumi_kubernetes as k8s
 
 from ..tagging import TagContext
 from . import moved_from
+from .accelerators import NVIDIA_GPU
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
-GPU_RESOURCE = "nvidia.com/gpu"
 # Kueue admits a workload only if every resource it requests is covered by the queue. Where Lattice
 # does not know a pool's host cpu / memory (existing hardware, TPU hosts), it covers them without
 # a meaningful limit rather than making such jobs unadmittable.
@@ -39,6 +39,13 @@ class Flavor:
     memory_gib: float | None = None
     # A GKE flex-start pool grows only through ProvisioningRequests: Kueue must ask for its nodes.
     queued_provisioning: bool = False
+    # Other names the same accelerators are requested by (Neuron: neurondevice and neuroncore), with their
+    # quantities: Kueue admits only workloads whose every resource its queue covers.
+    also: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def resources(self) -> dict[str, int]:
+        return {self.resource: self.quantity, **self.also}
 
 
 @dataclass
@@ -75,8 +82,8 @@ class KueueScheduler(pulumi.ComponentResource):
             )
             for flavor in args.flavors
         }
-        self.gpus = sum(f.quantity for f in args.flavors if f.resource == GPU_RESOURCE)
-        accelerators = sorted({flavor.resource for flavor in args.flavors})
+        self.gpus = sum(f.quantity for f in args.flavors if f.resource == NVIDIA_GPU)
+        accelerators = sorted({resource for flavor in args.flavors for resource in flavor.resources})
         queue_name = f"{args.tags.site}-gpus"
         checks = self._provisioning_checks(name, labels, args)
         self.cluster_queue = k8s.apiextensions.CustomResource(
@@ -158,8 +165,5 @@ def _quotas(flavor: Flavor, accelerators: list[str]) -> list[dict]:
     return [
         {"name": "cpu", "nominalQuota": cpu},
         {"name": "memory", "nominalQuota": memory},
-        *[
-            {"name": resource, "nominalQuota": flavor.quantity if resource == flavor.resource else 0}
-            for resource in accelerators
-        ],
+        *[{"name": resource, "nominalQuota": flavor.resources.get(resource, 0)} for resource in accelerators],
     ]

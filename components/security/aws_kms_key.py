@@ -128,13 +128,7 @@ def key_policy(account_id: str, partition: str, region: str, autoscaling_role_ar
                     "Sid": "AutoScalingUsesTheKeyForNodeVolumes",
                     "Effect": "Allow",
                     "Principal": {"AWS": autoscaling_role_arn},
-                    "Action": [
-                        "kms:Encrypt",
-                        "kms:Decrypt",
-                        "kms:ReEncrypt*",
-                        "kms:GenerateDataKey*",
-                        "kms:DescribeKey",
-                    ],
+                    "Action": list(KEY_USE_ACTIONS),
                     "Resource": "*",
                 },
                 {

@@ -8,11 +8,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..catalog import aws_instance_type
+from .. import clock
+from ..catalog import AwsInstanceType, aws_instance_type
 from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
 from ..compute.eks_autoscaler import EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
+from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
@@ -123,6 +125,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
         )
         instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
+        moment = clock.now()
         self.autoscaler = None
         if any(pool.autoscaled for pool in site.gpu_pools):
             self.autoscaler = EksAutoscaler(
@@ -140,10 +143,11 @@ class AwsCloudSite(pulumi.ComponentResource):
                         name=pool.name,
                         resource=GPU_TAINT[instances[pool.name].accelerator_kind],
                         # Only nodes that can actually run: Kueue must not admit work for nodes nothing starts.
-                        quantity=instances[pool.name].accelerator_count * pool.schedulable_nodes,
+                        quantity=instances[pool.name].accelerator_count * pool.schedulable_nodes(moment),
                         node_labels={"lattice.dev/pool": pool.name},
-                        cpus=instances[pool.name].vcpus * pool.schedulable_nodes,
-                        memory_gib=instances[pool.name].memory_gib * pool.schedulable_nodes,
+                        cpus=instances[pool.name].vcpus * pool.schedulable_nodes(moment),
+                        memory_gib=instances[pool.name].memory_gib * pool.schedulable_nodes(moment),
+                        also=neuron_aliases(instances[pool.name], pool.schedulable_nodes(moment)),
                     )
                     for pool in site.gpu_pools
                 ],
@@ -194,3 +198,11 @@ class AwsCloudSite(pulumi.ComponentResource):
             },
         }
         self.register_outputs(self.outputs)
+
+
+def neuron_aliases(instance: AwsInstanceType, nodes: int) -> dict[str, int]:
+    """Neuron devices are requested as neuron, neurondevice or neuroncore: a queue must cover all three."""
+    if instance.accelerator_kind == "gpu":
+        return {}
+    devices = instance.accelerator_count * nodes
+    return {NEURON_DEVICE_ALIAS: devices, NEURON_CORE: devices * (instance.cores_per_accelerator or 0)}

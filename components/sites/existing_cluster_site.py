@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..platform.accelerators import NVIDIA_GPU
 from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
-from ..platform.kueue_scheduler import GPU_RESOURCE, Flavor
+from ..platform.kueue_scheduler import Flavor
 from ..spec import KubernetesSite, TeamSpec
 from ..tagging import TagContext
 
@@ -52,7 +53,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                 flavors=[
                     Flavor(
                         name=pool.name,
-                        resource=GPU_RESOURCE,
+                        resource=NVIDIA_GPU,
                         quantity=pool.gpus_per_node * pool.max_nodes,
                         node_labels=dict(pool.node_selector) or {"lattice.dev/pool": pool.name},
                     )

@@ -41,6 +41,7 @@ class GcpCloudSiteArgs:
 
 
 class GcpCloudSite(pulumi.ComponentResource):
+    site: GcpSite
     provider: gcp.Provider
     services: list[gcp.projects.Service]
     key: GcpKmsKey
@@ -57,6 +58,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     def __init__(self, name: str, args: GcpCloudSiteArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:sites:GcpCloudSite", name, None, opts)
         site, tags = args.site, args.tags
+        self.site = site
         self.provider = gcp.Provider(
             f"{name}-gcp", project=site.project, region=site.region, opts=pulumi.ResourceOptions(parent=self)
         )
@@ -216,22 +218,23 @@ class GcpCloudSite(pulumi.ComponentResource):
             "kms_key_id": self.key.key_id,
             "cluster_name": self.gke.cluster_name,
             "cluster_endpoint": self.gke.endpoint,
-            "gpu_pools": {
-                pool.name: {
-                    "gpu_nics": self.pools[pool.name].gpu_nics,
-                    # What a training pod sets to attach every GPU NIC (README: GPUDirect on GKE).
-                    "pod_annotations": _fabric_nics(
-                        self.fabrics[(machines[pool.name].name, pool.zone_in(site))]
-                    ).pod_annotations()
-                    if pool.name in machines and (machines[pool.name].name, pool.zone_in(site)) in self.fabrics
-                    else {},
-                }
-                for pool in site.gpu_pools
-            },
+            "gpu_pools": {pool.name: self._pool_output(pool, machines) for pool in site.gpu_pools},
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
             "gpus": pulumi.Output.from_input(self.workloads.gpus),
         }
         self.register_outputs(self.outputs)
+
+    def _pool_output(self, pool, machines) -> dict:
+        """What a training pod on the pool needs to use every GPU NIC (README: GPUDirect on GKE)."""
+        out: dict = {"gpu_nics": self.pools[pool.name].gpu_nics, "pod_annotations": {}}
+        machine = machines.get(pool.name)
+        fabric = self.fabrics.get((machine.name, pool.zone_in(self.site))) if machine is not None else None
+        if fabric is not None:
+            nics = _fabric_nics(fabric)
+            out["pod_annotations"] = nics.pod_annotations()
+            if nics.sidecar_image is not None:
+                out["gpudirect_sidecar_image"] = nics.sidecar_image
+        return out
 
 
 def _fabric_nics(fabric: GcpGpuFabric) -> FabricNics:

@@ -7,6 +7,7 @@ and explained on its own, as aws-parallelcluster keeps schema and validators apa
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -275,9 +276,17 @@ class AwsGpuPoolSpec(PoolSize):
         """Whether the cluster autoscaler sizes the pool (capacity blocks follow their schedule instead)."""
         return not self.capacity_block and self.autoscale is not False
 
-    @property
-    def schedulable_nodes(self) -> int:
+    def block_over(self, moment: datetime) -> bool:
+        """Whether a capacity-block pool's block has ended (its nodes scaled in ahead of the end)."""
+        from components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
+
+        ends = self.capacity.ends_at
+        return self.capacity_block and ends is not None and moment >= ends - CAPACITY_BLOCK_SCALE_IN_LEAD
+
+    def schedulable_nodes(self, moment: datetime) -> int:
         """Nodes the pool can actually run, which is what Kueue may admit work for."""
+        if self.block_over(moment):
+            return 0
         return self.max_nodes if self.autoscaled or self.capacity_block else self.desired
 
 

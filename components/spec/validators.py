@@ -153,6 +153,15 @@ def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterato
             continue
         eks = site.kubernetes
         in_cluster = site.gpu_pools or any(team.on(site) for team in spec.teams)
+        vpc = ipaddress.ip_network(site.network.cidr)
+        for position, cidr in enumerate(eks.runner_cidrs):
+            if not ipaddress.ip_network(cidr).subnet_of(vpc):
+                yield Issue(
+                    f"sites[{index}].kubernetes.runner_cidrs[{position}]",
+                    f"{cidr} is not inside this site's VPC ({vpc}) and nothing routes it there (cross-site links "
+                    "are not built yet); list a subnet of the VPC the runner sits in, or use "
+                    "endpoint_public_access with public_access_cidrs",
+                )
         if in_cluster and not eks.endpoint_public_access and not eks.runner_cidrs:
             yield Issue(
                 f"sites[{index}].kubernetes.runner_cidrs",

@@ -292,6 +292,7 @@ def test_results_are_sorted_and_each_site_is_read_once_in_its_own_region(preflig
         name="aws-usw2",
         region="us-west-2",
         network={"cidr": "10.21.0.0/16", "availability_zones": ["us-west-2c", "us-west-2d"]},
+        kubernetes={"runner_cidrs": ["10.21.0.0/16"]},
     )
     east = aws_site(L40S_SPOT, H100, {**H100, "name": "h100-more"})
     calls: list[tuple[str, str]] = []
@@ -712,7 +713,8 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_creden
         assert main(["preflight", "--stack-file", str(good)]) == 0
         out = capsys.readouterr().out
         assert "2 passed, 0 failed, 1 skipped" in out  # the pool checks
-        assert "1 passed, 0 failed, 1 skipped" in out  # the site checks: role found, cluster not created yet
+        # the site checks: role found; cluster not created yet; no admin roles, so the creator keeps admin
+        assert "1 passed, 0 failed, 2 skipped" in out
         assert main(["preflight", "--stack-file", str(bad)]) == 1
         out = capsys.readouterr().out
         assert "trn2.48xlarge" in out and "1 failed" in out

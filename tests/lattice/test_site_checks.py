@@ -187,3 +187,39 @@ def test_preflight_prints_the_site_table_and_fails_on_a_site(tmp_path, capsys, m
     assert main(["preflight", "--stack-file", str(stack)]) == 1
     out = capsys.readouterr().out
     assert "lattice preflight: sites" in out and "cannot reach 127.0.0.1:9" in out
+
+
+@pytest.mark.parametrize(
+    ("caller_role", "status"),
+    [("lattice-platform-admin", "pass"), ("ci-deployer", "fail")],
+)
+def test_the_runner_must_act_as_an_admin_role(session, caller_role, status):
+    """EKS refuses every in-cluster request from an identity with no access entry."""
+    iam = session.client("iam")
+    trust = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"}, "Action": "sts:AssumeRole"}
+            ],
+        }
+    )
+    role = iam.create_role(RoleName=caller_role, AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    credentials = session.client("sts").assume_role(RoleArn=role, RoleSessionName="runner")["Credentials"]
+    assumed = boto3.session.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+        region_name="us-east-1",
+    )
+    site = {
+        **AWS_SITE,
+        "kubernetes": {
+            **AWS_SITE["kubernetes"],
+            "admin_role_arns": ["arn:aws:iam::123456789012:role/lattice-platform-admin"],
+        },
+    }
+    result = _by(run_site_checks(_spec(site), "dev", assumed, connect=Probe()))[("aws-use1", "admin-access")]
+    assert result.status == status
+    if status == "fail":
+        assert result.detail.endswith("assume one first (AWS_PROFILE with role_arn, or `aws sts assume-role`)")

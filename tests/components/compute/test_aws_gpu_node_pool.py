@@ -257,3 +257,27 @@ def test_accelerator_label_is_a_valid_kubernetes_label():
         plan = run_program(_pool_program(instance.name), stack="t")
         value = plan.one(NODE_GROUP, "pool-nodes")["inputs"]["labels"]["lattice.dev/accelerator"]
         assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?", value), value
+
+
+@pytest.mark.parametrize(
+    ("moment", "actions", "gpus"),
+    [
+        ("2026-11-30T00:00:00Z", ["aws-use1-block-block-end", "aws-use1-block-block-start"], 16),  # before
+        ("2026-12-02T00:00:00Z", ["aws-use1-block-block-end"], 16),  # during: the start has run
+        ("2026-12-03T11:00:00Z", [], 0),  # after its scale-in: nothing runs any more
+    ],
+)
+def test_a_past_scheduled_action_never_fails_a_later_up(plan_spec, moment, actions, gpus):
+    """AWS rejects a start time in the past and deletes one-time actions once they run."""
+    from datetime import datetime
+
+    from components import clock
+
+    with clock.frozen_at(datetime.fromisoformat(moment)):
+        plan = plan_spec(spec_with(_block_site()))
+    assert sorted(s["name"] for s in plan.by_type("aws:autoscaling/schedule:Schedule")) == actions
+    (group,) = plan.one("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", "aws-use1-kueue-queue")["inputs"]["spec"][
+        "resourceGroups"
+    ]
+    quotas = {r["name"]: r["nominalQuota"] for r in group["flavors"][0]["resources"]}
+    assert quotas["nvidia.com/gpu"] == gpus

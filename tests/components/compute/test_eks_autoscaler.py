@@ -82,3 +82,24 @@ def test_kueue_does_not_admit_work_for_nodes_nothing_starts(plan_spec, pool, gpu
     plan = plan_spec(spec_with(site))
     assert _quota(plan, "p5")["nvidia.com/gpu"] == gpus
     assert bool(plan.by_type("lattice:compute:EksAutoscaler")) is (pool.get("autoscale") is not False)
+
+
+def test_kueue_admits_neuron_jobs_whichever_name_they_request_devices_by(plan_spec):
+    """Neuron recommends neurondevice / neuroncore; a queue covering only aws.amazon.com/neuron admits neither."""
+    site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
+    plan = plan_spec(spec_with(site))
+    (group,) = plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
+    assert group["coveredResources"] == [
+        "cpu",
+        "memory",
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+        "aws.amazon.com/neurondevice",
+    ]
+    assert _quota(plan, "trn") | {"cpu": None, "memory": None} == {
+        "cpu": None,
+        "memory": None,
+        "aws.amazon.com/neuron": 32,  # 2 nodes x 16 devices
+        "aws.amazon.com/neurondevice": 32,
+        "aws.amazon.com/neuroncore": 64,  # 2 cores per Trainium device
+    }

@@ -38,37 +38,38 @@ def test_every_control_plane_log_type_goes_to_a_retained_encrypted_group(dev_pla
     assert group["urn"] in cluster["dependencies"]
 
 
-def test_endpoint_is_private_by_default_on_private_subnets(prod_plan):
-    cluster = prod_plan.one(CLUSTER, "aws-use1-eks-cluster")
+def test_endpoint_is_private_by_default_on_private_subnets(plan_spec):
+    plan = plan_spec(spec_with(AWS_SITE))
+    cluster = plan.one(CLUSTER, "aws-use1-eks-cluster")
     vpc_config = cluster["inputs"]["vpcConfig"]
     assert vpc_config["endpointPrivateAccess"] is True
     assert vpc_config["endpointPublicAccess"] is False
     assert "publicAccessCidrs" not in vpc_config
-    private = [r for r in prod_plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r["name"]]
-    assert sorted(vpc_config["subnetIds"]) == sorted(prod_plan.state(s)["id"] for s in private)
+    private = [r for r in plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r["name"]]
+    assert sorted(vpc_config["subnetIds"]) == sorted(plan.state(s)["id"] for s in private)
     assert cluster["inputs"]["version"] == "1.33"
 
 
-def test_a_runner_on_the_grid_can_reach_the_private_api(prod_plan):
+def test_a_runner_inside_the_vpc_can_reach_the_private_api(plan_spec):
     """The cluster security group admits only itself: HTTPS from the runner's network is opened explicitly."""
-    cluster = prod_plan.one(CLUSTER, "aws-use1-eks-cluster")
-    rule = prod_plan.one(
-        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws-use1-eks-runner-10-50-0-0-16"
-    )
+    plan = plan_spec(spec_with(AWS_SITE))  # runner_cidrs: [10.20.0.0/16]
+    cluster = plan.one(CLUSTER, "aws-use1-eks-cluster")
+    rule = plan.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws-use1-eks-runner-10-20-0-0-16")
     assert rule["inputs"] | {"tags": None} == {
-        "securityGroupId": prod_plan.state(cluster)["vpcConfig"]["clusterSecurityGroupId"],
-        "cidrIpv4": "10.50.0.0/16",
+        "securityGroupId": plan.state(cluster)["vpcConfig"]["clusterSecurityGroupId"],
+        "cidrIpv4": "10.20.0.0/16",
         "ipProtocol": "tcp",
         "fromPort": 443,
         "toPort": 443,
-        "description": "Kubernetes API from pulumi up runners in 10.50.0.0/16",
+        "description": "Kubernetes API from pulumi up runners in 10.20.0.0/16",
         "tags": None,
     }
 
 
-def test_dev_reaches_its_api_through_a_scoped_public_endpoint(dev_plan):
-    vpc_config = dev_plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["vpcConfig"]
-    assert (vpc_config["endpointPublicAccess"], vpc_config["publicAccessCidrs"]) == (True, ["198.51.100.0/24"])
+def test_both_stacks_reach_their_api_through_a_scoped_public_endpoint(dev_plan, prod_plan):
+    for plan in (dev_plan, prod_plan):
+        vpc_config = plan.one(CLUSTER, "aws-use1-eks-cluster")["inputs"]["vpcConfig"]
+        assert (vpc_config["endpointPublicAccess"], vpc_config["publicAccessCidrs"]) == (True, ["198.51.100.0/24"])
 
 
 def test_public_endpoint_is_scoped_to_declared_networks(plan_spec):

@@ -133,6 +133,12 @@ def test_tpu_slice_is_provisioned_whole_with_its_topology(plan_spec):
     assert "guestAccelerators" not in pool["nodeConfig"]
 
 
+def test_a_replaced_pool_does_not_collide_with_its_own_name(prod_plan):
+    pool = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")
+    assert pool["inputs"]["name"] == "train-a3mega"
+    assert prod_plan.option(pool, "deleteBeforeReplace") is True
+
+
 def test_prod_gcp_pools(prod_plan):
     mega = prod_plan.one(NODE_POOL, "gcp-usc1-train-a3mega-pool")["inputs"]
     assert len(mega["networkConfig"]["additionalNodeNetworkConfigs"]) == gcp_machine_type("a3-megagpu-8g").gpu_nic_count
@@ -177,12 +183,13 @@ def test_default_placement_is_one_gke_accepts(machine, capacity, compact, plan_s
     assert pool["nodeConfig"].get("flexStart", False) is (capacity["type"] == "flex-start")
 
 
-def test_non_queued_flex_start_keeps_auto_repair_and_skips_provisioning_requests(plan_spec):
+def test_flex_start_without_queued_provisioning_still_has_no_auto_repair(plan_spec):
+    """GKE refuses auto-repair on any flex-start pool, queued or not."""
     pool_spec = {"name": "train", "machine_type": "a4-highgpu-8g", "max_nodes": 2,
                  "capacity": {"type": "flex-start", "queued_provisioning": False}}  # fmt: skip
     plan = plan_spec(spec_with(_site(pool_spec)))
     pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
-    assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
+    assert pool["management"] == {"autoRepair": False, "autoUpgrade": True}
     assert pool["initialNodeCount"] == 0
     assert plan.by_type("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck") == []
 

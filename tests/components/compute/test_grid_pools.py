@@ -60,7 +60,8 @@ def test_efa_device_plugin_chart_deploys_a_current_plugin(dev_plan):
 
 def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
     site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
-    releases = _releases(plan_spec(spec_with(site)), "aws-use1")
+    plan = plan_spec(spec_with(site))
+    releases = _releases(plan, "aws-use1")
     assert set(releases) == {"aws-efa-k8s-device-plugin", "neuron", "cluster-autoscaler", "kueue"}
     neuron = releases["neuron"]["inputs"]
     assert (neuron["chart"], neuron["version"]) == ("oci://public.ecr.aws/neuron/neuron-helm-chart", "1.9.0")
@@ -71,7 +72,12 @@ def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
             "nodeSelector": {"lattice.dev/pool": "system"},
             "customScheduler": {"fullnameOverride": "neuron-scheduler", "nodeSelector": {"lattice.dev/pool": "system"}},
         },
+        "npd": {"namespaceOverride": "neuron-healthcheck-system"},
     }
+    # the chart's health checker runs in a namespace the chart does not create
+    namespace = plan.one("kubernetes:core/v1:Namespace", "aws-use1-addons-neuron-healthcheck")
+    assert namespace["inputs"]["metadata"]["name"] == "neuron-healthcheck-system"
+    assert namespace["urn"] in releases["neuron"]["dependencies"]
     # the EFA plugin must tolerate the Neuron taint to run on trn nodes
     tolerations = releases["aws-efa-k8s-device-plugin"]["inputs"]["values"]["tolerations"]
     assert {"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"} in tolerations

@@ -50,7 +50,7 @@ def test_a3_mega_gpu_nics_are_reachable_from_pods(prod_plan):
     assert params["a3mega-a-nic3"]["urn"] in networks["a3mega-a-nic3"]["dependencies"]
     images = _images(prod_plan)
     assert images["nccl-tcpxo-installer"] == [
-        "ubuntu",
+        "ubuntu:24.04",
         "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
         gpudirect.PAUSE_IMAGE,
     ]
@@ -91,7 +91,7 @@ def test_rdma_machines_get_rdma_networks_and_the_gib_installer(plan_spec):
     assert roce["vpc"] == "test-gcp-usc1-a3ultr-a-roce" and roce["vpcSubnet"] == "test-gcp-usc1-a3ultr-a-roce0"
     assert _images(plan) == {
         "nccl-rdma-installer": [
-            "alpine:latest",
+            "alpine:3.22",
             "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0",
             gpudirect.PAUSE_IMAGE,
         ]
@@ -126,3 +126,47 @@ def test_sizing_credits_only_the_flavours_lattice_wires():
     mega = gcp_machine_type("a3-megagpu-8g")
     unwired = dataclasses.replace(mega, gpudirect=GpuDirect.NONE)
     assert unwired.scale_out_bandwidth_gbps == mega.host_network_bandwidth_gbps == 200
+
+
+def test_the_rdma_installer_stays_off_other_gpu_machines(plan_spec):
+    """On a site mixing A3 Ultra with A3 Mega, gIB must not overwrite the TCPXO plugin on the Mega nodes."""
+    site = {
+        **GCP_SITE,
+        "gpu_pools": [
+            {"name": "ultra", "machine_type": "a3-ultragpu-8g", "max_nodes": 2},
+            {"name": "mega", "machine_type": "a3-megagpu-8g", "max_nodes": 2},
+        ],
+    }
+    plan = plan_spec(spec_with(site))
+    rdma = plan.one(DAEMON_SET, "gcp-usc1-gpudirect-nccl-rdma-installer")["inputs"]["spec"]["template"]["spec"]
+    terms = rdma["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h200-141gb"]}
+            ]
+        }
+    ]
+    sysctls = rdma["initContainers"][0]["command"][-1]
+    assert sysctls.count("log_martians=0") == gcp_machine_type("a3-ultragpu-8g").gpu_nic_count
+    tcpxo = plan.one(DAEMON_SET, "gcp-usc1-gpudirect-nccl-tcpxo-installer")["inputs"]["spec"]["template"]["spec"]
+    assert tcpxo["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"
+    ][0]["values"] == ["nvidia-h100-mega-80gb"]
+    outputs = plan.outputs["sites"]["gcp-usc1"]["gpu_pools"]
+    assert outputs["mega"]["gpudirect_sidecar_image"] == gpudirect.DAEMON_IMAGE[GpuDirect.TCPXO]
+    assert "gpudirect_sidecar_image" not in outputs["ultra"]
+
+
+def test_device_network_names_fit_gkes_limit():
+    """GKE limits Device-type Network names to 41 characters; the longest Lattice builds is far shorter."""
+    names = [
+        name
+        for machine in gcp_machine_types()
+        if machine.gpu_nic_count
+        for name in gpudirect.FabricNics(
+            machine, "northamerica-northeast1-c", [("n", "s")] * machine.gpu_nic_count, [("n", "s")] * 2
+        ).gpu_network_names()
+        + gpudirect.FabricNics(machine, "us-central1-f", [], [("n", "s")]).gvnic_network_names()
+    ]
+    assert max(len(name) for name in names) <= 41

@@ -1,0 +1,3 @@
+"""Well-known ports the network components open, named once."""
+
+HTTPS = 443
