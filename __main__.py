@@ -7,15 +7,19 @@ from components.spec import SpecError, ValidationContext, parse_spec
 
 config = pulumi.Config("lattice")
 stack = pulumi.get_stack()
+warnings = []
 try:
     spec = parse_spec(
         config.require_object("spec"),
         source=f"stacks/Pulumi.{stack}.yaml",
         # The engine hands us values, not the file: secret-ness is checked by `lattice plan`.
         ctx=ValidationContext(knows_config=False, stack=stack),
+        warnings=warnings,
     )
 except SpecError as error:
     raise pulumi.RunError(str(error)) from None
+for warning in warnings:
+    pulumi.log.warn(f"{warning.path}: {warning.message}")
 
 hybrid = HybridStack("lattice", HybridStackArgs(spec=spec, stack=stack, secret=config.require_secret))
 pulumi.export("environment", spec.environment)

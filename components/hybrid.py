@@ -39,16 +39,28 @@ class HybridStack(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self)
         self.sites = {}
+        workloads = {workload.name: workload for workload in spec.workloads}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
             teams = [team for team in spec.teams if team.on(site)]
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(
-                    site.name, AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams), opts=child
+                    site.name,
+                    AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams, workloads=workloads),
+                    opts=child,
                 )
             elif isinstance(site, GcpSite):
                 built = GcpCloudSite(
-                    site.name, GcpCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams), opts=child
+                    site.name,
+                    GcpCloudSiteArgs(
+                        site,
+                        tags,
+                        spec.protects_stateful,
+                        teams=teams,
+                        workloads=workloads,
+                        locked_retention=spec.environment == "prod",
+                    ),
+                    opts=child,
                 )
             elif isinstance(site, KubernetesSite):
                 secret_key = site.kubernetes.kubeconfig_secret

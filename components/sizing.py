@@ -40,6 +40,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from components.catalog import AwsInstanceType, GcpMachineType
+from components.catalog.storage import (
+    FSX_LUSTRE_CLASSES,
+    GIB_PER_TIB,
+    MANAGED_LUSTRE_TIERS,
+    fsx_lustre_class,
+)
 
 GIB = 2**30
 GB = 1e9
@@ -377,4 +383,100 @@ def fits(workload: Workload, pool: Pool, *, storage_gb_per_second: float | None 
         checkpoint_overhead_fraction=overhead,
         required_storage_gb_per_second=required_throughput,
         problems=tuple(problems),
+    )
+
+
+# --- checkpoint storage -----------------------------------------------------------------------------------
+
+MB = 1e6
+
+
+@dataclass(frozen=True)
+class LustreChoice:
+    """A Lustre file system sized for a checkpoint budget, and what it costs the training run."""
+
+    service: str  # "fsx" (FSx for Lustre) or "managed-lustre" (GCP Managed Lustre)
+    deployment: str  # "PERSISTENT_2/SSD", "SCRATCH_2/SSD", or the Managed Lustre tier
+    per_unit_mbps_per_tib: int | None  # the chosen throughput tier (None where the class fixes it)
+    capacity_gib: int
+    write_mbps: float
+    checkpoint_bytes: float
+    save_seconds: float
+    overhead_fraction: float
+
+    @property
+    def required_label(self) -> str:
+        """``PERSISTENT_2/SSD at 1000 MB/s/TiB, 16,800 GiB`` (FSx) or ``1000, 18,000 GiB`` (a Managed Lustre tier)."""
+        if self.service == "fsx" and self.per_unit_mbps_per_tib:
+            return f"{self.deployment} at {self.per_unit_mbps_per_tib} MB/s/TiB, {self.capacity_gib:,} GiB"
+        return f"{self.deployment}, {self.capacity_gib:,} GiB"
+
+
+def checkpoint_write_mbps(workload: Workload, budget_seconds: float) -> float:
+    """Write throughput (MB/s) that saves the workload's full checkpoint within ``budget_seconds``."""
+    return checkpoint_bytes(workload) / budget_seconds / MB
+
+
+def lustre_for_checkpoints(
+    workload: Workload,
+    *,
+    service: str,
+    budget_seconds: float,
+    deployment: str = "PERSISTENT_2/SSD",
+    checkpoints_kept: int = 2,
+    minimum_capacity_gib: int = 0,
+    tiers: tuple[int | str, ...] | None = None,
+    efa: bool = False,
+) -> LustreChoice:
+    """The smallest valid Lustre file system that saves a checkpoint within ``budget_seconds``.
+
+    It must also hold ``checkpoints_kept`` checkpoints (and ``minimum_capacity_gib``). "Smallest" is the least
+    capacity, then the lowest throughput tier at that capacity: FSx and Managed Lustre both price by capacity
+    and tier, and a faster tier is cheaper than the extra capacity a slower one needs for the same speed.
+    ``tiers`` limits the choice to the given throughput tiers (the user fixed one); ``efa`` uses the capacity
+    steps of EFA-enabled FSx file systems. Raises ValueError when no configuration meets the budget.
+    """
+    size = checkpoint_bytes(workload)
+    needed_mbps = size / budget_seconds / MB
+    needed_gib = max(minimum_capacity_gib, checkpoints_kept * size / GIB)
+    options: list[tuple[int, int, str, int | None, float]] = []
+    if service == "fsx":
+        lustre = fsx_lustre_class(*deployment.split("/"))
+        if lustre is None or lustre.storage_type == "INTELLIGENT_TIERING":
+            raise ValueError(
+                f"{deployment} is not an FSx class sized by capacity; use one of {', '.join(FSX_LUSTRE_CLASSES)}"
+            )
+        for tier in lustre.per_unit_throughputs or (None,):
+            if tiers is not None and tier is not None and tier not in tiers:
+                continue
+            per_tib = lustre.fixed_write_mbps_per_tib or tier
+            steps = lustre.capacity_steps(tier, efa=efa)
+            capacity = steps.at_least(max(needed_gib, needed_mbps / per_tib * GIB_PER_TIB))
+            if capacity is not None:
+                options.append((capacity, per_tib, deployment, tier, lustre.write_mbps(capacity, tier)))
+    elif service == "managed-lustre":
+        for tier in MANAGED_LUSTRE_TIERS.values():
+            if tiers is not None and tier.name not in tiers:
+                continue
+            capacity = tier.at_least(max(needed_gib, needed_mbps / tier.mbps_per_tib * GIB_PER_TIB))
+            if capacity is not None:
+                options.append((capacity, tier.mbps_per_tib, tier.name, tier.mbps_per_tib, tier.write_mbps(capacity)))
+    else:
+        raise ValueError(f"unknown Lustre service {service!r}; use fsx or managed-lustre")
+    if not options:
+        raise ValueError(
+            f"no {deployment if service == 'fsx' else 'Managed Lustre'} file system writes {needed_mbps:,.0f} MB/s; "
+            f"relax the {budget_seconds:g} s budget"
+        )
+    capacity, _, name, tier, write = min(options)
+    save = size / (write * MB)
+    return LustreChoice(
+        service=service,
+        deployment=name,
+        per_unit_mbps_per_tib=tier,
+        capacity_gib=capacity,
+        write_mbps=write,
+        checkpoint_bytes=size,
+        save_seconds=save,
+        overhead_fraction=checkpoint_overhead_fraction(save, workload.checkpoint_interval_minutes),
     )

@@ -125,6 +125,13 @@ def _parser() -> argparse.ArgumentParser:
     size.add_argument("--checkpoint-interval", type=float, default=30, help="minutes between checkpoints")
     size.add_argument("--target-checkpoint-seconds", type=float, default=None)
     size.add_argument("--storage-gbps", type=float, default=None, help="checkpoint storage throughput in GB/s")
+    size.add_argument(
+        "--lustre",
+        choices=("fsx", "fsx-scratch", "managed-lustre"),
+        default=None,
+        help="size a Lustre file system for the checkpoints (default: FSx PERSISTENT_2 for AWS types, Managed "
+        "Lustre for GCP types)",
+    )
     size.set_defaults(handler=_size)
 
     listing = verbs.add_parser("policies", help="list the policy pack's rules")
@@ -156,8 +163,14 @@ def resolve_stack_file(args: argparse.Namespace) -> StackFile:
     return load_stack_file(path)
 
 
+def _warn(stack_file: StackFile) -> None:
+    for line in stack_file.warning_report():
+        print(line, file=sys.stderr)
+
+
 def _plan(args: argparse.Namespace, out: Console) -> int:
     stack_file = resolve_stack_file(args)
+    _warn(stack_file)
     plan = run_plan(stack_file, preview=args.preview)
     if args.json is not None:
         if str(args.json) == "-":
@@ -190,6 +203,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         stack_file = load_stack_file(stack_path) if stack_path.exists() else None
     else:
         stack_file = resolve_stack_file(args)
+        _warn(stack_file)
         plan = run_plan(stack_file, preview=args.preview).to_dict()
         environment = stack_file.spec.environment
     config_path = args.policy_config or (config_path_for(environment) if environment else None)
@@ -312,7 +326,8 @@ def _parameter_count(text: str) -> float:
 
 def _size(args: argparse.Namespace, out: Console) -> int:
     from components import sizing
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from components.catalog import AwsInstanceType, UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from components.standards import CHECKPOINT_TARGET_SECONDS
 
     try:
         machine = aws_instance_type(args.machine_type)
@@ -349,6 +364,26 @@ def _size(args: argparse.Namespace, out: Console) -> int:
     if report.checkpoint_save_seconds is not None:
         table.add_row("checkpoint save", f"{report.checkpoint_save_seconds:,.0f} s")
         table.add_row("time lost to checkpoints", f"{report.checkpoint_overhead_fraction:.1%}")
+    budget = args.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
+    table.add_row(
+        f"write throughput for a {budget:g} s save", f"{sizing.checkpoint_write_mbps(workload, budget):,.0f} MB/s"
+    )
+    service = args.lustre or ("fsx" if isinstance(machine, AwsInstanceType) else "managed-lustre")
+    try:
+        choice = sizing.lustre_for_checkpoints(
+            workload,
+            service="managed-lustre" if service == "managed-lustre" else "fsx",
+            budget_seconds=budget,
+            deployment="SCRATCH_2/SSD" if service == "fsx-scratch" else "PERSISTENT_2/SSD",
+        )
+    except ValueError as exc:
+        table.add_row("Lustre for the checkpoints", str(exc))
+    else:
+        label = "FSx for Lustre" if choice.service == "fsx" else "Managed Lustre, tier"
+        table.add_row("Lustre for the checkpoints", f"{label} {choice.required_label}")
+        table.add_row("  its write throughput", f"{choice.write_mbps:,.0f} MB/s")
+        table.add_row("  checkpoint save on it", f"{choice.save_seconds:,.1f} s")
+        table.add_row("  time lost to checkpoints", f"{choice.overhead_fraction:.1%}")
     out.print(table)
     out.print(report.message)
     return 0 if report.fits else 1

@@ -46,6 +46,8 @@ REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "[secure config value: decrypted by the Pulumi CLI at deploy time]"
 
 FAKE_ACCOUNT = "123456789012"
+# AZ IDs look like use1-az4: an abbreviation of the region and a number.
+ZONE_ID_PREFIXES = {"us-east-1": "use1", "us-east-2": "use2", "us-west-2": "usw2", "eu-west-1": "euw1"}
 # Service-linked roles live under /aws-service-role/<service>/ with a name AWS chooses per service.
 SERVICE_LINKED_ROLES = {"autoscaling.amazonaws.com": "AWSServiceRoleForAutoScaling"}
 SERVICE_ROLE_PATHS = {name: f"/aws-service-role/{service}/" for service, name in SERVICE_LINKED_ROLES.items()}
@@ -183,8 +185,13 @@ class LatticeMocks(mocks.Mocks):
                     ],
                 },
                 # An S3 bucket's id is its name, as the provider reports it.
-                ("s3", "Bucket"): {"id": name, "bucket": name},
-                ("s3", "BucketV2"): {"id": name, "bucket": name},
+                ("s3", "Bucket"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
+                ("s3", "BucketV2"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
+                ("s3", "DirectoryBucket"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
+                ("fsx", "LustreFileSystem"): {
+                    "dnsName": f"{resource_id}.fsx.{region}.amazonaws.com",
+                    "mountName": _short_hash(resource_id, length=8),
+                },
             }
             out.update(extra.get((module, kind), {}))
         elif package == "gcp":
@@ -200,6 +207,17 @@ class LatticeMocks(mocks.Mocks):
                 out["id"] = paths[(module, kind)]
             if (module, kind) == ("serviceaccount", "Account"):
                 out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
+            if (module, kind) == ("projects", "ServiceIdentity"):
+                agent = state.get("service", "").split(".")[0]
+                email = f"service-{number_of(project)}@gcp-sa-{agent}.iam.gserviceaccount.com"
+                out |= {"email": email, "member": f"serviceAccount:{email}"}
+            if (module, kind) == ("lustre", "Instance"):
+                out["mountPoint"] = f"10.0.{int(_short_hash(name, length=2), 16)}.2@tcp:/{state.get('filesystem')}"
+            if (module, kind) == ("filestore", "Instance"):
+                out["networks"] = [
+                    {**network, "ipAddresses": [f"10.1.{int(_short_hash(name, length=2), 16)}.2"]}
+                    for network in state.get("networks", [])
+                ]
             if (module, kind) == ("container", "Cluster"):
                 out["endpoint"] = "192.0.2.10"
                 out["masterAuth"] = {"clusterCaCertificate": "TU9DSy1HS0UtQ0E="}
@@ -246,6 +264,14 @@ class LatticeMocks(mocks.Mocks):
         if token == "aws:ssm/getParameter:getParameter":
             name = args.args.get("name", "")
             return {"name": name, "value": f"ami-{_short_hash(name, length=17)}", "type": "String", "id": name}, []
+        if token == "aws:index/getAvailabilityZone:getAvailabilityZone":
+            name = args.args.get("name", f"{region}a")
+            zone_id = f"{ZONE_ID_PREFIXES.get(region, region.replace('-', ''))}-az{ord(name[-1]) - ord('a') + 1}"
+            return {"name": name, "zoneId": zone_id, "region": region, "state": "available", "id": name}, []
+        if token == "gcp:storage/getProjectServiceAccount:getProjectServiceAccount":
+            project = args.args.get("project") or "mock-project"
+            email = f"service-{number_of(project)}@gs-project-accounts.iam.gserviceaccount.com"
+            return {"emailAddress": email, "member": f"serviceAccount:{email}", "project": project, "id": email}, []
         if token == "aws:iam/getRole:getRole":
             name = args.args.get("name", "")
             path = SERVICE_ROLE_PATHS.get(name, "/")

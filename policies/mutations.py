@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from .registry import Mutation
@@ -41,3 +42,13 @@ def chain(*mutations: Mutation) -> Mutation:
         return props
 
     return mutate
+
+
+def depending_on(wanted: Callable[[dict[str, Any], dict[str, Any]], bool]) -> Callable[[dict, dict], bool]:
+    """A counterexample selector: resources that take an input from a resource ``wanted`` accepts."""
+
+    def select(resource: dict[str, Any], plan: dict[str, Any]) -> bool:
+        by_urn = {r["urn"]: r for r in plan["resources"]}
+        return any(wanted(by_urn[urn], plan) for urn in resource["dependencies"] if urn in by_urn)
+
+    return select

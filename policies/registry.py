@@ -32,12 +32,15 @@ StackCheck = Callable[[policy.StackValidationArgs], Iterable[tuple[str, str]]]
 class Counterexample:
     """Make one compliant resource of ``resource_type`` violate the rule.
 
-    ``mutate`` rewrites its inputs; ``unprotect`` drops its ``protect`` option instead.
+    ``mutate`` rewrites its inputs; ``unprotect`` drops its ``protect`` option instead. ``select`` picks which
+    resource of the type the rule judges (a stack rule about checkpoint buckets judges only the lifecycle of a
+    checkpoint bucket): it takes a plan resource and the whole plan.
     """
 
     resource_type: str
     mutate: Mutation | None = None
     unprotect: bool = False
+    select: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None
 
 
 @dataclass(frozen=True)

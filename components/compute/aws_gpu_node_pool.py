@@ -26,6 +26,7 @@ from ..clock import utc_timestamp
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
+from ..storage.contract import StorageTier
 from ..tagging import TagContext, k8s_label_value
 from .eks_cluster import IMDS_V2, root_volume
 
@@ -50,6 +51,10 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 # aws-ofi-nccl reads these; RDMA reads are what p4d / p5 and later EFA generations support.
 EFA_ENVIRONMENT = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1"}
 MIME_BOUNDARY = "==LATTICE=="
+# The FSx CSI driver mounts with the host's Lustre client, which the EKS AL2023 AMIs do not ship (EKS
+# maintainers point to installing it in user data, awslabs/amazon-eks-ami#2696).
+LUSTRE_CLIENT = "dnf install -y lustre-client\n"
+GIB_PER_GB = 1e9 / 2**30
 
 
 @dataclass
@@ -64,6 +69,8 @@ class AwsGpuNodePoolArgs:
     subnet_ids: list[pulumi.Input[str]]
     kms_key_arn: pulumi.Input[str]
     tags: TagContext
+    # The site has FSx for Lustre: install the Lustre client the EKS AL2023 AMIs do not ship.
+    lustre_client: bool = False
 
 
 class AwsGpuNodePool(pulumi.ComponentResource):
@@ -74,6 +81,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
     role: aws.iam.Role
     efa: bool
     efa_bandwidth_gbps: float
+    scratch: StorageTier | None  # the instance-store NVMe RAID0, where the type has any
 
     def __init__(self, name: str, args: AwsGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:compute:AwsGpuNodePool", name, None, opts)
@@ -139,7 +147,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
             if pool.capacity.type == "capacity-block"
             else None,
-            user_data=base64.b64encode(user_data(pool, self.efa, instance).encode()).decode(),
+            user_data=base64.b64encode(user_data(pool, self.efa, instance, args.lustre_client).encode()).decode(),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags.aws_tags())
                 for kind in ("instance", "volume", "network-interface")
@@ -194,6 +202,16 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             )
         elif pool.capacity_block:
             self.schedules = self._capacity_block_schedule(name, pool, autoscaling_group)
+        self.scratch = None
+        if instance.nvme_disks:
+            self.scratch = StorageTier(
+                name=f"{pool.name}-scratch",
+                kind="nvme",
+                access="host-path",
+                mount_path=pool.scratch_path,
+                capacity_gib=int(instance.instance_store.total_size_gb * GIB_PER_GB),
+                node_selector={"lattice.dev/pool": pool.name},
+            )
         self.register_outputs(
             {
                 "node_group": self.node_group.node_group_name,
@@ -293,7 +311,7 @@ def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservat
     )
 
 
-def user_data(pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType) -> str:
+def user_data(pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType, lustre_client: bool = False) -> str:
     """A MIME multipart document EKS merges with its own node bootstrap (AL2023 nodeadm)."""
     environment = "\n".join(f"{key}={value}" for key, value in EFA_ENVIRONMENT.items())
     # For processes started on the host (MPI launched over SSH, health checks); pods set their own.
@@ -314,7 +332,7 @@ if [[ -n "${{device:-}}" ]]; then
   mount -o noatime "$device" {pool.scratch_path}
   echo "$device {pool.scratch_path} xfs noatime,nofail 0 2" >> /etc/fstab
 fi
-{efa_block}"""
+{efa_block}{LUSTRE_CLIENT if lustre_client else ""}"""
     return (
         f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
         f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}\n--{MIME_BOUNDARY}--\n'

@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 from ..catalog import GcpMachineType, TpuTopology
 from ..network.gcp_gpu_fabric import GcpGpuFabric
 from ..spec.model import GcpGpuPoolSpec
+from ..storage.contract import StorageTier
 from ..tagging import TagContext
 
 GPU_TAINT = "nvidia.com/gpu"
@@ -42,6 +43,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
     node_pool: gcp.container.NodePool
     gpu_nics: int
     tpu_chips: int
+    scratch: StorageTier | None  # local SSD as the nodes' ephemeral storage, where the machine has any
 
     def __init__(self, name: str, args: GcpGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:compute:GcpGpuNodePool", name, None, opts)
@@ -134,6 +136,17 @@ class GcpGpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"], delete_before_replace=True),
             **sizing,
         )
+        self.scratch = None
+        if args.machine is not None and args.machine.local_ssd_count:
+            # GKE backs emptyDir volumes and container writable layers with the local SSDs (RAID0).
+            self.scratch = StorageTier(
+                name=f"{pool.name}-scratch",
+                kind="nvme",
+                access="ephemeral",
+                mount_path=pool.scratch_path,
+                capacity_gib=args.machine.local_ssd_gib,
+                node_selector={"lattice.dev/pool": pool.name},
+            )
         self.register_outputs({"node_pool": self.node_pool.name, "gpu_nics": self.gpu_nics})
 
     @staticmethod

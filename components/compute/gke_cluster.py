@@ -48,6 +48,8 @@ class GkeClusterArgs:
     # Node ports the in-cluster add-ons serve the API server on (webhooks, aggregated APIs).
     control_plane_ports: list[int] = field(default_factory=list)
     dns_endpoint: bool = True
+    lustre_csi: bool = False
+    filestore_csi: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -131,6 +133,19 @@ class GkeCluster(pulumi.ComponentResource):
             # Both are fixed at creation (changing them replaces the cluster), so every site gets them.
             enable_multi_networking=True,
             datapath_provider="ADVANCED_DATAPATH",
+            # The storage CSI drivers GKE manages, on where the site has the storage (addons change in place).
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True)
+                if args.lustre_csi
+                else None,
+                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(
+                    enabled=True
+                )
+                if args.filestore_csi
+                else None,
+            )
+            if args.lustre_csi or args.filestore_csi
+            else None,
             remove_default_node_pool=True,
             initial_node_count=1,
             node_config=gcp.container.ClusterNodeConfigArgs(

@@ -42,6 +42,8 @@ class GkeRanges:
     services: str
     pods: str
     control_plane: str
+    # Private services access (Managed Lustre): Google peers its service network into this block.
+    private_services: str
 
 
 def _split(network: ipaddress.IPv4Network, parts: int) -> list[ipaddress.IPv4Network]:
@@ -84,7 +86,14 @@ def gke_ranges(cidr: str) -> GkeRanges:
     _, pods = network.subnets(prefixlen_diff=1)
     services, control_quarter = second_quarter.subnets(prefixlen_diff=1)
     control_plane = ipaddress.ip_network((control_quarter.broadcast_address - CONTROL_PLANE_SIZE + 1, 28))
-    return GkeRanges(nodes=str(nodes), services=str(services), pods=str(pods), control_plane=str(control_plane))
+    private_services = next(control_quarter.subnets(prefixlen_diff=1))
+    return GkeRanges(
+        nodes=str(nodes),
+        services=str(services),
+        pods=str(pods),
+        control_plane=str(control_plane),
+        private_services=str(private_services),
+    )
 
 
 def gpu_nic_ranges(count: int) -> list[str]:

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 
 from ..spec import TeamSpec
+from ..storage.contract import StorageTier
 from ..tagging import TagContext
 from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
 from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
+from .storage_access import StorageAccess, StorageAccessArgs
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
 
 
@@ -30,12 +32,15 @@ class ClusterWorkloadsArgs:
     # What must exist before anything is created in the cluster (EKS access entries): every resource waits.
     access: list[pulumi.Resource] = field(default_factory=list)
     neuron_cores_per_device: int = 0  # the most any Neuron pool of the site has, for the teams' core quota
+    storage: list[StorageTier] = field(default_factory=list)  # the site's tiers; "pvc" ones get claims per team
+    fsx_csi_driver: bool = False  # EKS sites with FSx for Lustre
 
 
 class ClusterWorkloads(pulumi.ComponentResource):
     teams: dict[str, TeamNamespace]
     addons: ClusterAddons | None
     scheduler: KueueScheduler | None
+    storage: StorageAccess | None
     gpus: int
 
     def __init__(self, name: str, args: ClusterWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -58,6 +63,19 @@ class ClusterWorkloads(pulumi.ComponentResource):
             )
             for team in args.teams
         }
+        self.storage = None
+        if any(tier.access == "pvc" for tier in args.storage):
+            self.storage = StorageAccess(
+                f"{name}-storage",
+                StorageAccessArgs(
+                    tiers=args.storage,
+                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
+                    labels=args.tags.for_component("StorageAccess").k8s_labels(),
+                    fsx_csi_driver=args.fsx_csi_driver,
+                    depends_on=[*args.access, *args.depends_on],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.addons = self.scheduler = None
         self.gpus = 0
         if args.flavors:

@@ -84,7 +84,7 @@ class AwsKmsKey(pulumi.ComponentResource):
                 )
             ),
             tags=tags.aws_tags(),
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
         self.alias = aws.kms.Alias(
             f"{name}-alias",

@@ -28,5 +28,5 @@ def encrypted_log_group(
         retention_in_days=retention_days,
         kms_key_id=kms_key_arn,
         tags=tags.aws_tags(),
-        opts=pulumi.ResourceOptions(parent=parent, protect=protect),
+        opts=pulumi.ResourceOptions(parent=parent, protect=protect, retain_on_delete=protect),
     )

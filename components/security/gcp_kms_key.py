@@ -39,7 +39,7 @@ class GcpKmsKey(pulumi.ComponentResource):
     def __init__(self, name: str, args: GcpKmsKeyArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:security:GcpKmsKey", name, None, opts)
         tags = args.tags.for_component("GcpKmsKey")
-        stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect)
 
         self.key_ring = gcp.kms.KeyRing(
             f"{name}-ring",

@@ -21,6 +21,8 @@ from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..spec import AwsSite, TeamSpec
+from ..spec.model import WorkloadSpec
+from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs
 from ..tagging import TagContext
 
 
@@ -30,6 +32,7 @@ class AwsCloudSiteArgs:
     tags: TagContext
     protect: bool
     teams: list[TeamSpec] = field(default_factory=list)
+    workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -39,6 +42,7 @@ class AwsCloudSite(pulumi.ComponentResource):
     eks: EksCluster
     pools: dict[str, AwsGpuNodePool]
     autoscaler: EksAutoscaler | None
+    storage: AwsSiteStorage | None
     cluster_provider: k8s.Provider
     workloads: ClusterWorkloads
     outputs: dict[str, pulumi.Output]
@@ -112,9 +116,33 @@ class AwsCloudSite(pulumi.ComponentResource):
                     subnet_ids=[subnet_by_zone[zone].id for zone in zones],
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
+                    lustre_client=bool(site.storage.lustre),
                 ),
                 opts=scoped,
             )
+        self.storage = None
+        if any(getattr(site.storage, kind) for kind in ("lustre", "buckets", "express_checkpoints")):
+            self.storage = AwsSiteStorage(
+                f"{name}-storage",
+                AwsSiteStorageArgs(
+                    site=site,
+                    workloads=args.workloads,
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids={zone: subnet.id for zone, subnet in subnet_by_zone.items()},
+                    kms_key_arn=self.key.key_arn,
+                    tags=tags,
+                    protect=args.protect,
+                    cluster_security_group=self.eks.cluster_security_group_id,
+                    efa_security_groups={
+                        pool_name: pool.security_group.id
+                        for pool_name, pool in self.pools.items()
+                        if pool.security_group is not None
+                    },
+                ),
+                opts=scoped,
+            )
+        tiers = [*(pool.scratch for pool in self.pools.values() if pool.scratch is not None)]
+        tiers += self.storage.tiers if self.storage is not None else []
         # The EKS AL2023 NVIDIA AMI ships the driver and container toolkit; the Neuron AMI its own runtime.
         self.cluster_provider = k8s.Provider(
             f"{name}-k8s",
@@ -173,6 +201,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                     *([self.autoscaler.association] if self.autoscaler is not None else []),
                 ],
                 access=self.eks.admin_access,
+                storage=tiers,
+                fsx_csi_driver=bool(site.storage.lustre),
                 neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
@@ -196,6 +226,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 }
                 for name, pool in self.pools.items()
             },
+            "storage": {tier.name: tier.output() for tier in tiers},
         }
         self.register_outputs(self.outputs)
 

@@ -17,6 +17,7 @@ from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..spec import KubernetesSite, TeamSpec
+from ..storage.contract import StorageTier
 from ..tagging import TagContext
 
 
@@ -45,6 +46,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
             kubeconfig=pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        tiers = existing_tiers(site)
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(
@@ -64,6 +66,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     drivers_preinstalled=site.gpu_drivers == "preinstalled",
                     rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
                 ),
+                storage=tiers,
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
         )
@@ -73,5 +76,45 @@ class ExistingClusterSite(pulumi.ComponentResource):
             "context": pulumi.Output.from_input(access.context or f"(secret lattice:{access.kubeconfig_secret})"),
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
             "gpus": pulumi.Output.from_input(self.workloads.gpus),
+            "storage": {tier.name: tier.output() for tier in tiers},
         }
         self.register_outputs(self.outputs)
+
+
+def existing_tiers(site: KubernetesSite) -> list[StorageTier]:
+    """The site's own file systems and node scratch, as the storage contract describes them."""
+    storage = site.storage
+    tiers = []
+    if storage.scratch is not None:
+        tiers.append(
+            StorageTier(
+                name="scratch",
+                kind="nvme",
+                access="host-path",
+                mount_path=storage.scratch.host_path,
+                capacity_gib=storage.scratch.capacity_gib,
+            )
+        )
+    for mount in storage.mounts:
+        if mount.nfs_server is not None:
+            source = {"nfs": {"server": mount.nfs_server, "path": mount.nfs_export, "readOnly": mount.read_only}}
+            server, mount_name = mount.nfs_server, mount.nfs_export
+        else:
+            # Mounted on every node by the site's own tooling (Lustre / GPFS clients, autofs): a host path.
+            source = {"hostPath": {"path": mount.host_path, "type": "Directory"}}
+            server = mount_name = None
+        tiers.append(
+            StorageTier(
+                name=mount.name,
+                kind=mount.kind,
+                access="pvc",
+                mount_path=mount.path,
+                capacity_gib=mount.capacity_gib,
+                write_mbps=mount.write_mbps,
+                server=server,
+                mount_name=mount_name,
+                volume_source=source,
+                read_only=mount.read_only,
+            )
+        )
+    return tiers

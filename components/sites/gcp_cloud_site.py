@@ -21,6 +21,8 @@ from ..platform.kueue_scheduler import Flavor
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..spec import GcpSite, TeamSpec
+from ..spec.model import WorkloadSpec
+from ..storage.gcp_site_storage import GcpSiteStorage, GcpSiteStorageArgs, storage_apis
 from ..tagging import TagContext
 
 REQUIRED_APIS = (
@@ -38,6 +40,8 @@ class GcpCloudSiteArgs:
     tags: TagContext
     protect: bool
     teams: list[TeamSpec] = field(default_factory=list)
+    workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
+    locked_retention: bool = False  # lock immutable buckets' retention policies (prod)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -50,6 +54,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     audit: GcpAuditLogs
     fabrics: dict[tuple[str, str], GcpGpuFabric]
     pools: dict[str, GcpGpuNodePool]
+    storage: GcpSiteStorage | None
     cluster_provider: k8s.Provider
     gpudirect: GkeGpuDirect | None
     workloads: ClusterWorkloads
@@ -71,7 +76,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 disable_on_destroy=False,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
             )
-            for api in REQUIRED_APIS
+            for api in (*REQUIRED_APIS, *storage_apis(site))
         ]
         scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
 
@@ -124,6 +129,8 @@ class GcpCloudSite(pulumi.ComponentResource):
                 system_machine_type=site.kubernetes.system_nodes.machine_type,
                 system_nodes_per_zone=site.kubernetes.system_nodes.nodes,
                 gpu_telemetry=bool(machines),
+                lustre_csi=bool(site.storage.lustre),
+                filestore_csi=bool(site.storage.filestore),
                 # Kueue is installed with the first accelerator pool (ClusterWorkloads).
                 control_plane_ports=control_plane_ports(["kueue"]) if site.gpu_pools else [],
                 depends_on=[self.key.gke_access, *self.services],
@@ -198,6 +205,26 @@ class GcpCloudSite(pulumi.ComponentResource):
                 )  # fmt: skip
             else:
                 flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels))
+        self.storage = None
+        if any(getattr(site.storage, kind) for kind in ("lustre", "filestore", "buckets")):
+            self.storage = GcpSiteStorage(
+                f"{name}-storage",
+                GcpSiteStorageArgs(
+                    site=site,
+                    workloads=args.workloads,
+                    network_id=self.network.network_id,
+                    network_name=self.network.network.name,
+                    private_services_cidr=self.network.ranges.private_services,
+                    kms_key_id=self.key.key_id,
+                    tags=tags,
+                    protect=args.protect,
+                    locked_retention=args.locked_retention,
+                    depends_on=self.services,
+                ),
+                opts=scoped,
+            )
+        tiers = [pool.scratch for pool in self.pools.values() if pool.scratch is not None]
+        tiers += self.storage.tiers if self.storage is not None else []
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(
@@ -206,6 +233,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 flavors=flavors,
                 addons=ClusterAddonsArgs(gpu_operator=False),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
+                storage=tiers,
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )
@@ -219,6 +247,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             "cluster_name": self.gke.cluster_name,
             "cluster_endpoint": self.gke.endpoint,
             "gpu_pools": {pool.name: self._pool_output(pool, machines) for pool in site.gpu_pools},
+            "storage": {tier.name: tier.output() for tier in tiers},
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
             "gpus": pulumi.Output.from_input(self.workloads.gpus),
         }

@@ -65,6 +65,12 @@ class StackFile:
     config: dict[str, Any]
     spec: StackSpec
     lines: dict[str, int] = field(default_factory=dict, repr=False)
+    warnings: tuple[Issue, ...] = ()
+
+    def warning_report(self) -> list[str]:
+        """One line per warning: file:line, key path and message."""
+        report = SpecError(str(self.path), list(self.warnings), self.lines)
+        return [f"{report.source}:{report._line(w.path) or 1}: warning: {w.path}: {w.message}" for w in self.warnings]
 
     def site_lines(self) -> dict[str, int]:
         """Site name -> the line in the stack file where that site is declared."""
@@ -135,8 +141,9 @@ def load_stack_file(path: Path | str) -> StackFile:
         stack=stack,
     )
     lines = _line_index(_child(_child(root, "config"), SPEC_KEY))
-    spec = parse_spec(config[SPEC_KEY], source, ctx, lines=lines)
-    return StackFile(path=path, stack=stack, config=config, spec=spec, lines=lines)
+    warnings: list[Issue] = []
+    spec = parse_spec(config[SPEC_KEY], source, ctx, lines=lines, warnings=warnings)
+    return StackFile(path=path, stack=stack, config=config, spec=spec, lines=lines, warnings=tuple(warnings))
 
 
 def parse_spec(
@@ -144,8 +151,12 @@ def parse_spec(
     source: str,
     ctx: ValidationContext | None = None,
     lines: dict[str, int] | None = None,
+    warnings: list[Issue] | None = None,
 ) -> StackSpec:
-    """Validate a raw ``lattice:spec`` value; raise ``SpecError`` listing every problem."""
+    """Validate a raw ``lattice:spec`` value; raise ``SpecError`` listing every problem.
+
+    Warnings (problems that do not stop a plan) are appended to ``warnings`` when it is given.
+    """
     ctx = ctx or ValidationContext()
     if not isinstance(raw, dict):
         raise SpecError(source, [Issue(SPEC_KEY, "the spec must be a mapping of keys (environment, owner, sites, …)")])
@@ -154,8 +165,11 @@ def parse_spec(
     except ValidationError as exc:
         raise SpecError(source, [_schema_issue(error) for error in exc.errors()], lines) from None
     issues = validate(spec, ctx)
-    if issues:
-        raise SpecError(source, issues, lines)
+    errors = [issue for issue in issues if not issue.warning]
+    if errors:
+        raise SpecError(source, errors, lines)
+    if warnings is not None:
+        warnings.extend(issue for issue in issues if issue.warning)
     return spec
 
 

@@ -15,6 +15,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
 
+from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
 from .types import (
     AllowedCidr,
     AwsRegion,
@@ -48,7 +49,6 @@ DataClassification = Literal["public", "internal", "confidential", "restricted"]
 # can be written against the final shape, but a component that silently ignored them
 # would be a lie: until their component lands they must stay empty.
 RESERVED_LATER = {
-    "storage": "tiered storage",
     "links": "cross-site links",
 }
 
@@ -194,9 +194,6 @@ class SiteBase(Strict):
     audit: AuditSpec = Field(default_factory=AuditSpec)
     encryption: EncryptionSpec = Field(default_factory=EncryptionSpec)
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags for this site.")
-    storage: dict[str, Any] = Field(default_factory=dict, description="Reserved: tiered storage.")
-
-    _reserved = field_validator("storage")(_reserved_empty)
 
 
 class PoolSize(Strict):
@@ -319,6 +316,11 @@ class GcpGpuPoolSpec(PoolSize):
     tpu: TpuSliceSpec | None = Field(None, description="A TPU slice instead of GPUs.")
     zone: Zone | None = Field(None, description="Zone of the site (default: the site's first); pools are compact.")
     capacity: GcpCapacitySpec = Field(default_factory=GcpCapacitySpec)
+    scratch_path: str = Field(
+        "/scratch",
+        pattern=r"^/[A-Za-z0-9/_.-]+$",
+        description="Where pods mount the local-SSD scratch (an emptyDir GKE backs with the machine's local SSDs).",
+    )
     compact_placement: bool | None = Field(
         None,
         description="COMPACT placement policy (nodes close together on the network). Default: on for GPU-NIC "
@@ -368,6 +370,9 @@ class AwsSite(SiteBase):
     network: AwsNetworkSpec
     kubernetes: EksSpec = Field(default_factory=EksSpec)
     gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list)
+    storage: AwsStorageSpec = Field(
+        default_factory=AwsStorageSpec, description="FSx for Lustre, S3 buckets, S3 Express checkpoint buckets."
+    )
 
 
 class GcpSite(SiteBase):
@@ -377,6 +382,9 @@ class GcpSite(SiteBase):
     network: GcpNetworkSpec
     kubernetes: GkeSpec = Field(default_factory=GkeSpec)
     gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list)
+    storage: GcpStorageSpec = Field(
+        default_factory=GcpStorageSpec, description="Managed Lustre, Filestore, Cloud Storage buckets."
+    )
 
 
 class KubernetesSite(SiteBase):
@@ -385,6 +393,9 @@ class KubernetesSite(SiteBase):
     network: KubernetesNetworkSpec
     kubernetes: KubernetesAccessSpec
     gpu_pools: list[ClusterPoolSpec] = Field(default_factory=list)
+    storage: ExistingStorageSpec = Field(
+        default_factory=ExistingStorageSpec, description="The site's existing file systems and node scratch."
+    )
     gpu_drivers: Literal["preinstalled", "operator"] = Field(
         "preinstalled",
         description="Who installs NVIDIA GPU drivers: the site's OS image, or the GPU operator "
@@ -433,6 +444,12 @@ class WorkloadSpec(Strict):
     method: Literal["full", "lora", "qlora"] = "full"
     checkpoint_interval_minutes: float = Field(30, gt=0)
     target_checkpoint_seconds: float | None = Field(None, gt=0)
+
+    def job(self):
+        """The workload as the sizing engine takes it (components/sizing.py); raises ValueError if unsizable."""
+        from components.sizing import Workload
+
+        return Workload(**self.model_dump(exclude={"name"}))
 
 
 class StackSpec(Strict):

@@ -19,6 +19,8 @@ from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, Gcp
 class Issue:
     path: str
     message: str
+    # A warning is reported but does not stop the plan (a hand-sized file system missing its budget in dev).
+    warning: bool = False
 
 
 @dataclass(frozen=True)
@@ -584,6 +586,13 @@ def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
         yield Issue(f"{path}.workload", f"pool '{pool.name}' is too small: {report.message}")
 
 
+def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .storage_validators import checkpoint_budget, storage_issues
+
+    for issue in [*storage_issues(spec, ctx.stack), *checkpoint_budget(spec)]:
+        yield Issue(issue.path, issue.message, issue.warning)
+
+
 VALIDATORS: tuple[Validator, ...] = (
     unique_site_names,
     tier_matches_provider,
@@ -602,6 +611,7 @@ VALIDATORS: tuple[Validator, ...] = (
     existing_pools_are_selected_not_labelled,
     private_nodes_can_reach_their_images,
     gpu_nic_ranges_are_free,
+    storage_is_valid,
 )
 
 

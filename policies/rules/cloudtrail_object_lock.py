@@ -2,7 +2,7 @@
 
 from components.standards import OBJECT_LOCK_MIN_DAYS
 
-from ..mutations import put
+from ..mutations import depending_on, put
 from ..props import S3_BUCKETS, depends_on, get, known, of_type, related, s3_types, truthy
 from ..registry import Counterexample, stack_rule
 
@@ -12,6 +12,17 @@ LOCK = LOCK_TYPES[0]
 DAYS_PER_YEAR = 365
 
 
+def _trail_bucket(bucket: dict, plan: dict) -> bool:
+    """A bucket a trail writes to, as the rule joins them (for the counterexample: other locked buckets are not
+    this rule's)."""
+    name = bucket["inputs"].get("bucket")
+    return any(
+        r["type"] == TRAIL
+        and (bucket["urn"] in r["dependencies"] or (name and r["inputs"].get("s3BucketName") == name))
+        for r in plan["resources"]
+    )
+
+
 @stack_rule(
     name="cloudtrail-bucket-object-lock",
     description="CloudTrail buckets have object lock with a default retention of at least the minimum.",
@@ -19,7 +30,9 @@ DAYS_PER_YEAR = 365
     remediation="Create the trail bucket with object_lock_enabled=True and add an "
     "aws.s3.BucketObjectLockConfiguration with default_retention (mode COMPLIANCE) of at least minimumDays.",
     resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES),
-    counterexample=Counterexample(LOCK, put("rule", "defaultRetention", "days", value=30)),
+    counterexample=Counterexample(
+        LOCK, put("rule", "defaultRetention", "days", value=30), select=depending_on(_trail_bucket)
+    ),
     config={
         "minimumDays": {"type": "integer", "default": OBJECT_LOCK_MIN_DAYS},
         "mode": {"type": "string", "default": "COMPLIANCE"},

@@ -1,28 +1,39 @@
-"""Persistent FSx for Lustre file systems keep automatic backups for the configured minimum."""
+"""Persistent FSx for Lustre file systems keep a durable copy: automatic backups, or a link to S3."""
 
 from components.standards import FSX_BACKUP_MIN_DAYS
 
 from ..mutations import put
-from ..props import get
-from ..registry import Counterexample, resource_rule
+from ..props import depends_on, get, known, of_type
+from ..registry import Counterexample, stack_rule
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+REPOSITORY = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
 
 
-@resource_rule(
+@stack_rule(
     name="fsx-lustre-backup-retention",
-    description="Persistent FSx for Lustre file systems keep automatic daily backups for at least the minimum.",
+    description="Persistent FSx for Lustre file systems keep automatic daily backups for at least the minimum, "
+    "unless they are linked to S3 by data repository associations (S3 is then the durable copy).",
     severity="medium",
-    remediation="Set automatic_backup_retention_days to at least minimumDays (1-90).",
-    resource_types=(LUSTRE,),
-    counterexample=Counterexample(LUSTRE, put("automaticBackupRetentionDays", value=0)),
+    remediation="Set automatic_backup_retention_days to at least minimumDays (1-90), or link the file system to "
+    "S3 with aws.fsx.DataRepositoryAssociation (FSx does not back up linked file systems).",
+    resource_types=(LUSTRE, REPOSITORY),
+    counterexample=Counterexample(LUSTRE, put("automaticBackupRetentionDays", value=3)),
     config={"minimumDays": {"type": "integer", "default": FSX_BACKUP_MIN_DAYS}},
     category="retention",
 )
 def fsx_lustre_backup_retention(args):
-    if get(args.props, "deploymentType", default="SCRATCH_1").startswith("SCRATCH"):
-        return  # scratch file systems have no backups by design; fsx-lustre-kms already flags them
     minimum = args.get_config()["minimumDays"]
-    days = get(args.props, "automaticBackupRetentionDays", default=0)
-    if days < minimum:
-        yield f"automatic backups are kept {days} days; at least {minimum} required"
+    repositories = list(of_type(args.resources, REPOSITORY))
+    for system in of_type(args.resources, LUSTRE):
+        if get(system.props, "deploymentType", default="SCRATCH_1").startswith("SCRATCH"):
+            continue  # scratch file systems have no backups by design; fsx-lustre-kms flags them
+        days = get(system.props, "automaticBackupRetentionDays", default=0)
+        linked = any(
+            depends_on(repository, system) or known(repository.props, "fileSystemId") == known(system.props, "id")
+            for repository in repositories
+        )
+        if days == 0 and linked:
+            continue
+        if days < minimum:
+            yield system.urn, f"automatic backups are kept {days} days; at least {minimum} required"

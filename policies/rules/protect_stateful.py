@@ -7,12 +7,14 @@ STATEFUL = (
     "aws:cloudwatch/logGroup:LogGroup",
     "aws:s3/bucket:Bucket",
     "aws:s3/bucketV2:BucketV2",
+    "aws:s3/directoryBucket:DirectoryBucket",
     "aws:ebs/volume:Volume",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
     "gcp:kms/keyRing:KeyRing",
     "gcp:kms/cryptoKey:CryptoKey",
     "gcp:storage/bucket:Bucket",
     "gcp:lustre/instance:Instance",
+    "gcp:filestore/instance:Instance",
 )
 
 

@@ -1,8 +1,8 @@
 """Checkpoint buckets expire or tier old checkpoints instead of growing forever."""
 
-from components.standards import CHECKPOINT_PURPOSE_TAG
+from components.standards import PURPOSE_TAG
 
-from ..mutations import put
+from ..mutations import depending_on
 from ..props import S3_BUCKETS, as_list, get, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
 
@@ -17,9 +17,13 @@ LIFECYCLE = LIFECYCLE_TYPES[0]
     remediation="Add an aws.s3.BucketLifecycleConfiguration with an Enabled rule that expires or transitions "
     "old checkpoints (and noncurrent versions).",
     resource_types=(*S3_BUCKETS, *LIFECYCLE_TYPES),
-    counterexample=Counterexample(LIFECYCLE, put("rules", 0, "status", value="Disabled")),
+    counterexample=Counterexample(
+        LIFECYCLE,
+        lambda props: {**props, "rules": [{**rule, "status": "Disabled"} for rule in props["rules"]]},
+        select=depending_on(lambda bucket, _: get(bucket["inputs"], "tags", PURPOSE_TAG) == "checkpoints"),
+    ),
     config={
-        "purposeTag": {"type": "string", "default": CHECKPOINT_PURPOSE_TAG},
+        "purposeTag": {"type": "string", "default": PURPOSE_TAG},
         "purposeValue": {"type": "string", "default": "checkpoints"},
     },
     checkov=("CKV2_AWS_61",),

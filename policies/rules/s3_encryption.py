@@ -1,10 +1,11 @@
 """S3 buckets are encrypted with a customer-managed KMS key (pulumi-aws 7: a separate resource)."""
 
 from ..mutations import put
-from ..props import S3_BUCKETS, get, of_type, related, s3_types
+from ..props import S3_BUCKETS, get, known, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
 
 SSE_TYPES = s3_types("ServerSideEncryptionConfiguration")
+LOGGING_TYPES = s3_types("Logging")
 SSE = SSE_TYPES[0]
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
@@ -12,7 +13,8 @@ DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
 
 @stack_rule(
     name="s3-bucket-kms-encryption",
-    description="S3 buckets encrypt objects with a customer-managed KMS key.",
+    description="S3 buckets encrypt objects with a customer-managed KMS key (server access log destinations: "
+    "SSE-S3, the only encryption log delivery accepts).",
     severity="high",
     remediation="Add an aws.s3.BucketServerSideEncryptionConfiguration for the bucket with sse_algorithm "
     "'aws:kms' and kms_master_key_id set to your key's ARN.",
@@ -23,6 +25,9 @@ DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
     category="encryption",
 )
 def s3_bucket_kms_encryption(args):
+    # S3 delivers server access logs only into buckets encrypted with SSE-S3: a bucket other buckets log into
+    # may use AES256 (and still no AWS-managed KMS key, which log delivery refuses too).
+    log_targets = {known(logging.props, "targetBucket") for logging in of_type(args.resources, *LOGGING_TYPES)}
     for bucket in of_type(args.resources, *S3_BUCKETS):
         # The deprecated inline argument still works in pulumi-aws 7: {rule: {applyServerSideEncryptionByDefault}}.
         inline = get(bucket.props, "serverSideEncryptionConfiguration", "rule", "applyServerSideEncryptionByDefault")
@@ -31,7 +36,10 @@ def s3_bucket_kms_encryption(args):
         if not defaults:
             yield bucket.urn, "the bucket has no server-side encryption configuration with a KMS key"
             continue
+        log_target = known(bucket.props, "bucket") in log_targets - {None}
         for default in defaults:
+            if log_target and get(default, "sseAlgorithm") == "AES256":
+                continue
             if get(default, "sseAlgorithm") not in KMS_ALGORITHMS:
                 yield bucket.urn, f"encryption uses {get(default, 'sseAlgorithm')!r}, not a KMS key"
             elif not get(default, "kmsMasterKeyId"):

@@ -109,7 +109,8 @@ def program() -> None:
         "lustre",
         storage_capacity=19200,
         deployment_type="PERSISTENT_2",
-        per_unit_storage_throughput=250,
+        # 18,750 MB/s: the policy's default 980 GB checkpoint in 52 s
+        per_unit_storage_throughput=1000,
         subnet_ids="subnet-0a",
         kms_key_id=key.arn,
         automatic_backup_retention_days=7,

@@ -21,6 +21,8 @@ def apply_counterexample(plan: dict[str, Any], rule: Rule) -> dict[str, Any] | N
     for index, resource in enumerate(plan["resources"]):
         if resource["type"] != example.resource_type:
             continue
+        if example.select is not None and not example.select(resource, plan):
+            continue
         if example.unprotect:
             if not resource["protect"]:
                 continue
@@ -30,6 +32,8 @@ def apply_counterexample(plan: dict[str, Any], rule: Rule) -> dict[str, Any] | N
                 mutated = {**resource, "inputs": example.mutate(resource["inputs"])}
             except (KeyError, IndexError, TypeError):
                 continue
+            if mutated["inputs"] == resource["inputs"]:
+                continue  # already what the counterexample makes it (e.g. an SSE-S3 log bucket): nothing flips
         out = copy.deepcopy(plan)
         out["resources"][index] = mutated
         return out

@@ -10,6 +10,7 @@ from components.platform.cluster_addons import (
     KUEUE_VERSION,
     NETWORK_OPERATOR_VERSION,
 )
+from components.platform.storage_access import FSX_CSI_VERSION
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
@@ -48,6 +49,7 @@ def test_every_chart_is_pinned(prod_plan):
         "gpu-operator": GPU_OPERATOR_VERSION,
         "network-operator": NETWORK_OPERATOR_VERSION,
         "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN_VERSION,
+        "aws-fsx-csi-driver": FSX_CSI_VERSION,
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
     }
 
@@ -141,7 +143,13 @@ def test_sites_without_pools_get_no_addons(plan_spec):
 
 def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
     releases = _releases(dev_plan, "aws-use1")
-    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "cluster-autoscaler", "kueue"}
+    assert set(releases) == {
+        "gpu-operator",
+        "aws-efa-k8s-device-plugin",
+        "cluster-autoscaler",
+        "kueue",
+        "aws-fsx-csi-driver",
+    }
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
     efa = releases["aws-efa-k8s-device-plugin"]["inputs"]

@@ -40,11 +40,12 @@ def test_a_zone_letter_without_a_slot_is_refused():
 
 def test_gke_ranges_from_a_slash_16():
     ranges = gke_ranges("10.30.0.0/16")
-    assert (ranges.nodes, ranges.services, ranges.pods, ranges.control_plane) == (
+    assert (ranges.nodes, ranges.services, ranges.pods, ranges.control_plane, ranges.private_services) == (
         "10.30.0.0/18",
         "10.30.64.0/19",
         "10.30.128.0/17",
         "10.30.127.240/28",
+        "10.30.96.0/20",
     )
 
 
@@ -67,4 +68,4 @@ def test_aws_plan_is_disjoint_and_inside_the_site(prefix, octet, zones):
 def test_gke_plan_is_disjoint_and_inside_the_site(prefix, octet):
     site = str(ipaddress.ip_network(f"10.{octet}.0.0/{prefix}", strict=False))
     ranges = gke_ranges(site)
-    _disjoint_inside(site, [ranges.nodes, ranges.services, ranges.pods, ranges.control_plane])
+    _disjoint_inside(site, [ranges.nodes, ranges.services, ranges.pods, ranges.control_plane, ranges.private_services])

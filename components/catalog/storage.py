@@ -1,0 +1,237 @@
+"""Storage facts: what sizes and speeds FSx for Lustre, GCP Managed Lustre and Filestore accept.
+
+Transcribed from ``shared/reference/storage-network-audit-facts.md`` (rows 1-23, checked against the FSx API
+reference and user guide, Google's Managed Lustre and Filestore pages); the row numbers are cited below.
+The cloud rejects any other combination only at apply time: these tables let the spec reject it at plan
+time, with the nearest values that would work.
+
+Throughput here is what a **checkpoint write** gets, in MB/s (10^6 bytes): FSx per-unit throughput is the
+disk baseline, and SCRATCH_2 disks write at 100 MB/s/TiB though they read at 200 (row 7).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+GIB_PER_TIB = 1024
+FsxDeploymentType = Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
+FsxStorageType = Literal["SSD", "HDD", "INTELLIGENT_TIERING"]
+
+
+@dataclass(frozen=True)
+class CapacitySteps:
+    """Valid sizes: the listed small sizes, then multiples of ``step`` (each value a GiB count)."""
+
+    first: tuple[int, ...]
+    step: int
+    maximum: int | None = None
+
+    def valid(self, capacity: int) -> bool:
+        if self.maximum is not None and capacity > self.maximum:
+            return False
+        return capacity in self.first or (capacity > 0 and capacity % self.step == 0)
+
+    def nearest(self, capacity: int) -> tuple[int | None, int | None]:
+        """The valid sizes just below and just above ``capacity`` (None where there is none)."""
+        candidates = sorted({*self.first, *(self.step * k for k in (capacity // self.step, capacity // self.step + 1))})
+        candidates = [c for c in candidates if c > 0 and (self.maximum is None or c <= self.maximum)]
+        below = max((c for c in candidates if c < capacity), default=None)
+        above = min((c for c in candidates if c > capacity), default=None)
+        return below, above
+
+    def at_least(self, capacity: float) -> int | None:
+        """The smallest valid size of at least ``capacity``."""
+        small = [c for c in self.first if c >= capacity]
+        stepped = self.step * max(1, math.ceil(capacity / self.step))
+        best = min([*small, stepped])
+        return best if self.maximum is None or best <= self.maximum else None
+
+    def describe(self) -> str:
+        head = ", ".join(f"{c:,}" for c in self.first)
+        return f"{head + ', then ' if head else ''}multiples of {self.step:,} GiB"
+
+
+@dataclass(frozen=True)
+class FsxLustreClass:
+    """One FSx for Lustre deployment type and storage class (rows 1-13)."""
+
+    deployment_type: FsxDeploymentType
+    storage_type: FsxStorageType
+    # Per-unit throughput choices (MB/s/TiB); empty where the class takes none (scratch, Intelligent-Tiering).
+    per_unit_throughputs: tuple[int, ...]
+    # Write MB/s per TiB where fixed by the class (scratch); otherwise the chosen per-unit throughput.
+    fixed_write_mbps_per_tib: int | None
+    persistent: bool
+    data_repositories: bool  # data repository associations (S3 links); row 13
+    metadata_configuration: bool  # row 11
+    efa: bool  # EFA-enabled file systems; row 9
+    can_grow: bool  # row 2: SCRATCH_1 can never be increased
+    source: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.deployment_type}/{self.storage_type}"
+
+    def capacity_steps(self, per_unit: int | None, efa: bool) -> CapacitySteps | None:
+        """Valid storage capacities; None for Intelligent-Tiering, whose storage is elastic (row 10)."""
+        if self.storage_type == "INTELLIGENT_TIERING":
+            return None
+        if efa:
+            return CapacitySteps((), EFA_CAPACITY_STEP[per_unit])
+        if self.storage_type == "HDD":
+            return CapacitySteps((), HDD_CAPACITY_STEP[per_unit])
+        if self.deployment_type == "SCRATCH_1":
+            return CapacitySteps((1_200, 2_400), 3_600)
+        return CapacitySteps((1_200,), 2_400)
+
+    def write_mbps(self, capacity_gib: int, per_unit: int | None) -> float:
+        per_tib = self.fixed_write_mbps_per_tib if self.fixed_write_mbps_per_tib is not None else per_unit or 0
+        return capacity_gib / GIB_PER_TIB * per_tib
+
+
+_GUIDE = "FSx for Lustre user guide / API reference (storage-network-audit-facts.md rows"
+FSX_LUSTRE_CLASSES: dict[str, FsxLustreClass] = {
+    c.key: c
+    for c in (
+        FsxLustreClass("SCRATCH_1", "SSD", (), 200, False, False, False, False, False, f"{_GUIDE} 2, 13)"),
+        FsxLustreClass("SCRATCH_2", "SSD", (), 100, False, True, False, False, True, f"{_GUIDE} 1, 7, 13)"),
+        FsxLustreClass("PERSISTENT_1", "SSD", (50, 100, 200), None, True, True, False, False, True, f"{_GUIDE} 1, 4)"),
+        FsxLustreClass("PERSISTENT_1", "HDD", (12, 40), None, True, True, False, False, True, f"{_GUIDE} 3, 5)"),
+        FsxLustreClass(
+            "PERSISTENT_2", "SSD", (125, 250, 500, 1000), None, True, True, True, True, True, f"{_GUIDE} 1, 6, 9)"
+        ),
+        FsxLustreClass(
+            "PERSISTENT_2", "INTELLIGENT_TIERING", (), None, True, False, True, True, True, f"{_GUIDE} 10, 13)"
+        ),
+    )
+}
+# Row 3: PERSISTENT_1 HDD capacity steps by per-unit throughput.
+HDD_CAPACITY_STEP = {12: 6_000, 40: 1_800}
+# Row 9: EFA-enabled PERSISTENT_2 capacity steps by per-unit throughput.
+EFA_CAPACITY_STEP = {125: 38_400, 250: 19_200, 500: 9_600, 1000: 4_800}
+# Row 11: metadata IOPS on PERSISTENT_2 (USER_PROVISIONED); Intelligent-Tiering takes 6,000 or 12,000 only.
+METADATA_IOPS = (1_500, 3_000, 6_000, *range(12_000, 192_001, 12_000))
+INTELLIGENT_TIERING_METADATA_IOPS = (6_000, 12_000)
+# Row 10: Intelligent-Tiering throughput capacity (MB/s), and its read cache per 4,000 MB/s when user-sized.
+INTELLIGENT_TIERING_THROUGHPUT = CapacitySteps((), 4_000, 2_000_000)
+READ_CACHE_GIB_PER_4000_MBPS = (32, 131_072)
+# Row 14: automatic backups are kept 0-90 days.
+FSX_BACKUP_RETENTION_DAYS = (0, 90)
+# Row 13: data repository associations per file system.
+MAX_DATA_REPOSITORY_ASSOCIATIONS = 8
+# Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2;
+# (7) GPUDirect Storage works only from P5, P5e, P5en and P6-B200.
+EFA_RECOMMENDED_ABOVE_MBPS = 10_000
+EFA_CLIENT_EXCLUDED_FAMILIES = ("trn2",)
+GDS_CLIENT_TYPES = ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge")
+# Lustre's ports (FSx: "File system access control with Amazon VPC"): 988 and 1018-1023 over TCP.
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+
+
+def fsx_lustre_class(deployment_type: str, storage_type: str) -> FsxLustreClass | None:
+    return FSX_LUSTRE_CLASSES.get(f"{deployment_type}/{storage_type}")
+
+
+@dataclass(frozen=True)
+class ManagedLustreTier:
+    """One GCP Managed Lustre performance tier (row 18): min, max and the two step sizes."""
+
+    name: str
+    mbps_per_tib: int
+    minimum: int
+    maximum: int
+    step: int
+    threshold: int  # up to here sizes go by ``step``; above it by ``large_step``
+    large_step: int
+
+    def valid(self, capacity: int) -> bool:
+        if not self.minimum <= capacity <= self.maximum:
+            return False
+        step = self.step if capacity <= self.threshold else self.large_step
+        return capacity % step == 0
+
+    def nearest(self, capacity: int) -> tuple[int | None, int | None]:
+        """The valid sizes just below and just above ``capacity`` (None where there is none)."""
+        candidates = {self.minimum, self.maximum}
+        for step in (self.step, self.large_step):
+            candidates |= {step * (capacity // step), step * (capacity // step + 1)}
+            candidates |= {step * (self.threshold // step), step * (self.threshold // step + 1)}
+        fits = sorted(c for c in candidates if self.valid(c))
+        return (
+            max((c for c in fits if c < capacity), default=None),
+            min((c for c in fits if c > capacity), default=None),
+        )
+
+    def at_least(self, capacity: float) -> int | None:
+        size = max(self.minimum, self.step * math.ceil(capacity / self.step))
+        if size > self.threshold:
+            size = self.large_step * math.ceil(max(capacity, self.threshold + 1) / self.large_step)
+        return size if size <= self.maximum else None
+
+    def write_mbps(self, capacity_gib: int) -> float:
+        return capacity_gib / GIB_PER_TIB * self.mbps_per_tib
+
+    def describe(self) -> str:
+        if self.threshold >= self.maximum:
+            return f"{self.minimum:,} to {self.maximum:,} GiB in steps of {self.step:,}"
+        return (
+            f"{self.minimum:,} to {self.maximum:,} GiB: steps of {self.step:,} up to {self.threshold:,}, then "
+            f"{self.large_step:,}"
+        )
+
+
+_MANAGED_LUSTRE = "docs.cloud.google.com/managed-lustre increase-capacity and performance-tiers pages (row 18)"
+MANAGED_LUSTRE_TIERS: dict[str, ManagedLustreTier] = {
+    t.name: t
+    for t in (
+        ManagedLustreTier("1000", 1000, 9_000, 10_008_000, 9_000, 1_530_000, 72_000),
+        ManagedLustreTier("500", 500, 18_000, 20_016_000, 18_000, 3_060_000, 144_000),
+        ManagedLustreTier("250", 250, 36_000, 40_032_000, 36_000, 6_120_000, 288_000),
+        ManagedLustreTier("125", 125, 72_000, 12_240_000, 72_000, 12_240_000, 72_000),
+        ManagedLustreTier("dynamic", 25, 472_000, 84_016_000, 472_000, 84_016_000, 472_000),
+    )
+}
+# Row 20: Managed Lustre's file system name.
+MANAGED_LUSTRE_FILESYSTEM_MAX = 8
+
+
+@dataclass(frozen=True)
+class FilestoreTier:
+    """Filestore capacity per tier (row 23)."""
+
+    name: str
+    minimum: int
+    maximum: int
+    step: int = 1
+    large_step_from: int | None = None
+    large_step: int | None = None
+
+    def valid(self, capacity: int) -> bool:
+        if not self.minimum <= capacity <= self.maximum:
+            return False
+        if self.large_step_from is not None and capacity >= self.large_step_from:
+            return capacity % self.large_step == 0
+        return capacity % self.step == 0
+
+    def describe(self) -> str:
+        text = f"{self.minimum:,}-{self.maximum:,} GiB"
+        if self.step > 1:
+            text += f" in steps of {self.step:,}"
+        if self.large_step_from is not None:
+            text += f" ({self.large_step:,}-GiB steps from {self.large_step_from:,})"
+        return text
+
+
+FILESTORE_TIERS: dict[str, FilestoreTier] = {
+    t.name: t
+    for t in (
+        FilestoreTier("BASIC_HDD", 1_024, 65_433),
+        FilestoreTier("BASIC_SSD", 2_560, 65_433),
+        FilestoreTier("ZONAL", 100, 102_400, 1, 10_240, 2_560),
+        FilestoreTier("REGIONAL", 1_024, 102_400),
+        FilestoreTier("ENTERPRISE", 1_024, 10_240, 256),
+        FilestoreTier("HIGH_SCALE_SSD", 10_240, 102_400, 2_560),
+    )
+}

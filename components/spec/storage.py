@@ -1,0 +1,277 @@
+"""The ``storage`` key of a site: NVMe scratch, Lustre, Filestore, object buckets and existing mounts.
+
+Shape only, as in ``model.py``; the sizes and combinations each service accepts are checked against the
+storage catalog by ``validators.storage_is_valid``. Every number a component needs comes from here (or from
+``components/standards.py`` as a default here), never from component code.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from components.standards import (
+    ABORT_MULTIPART_DAYS,
+    CHECKPOINT_COLD_AFTER_DAYS,
+    FSX_BACKUP_RETENTION_DAYS,
+    GCS_SOFT_DELETE_DAYS,
+    NONCURRENT_VERSION_DAYS,
+    OBJECT_LOCK_MIN_DAYS,
+)
+
+from .types import NonEmpty, SiteName, Zone
+
+StorageName = SiteName
+MountPath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9/_.-]+$", max_length=200)]
+BucketPurpose = Literal["datasets", "checkpoints", "artifacts", "audit"]
+S3_COLD_CLASSES = ("STANDARD_IA", "GLACIER_IR", "INTELLIGENT_TIERING")
+GCS_COLD_CLASSES = ("NEARLINE", "COLDLINE", "ARCHIVE")
+ManagedLustreTier = Annotated[
+    Literal["125", "250", "500", "1000", "dynamic"],
+    # YAML reads `tier: 1000` as a number; both spellings mean the same tier.
+    BeforeValidator(
+        lambda v: str(v) if isinstance(v, int) and not isinstance(v, bool) else v,
+        json_schema_input_type=Literal[125, 250, 500, 1000, "125", "250", "500", "1000", "dynamic"],
+    ),
+]
+ColdClass = Literal["STANDARD_IA", "GLACIER_IR", "INTELLIGENT_TIERING", "NEARLINE", "COLDLINE", "ARCHIVE"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackupSpec(Strict):
+    retention_days: int = Field(
+        FSX_BACKUP_RETENTION_DAYS, ge=1, le=90, description="Automatic daily backups kept this many days (1-90)."
+    )
+    start_time: str = Field("03:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Daily backup start, UTC HH:MM.")
+
+
+class DataRepositorySpec(Strict):
+    """A link between a path of the file system and a bucket of the same site (an FSx data repository association)."""
+
+    bucket: StorageName = Field(description="A buckets[] entry of this site.")
+    path: MountPath = Field(description="Directory of the file system, e.g. /datasets.")
+    prefix: str = Field("", pattern=r"^[A-Za-z0-9/_.-]*$", description="Key prefix in the bucket (default: its root).")
+    auto_import: bool = Field(True, description="New, changed and deleted objects appear in the file system.")
+    auto_export: bool = Field(False, description="New, changed and deleted files are written back to the bucket.")
+
+
+class DurabilitySpec(Strict):
+    """How a file system's data survives it: linked to S3 (S3 is the durable copy) or backed up, not both."""
+
+    repositories: list[DataRepositorySpec] = Field(
+        default_factory=list,
+        description="Data repository associations to this site's buckets (import datasets, export checkpoints).",
+    )
+    backups: BackupSpec | None = Field(None, description="Automatic daily backups (persistent, unlinked only).")
+
+
+class ReadCacheSpec(Strict):
+    sizing_mode: Literal["NO_CACHE", "USER_PROVISIONED", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"] = (
+        "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"
+    )
+    size_gib: int | None = Field(None, ge=32, description="USER_PROVISIONED only: SSD read cache in GiB.")
+
+
+class FsxLustreSpec(Strict):
+    """An FSx for Lustre file system (AWS sites)."""
+
+    name: StorageName
+    deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
+    storage_type: Literal["SSD", "HDD", "INTELLIGENT_TIERING"] = "SSD"
+    capacity_gib: int | None = Field(
+        None, gt=0, description="Storage capacity (SSD / HDD). Default: sized from `workload` for its checkpoints."
+    )
+    throughput_mbps_per_tib: int | None = Field(
+        None, gt=0, description="Per-unit throughput tier (persistent SSD / HDD). Default: sized from `workload`."
+    )
+    throughput_mbps: int | None = Field(None, gt=0, description="INTELLIGENT_TIERING only: throughput capacity.")
+    read_cache: ReadCacheSpec | None = Field(None, description="INTELLIGENT_TIERING only (default: proportional).")
+    metadata_iops: int | None = Field(
+        None,
+        gt=0,
+        description="PERSISTENT_2: provisioned metadata IOPS (default: AUTOMATIC on SSD, 6,000 on "
+        "Intelligent-Tiering).",
+    )
+    efa: bool = Field(False, description="EFA-enabled (PERSISTENT_2 only; fixed at creation).")
+    zone: Zone | None = Field(
+        None, description="Availability zone (default: the site's first); put it with the pools that write to it."
+    )
+    compression: Literal["LZ4", "NONE"] = "LZ4"
+    root_squash: str | None = Field(
+        "65534:65534",
+        pattern=r"^\d{1,10}:\d{1,10}$",
+        description="UID:GID that root on a client is mapped to (null: no squash; containers running as root "
+        "then act as root on the shared file system).",
+    )
+    durability: DurabilitySpec = Field(default_factory=DurabilitySpec)
+    workload: SiteName | None = Field(None, description="A workloads[] entry whose checkpoints this file system takes.")
+    checkpoint_seconds: float | None = Field(
+        None, gt=0, description="Save budget for the workload's checkpoint (default: its target, else 60 s)."
+    )
+    mount_path: MountPath | None = Field(None, description="Where pods see it (default: /lustre/<name>).")
+
+    @property
+    def path(self) -> str:
+        return self.mount_path or f"/lustre/{self.name}"
+
+
+class ExpressCheckpointsSpec(Strict):
+    """An S3 Express One Zone directory bucket next to a pool, for hot checkpoints (AWS sites)."""
+
+    name: StorageName
+    zone: Zone = Field(description="The availability zone of the pools that write to it.")
+    expire_days: int = Field(7, ge=1, le=3650, description="Objects expire after this many days (no transitions).")
+    abort_multipart_days: int = Field(ABORT_MULTIPART_DAYS, ge=1, description="Abort unfinished uploads after this.")
+
+
+class ManagedLustreSpec(Strict):
+    """A GCP Managed Lustre instance (GCP sites)."""
+
+    name: StorageName
+    tier: ManagedLustreTier | None = Field(
+        None, description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`."
+    )
+    capacity_gib: int | None = Field(None, gt=0, description="Default: sized from `workload`.")
+    zone: Zone | None = Field(None, description="Zone of the instance (default: the site's first).")
+    workload: SiteName | None = None
+    checkpoint_seconds: float | None = Field(None, gt=0)
+    root_squash: str | None = Field("65534:65534", pattern=r"^\d{1,10}:\d{1,10}$")
+    mount_path: MountPath | None = None
+
+    @property
+    def path(self) -> str:
+        return self.mount_path or f"/lustre/{self.name}"
+
+
+class FilestoreSpec(Strict):
+    """A Filestore share, e.g. home directories (GCP sites)."""
+
+    name: StorageName
+    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE", "HIGH_SCALE_SSD"] = "ZONAL"
+    capacity_gib: int = Field(1024, gt=0)
+    zone: Zone | None = Field(None, description="ZONAL / BASIC tiers: zone (default: the site's first).")
+    mount_path: MountPath = "/home"
+
+
+class ObjectLockSpec(Strict):
+    """Write-once retention: S3 Object Lock on AWS, a retention policy on GCS."""
+
+    mode: Literal["COMPLIANCE", "GOVERNANCE"] = Field(
+        "COMPLIANCE", description="COMPLIANCE: nobody, root included, may shorten or remove it (S3)."
+    )
+    days: int | None = Field(None, ge=1, le=36_500)
+    years: int | None = Field(None, ge=1, le=100)
+    locked: bool | None = Field(
+        None, description="GCS: lock the retention policy (irreversible). Default: on in prod, off elsewhere."
+    )
+
+    @model_validator(mode="after")
+    def _days_or_years(self) -> ObjectLockSpec:
+        if self.days is not None and self.years is not None:
+            raise ValueError("set days or years, not both (S3 default retention takes one of them)")
+        return self
+
+    @property
+    def retention_days(self) -> int:
+        if self.years is not None:
+            return self.years * 365
+        return self.days if self.days is not None else OBJECT_LOCK_MIN_DAYS
+
+
+class LifecycleSpec(Strict):
+    cold_after_days: int | None = Field(
+        None, ge=1, description="Move objects to the cold class after this many days (default: 30 for checkpoints)."
+    )
+    cold_class: ColdClass | None = Field(
+        None,
+        description="S3: STANDARD_IA, GLACIER_IR (default) or INTELLIGENT_TIERING; GCS: NEARLINE (default), "
+        "COLDLINE or ARCHIVE.",
+    )
+    expire_days: int | None = Field(None, ge=1, description="Delete current objects after this many days.")
+    noncurrent_expire_days: int = Field(NONCURRENT_VERSION_DAYS, ge=1, description="Delete old versions after this.")
+    abort_multipart_days: int = Field(ABORT_MULTIPART_DAYS, ge=1, description="Abort unfinished uploads after this.")
+
+
+class BucketSpec(Strict):
+    """An object bucket: S3 on AWS sites, Cloud Storage on GCP sites."""
+
+    name: StorageName
+    purpose: BucketPurpose
+    immutable: ObjectLockSpec | None = Field(
+        None, description="Write-once retention (audit logs, released artifacts). Default for purpose audit."
+    )
+    lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
+    hierarchical_namespace: bool = Field(False, description="GCS only: folders with atomic rename (fixed at creation).")
+    soft_delete_days: int | None = Field(
+        None, ge=0, le=90, description="GCS only: keep deleted objects this long (0 turns it off, or 7-90; default 7)."
+    )
+
+    @property
+    def lock(self) -> ObjectLockSpec | None:
+        return self.immutable if self.immutable is not None or self.purpose != "audit" else ObjectLockSpec()
+
+    @property
+    def soft_delete(self) -> int:
+        return GCS_SOFT_DELETE_DAYS if self.soft_delete_days is None else self.soft_delete_days
+
+    def cold_after(self) -> int | None:
+        if self.lifecycle.cold_after_days is not None:
+            return self.lifecycle.cold_after_days
+        return CHECKPOINT_COLD_AFTER_DAYS if self.purpose == "checkpoints" else None
+
+
+class ScratchSpec(Strict):
+    """Node-local NVMe scratch on grid / edge nodes (cloud pools mount theirs themselves)."""
+
+    host_path: MountPath = Field("/scratch", description="Where the node's NVMe is mounted on every GPU node.")
+    capacity_gib: int | None = Field(None, gt=0, description="Per node, for people and sizing.")
+
+
+class ExistingMountSpec(Strict):
+    """A file system the site already has (grid / edge): Lustre, GPFS or NFS."""
+
+    name: StorageName
+    kind: Literal["lustre", "gpfs", "nfs"]
+    host_path: MountPath | None = Field(None, description="Where it is mounted on every node (Lustre, GPFS, NFS).")
+    nfs_server: NonEmpty | None = Field(None, description="NFS only, instead of host_path: the server.")
+    nfs_export: MountPath | None = Field(None, description="NFS only: the exported path.")
+    capacity_gib: int = Field(gt=0)
+    write_mbps: float | None = Field(None, gt=0, description="Aggregate write throughput, for checkpoint sizing.")
+    mount_path: MountPath | None = Field(None, description="Where pods see it (default: host_path or /mnt/<name>).")
+    read_only: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExistingMountSpec:
+        nfs = self.nfs_server is not None or self.nfs_export is not None
+        if (self.host_path is None) == (not nfs):
+            raise ValueError(
+                "set host_path (mounted on the nodes) or nfs_server with nfs_export (mounted by Kubernetes), not both"
+            )
+        if nfs and (self.nfs_server is None or self.nfs_export is None or self.kind != "nfs"):
+            raise ValueError("nfs_server and nfs_export go together, on kind: nfs")
+        return self
+
+    @property
+    def path(self) -> str:
+        return self.mount_path or self.host_path or f"/mnt/{self.name}"
+
+
+class AwsStorageSpec(Strict):
+    lustre: list[FsxLustreSpec] = Field(default_factory=list)
+    buckets: list[BucketSpec] = Field(default_factory=list)
+    express_checkpoints: list[ExpressCheckpointsSpec] = Field(default_factory=list)
+
+
+class GcpStorageSpec(Strict):
+    lustre: list[ManagedLustreSpec] = Field(default_factory=list)
+    filestore: list[FilestoreSpec] = Field(default_factory=list)
+    buckets: list[BucketSpec] = Field(default_factory=list)
+
+
+class ExistingStorageSpec(Strict):
+    scratch: ScratchSpec | None = None
+    mounts: list[ExistingMountSpec] = Field(default_factory=list)

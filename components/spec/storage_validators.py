@@ -1,0 +1,449 @@
+"""Cross-field rules of ``sites[].storage``, checked against the storage catalog.
+
+A size or combination the cloud would reject at apply time is an error here, naming the nearest values
+that work. A hand-sized Lustre file system that misses its workload's checkpoint budget is a warning in dev
+and an error in prod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from components.catalog.storage import (
+    EFA_CAPACITY_STEP,
+    FILESTORE_TIERS,
+    INTELLIGENT_TIERING_METADATA_IOPS,
+    INTELLIGENT_TIERING_THROUGHPUT,
+    MANAGED_LUSTRE_TIERS,
+    MAX_DATA_REPOSITORY_ASSOCIATIONS,
+    METADATA_IOPS,
+    READ_CACHE_GIB_PER_4000_MBPS,
+    fsx_lustre_class,
+)
+from components.standards import CHECKPOINT_TARGET_SECONDS
+
+from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
+
+S3_BUCKET_NAME_MAX = 63
+GCS_BUCKET_NAME_MAX = 63
+ACCOUNT_ID_LENGTH = 12
+# Each Managed Lustre instance needs a contiguous /24 of the private services range (Google's VPC page).
+LUSTRE_INSTANCE_PREFIX = 24
+# <base>--<az id>--x-s3, where an AZ ID is like use1-az4 (up to 9 characters, e.g. apse2-az3).
+EXPRESS_SUFFIX_MAX = len("--") + 9 + len("--x-s3")
+
+
+@dataclass(frozen=True)
+class StorageIssue:
+    path: str
+    message: str
+    warning: bool = False
+
+
+def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
+    workloads = {w.name: w for w in spec.workloads}
+    prod = spec.environment == "prod"
+    for i, site in enumerate(spec.sites):
+        base = f"sites[{i}].storage"
+        yield from _unique_names(site, base)
+        if isinstance(site, AwsSite):
+            buckets = {b.name for b in site.storage.buckets}
+            log_bucket = f"{stack}-{site.name}-access-logs"
+            if buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
+                yield StorageIssue(
+                    f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX)
+                )
+            for j, lustre in enumerate(site.storage.lustre):
+                yield from _fsx(lustre, f"{base}.lustre[{j}]", buckets, workloads, prod)
+            for j, express in enumerate(site.storage.express_checkpoints):
+                path = f"{base}.express_checkpoints[{j}]"
+                if express.zone not in site.network.availability_zones:
+                    zones = ", ".join(site.network.availability_zones)
+                    yield StorageIssue(
+                        f"{path}.zone", f"zone '{express.zone}' is not one of the site's zones ({zones})"
+                    )
+                if len(f"{stack}-{site.name}-{express.name}") > S3_BUCKET_NAME_MAX - EXPRESS_SUFFIX_MAX:
+                    yield StorageIssue(
+                        f"{path}.name", _too_long("directory bucket", S3_BUCKET_NAME_MAX - EXPRESS_SUFFIX_MAX)
+                    )
+            yield from _buckets(site, base, stack, cloud="aws")
+        elif isinstance(site, GcpSite):
+            yield from _private_services_room(site, base)
+            if site.storage.buckets and len(f"{site.project}-{stack}-access-logs") > GCS_BUCKET_NAME_MAX:
+                yield StorageIssue(
+                    f"{base}.buckets", _too_long("usage-log bucket (project and stack)", GCS_BUCKET_NAME_MAX)
+                )
+            for j, lustre in enumerate(site.storage.lustre):
+                yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+            for j, share in enumerate(site.storage.filestore):
+                path = f"{base}.filestore[{j}]"
+                tier = FILESTORE_TIERS[share.tier]
+                if not tier.valid(share.capacity_gib):
+                    yield StorageIssue(
+                        f"{path}.capacity_gib",
+                        f"{share.capacity_gib:,} GiB is not a {share.tier} Filestore size; {share.tier} takes "
+                        f"{tier.describe()}",
+                    )
+                if share.zone is not None and share.zone not in site.network.zones:
+                    yield StorageIssue(f"{path}.zone", f"zone '{share.zone}' is not one of the site's zones")
+            yield from _buckets(site, base, stack, cloud="gcp")
+        elif isinstance(site, KubernetesSite):
+            paths: dict[str, int] = {}
+            for j, mount in enumerate(site.storage.mounts):
+                if mount.path in paths:
+                    yield StorageIssue(
+                        f"{base}.mounts[{j}].mount_path",
+                        f"{mount.path} is already the mount path of mounts[{paths[mount.path]}]; give each its own",
+                    )
+                paths.setdefault(mount.path, j)
+
+
+def _too_long(kind: str, limit: int) -> str:
+    return f"the {kind} name would pass {limit} characters with the stack and site names; shorten the name"
+
+
+def _private_services_room(site: GcpSite, base: str) -> Iterator[StorageIssue]:
+    """Each Managed Lustre instance takes a /24 of the site's private-services block (cidr.GkeRanges)."""
+    import ipaddress
+
+    from components.network.cidr import gke_ranges
+
+    block = ipaddress.ip_network(gke_ranges(site.network.cidr).private_services)
+    room = 2 ** max(0, LUSTRE_INSTANCE_PREFIX - block.prefixlen)
+    if len(site.storage.lustre) > room:
+        yield StorageIssue(
+            f"{base}.lustre",
+            f"the site's private-services block {block} holds {room} Managed Lustre instance(s) of a "
+            f"/{LUSTRE_INSTANCE_PREFIX} each; use fewer instances or a larger site network",
+        )
+
+
+def _unique_names(site, base: str) -> Iterator[StorageIssue]:
+    storage = site.storage
+    keys = ("lustre", "filestore", "buckets", "express_checkpoints", "mounts")
+    groups = [(key, getattr(storage, key)) for key in keys if hasattr(storage, key)]
+    seen: dict[str, str] = {}
+    for key, entries in groups:
+        for j, entry in enumerate(entries):
+            where = f"{key}[{j}]"
+            if entry.name in seen:
+                yield StorageIssue(
+                    f"{base}.{where}.name",
+                    f"'{entry.name}' already names {seen[entry.name]}; storage names become resource names, so "
+                    "give each its own",
+                )
+            seen.setdefault(entry.name, where)
+
+
+def _nearest(steps, capacity: int) -> str:
+    below, above = steps.nearest(capacity)
+    options = " or ".join(f"{c:,}" for c in (below, above) if c is not None)
+    return f"nearest valid: {options} GiB" if options else "no size near it is valid"
+
+
+def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: bool) -> Iterator[StorageIssue]:
+    kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
+    if kind is None:
+        allowed = {"HDD": "PERSISTENT_1", "INTELLIGENT_TIERING": "PERSISTENT_2"}[lustre.storage_type]
+        yield StorageIssue(
+            f"{path}.storage_type",
+            f"{lustre.storage_type} storage exists only on {allowed} file systems; set deployment_type: {allowed} "
+            "or storage_type: SSD",
+        )
+        return
+    if prod and not kind.persistent:
+        yield StorageIssue(
+            f"{path}.deployment_type",
+            f"{lustre.deployment_type} keeps no second copy: one failed server loses data, and it cannot be "
+            "backed up; use PERSISTENT_2 in prod (scratch file systems are for dev)",
+        )
+    workload = workloads.get(lustre.workload) if lustre.workload else None
+    if lustre.workload is not None and workload is None:
+        yield StorageIssue(
+            f"{path}.workload",
+            f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
+        )
+    tiered = kind.storage_type == "INTELLIGENT_TIERING"
+    if tiered:
+        yield from _intelligent_tiering(lustre, path)
+    else:
+        for key in ("throughput_mbps", "read_cache"):
+            if getattr(lustre, key) is not None:
+                yield StorageIssue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
+        yield from _fsx_size(lustre, kind, path, workload is not None)
+        yield from _sizable(lustre, workload, path)
+    if lustre.metadata_iops is not None:
+        if not kind.metadata_configuration:
+            yield StorageIssue(
+                f"{path}.metadata_iops", "metadata IOPS can be provisioned on PERSISTENT_2 only; remove it"
+            )
+        elif lustre.metadata_iops not in (INTELLIGENT_TIERING_METADATA_IOPS if tiered else METADATA_IOPS):
+            allowed = (
+                "6,000 or 12,000" if tiered else "1,500, 3,000, 6,000, 12,000 or multiples of 12,000 up to 192,000"
+            )
+            yield StorageIssue(
+                f"{path}.metadata_iops", f"{lustre.metadata_iops:,} is not a metadata IOPS FSx accepts; use {allowed}"
+            )
+    if lustre.efa and not kind.efa:
+        yield StorageIssue(
+            f"{path}.efa", "EFA-enabled file systems are PERSISTENT_2 only (set at creation); remove efa"
+        )
+    yield from _durability(lustre, kind, path, buckets, prod)
+
+
+def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -> Iterator[StorageIssue]:
+    tiers = kind.per_unit_throughputs
+    tier = lustre.throughput_mbps_per_tib
+    if tier is not None and not tiers:
+        yield StorageIssue(
+            f"{path}.throughput_mbps_per_tib",
+            f"{kind.deployment_type} has a fixed throughput ({kind.fixed_write_mbps_per_tib} MB/s/TiB written); "
+            "remove it",
+        )
+        return
+    if tier is not None and tier not in tiers:
+        yield StorageIssue(
+            f"{path}.throughput_mbps_per_tib",
+            f"{tier} MB/s/TiB is not a {kind.key} tier; use one of {', '.join(str(t) for t in tiers)}",
+        )
+        return
+    if lustre.efa and tier is not None and tier not in EFA_CAPACITY_STEP:
+        return  # reported as not PERSISTENT_2 above
+    missing = [key for key, value in (("capacity_gib", lustre.capacity_gib), ("throughput_mbps_per_tib", tier))
+               if value is None and (key == "capacity_gib" or tiers)]  # fmt: skip
+    if missing and not sized_by_workload:
+        for key in missing:
+            yield StorageIssue(
+                f"{path}.{key}", f"set {key}, or name a workload to size the file system for its checkpoints"
+            )
+        return
+    if lustre.capacity_gib is None or (tiers and tier is None):
+        return  # sized from the workload
+    steps = kind.capacity_steps(tier, lustre.efa and kind.efa)
+    if not steps.valid(lustre.capacity_gib):
+        efa = " EFA-enabled" if lustre.efa else ""
+        at_tier = f" at {tier} MB/s/TiB" if lustre.efa or kind.storage_type == "HDD" else ""
+        never_grows = "" if kind.can_grow else "; SCRATCH_1 can never grow, so size it for good"
+        yield StorageIssue(
+            f"{path}.capacity_gib",
+            f"{lustre.capacity_gib:,} GiB is not a{efa} {kind.key} size ({steps.describe()}{at_tier}); "
+            f"{_nearest(steps, lustre.capacity_gib)}{never_grows}",
+        )
+
+
+def _sizable(lustre, workload, path: str) -> Iterator[StorageIssue]:
+    """A file system sized from its workload: the sizing must find a configuration that meets the budget."""
+    from components.storage.sizing import fsx_size, managed_lustre_size
+
+    if workload is None:
+        return
+    size = fsx_size if isinstance(lustre, FsxLustreSpec) else managed_lustre_size
+    try:
+        size(lustre, workload)
+    except ValueError as exc:
+        yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+
+
+def _intelligent_tiering(lustre: FsxLustreSpec, path: str) -> Iterator[StorageIssue]:
+    if lustre.capacity_gib is not None or lustre.throughput_mbps_per_tib is not None:
+        key = "capacity_gib" if lustre.capacity_gib is not None else "throughput_mbps_per_tib"
+        yield StorageIssue(
+            f"{path}.{key}",
+            "Intelligent-Tiering storage is elastic and its throughput is provisioned in MB/s: remove "
+            f"{key} and set throughput_mbps",
+        )
+    if lustre.throughput_mbps is None:
+        yield StorageIssue(
+            f"{path}.throughput_mbps", "Intelligent-Tiering needs throughput_mbps: 4,000 or a multiple of 4,000"
+        )
+    elif not INTELLIGENT_TIERING_THROUGHPUT.valid(lustre.throughput_mbps):
+        nearest = _nearest(INTELLIGENT_TIERING_THROUGHPUT, lustre.throughput_mbps).replace(" GiB", " MB/s")
+        yield StorageIssue(
+            f"{path}.throughput_mbps",
+            f"{lustre.throughput_mbps:,} MB/s is not an Intelligent-Tiering throughput (multiples of 4,000 MB/s "
+            f"up to 2,000,000); {nearest}",
+        )
+    cache = lustre.read_cache
+    if cache is not None and (cache.sizing_mode == "USER_PROVISIONED") != (cache.size_gib is not None):
+        yield StorageIssue(
+            f"{path}.read_cache.size_gib", "size_gib goes with sizing_mode USER_PROVISIONED, and only with it"
+        )
+    elif cache is not None and cache.size_gib is not None and lustre.throughput_mbps:
+        low, high = (bound * lustre.throughput_mbps // 4_000 for bound in READ_CACHE_GIB_PER_4000_MBPS)
+        if not low <= cache.size_gib <= high:
+            yield StorageIssue(
+                f"{path}.read_cache.size_gib",
+                f"a user-provisioned read cache takes 32-131,072 GiB per 4,000 MB/s: {low:,}-{high:,} GiB here",
+            )
+    if lustre.durability.repositories:
+        yield StorageIssue(
+            f"{path}.durability.repositories",
+            "Intelligent-Tiering file systems cannot link to S3 data repositories; use backups, or PERSISTENT_2 SSD",
+        )
+
+
+def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod: bool) -> Iterator[StorageIssue]:
+    durability = lustre.durability
+    where = f"{path}.durability"
+    if durability.repositories and durability.backups is not None:
+        yield StorageIssue(
+            where,
+            "choose one: a file system linked to S3 keeps its durable copy in S3, and FSx does not back up a "
+            "file system with data repository associations; remove backups or repositories",
+        )
+    if durability.backups is not None and not kind.persistent:
+        yield StorageIssue(
+            f"{where}.backups", f"{lustre.deployment_type} file systems cannot be backed up; remove backups"
+        )
+    if durability.repositories and not kind.data_repositories and kind.storage_type != "INTELLIGENT_TIERING":
+        yield StorageIssue(
+            f"{where}.repositories", f"{lustre.deployment_type} cannot link to S3; use SCRATCH_2 or PERSISTENT_2"
+        )
+    if len(durability.repositories) > MAX_DATA_REPOSITORY_ASSOCIATIONS:
+        yield StorageIssue(
+            f"{where}.repositories", f"a file system takes at most {MAX_DATA_REPOSITORY_ASSOCIATIONS} repositories"
+        )
+    if prod and kind.persistent and not durability.repositories and durability.backups is None:
+        yield StorageIssue(
+            where,
+            "a prod file system needs a durable copy: link it to this site's buckets (repositories) or keep "
+            "automatic backups (backups: {retention_days: 14})",
+        )
+    paths: list[str] = []
+    for k, repository in enumerate(durability.repositories):
+        if repository.bucket not in buckets:
+            yield StorageIssue(
+                f"{where}.repositories[{k}].bucket",
+                f"unknown bucket '{repository.bucket}'; use one of this site's buckets: "
+                f"{', '.join(sorted(buckets)) or 'none'}",
+            )
+        clash = next((p for p in paths if _nested(p, repository.path)), None)
+        if clash is not None:
+            yield StorageIssue(
+                f"{where}.repositories[{k}].path",
+                f"{repository.path} overlaps {clash}: repository paths of one file system may not nest; use "
+                "sibling directories",
+            )
+        paths.append(repository.path)
+
+
+def _nested(a: str, b: str) -> bool:
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
+
+
+def _managed_lustre(
+    site: GcpSite, lustre: ManagedLustreSpec, path: str, workloads, prod: bool
+) -> Iterator[StorageIssue]:
+    if lustre.zone is not None and lustre.zone not in site.network.zones:
+        yield StorageIssue(
+            f"{path}.zone", f"zone '{lustre.zone}' is not one of the site's zones ({', '.join(site.network.zones)})"
+        )
+    if lustre.workload is not None and lustre.workload not in workloads:
+        yield StorageIssue(
+            f"{path}.workload",
+            f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
+        )
+    yield from _sizable(lustre, workloads.get(lustre.workload) if lustre.workload else None, path)
+    if lustre.tier is None or lustre.capacity_gib is None:
+        if lustre.workload is None:
+            for key in ("tier", "capacity_gib"):
+                if getattr(lustre, key) is None:
+                    yield StorageIssue(
+                        f"{path}.{key}", f"set {key}, or name a workload to size the instance for its checkpoints"
+                    )
+        return
+    tier = MANAGED_LUSTRE_TIERS[lustre.tier]
+    if not tier.valid(lustre.capacity_gib):
+        yield StorageIssue(
+            f"{path}.capacity_gib",
+            f"{lustre.capacity_gib:,} GiB is not a Managed Lustre size at tier {lustre.tier} ({tier.describe()}); "
+            f"{_nearest(tier, lustre.capacity_gib)}",
+        )
+
+
+def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
+    for j, bucket in enumerate(site.storage.buckets):
+        path = f"{base}.buckets[{j}]"
+        classes = S3_COLD_CLASSES if cloud == "aws" else GCS_COLD_CLASSES
+        cold = bucket.lifecycle.cold_class
+        if cold is not None and cold not in classes:
+            yield StorageIssue(
+                f"{path}.lifecycle.cold_class",
+                f"{cold} is not a {'S3' if cloud == 'aws' else 'GCS'} class; use one of {', '.join(classes)}",
+            )
+        if cloud == "aws":
+            if bucket.hierarchical_namespace:
+                yield StorageIssue(
+                    f"{path}.hierarchical_namespace",
+                    "hierarchical namespaces are a Cloud Storage feature; remove it on an AWS site",
+                )
+            if bucket.soft_delete_days is not None:
+                yield StorageIssue(
+                    f"{path}.soft_delete_days",
+                    "soft delete is a Cloud Storage feature (S3 keeps old versions instead); remove it",
+                )
+            if bucket.immutable is not None and bucket.immutable.locked is not None:
+                yield StorageIssue(
+                    f"{path}.immutable.locked",
+                    "S3 Object Lock needs no lock step (COMPLIANCE mode is final); remove locked",
+                )
+            if len(f"{stack}-{site.name}-{bucket.name}") > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
+                yield StorageIssue(f"{path}.name", _too_long("S3 bucket (with the account ID)", S3_BUCKET_NAME_MAX))
+        else:
+            if bucket.soft_delete_days is not None and 0 < bucket.soft_delete_days < 7:
+                yield StorageIssue(
+                    f"{path}.soft_delete_days",
+                    f"{bucket.soft_delete_days} is not a soft-delete period GCS accepts; use 0 (off) or 7-90 days",
+                )
+            if bucket.immutable is not None and bucket.immutable.mode == "GOVERNANCE":
+                yield StorageIssue(
+                    f"{path}.immutable.mode",
+                    "GCS retention has no governance mode; use COMPLIANCE (lock it with locked: true)",
+                )
+            if len(f"{site.project}-{stack}-{bucket.name}") > GCS_BUCKET_NAME_MAX:
+                yield StorageIssue(
+                    f"{path}.name", _too_long("Cloud Storage bucket (with the project ID)", GCS_BUCKET_NAME_MAX)
+                )
+
+
+def checkpoint_budget(spec: StackSpec) -> Iterator[StorageIssue]:
+    """A hand-sized Lustre file system that cannot save its workload's checkpoint in time."""
+    from components import sizing
+    from components.catalog.storage import MANAGED_LUSTRE_TIERS as TIERS
+
+    workloads = {w.name: w for w in spec.workloads}
+    prod = spec.environment == "prod"
+    for i, site in enumerate(spec.sites):
+        for j, lustre in enumerate(getattr(site.storage, "lustre", [])):
+            workload = workloads.get(lustre.workload) if lustre.workload else None
+            if workload is None:
+                continue
+            if isinstance(lustre, FsxLustreSpec):
+                kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
+                if kind is None or (lustre.capacity_gib is None and kind.storage_type != "INTELLIGENT_TIERING"):
+                    continue
+                if kind.per_unit_throughputs and lustre.throughput_mbps_per_tib is None:
+                    continue
+                write = (lustre.throughput_mbps if kind.storage_type == "INTELLIGENT_TIERING"
+                         else kind.write_mbps(lustre.capacity_gib, lustre.throughput_mbps_per_tib))  # fmt: skip
+            else:
+                if lustre.tier is None or lustre.capacity_gib is None:
+                    continue
+                write = TIERS[lustre.tier].write_mbps(lustre.capacity_gib)
+            if not write:
+                continue
+            budget = lustre.checkpoint_seconds or workload.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
+            job = sizing.Workload(**workload.model_dump(exclude={"name"}))
+            needed = sizing.checkpoint_write_mbps(job, budget)
+            if write < needed:
+                seconds = sizing.checkpoint_bytes(job) / (write * sizing.MB)
+                yield StorageIssue(
+                    f"sites[{i}].storage.lustre[{j}]",
+                    f"writes {write:,.0f} MB/s: a {sizing.checkpoint_bytes(job) / sizing.GB:,.0f} GB checkpoint of "
+                    f"'{workload.name}' takes {seconds:,.0f} s, over the {budget:g} s budget ({needed:,.0f} MB/s "
+                    "needed); raise the capacity or throughput tier, or leave them out to have Lattice size them",
+                    warning=not prod,
+                )

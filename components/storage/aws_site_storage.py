@@ -1,0 +1,135 @@
+"""Everything ``sites[].storage`` asks of an AWS site: S3 buckets, FSx for Lustre, S3 Express checkpoint buckets.
+
+Bucket names are ``<stack>-<site>-<name>-<account>``: S3 names are global, and the account makes them unique
+without a position in any list. With any bucket the site also gets its access-log bucket (SSE-S3, the one
+encryption S3 server access logging delivers into; logs expire after the site's log retention).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from ..spec import AwsSite
+from ..spec.model import WorkloadSpec
+from ..spec.storage import LifecycleSpec
+from ..tagging import TagContext
+from .contract import StorageTier
+from .fsx_lustre import FsxLustre, FsxLustreArgs
+from .s3_bucket import S3Bucket, S3BucketArgs
+from .s3_express import S3ExpressBucket, S3ExpressBucketArgs
+from .sizing import fsx_size
+
+
+@dataclass
+class AwsSiteStorageArgs:
+    site: AwsSite
+    workloads: dict[str, WorkloadSpec]
+    vpc_id: pulumi.Input[str]
+    subnet_ids: dict[str, pulumi.Input[str]]  # zone -> private subnet
+    kms_key_arn: pulumi.Input[str]
+    tags: TagContext
+    protect: bool
+    # Security groups of the nodes that mount Lustre: "cluster" (every node), and each EFA pool's fabric group.
+    cluster_security_group: pulumi.Input[str]
+    efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+
+
+class AwsSiteStorage(pulumi.ComponentResource):
+    log_bucket: S3Bucket | None
+    buckets: dict[str, S3Bucket]
+    lustre: dict[str, FsxLustre]
+    express: dict[str, S3ExpressBucket]
+    tiers: list[StorageTier]
+
+    def __init__(self, name: str, args: AwsSiteStorageArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:storage:AwsSiteStorage", name, None, opts)
+        site, storage, tags = args.site, args.site.storage, args.tags
+        child = pulumi.ResourceOptions(parent=self)
+        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        self.log_bucket = None
+        self.buckets = {}
+        if storage.buckets:
+            prefix = f"{tags.stack}-{site.name}"
+            self.log_bucket = S3Bucket(
+                f"{name}-access-logs",
+                S3BucketArgs(
+                    bucket_name=pulumi.Output.concat(prefix, "-access-logs-", account),
+                    purpose="access-logs",
+                    tags=tags,
+                    protect=args.protect,
+                    lifecycle=LifecycleSpec(expire_days=site.audit.log_retention_days),
+                    log_sources=(account, pulumi.Output.concat("arn:", partition, ":s3:::", prefix, "-*")),
+                ),
+                opts=child,
+            )
+            for bucket in storage.buckets:
+                self.buckets[bucket.name] = S3Bucket(
+                    f"{name}-{bucket.name}",
+                    S3BucketArgs(
+                        bucket_name=pulumi.Output.concat(f"{prefix}-{bucket.name}-", account),
+                        purpose=bucket.purpose,
+                        tags=tags,
+                        protect=args.protect,
+                        lifecycle=bucket.lifecycle,
+                        cold_after_days=bucket.cold_after(),
+                        kms_key_arn=args.kms_key_arn,
+                        lock=bucket.lock,
+                        log_bucket=self.log_bucket.name,
+                    ),
+                    opts=child,
+                )
+        first_zone = site.network.availability_zones[0]
+        self.lustre = {}
+        for lustre in storage.lustre:
+            clients = {"cluster": args.cluster_security_group}
+            if lustre.efa:
+                clients |= {f"efa-{pool}": group for pool, group in args.efa_security_groups.items()}
+            self.lustre[lustre.name] = FsxLustre(
+                f"{name}-{lustre.name}",
+                FsxLustreArgs(
+                    spec=lustre,
+                    size=fsx_size(lustre, args.workloads.get(lustre.workload) if lustre.workload else None),
+                    subnet_id=args.subnet_ids[lustre.zone or first_zone],
+                    vpc_id=args.vpc_id,
+                    kms_key_arn=args.kms_key_arn,
+                    log_retention_days=site.audit.log_retention_days,
+                    tags=tags,
+                    protect=args.protect,
+                    client_security_groups=clients,
+                    bucket_names={name: bucket.name for name, bucket in self.buckets.items()},
+                ),
+                opts=child,
+            )
+        self.express = {
+            express.name: S3ExpressBucket(
+                f"{name}-{express.name}",
+                S3ExpressBucketArgs(
+                    spec=express,
+                    region=site.region,
+                    kms_key_arn=args.kms_key_arn,
+                    tags=tags,
+                    protect=args.protect,
+                ),
+                opts=child,
+            )
+            for express in storage.express_checkpoints
+        }
+        self.tiers = [
+            *(fs.tier for fs in self.lustre.values()),
+            *(
+                StorageTier(
+                    name=name_,
+                    kind="object",
+                    access="uri",
+                    mount_path="",
+                    uri=pulumi.Output.concat("s3://", bucket.name, "/"),
+                )
+                for name_, bucket in self.buckets.items()
+            ),
+            *(bucket.tier for bucket in self.express.values()),
+        ]
+        self.register_outputs({"buckets": {n: b.name for n, b in self.buckets.items()}})

@@ -1,0 +1,231 @@
+"""An FSx for Lustre file system in a site's VPC, sized and checked at plan time, reachable from the GPU nodes only.
+
+- Size and class from ``components/storage/sizing.py`` (the spec's values, or sized to the workload's
+  checkpoint budget), already checked against the FSx rules by the spec validators.
+- Its own security group: Lustre's ports (TCP 988 and 1018-1023) in and out between the file system and
+  the clients' groups (the cluster security group every node carries) and within itself; for an
+  EFA-enabled file system all traffic, both ways, with the EFA pools' fabric groups.
+- The site key for persistent file systems (scratch file systems take no customer key), LZ4, root squash,
+  and logging to a ``/aws/fsx/…`` log group with the site's retention.
+- Durability as the spec chose it: data repository associations to the site's buckets (S3 is then the
+  durable copy), or automatic daily backups with ``skip_final_backup=False`` where the file system is
+  protected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
+
+from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, fsx_lustre_class
+from ..security.aws_log_group import encrypted_log_group
+from ..spec.storage import FsxLustreSpec
+from ..tagging import TagContext
+from .contract import StorageTier
+from .sizing import LustreSize
+
+LUSTRE_VERSION = "2.15"
+CSI_DRIVER = "fsx.csi.aws.com"
+MOUNT_OPTIONS = ("flock",)
+IMPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
+
+
+@dataclass
+class FsxLustreArgs:
+    spec: FsxLustreSpec
+    size: LustreSize
+    subnet_id: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    kms_key_arn: pulumi.Input[str]
+    log_retention_days: int
+    tags: TagContext
+    protect: bool
+    # Groups of the nodes that mount it: the cluster security group (every node), and for an EFA-enabled
+    # file system the EFA pools' fabric groups.
+    client_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    bucket_names: dict[str, pulumi.Input[str]] = field(default_factory=dict)  # for data repositories
+
+
+class FsxLustre(pulumi.ComponentResource):
+    file_system: aws.fsx.LustreFileSystem
+    security_group: aws.ec2.SecurityGroup
+    log_group: aws.cloudwatch.LogGroup
+    repositories: dict[str, aws.fsx.DataRepositoryAssociation]
+    tier: StorageTier
+
+    def __init__(self, name: str, args: FsxLustreArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:storage:FsxLustre", name, None, opts)
+        spec, size = args.spec, args.size
+        kind = fsx_lustre_class(spec.deployment_type, spec.storage_type)
+        tags = args.tags.for_component("FsxLustre")
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-sg",
+            vpc_id=args.vpc_id,
+            description=f"FSx for Lustre {spec.name}: Lustre traffic with the site's nodes",
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-{spec.name}-lustre"}),
+            opts=child,
+        )
+        self._rules(name, args, tags)
+        self.log_group = encrypted_log_group(
+            f"{name}-logs",
+            # FSx writes only to log groups named /aws/fsx/…, through its service-linked role.
+            log_group_name=f"/aws/fsx/lattice/{tags.stack}/{tags.site}/{spec.name}",
+            retention_days=args.log_retention_days,
+            kms_key_arn=args.kms_key_arn,
+            tags=tags,
+            parent=self,
+            protect=args.protect,
+        )
+        backups = spec.durability.backups
+        checkpoint_tags = (
+            {CHECKPOINT_GB_TAG: f"{size.checkpoint_gb:g}", CHECKPOINT_SECONDS_TAG: f"{size.budget_seconds:g}"}
+            if size.checkpoint_gb is not None
+            else {}
+        )
+        tiered = spec.storage_type == "INTELLIGENT_TIERING"
+        self.file_system = aws.fsx.LustreFileSystem(
+            f"{name}-fs",
+            subnet_ids=args.subnet_id,
+            security_group_ids=[self.security_group.id],
+            deployment_type=spec.deployment_type,
+            storage_type=spec.storage_type,
+            storage_capacity=size.capacity_gib,
+            per_unit_storage_throughput=size.per_unit,
+            throughput_capacity=spec.throughput_mbps if tiered else None,
+            data_read_cache_configuration=_read_cache(spec) if tiered else None,
+            metadata_configuration=_metadata(spec) if kind.metadata_configuration else None,
+            drive_cache_type="READ" if spec.storage_type == "HDD" else None,
+            efa_enabled=spec.efa or None,
+            data_compression_type=spec.compression,
+            root_squash_configuration=aws.fsx.LustreFileSystemRootSquashConfigurationArgs(root_squash=spec.root_squash)
+            if spec.root_squash
+            else None,
+            log_configuration=aws.fsx.LustreFileSystemLogConfigurationArgs(
+                destination=self.log_group.arn, level="WARN_ERROR"
+            ),
+            # Scratch file systems are encrypted with an AWS key and take no customer key.
+            kms_key_id=args.kms_key_arn if kind.persistent else None,
+            file_system_type_version=LUSTRE_VERSION,
+            automatic_backup_retention_days=backups.retention_days if backups else (0 if kind.persistent else None),
+            daily_automatic_backup_start_time=backups.start_time if backups else None,
+            copy_tags_to_backups=True if backups else None,
+            # The provider skips the final backup unless told otherwise: a protected file system keeps one.
+            skip_final_backup=not (backups and args.protect) if kind.persistent else None,
+            tags=tags.aws_tags(checkpoint_tags),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                retain_on_delete=args.protect,
+                depends_on=[self.log_group],
+            ),
+        )
+        self.repositories = {}
+        for repository in spec.durability.repositories:
+            # Named after the path, not the list position: reordering the list replaces nothing.
+            slug = repository.path.strip("/").replace("/", "-") or "root"
+            events = aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=IMPORT_EVENTS)
+            self.repositories[repository.path] = aws.fsx.DataRepositoryAssociation(
+                f"{name}-repo-{slug}",
+                file_system_id=self.file_system.id,
+                file_system_path=repository.path,
+                data_repository_path=pulumi.Output.concat(
+                    "s3://", args.bucket_names[repository.bucket], "/", repository.prefix
+                ),
+                batch_import_meta_data_on_create=repository.auto_import,
+                delete_data_in_filesystem=False,
+                s3=aws.fsx.DataRepositoryAssociationS3Args(
+                    auto_import_policy=events if repository.auto_import else None,
+                    auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=IMPORT_EVENTS)
+                    if repository.auto_export
+                    else None,
+                ),
+                tags=tags.aws_tags(),
+                opts=child,
+            )
+        fs = self.file_system
+        self.tier = StorageTier(
+            name=spec.name,
+            kind="lustre",
+            access="pvc",
+            mount_path=spec.path,
+            capacity_gib=size.capacity_gib,
+            write_mbps=size.write_mbps,
+            server=fs.dns_name,
+            mount_name=fs.mount_name,
+            mount_options=MOUNT_OPTIONS,
+            volume_source={
+                "csi": {
+                    "driver": CSI_DRIVER,
+                    "volumeHandle": fs.id,
+                    "volumeAttributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
+                }
+            },
+        )
+        self.register_outputs({"file_system_id": fs.id, "dns_name": fs.dns_name, "mount_name": fs.mount_name})
+
+    def _rules(self, name: str, args: FsxLustreArgs, tags: TagContext) -> None:
+        """Lustre's ports both ways between the file system and its clients, and within the file system."""
+        child = pulumi.ResourceOptions(parent=self)
+        group = self.security_group.id
+        peers: dict[str, pulumi.Input[str]] = {"self": group, **args.client_security_groups}
+        ranges = [(-1, -1)] if args.spec.efa else list(LUSTRE_PORTS)
+        for peer, peer_group in peers.items():
+            for low, high in ranges:
+                ports = {} if low < 0 else {"from_port": low, "to_port": high}
+                protocol = "-1" if low < 0 else "tcp"
+                suffix = "all" if low < 0 else (f"{low}" if low == high else f"{low}-{high}")
+                aws.vpc.SecurityGroupIngressRule(
+                    f"{name}-in-{peer}-{suffix}",
+                    security_group_id=group,
+                    referenced_security_group_id=peer_group,
+                    ip_protocol=protocol,
+                    description=f"Lustre from {peer}",
+                    tags=tags.aws_tags(),
+                    opts=child,
+                    **ports,
+                )
+                aws.vpc.SecurityGroupEgressRule(
+                    f"{name}-out-{peer}-{suffix}",
+                    security_group_id=group,
+                    referenced_security_group_id=peer_group,
+                    ip_protocol=protocol,
+                    description=f"Lustre to {peer}",
+                    tags=tags.aws_tags(),
+                    opts=child,
+                    **ports,
+                )
+                if peer != "self":
+                    # Clients answer on the same ports: their group admits the file system too.
+                    aws.vpc.SecurityGroupIngressRule(
+                        f"{name}-client-{peer}-{suffix}",
+                        security_group_id=peer_group,
+                        referenced_security_group_id=group,
+                        ip_protocol=protocol,
+                        description=f"Lustre from FSx {args.spec.name}",
+                        tags=tags.aws_tags(),
+                        opts=child,
+                        **ports,
+                    )
+
+
+def _metadata(spec: FsxLustreSpec) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs:
+    if spec.storage_type == "INTELLIGENT_TIERING":
+        return aws.fsx.LustreFileSystemMetadataConfigurationArgs(
+            mode="USER_PROVISIONED", iops=spec.metadata_iops or INTELLIGENT_TIERING_METADATA_IOPS[0]
+        )
+    if spec.metadata_iops is None:
+        return aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC")
+    return aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="USER_PROVISIONED", iops=spec.metadata_iops)
+
+
+def _read_cache(spec: FsxLustreSpec) -> aws.fsx.LustreFileSystemDataReadCacheConfigurationArgs:
+    cache = spec.read_cache
+    if cache is None:
+        return aws.fsx.LustreFileSystemDataReadCacheConfigurationArgs(sizing_mode="PROPORTIONAL_TO_THROUGHPUT_CAPACITY")
+    return aws.fsx.LustreFileSystemDataReadCacheConfigurationArgs(sizing_mode=cache.sizing_mode, size=cache.size_gib)

@@ -1,0 +1,105 @@
+"""A GCP Managed Lustre instance on the site's VPC, sized and checked at plan time.
+
+Managed Lustre lives in a Google-owned network peered into the site's VPC by private services access
+(``components/network/private_services.py``), which must exist first. The instance is
+encrypted with the site key, which the Lustre service agent
+(``service-<number>@gcp-sa-lustre.iam.gserviceaccount.com``) is granted first. GKE reaches it through the
+Managed Lustre CSI driver (``lustre.csi.storage.gke.io``) on current GKE's port 988, so the instance is made
+without ``gke_support_enabled`` (which moves it to the legacy port 6988).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
+
+from ..catalog.storage import MANAGED_LUSTRE_FILESYSTEM_MAX
+from ..spec.storage import ManagedLustreSpec
+from ..tagging import TagContext
+from .contract import StorageTier
+from .sizing import LustreSize
+
+CSI_DRIVER = "lustre.csi.storage.gke.io"
+
+
+def filesystem_name(name: str) -> str:
+    """Managed Lustre's file system name: at most eight letters and digits, starting with a letter."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())[:MANAGED_LUSTRE_FILESYSTEM_MAX]
+
+
+@dataclass
+class ManagedLustreArgs:
+    spec: ManagedLustreSpec
+    size: LustreSize
+    project: str
+    zone: str
+    network_id: pulumi.Input[str]
+    kms_key_id: pulumi.Input[str]
+    tags: TagContext
+    protect: bool
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # private services, the key grant
+
+
+class ManagedLustre(pulumi.ComponentResource):
+    instance: gcp.lustre.Instance
+    tier: StorageTier
+
+    def __init__(self, name: str, args: ManagedLustreArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:storage:ManagedLustre", name, None, opts)
+        spec, size = args.spec, args.size
+        tags = args.tags.for_component("ManagedLustre")
+        dynamic = size.tier == "dynamic"
+        squash = spec.root_squash.split(":") if spec.root_squash else None
+        labels = {}
+        if size.checkpoint_gb is not None:
+            # GCP label values take no dots: whole GB and seconds.
+            labels = {
+                CHECKPOINT_GB_TAG: f"{size.checkpoint_gb:.0f}",
+                CHECKPOINT_SECONDS_TAG: f"{size.budget_seconds:.0f}",
+            }
+        self.instance = gcp.lustre.Instance(
+            f"{name}-instance",
+            instance_id=f"{tags.stack}-{tags.site}-{spec.name}",
+            project=args.project,
+            location=args.zone,
+            network=args.network_id,
+            filesystem=filesystem_name(spec.name),
+            capacity_gib=str(size.capacity_gib),
+            # Both are strings in the provider; the dynamic tier takes no per-unit throughput.
+            per_unit_storage_throughput=None if dynamic else size.tier,
+            dynamic_tier_options=gcp.lustre.InstanceDynamicTierOptionsArgs(mode="DEFAULT_CACHE") if dynamic else None,
+            kms_key=args.kms_key_id,
+            access_rules_options=gcp.lustre.InstanceAccessRulesOptionsArgs(
+                default_squash_mode="ROOT_SQUASH", default_squash_uid=int(squash[0]), default_squash_gid=int(squash[1])
+            )
+            if squash
+            else None,
+            labels=tags.gcp_labels(labels),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protect, retain_on_delete=args.protect, depends_on=args.depends_on
+            ),
+        )
+        mount_point = self.instance.mount_point  # <ip>@tcp:/<filesystem>
+        self.tier = StorageTier(
+            name=spec.name,
+            kind="lustre",
+            access="pvc",
+            mount_path=spec.path,
+            capacity_gib=size.capacity_gib,
+            write_mbps=size.write_mbps,
+            server=mount_point.apply(lambda point: point.split("@", 1)[0]),
+            mount_name=filesystem_name(spec.name),
+            volume_source={
+                "csi": {
+                    "driver": CSI_DRIVER,
+                    "volumeHandle": pulumi.Output.concat(args.project, "/", args.zone, "/", self.instance.instance_id),
+                    "volumeAttributes": {"mountpoint": mount_point},
+                }
+            },
+        )
+        self.register_outputs({"mount_point": mount_point})
