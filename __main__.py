@@ -24,3 +24,4 @@ for warning in warnings:
 hybrid = HybridStack("lattice", HybridStackArgs(spec=spec, stack=stack, secret=config.require_secret))
 pulumi.export("environment", spec.environment)
 pulumi.export("sites", hybrid.outputs)
+pulumi.export("links", hybrid.link_summary)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from .network.links import CrossSiteLinks, CrossSiteLinksArgs, transit_routes, vpn_gateway_count
 from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
 from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
@@ -24,6 +25,7 @@ class HybridStackArgs:
 
 class HybridStack(pulumi.ComponentResource):
     sites: dict[str, AwsCloudSite | GcpCloudSite | ExistingClusterSite]
+    links: CrossSiteLinks | None
     outputs: dict[str, dict[str, pulumi.Output]]
 
     def __init__(self, name: str, args: HybridStackArgs, opts: pulumi.ResourceOptions | None = None):
@@ -39,14 +41,23 @@ class HybridStack(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self)
         self.sites = {}
+        site_tags = {}
         workloads = {workload.name: workload for workload in spec.workloads}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
+            site_tags[site.name] = tags
             teams = [team for team in spec.teams if team.on(site)]
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(
                     site.name,
-                    AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams, workloads=workloads),
+                    AwsCloudSiteArgs(
+                        site,
+                        tags,
+                        spec.protects_stateful,
+                        teams=teams,
+                        workloads=workloads,
+                        transit_routes=transit_routes(spec, site),
+                    ),
                     opts=child,
                 )
             elif isinstance(site, GcpSite):
@@ -59,6 +70,7 @@ class HybridStack(pulumi.ComponentResource):
                         teams=teams,
                         workloads=workloads,
                         locked_retention=spec.environment == "prod",
+                        vpn_gateways=vpn_gateway_count(spec, site),
                     ),
                     opts=child,
                 )
@@ -81,5 +93,17 @@ class HybridStack(pulumi.ComponentResource):
             else:  # the spec's discriminated union makes this unreachable; fail loudly if it grows
                 raise TypeError(f"no component builds sites of provider {site.provider!r}")
             self.sites[site.name] = built
+        self.links = None
+        self.link_summary: dict[str, dict] = {}
+        if spec.links:
+            self.links = CrossSiteLinks(
+                "links",
+                CrossSiteLinksArgs(spec=spec, stack=args.stack, sites=self.sites, tags=site_tags),
+                opts=child,
+            )
+            self.link_summary = self.links.summary
         self.outputs = {name: site.outputs for name, site in self.sites.items()}
-        self.register_outputs({"sites": self.outputs})
+        if self.links is not None:
+            for peer, files in self.links.peer_configs.items():
+                self.outputs[peer] = {**self.outputs[peer], "vpn": files}
+        self.register_outputs({"sites": self.outputs, "links": self.link_summary})

@@ -32,6 +32,17 @@ VPN_IKE_VERSIONS = ("ikev2",)
 VPN_ENCRYPTION = ("AES256", "AES256-GCM-16")
 VPN_INTEGRITY = ("SHA2-256", "SHA2-384", "SHA2-512")
 VPN_DH_GROUPS = (14, 15, 16, 17, 18, 19, 20, 21)
+# What Lattice's own links offer (the first of each is the default; a link may only narrow these): AES-256-GCM,
+# SHA2-384 / 512 as PRF and integrity, ECP-384 / 521 (groups 20, 21). Every peer here accepts them, Cloud VPN
+# included (it is dropping group 22 and wants one proposal per role).
+VPN_ENCRYPTION_STRONG = ("AES256-GCM-16",)
+VPN_INTEGRITY_STRONG = ("SHA2-384", "SHA2-512")
+VPN_DH_GROUPS_STRONG = (20, 21)
+VPN_DEFAULT_BANDWIDTH_GBPS = 1.0
+# Cloud VPN tunnels are limited in packets (250,000 per second, in and out together), so their Gbps depend on
+# packet size: Google quotes 1-3 Gbps. Bulk transfers (datasets, checkpoints) run near the MTU; 1,000 bytes
+# is a mixed-traffic planning figure (2 Gbps per tunnel) a link can override.
+VPN_MEAN_PACKET_BYTES = 1_000
 
 PURPOSE_TAG = "lattice:purpose"
 # What checkpoint a Lustre file system was sized for, so the policy pack judges it against its own workload.

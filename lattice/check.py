@@ -197,8 +197,12 @@ def evaluate(
     config: PolicyConfig,
     rules: dict[str, Rule] | None = None,
     severity_threshold: str = "low",
+    secrets_redacted: bool = True,
 ) -> CheckResult:
+    """Run the pack over a plan. ``secrets_redacted``: the plan shows every secret as the engine's redaction
+    (an offline plan does; a live audit does not), which rules that declare ``secretsRedacted`` are told."""
     rules = rules if rules is not None else all_rules()
+    facts = {"secretsRedacted": secrets_redacted}
     minimum = SEVERITY_ORDER.index(severity_threshold)
     active = {
         name: rule
@@ -215,7 +219,7 @@ def evaluate(
     )
 
     for rule in (r for r in active.values() if r.kind == "resource"):
-        rule_config = config.config_for(rule)
+        rule_config = {**config.config_for(rule), **{k: v for k, v in facts.items() if k in rule.config}}
         for resource in resources:
             if not rule.applies_to(resource["type"]):
                 continue

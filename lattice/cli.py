@@ -23,6 +23,8 @@ from policies.registry import SEVERITY_ORDER, all_rules
 
 from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
+from .errors import UsageError
+from .links_cli import add_parser as add_links_parser
 from .report import FORMATS, locator_for, render
 from .waivers import apply_waivers, load_waivers
 
@@ -30,10 +32,6 @@ STACKS_DIR = PROJECT_ROOT / "stacks"
 WAIVERS = PROJECT_ROOT / "policies" / "waivers.yaml"
 EXIT_INPUT = 2
 EXIT_PROGRAM = 3
-
-
-class UsageError(Exception):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _stack_arguments(preflight)
     preflight.set_defaults(handler=_preflight)
+
+    add_links_parser(verbs, _stack_arguments)
 
     catalog = verbs.add_parser("catalog", help="the hardware catalog")
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")
@@ -254,7 +254,7 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
         live = audit_plan(stack_file.stack, regions)
     except AuditError as exc:
         raise UsageError(f"lattice audit: {exc}") from None
-    result = evaluate(live, config, rules, severity_threshold=args.severity_threshold)
+    result = evaluate(live, config, rules, severity_threshold=args.severity_threshold, secrets_redacted=False)
     problems = apply_waivers(result, load_waivers(args.waivers, set(rules), date.today()))
     locator = Locator(_repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
     text = render(args.format, result, problems, locator)

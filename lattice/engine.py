@@ -17,6 +17,7 @@ import datetime
 import hashlib
 import json
 import runpy
+import string
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class Plan:
     states: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     # Resource options outside the JSON contract (aliases, ignoreChanges), per URN, for the same tests.
     options: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # The stack outputs with secrets revealed, in memory only (never in the JSON): what
+    # `pulumi stack output --show-secrets` would print, for `lattice links render --output-dir`.
+    revealed_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"project": self.project, "stack": self.stack, "resources": self.resources, "outputs": self.outputs}
@@ -113,6 +117,17 @@ def _tidy(value: Any) -> Any:
         return [_tidy(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    return value
+
+
+def _reveal(value: Any) -> Any:
+    """Unwrap secrets (for in-memory use only)."""
+    if isinstance(value, dict):
+        if value.get(SIG_KEY) == SECRET_SIG:
+            return _reveal(value.get("value"))
+        return {k: _reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reveal(v) for v in value]
     return value
 
 
@@ -192,19 +207,37 @@ class LatticeMocks(mocks.Mocks):
                     "dnsName": f"{resource_id}.fsx.{region}.amazonaws.com",
                     "mountName": _short_hash(resource_id, length=8),
                 },
+                # Outside addresses from the documentation range (RFC 5737), one per tunnel.
+                ("ec2", "VpnConnection"): {
+                    "tunnel1Address": _mock_address("198.51.100", resource_id, 1),
+                    "tunnel2Address": _mock_address("198.51.100", resource_id, 2),
+                    "transitGatewayAttachmentId": f"tgw-attach-{_short_hash(resource_id, length=17)}",
+                },
             }
             out.update(extra.get((module, kind), {}))
+        elif package == "random" and kind == "RandomPassword":
+            # A deterministic stand-in of the requested length and alphabet (the result is a secret output).
+            alphabet = string.ascii_letters + string.digits + state.get("overrideSpecial", "")
+            seed = hashlib.sha256(args.name.encode()).digest() * 4
+            out["result"] = "".join(alphabet[b % len(alphabet)] for b in seed[: int(state.get("length", 16))])
         elif package == "gcp":
             paths = {
                 ("compute", "Network"): f"projects/{project}/global/networks/{name}",
                 ("compute", "Subnetwork"): f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}",
                 ("compute", "Router"): f"projects/{project}/regions/{state.get('region')}/routers/{name}",
+                ("compute", "HaVpnGateway"): f"projects/{project}/regions/{state.get('region')}/vpnGateways/{name}",
                 ("kms", "KeyRing"): f"projects/{project}/locations/{state.get('location')}/keyRings/{name}",
                 ("kms", "CryptoKey"): f"{state.get('keyRing')}/cryptoKeys/{name}",
                 ("container", "Cluster"): f"projects/{project}/locations/{state.get('location')}/clusters/{name}",
             }
             if (module, kind) in paths:
                 out["id"] = paths[(module, kind)]
+            if (module, kind) == ("compute", "HaVpnGateway"):
+                out["vpnInterfaces"] = [{"id": k, "ipAddress": _mock_address("203.0.113", name, k)} for k in (0, 1)]
+            if (module, kind) == ("compute", "VPNTunnel"):
+                out["id"] = f"projects/{project}/regions/{state.get('region')}/vpnTunnels/{name}"
+            if (module, kind) == ("compute", "ExternalVpnGateway"):
+                out["id"] = f"projects/{project}/global/externalVpnGateways/{name}"
             if (module, kind) == ("serviceaccount", "Account"):
                 out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
             if (module, kind) == ("projects", "ServiceIdentity"):
@@ -292,6 +325,10 @@ class LatticeMocks(mocks.Mocks):
         raise PlanError(
             f"the offline engine has no answer for invoke '{token}'; add one to LatticeMocks.call in lattice/engine.py"
         )
+
+
+def _mock_address(prefix: str, name: str, index: int) -> str:
+    return f"{prefix}.{(int(_short_hash(name, str(index), length=4), 16) % 250) + 1}"
 
 
 def number_of(project: str) -> str:
@@ -418,7 +455,9 @@ def run_program(
     root = settings.get_root_resource()
     try:
         _sync_await(run_pulumi_func(program))
-        outputs = struct_to_wire(_sync_await(rpc.serialize_properties(dict(root.outputs), {})))
+        serialized = _sync_await(rpc.serialize_properties(dict(root.outputs), {}))
+        outputs = struct_to_wire(serialized)
+        revealed = _reveal(json_format.MessageToDict(serialized))
     except pulumi.RunError as exc:
         raise PlanError(str(exc)) from None
     except PlanError:
@@ -436,4 +475,5 @@ def run_program(
         outputs=outputs,
         states=states,
         options=monitor.options,
+        revealed_outputs=revealed,
     )

@@ -4,6 +4,10 @@ Subnets are carved from the site CIDR by ``cidr.aws_zone_subnets``. Private subn
 the EKS internal-load-balancer role tag, public ones the internet-facing one. The VPC's
 default security group is emptied (no rules), so nothing lands in an open group by default.
 
+A site with cross-site links gets a transit gateway (its own route table, ECMP on, nothing associated or
+propagated by default), attached to the VPC over the private subnets; the private route tables send every
+linked site's ranges to it. The VPN attachments associate and propagate in ``components/network/vpn.py``.
+
 Without NAT, nodes reach AWS only through VPC endpoints, and an EKS node that cannot reach
 ECR, STS, EC2 and the EKS API never joins its cluster: a site with ``nat: false`` gets the S3
 gateway endpoint and the interface endpoints EKS documents for private clusters.
@@ -12,7 +16,7 @@ gateway endpoint and the interface endpoints EKS documents for private clusters.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
@@ -50,6 +54,9 @@ class AwsSiteNetworkArgs:
     kms_key_arn: pulumi.Input[str]
     tags: TagContext
     protect: bool
+    # Cross-site links: the transit gateway's ASN, and the ranges of linked sites the VPC routes to it.
+    transit_asn: int | None = None
+    transit_routes: list[str] = field(default_factory=list)
 
 
 class AwsSiteNetwork(pulumi.ComponentResource):
@@ -60,6 +67,10 @@ class AwsSiteNetwork(pulumi.ComponentResource):
     private_route_tables: list[aws.ec2.RouteTable]
     endpoints: dict[str, aws.ec2.VpcEndpoint]
     flow_log_group: aws.cloudwatch.LogGroup | None
+    transit_gateway: aws.ec2transitgateway.TransitGateway | None
+    transit_route_table: aws.ec2transitgateway.RouteTable | None
+    transit_attachment: aws.ec2transitgateway.VpcAttachment | None
+    vpn_log_group: aws.cloudwatch.LogGroup | None
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
 
@@ -104,6 +115,9 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         self.nat_gateways = []
         if args.nat:
             self._nat_egress(name, plan, tags)
+        self.transit_gateway = self.transit_route_table = self.transit_attachment = self.vpn_log_group = None
+        if args.transit_asn is not None:
+            self._transit(name, args, tags)
         self.private_route_tables = []
         for index, zone in enumerate(plan):
             routes = (
@@ -111,12 +125,21 @@ class AwsSiteNetwork(pulumi.ComponentResource):
                 if args.nat
                 else []
             )
+            # Routes stay inline (as the NAT route): a table with inline routes must not also get aws.ec2.Route
+            # resources, or each would remove the other's. A route to a transit gateway needs its attachment.
+            if self.transit_gateway is not None:
+                routes += [
+                    aws.ec2.RouteTableRouteArgs(cidr_block=cidr, transit_gateway_id=self.transit_gateway.id)
+                    for cidr in args.transit_routes
+                ]
             table = aws.ec2.RouteTable(
                 f"{name}-private-{zone.zone}",
                 vpc_id=self.vpc.id,
                 routes=routes,
                 tags=tags.aws_tags({"Name": f"{tags.site}-private-{zone.zone}"}),
-                opts=child,
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[self.transit_attachment] if self.transit_attachment else []
+                ),
             )
             aws.ec2.RouteTableAssociation(
                 f"{name}-private-{zone.zone}",
@@ -134,6 +157,54 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         self.vpc_id = self.vpc.id
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in self.private_subnets])
         self.register_outputs({"vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnet_ids})
+
+    def _transit(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        self.transit_gateway = aws.ec2transitgateway.TransitGateway(
+            f"{name}-tgw",
+            description=f"Lattice {tags.stack} {tags.site}: cross-site links",
+            amazon_side_asn=args.transit_asn,
+            # ECMP spreads a link's traffic over all its BGP tunnels; one route table, managed below, instead of
+            # the default one every attachment would join unasked.
+            vpn_ecmp_support="enable",
+            dns_support="enable",
+            default_route_table_association="disable",
+            default_route_table_propagation="disable",
+            auto_accept_shared_attachments="disable",
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}"}),
+            opts=child,
+        )
+        self.transit_route_table = aws.ec2transitgateway.RouteTable(
+            f"{name}-tgw-routes",
+            transit_gateway_id=self.transit_gateway.id,
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-links"}),
+            opts=child,
+        )
+        self.transit_attachment = aws.ec2transitgateway.VpcAttachment(
+            f"{name}-tgw-vpc",
+            transit_gateway_id=self.transit_gateway.id,
+            vpc_id=self.vpc.id,
+            subnet_ids=[subnet.id for subnet in self.private_subnets],
+            dns_support="enable",
+            transit_gateway_default_route_table_association=False,
+            transit_gateway_default_route_table_propagation=False,
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-vpc"}),
+            opts=child,
+        )
+        # The VPC's CIDR in the table: the transit gateway routes, and announces over BGP, the site to its links.
+        join_route_table(
+            f"{name}-tgw-vpc", self.transit_attachment.id, self.transit_route_table, propagate=True, opts=child
+        )
+        # Tunnel and BGP logs of every VPN connection on the transit gateway.
+        self.vpn_log_group = encrypted_log_group(
+            f"{name}-vpn-logs",
+            log_group_name=f"/aws/vpn/lattice/{tags.stack}/{tags.site}",
+            retention_days=args.log_retention_days,
+            kms_key_arn=args.kms_key_arn,
+            tags=tags,
+            parent=self,
+            protect=args.protect,
+        )
 
     def _nat_egress(self, name: str, plan, tags: TagContext) -> None:
         child = pulumi.ResourceOptions(parent=self)
@@ -268,4 +339,23 @@ class AwsSiteNetwork(pulumi.ComponentResource):
             max_aggregation_interval=60,
             tags=tags.aws_tags(),
             opts=child,
+        )
+
+
+def join_route_table(
+    name: str,
+    attachment_id: pulumi.Input[str],
+    table: aws.ec2transitgateway.RouteTable,
+    *,
+    propagate: bool,
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """Associate a transit gateway attachment with the links' route table and, where its routes are learned
+    (the VPC, BGP connections), propagate them into it."""
+    aws.ec2transitgateway.RouteTableAssociation(
+        name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table.id, opts=opts
+    )
+    if propagate:
+        aws.ec2transitgateway.RouteTablePropagation(
+            name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table.id, opts=opts
         )

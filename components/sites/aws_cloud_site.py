@@ -33,6 +33,8 @@ class AwsCloudSiteArgs:
     protect: bool
     teams: list[TeamSpec] = field(default_factory=list)
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
+    # Cross-site links: ranges of the linked sites the VPC routes to its transit gateway (None: no links).
+    transit_routes: list[str] | None = None
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -77,6 +79,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                 kms_key_arn=self.key.key_arn,
                 tags=tags,
                 protect=args.protect,
+                transit_asn=site.network.asn if args.transit_routes is not None else None,
+                transit_routes=args.transit_routes or [],
             ),
             opts=scoped,
         )

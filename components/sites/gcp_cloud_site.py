@@ -13,6 +13,7 @@ from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, Gc
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
+from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
@@ -42,6 +43,7 @@ class GcpCloudSiteArgs:
     teams: list[TeamSpec] = field(default_factory=list)
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
     locked_retention: bool = False  # lock immutable buckets' retention policies (prod)
+    vpn_gateways: int = 0  # cross-site links: HA VPN gateways to build (0: no links)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -50,6 +52,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     services: list[gcp.projects.Service]
     key: GcpKmsKey
     network: GcpSiteNetwork
+    vpn: GcpVpnGateways | None
     gke: GkeCluster
     audit: GcpAuditLogs
     fabrics: dict[tuple[str, str], GcpGpuFabric]
@@ -105,6 +108,20 @@ class GcpCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
+        self.vpn = None
+        if args.vpn_gateways:
+            self.vpn = GcpVpnGateways(
+                f"{name}-vpn",
+                GcpVpnGatewaysArgs(
+                    project=site.project,
+                    region=site.region,
+                    network_id=self.network.network_id,
+                    asn=site.network.asn,
+                    count=args.vpn_gateways,
+                    tags=tags,
+                ),
+                opts=scoped,
+            )
         machines = {pool.name: gcp_machine_type(pool.machine_type) for pool in site.gpu_pools if pool.machine_type}
         fabric_keys = sorted(
             {(machines[p.name].name, p.zone_in(site)) for p in site.gpu_pools if p.name in machines

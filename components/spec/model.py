@@ -8,16 +8,18 @@ and explained on its own, as aws-parallelcluster keeps schema and validators apa
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
 
+from .links import LinkSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
 from .types import (
     AllowedCidr,
+    Asn,
     AwsRegion,
     Cidr,
     ConfigKey,
@@ -30,6 +32,7 @@ from .types import (
     Namespace,
     NonEmpty,
     ParameterCount,
+    PublicIp,
     ReservationId,
     RetentionDays,
     SiteName,
@@ -45,26 +48,9 @@ Environment = Literal["dev", "staging", "prod"]
 Tier = Literal["cloud", "grid", "edge"]
 DataClassification = Literal["public", "internal", "confidential", "restricted"]
 
-# Keys a later Lattice release fills. They are part of the schema now so stack files
-# can be written against the final shape, but a component that silently ignored them
-# would be a lie: until their component lands they must stay empty.
-RESERVED_LATER = {
-    "links": "cross-site links",
-}
-
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _reserved_empty(value: Any, info) -> Any:
-    if value:
-        what = RESERVED_LATER[info.field_name]
-        raise ValueError(
-            f"{what} are not built by this Lattice version yet (see the README feature table); "
-            f"leave '{info.field_name}' out or empty"
-        )
-    return value
 
 
 class AuditSpec(Strict):
@@ -108,6 +94,7 @@ class AwsNetworkSpec(Strict):
     )
     nat: bool = Field(True, description="Public subnets with one NAT gateway per zone for egress.")
     flow_logs: bool = Field(True, description="VPC flow logs to a KMS-encrypted CloudWatch log group.")
+    asn: Asn | None = Field(None, description="Linked sites: the transit gateway's private BGP ASN.")
 
 
 class SystemNodesSpec(Strict):
@@ -147,6 +134,7 @@ class GcpNetworkSpec(Strict):
     )
     zones: list[Zone] = Field(min_length=1, description="Zones of the region for GKE node locations.")
     nat: bool = Field(True, description="Cloud Router with Cloud NAT for egress from private nodes.")
+    asn: Asn | None = Field(None, description="Linked sites: the VPN Cloud Router's private BGP ASN.")
 
 
 class GkeSpec(Strict):
@@ -164,8 +152,26 @@ class GkeSpec(Strict):
     )
 
 
+class VpnGatewaySpec(Strict):
+    """The site's own IPsec gateway (a Linux host with strongSwan and FRR, or a router), for cross-site links."""
+
+    public_ips: list[PublicIp] = Field(
+        min_length=1,
+        max_length=2,
+        description="Its outside address(es) as the internet sees them; two for two devices (GCP then pairs each "
+        "HA VPN interface with one).",
+    )
+
+
 class KubernetesNetworkSpec(Strict):
     cidr: Cidr = Field(description="The site's existing address range, used to route cross-site links.")
+    routed_cidrs: list[Cidr] = Field(
+        default_factory=list,
+        description="Further ranges of the site that linked sites must reach (e.g. pod CIDRs a CNI announces over "
+        "BGP); checked for overlaps and routed (static links) like cidr.",
+    )
+    asn: Asn | None = Field(None, description="Linked sites: the private BGP ASN of the site's VPN gateway.")
+    vpn_gateway: VpnGatewaySpec | None = Field(None, description="Linked sites: the site's VPN gateway.")
 
 
 class KubernetesAccessSpec(Strict):
@@ -465,10 +471,10 @@ class StackSpec(Strict):
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags on every resource.")
     sites: list[Site] = Field(min_length=1)
     teams: list[TeamSpec] = Field(default_factory=list)
-    links: list[dict[str, Any]] = Field(default_factory=list, description="Reserved: cross-site links.")
+    links: list[LinkSpec] = Field(
+        default_factory=list, description="IPsec VPN links between sites: hub-and-spoke or pairs."
+    )
     workloads: list[WorkloadSpec] = Field(default_factory=list, description="Training jobs pools are sized for.")
-
-    _reserved = field_validator("links")(_reserved_empty)
 
     @property
     def protects_stateful(self) -> bool:

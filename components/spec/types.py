@@ -60,6 +60,11 @@ def _cidr(value: str) -> str:
         ) from None
     if network.version != 4:
         raise ValueError(f"'{value}' is IPv6; site networks are IPv4 CIDR blocks such as 10.20.0.0/16")
+    if network.is_link_local or network.is_loopback:
+        raise ValueError(
+            f"'{value}' is {'link-local' if network.is_link_local else 'loopback'} space (VPN tunnels use "
+            "169.254.0.0/16 for their inside addresses); use 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"
+        )
     if not (network.is_private or network.subnet_of(ipaddress.ip_network("100.64.0.0/10"))):
         raise ValueError(
             f"'{value}' is public address space; use a private range "
@@ -77,6 +82,34 @@ def _any_cidr(value: str) -> str:
             "write it like 203.0.113.0/24 with the host bits zero"
         ) from None
     return str(network)
+
+
+# RFC 6996 private ASNs: what AWS transit gateways and GCP Cloud Routers accept for themselves.
+PRIVATE_ASNS = ((64_512, 65_534), (4_200_000_000, 4_294_967_294))
+
+
+def _asn(value: int) -> int:
+    if not any(low <= value <= high for low, high in PRIVATE_ASNS):
+        raise ValueError(
+            f"{value} is not a private ASN; use one from 64512-65534 or 4200000000-4294967294 (RFC 6996), "
+            "unique in the stack"
+        )
+    return value
+
+
+def _public_ip(value: str) -> str:
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not an IPv4 address; write it like 203.0.113.10") from None
+    internal = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "127.0.0.0/8",
+                "0.0.0.0/8", "224.0.0.0/3")  # fmt: skip
+    if address.version != 4 or any(address in ipaddress.ip_network(block) for block in internal):
+        raise ValueError(
+            f"'{value}' is not a public IPv4 address; a VPN gateway's outside address must be reachable from the "
+            "internet (the address the site's firewall NATs to the VPN device)"
+        )
+    return str(address)
 
 
 def _aws_region(value: str) -> str:
@@ -219,6 +252,8 @@ def _label_value(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
+Asn = Annotated[int, AfterValidator(_asn)]
+PublicIp = Annotated[str, AfterValidator(_public_ip)]
 LabelKey = Annotated[str, AfterValidator(_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 ParameterCount = Annotated[float | int | str, AfterValidator(_parameter_count)]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from .link_validators import reachable_over_links
 from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
 
 
@@ -70,13 +71,21 @@ def tier_matches_provider(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
 
 
 def networks_do_not_overlap(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    networks = [(i, ipaddress.ip_network(site.network.cidr)) for i, site in enumerate(spec.sites)]
-    for (i, a), (j, b) in combinations(networks, 2):
+    # Every range a site routes: its CIDR (a cloud site's node, pod, service, control-plane and private-services
+    # ranges are all carved from it) and a grid / edge site's routed_cidrs (e.g. pod CIDRs announced over BGP).
+    networks = []
+    for i, site in enumerate(spec.sites):
+        networks.append((i, f"sites[{i}].network.cidr", ipaddress.ip_network(site.network.cidr)))
+        for k, cidr in enumerate(getattr(site.network, "routed_cidrs", [])):
+            networks.append((i, f"sites[{i}].network.routed_cidrs[{k}]", ipaddress.ip_network(cidr)))
+    for (i, path_a, a), (j, path_b, b) in combinations(networks, 2):
         if a.overlaps(b):
+            what = path_a.rpartition(".")[2] if "routed_cidrs" in path_a else None
+            whose = f"sites[{i}] ('{spec.sites[i].name}')" if i != j else "this site"
             yield Issue(
-                f"sites[{j}].network.cidr",
-                f"{b} overlaps {a} of sites[{i}] ('{spec.sites[i].name}'); sites are joined by routed "
-                "links, so give each site a distinct, non-overlapping range",
+                path_b,
+                f"{b} overlaps {a}{f' ({what})' if what else ''} of {whose}; sites are joined by routed links, "
+                "so give every range a distinct, non-overlapping block",
             )
 
 
@@ -156,14 +165,25 @@ def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterato
         eks = site.kubernetes
         in_cluster = site.gpu_pools or any(team.on(site) for team in spec.teams)
         vpc = ipaddress.ip_network(site.network.cidr)
+        routed = [vpc, *reachable_over_links(spec, site)]
         for position, cidr in enumerate(eks.runner_cidrs):
-            if not ipaddress.ip_network(cidr).subnet_of(vpc):
+            if not any(ipaddress.ip_network(cidr).subnet_of(net) for net in routed):
                 yield Issue(
                     f"sites[{index}].kubernetes.runner_cidrs[{position}]",
-                    f"{cidr} is not inside this site's VPC ({vpc}) and nothing routes it there (cross-site links "
-                    "are not built yet); list a subnet of the VPC the runner sits in, or use "
-                    "endpoint_public_access with public_access_cidrs",
+                    f"{cidr} is neither inside this site's VPC ({vpc}) nor a range of a site linked to it, so "
+                    "nothing routes it there; list a subnet of the VPC or of a linked grid / edge network the "
+                    "runner sits in (links:), or use endpoint_public_access with public_access_cidrs",
                 )
+        inside_vpc = [c for c in eks.runner_cidrs if ipaddress.ip_network(c).subnet_of(vpc)]
+        if in_cluster and not eks.endpoint_public_access and eks.runner_cidrs and not inside_vpc:
+            yield Issue(
+                f"sites[{index}].kubernetes.runner_cidrs",
+                "the runner reaches this private API only over a cross-site link, which the same first `pulumi up` "
+                "creates and which carries nothing until the peer gateway applies its configuration (`lattice links "
+                "render`): do the first up with endpoint_public_access (public_access_cidrs) or from inside the VPC, "
+                "then switch",
+                warning=True,
+            )
         if in_cluster and not eks.endpoint_public_access and not eks.runner_cidrs:
             yield Issue(
                 f"sites[{index}].kubernetes.runner_cidrs",
@@ -586,6 +606,13 @@ def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
         yield Issue(f"{path}.workload", f"pool '{pool.name}' is too small: {report.message}")
 
 
+def links_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .link_validators import link_issues
+
+    for path, message in link_issues(spec):
+        yield Issue(path, message)
+
+
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
@@ -612,6 +639,7 @@ VALIDATORS: tuple[Validator, ...] = (
     private_nodes_can_reach_their_images,
     gpu_nic_ranges_are_free,
     storage_is_valid,
+    links_are_valid,
 )
 
 

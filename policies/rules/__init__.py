@@ -40,4 +40,6 @@ from . import (  # noqa: F401
     s3_versioning,
     vpn_crypto,
     vpn_ikev2,
+    vpn_logging,
+    vpn_preshared_key,
 )

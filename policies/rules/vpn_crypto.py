@@ -1,4 +1,10 @@
-"""AWS VPN tunnels allow only strong ciphers, integrity algorithms and Diffie-Hellman groups."""
+"""VPN tunnels allow only strong ciphers, integrity / PRF algorithms and Diffie-Hellman groups.
+
+AWS Site-to-Site VPN lists them per tunnel and phase (``tunnelN_phaseM_…``); an unset list lets AWS offer its
+whole default set (AES-128, SHA-1, DH group 2 among them). Cloud VPN pins them in a tunnel's ``cipher_suite``
+(phase 1: encryptions, integrities, prves, dhs; phase 2: encryptions, integrities, pfs) under its own names;
+without one it accepts every cipher it supports. The rule's thresholds use AWS's names and are translated.
+"""
 
 from components.standards import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
 
@@ -7,17 +13,25 @@ from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
+GCP_TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"
 PHASES = [(t, p) for t in ("tunnel1", "tunnel2") for p in ("Phase1", "Phase2")]
+# Cloud VPN's names (Supported IKE ciphers) for the AWS names the thresholds use.
+GCP_ENCRYPTION = {"AES256": "AES-CBC-256", "AES256-GCM-16": "AES-GCM-16-256", "AES128": "AES-CBC-128"}
+GCP_INTEGRITY = {"SHA2-256": "HMAC-SHA2-256-128", "SHA2-384": "HMAC-SHA2-384-192", "SHA2-512": "HMAC-SHA2-512-256"}
+GCP_PRF = {"SHA2-256": "PRF-HMAC-SHA2-256", "SHA2-384": "PRF-HMAC-SHA2-384", "SHA2-512": "PRF-HMAC-SHA2-512"}
+AEAD = ("AES-GCM-16-128", "AES-GCM-16-192", "AES-GCM-16-256")
 
 
 @resource_rule(
     name="vpn-strong-crypto",
-    description="VPN tunnels pin AES-256, SHA-2 integrity and DH groups of at least 2048-bit strength.",
+    description="VPN tunnels pin AES-256, SHA-2 integrity and DH groups of at least 2048-bit strength "
+    "(AWS tunnel options; Cloud VPN cipher suites).",
     severity="high",
-    remediation="Set every tunnelN_phaseM_encryption_algorithms (e.g. ['AES256-GCM-16']), "
-    "_integrity_algorithms (['SHA2-384']) and _dh_group_numbers ([20]); unset lists let AWS offer "
-    "AES128, SHA1 and DH group 2.",
-    resource_types=(AWS_VPN,),
+    remediation="AWS: set every tunnelN_phaseM_encryption_algorithms (e.g. ['AES256-GCM-16']), "
+    "_integrity_algorithms (['SHA2-384']) and _dh_group_numbers ([20]); unset lists let AWS offer AES128, SHA1 "
+    "and DH group 2. GCP: set cipher_suite (phase1 encryptions ['AES-GCM-16-256'], prves ['PRF-HMAC-SHA2-384'], "
+    "dhs ['Group-20']; phase2 encryptions ['AES-GCM-16-256'], pfs ['Group-20']).",
+    resource_types=(AWS_VPN, GCP_TUNNEL),
     counterexample=Counterexample(AWS_VPN, put("tunnel2Phase1DhGroupNumbers", value=[2, 20])),
     config={
         "encryption": {"type": "array", "items": {"type": "string"}, "default": list(VPN_ENCRYPTION)},
@@ -28,6 +42,9 @@ PHASES = [(t, p) for t in ("tunnel1", "tunnel2") for p in ("Phase1", "Phase2")]
 )
 def vpn_strong_crypto(args):
     config = args.get_config()
+    if args.resource_type == GCP_TUNNEL:
+        yield from _gcp(args.props, config)
+        return
     for tunnel, phase in PHASES:
         for field, allowed, label in (
             ("EncryptionAlgorithms", config["encryption"], "ciphers"),
@@ -41,3 +58,38 @@ def vpn_strong_crypto(args):
             weak = [v for v in values if v not in allowed]
             if weak:
                 yield f"{tunnel} {phase.lower()} allows weak {label}: {', '.join(map(str, weak))}"
+
+
+def _gcp(props, config):
+    suite = get(props, "cipherSuite")
+    if not suite:
+        yield "the tunnel pins no cipher_suite (Cloud VPN then accepts every cipher it supports, weak ones included)"
+        return
+    encryptions = {GCP_ENCRYPTION[e] for e in config["encryption"] if e in GCP_ENCRYPTION}
+    dhs = {f"Group-{g}" for g in config["dhGroups"]}
+    for phase, fields in (
+        ("phase1", (("encryptions", encryptions, "ciphers"), ("prves", _mapped(GCP_PRF, config), "PRFs"),
+                    ("dhs", dhs, "DH groups"))),
+        ("phase2", (("encryptions", encryptions, "ciphers"), ("pfs", dhs, "PFS groups"))),
+    ):  # fmt: skip
+        aead = all(e in AEAD for e in as_list(get(suite, phase, "encryptions"))) and as_list(
+            get(suite, phase, "encryptions")
+        )
+        for field, allowed, label in fields:
+            values = as_list(get(suite, phase, field))
+            if not values:
+                yield f"{phase} {label} are not pinned (Cloud VPN then accepts weak defaults)"
+                continue
+            weak = [v for v in values if v not in allowed]
+            if weak:
+                yield f"{phase} allows weak {label}: {', '.join(map(str, weak))}"
+        integrities = as_list(get(suite, phase, "integrities"))
+        if not aead and not integrities:
+            yield f"{phase} integrity algorithms are not pinned (Cloud VPN then accepts weak defaults)"
+        weak = [v for v in integrities if v not in _mapped(GCP_INTEGRITY, config)]
+        if weak:
+            yield f"{phase} allows weak integrity algorithms: {', '.join(weak)}"
+
+
+def _mapped(table: dict[str, str], config) -> set[str]:
+    return {table[i] for i in config["integrity"] if i in table}

@@ -145,6 +145,15 @@ def program() -> None:
                 "phase2_integrity_algorithms": ["SHA2-384"],
                 "phase1_dh_group_numbers": [20],
                 "phase2_dh_group_numbers": [20],
+                "preshared_key": pulumi.Output.secret(f"Baseline.key.of.tunnel.{n}.with.40.chars.x"),
+                "log_options": {
+                    "cloudwatch_log_options": {
+                        "log_enabled": True,
+                        "log_group_arn": "arn:aws:logs:us-east-1:123456789012:log-group:/aws/vpn/baseline",
+                        "bgp_log_enabled": True,
+                        "bgp_log_group_arn": "arn:aws:logs:us-east-1:123456789012:log-group:/aws/vpn/baseline",
+                    }
+                },
             }.items()
         },
         tags=tags,
@@ -224,6 +233,12 @@ def program() -> None:
         region="us-central1",
         shared_secret=pulumi.Output.secret("psk"),
         ike_version=2,
+        cipher_suite=gcp.compute.VPNTunnelCipherSuiteArgs(
+            phase1=gcp.compute.VPNTunnelCipherSuitePhase1Args(
+                encryptions=["AES-GCM-16-256"], prves=["PRF-HMAC-SHA2-384"], dhs=["Group-20"]
+            ),
+            phase2=gcp.compute.VPNTunnelCipherSuitePhase2Args(encryptions=["AES-GCM-16-256"], pfs=["Group-20"]),
+        ),
         peer_ip="198.51.100.7",
         target_vpn_gateway="gw",
         labels=labels,

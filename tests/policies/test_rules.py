@@ -51,6 +51,8 @@ COUNTEREXAMPLE_MESSAGE = {
     "s3-tls-only": "no bucket policy denies requests made without TLS",
     "vpn-ikev2": "tunnel1 allows ikev1",
     "vpn-strong-crypto": "tunnel2 phase1 allows weak DH groups: 2",
+    "vpn-tunnel-logging": "tunnel2 does not log to CloudWatch Logs",
+    "vpn-preshared-key": "tunnel1's pre-shared key is in plain text in the plan; pass it as a Pulumi secret",
 }
 
 
@@ -165,6 +167,64 @@ def _without(plan, type_token, name):
         (
             lambda p: edit(p, "gcp:compute/vPNTunnel:VPNTunnel", "tunnel", ikeVersion=1),
             ("vpn-ikev2", "the tunnel uses IKEv1"),
+        ),
+        # Cloud VPN: no cipher suite accepts every supported cipher; CBC needs pinned integrity, GCM does not
+        (
+            lambda p: edit(p, "gcp:compute/vPNTunnel:VPNTunnel", "tunnel", cipherSuite=None),
+            ("vpn-strong-crypto", "the tunnel pins no cipher_suite"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                "gcp:compute/vPNTunnel:VPNTunnel",
+                "tunnel",
+                cipherSuite={
+                    "phase1": {
+                        "encryptions": ["AES-GCM-16-256"],
+                        "prves": ["PRF-HMAC-SHA2-384"],
+                        "dhs": ["Group-20", "Group-2"],
+                    },
+                    "phase2": {"encryptions": ["AES-GCM-16-256"], "pfs": ["Group-20"]},
+                },
+            ),
+            ("vpn-strong-crypto", "phase1 allows weak DH groups: Group-2"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                "gcp:compute/vPNTunnel:VPNTunnel",
+                "tunnel",
+                cipherSuite={
+                    "phase1": {"encryptions": ["AES-CBC-256"], "prves": ["PRF-HMAC-SHA2-384"], "dhs": ["Group-20"]},
+                    "phase2": {
+                        "encryptions": ["AES-CBC-256"],
+                        "pfs": ["Group-20"],
+                        "integrities": ["HMAC-SHA2-256-128"],
+                    },
+                },
+            ),
+            ("vpn-strong-crypto", "phase1 integrity algorithms are not pinned"),
+        ),
+        # AWS tunnel logs: a BGP connection logs its sessions too
+        (
+            lambda p: edit(
+                p,
+                "aws:ec2/vpnConnection:VpnConnection",
+                "vpn",
+                tunnel1LogOptions={
+                    "cloudwatchLogOptions": {"logEnabled": True, "logGroupArn": "arn:aws:logs:us-east-1:1:log-group:x"}
+                },
+            ),
+            ("vpn-tunnel-logging", "tunnel1 does not log its BGP sessions"),
+        ),
+        # pre-shared keys: set on every tunnel, in AWS's alphabet
+        (
+            lambda p: edit(p, "aws:ec2/vpnConnection:VpnConnection", "vpn", tunnel2PresharedKey=None),
+            ("vpn-preshared-key", "tunnel2 sets no pre-shared key"),
+        ),
+        (
+            lambda p: edit(p, "gcp:compute/vPNTunnel:VPNTunnel", "tunnel", sharedSecret=None),
+            ("vpn-preshared-key", "the tunnel sets no pre-shared key"),
         ),
         # firewall and rule-style ingress
         (
@@ -307,3 +367,28 @@ def test_advisory_findings_do_not_block(baseline, rules):
     assert [(f.policy, f.enforcement, f.blocking) for f in result.findings] == [
         ("gcs-uniform-access", "advisory", False)
     ]
+
+
+VPN = "aws:ec2/vpnConnection:VpnConnection"
+
+
+@pytest.mark.parametrize(
+    ("key", "messages"),
+    [
+        ("Strong.enough.key.of.forty.characters.x", []),  # under CrossGuard a decrypted key is judged for strength
+        ("Sh0rt.key", ["tunnel1's pre-shared key has 9 characters; at least 32 required"]),
+        ("0" + "k" * 39, ["tunnel1's pre-shared key uses characters AWS refuses"]),
+        ("k" * 39 + "-", ["tunnel1's pre-shared key uses characters AWS refuses"]),
+    ],
+)
+def test_visible_preshared_keys_are_judged_for_strength_not_secrecy(baseline, key, messages):
+    # A live or CrossGuard view shows secrets decrypted (pulumi-policy#241): secrecy cannot be judged there.
+    result = evaluate(edit(baseline, VPN, "vpn", tunnel1PresharedKey=key), EVERYTHING_MANDATORY, secrets_redacted=False)
+    found = [f.message for f in result.findings if f.policy == "vpn-preshared-key"]
+    assert len(found) == len(messages) and all(m in f for m, f in zip(messages, found, strict=True)), found
+
+
+def test_a_redacted_key_is_a_secret_and_passes(baseline):
+    vpn = next(r for r in baseline["resources"] if r["type"] == VPN)
+    assert vpn["inputs"]["tunnel1PresharedKey"]["value"] == "[secret]"  # the engine's redaction, not the key
+    assert [f for f in evaluate(baseline, EVERYTHING_MANDATORY).findings if f.policy == "vpn-preshared-key"] == []

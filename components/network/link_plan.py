@@ -1,0 +1,193 @@
+"""Cross-site links as Lattice builds them: site pairs, tunnel counts from bandwidth, inside addresses.
+
+Pure arithmetic over the spec, shared by the validators (which refuse what cannot be built) and the
+components (which build exactly this plan).
+
+- **Pairs.** Every link entry expands to site pairs, ordered cloud side first (AWS, then GCP, then the grid /
+  edge site). A pair's resources are named after its two sites (``aws-use1--grid-hpc``), so appending,
+  reordering or adding links never renames one.
+- **Tunnels.** Bandwidth comes from more tunnels, with equal-cost multipath over BGP. Tunnels come in
+  redundant pairs (the two tunnels of an AWS VPN connection; the two HA VPN interfaces on GCP), and only one
+  tunnel of each pair counts towards capacity, so a link keeps its bandwidth when any one tunnel fails —
+  Google's sizing rule for HA VPN ("600,000 packets per second needs 3 pairs of tunnels"). An AWS tunnel
+  carries 1.25 Gbps, or 5 Gbps as a "large" tunnel (transit gateway only; used when the link asks for more than
+  1.25 Gbps); a Cloud VPN tunnel 250,000 packets per second, in and out together, which the link's mean
+  packet size turns into Gbps.
+- **Inside addresses.** Each pair owns a /26 of 169.254.0.0/16 (16 tunnel /30s; AWS takes the first address of
+  each /30, the peer the second). The block is derived from a hash of the two site names, or pinned in the
+  spec; blocks that hold AWS's reserved /30s are never used. A tunnel's /30 is its index in the block, so a
+  link that grows appends tunnels and adding a link never moves an existing tunnel's addresses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from components.standards import VPN_MEAN_PACKET_BYTES
+
+LINK_LOCAL = ipaddress.ip_network("169.254.0.0/16")
+BLOCK_PREFIX = 26
+MAX_TUNNELS_PER_LINK = 2 ** (30 - BLOCK_PREFIX)  # /30s in a block
+# AWS refuses these /30s as tunnel inside CIDRs (EC2 API TunnelInsideCidr); GCP's metadata server is
+# 169.254.169.254, inside the last one.
+AWS_RESERVED_INSIDE = tuple(
+    ipaddress.ip_network(c)
+    for c in (
+        "169.254.0.0/30",
+        "169.254.1.0/30",
+        "169.254.2.0/30",
+        "169.254.3.0/30",
+        "169.254.4.0/30",
+        "169.254.5.0/30",
+        "169.254.169.252/30",
+    )
+)
+BLOCKS = tuple(
+    block
+    for block in LINK_LOCAL.subnets(new_prefix=BLOCK_PREFIX)
+    if not any(reserved.subnet_of(block) for reserved in AWS_RESERVED_INSIDE)
+)
+
+AWS_STANDARD_TUNNEL_GBPS = 1.25
+AWS_LARGE_TUNNEL_GBPS = 5.0
+GCP_TUNNEL_PPS = 250_000
+
+Kind = Literal["aws-onprem", "gcp-onprem", "aws-gcp"]
+PROVIDER_ORDER = {"aws": 0, "gcp": 1, "kubernetes": 2}
+
+
+def gcp_tunnel_gbps(mean_packet_bytes: int = VPN_MEAN_PACKET_BYTES) -> float:
+    return GCP_TUNNEL_PPS * mean_packet_bytes * 8 / 1e9
+
+
+def derived_block(a: str, b: str) -> ipaddress.IPv4Network:
+    digest = hashlib.sha256(f"{a}|{b}".encode()).digest()
+    return BLOCKS[int.from_bytes(digest[:8], "big") % len(BLOCKS)]
+
+
+@dataclass(frozen=True)
+class Tunnel:
+    index: int
+    inside_cidr: str  # the /30
+    cloud_address: str  # first address: the AWS side, or the GCP router for GCP <-> grid / edge
+    peer_address: str  # second address
+
+    @staticmethod
+    def of(block: ipaddress.IPv4Network, index: int) -> Tunnel:
+        net = list(block.subnets(new_prefix=30))[index]
+        first, second = (str(net.network_address + 1), str(net.network_address + 2))
+        return Tunnel(index, str(net), first, second)
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    cloud: str  # the AWS site for aws-*, else the GCP site
+    peer: str  # the grid / edge site, or the GCP site for aws-gcp
+    kind: Kind
+    bandwidth_gbps: float
+    routing: Literal["bgp", "static"]
+    large: bool  # AWS tunnel_bandwidth "large"
+    tunnel_gbps: float  # what one tunnel carries
+    pairs: int  # redundant tunnel pairs (AWS VPN connections for aws-onprem; HA VPN tunnel pairs on GCP)
+    inside_block: str
+    pinned: bool
+    path: str  # key path of the link entry (and spoke)
+    link_index: int = 0  # which links[] entry: its IKE settings
+
+    @property
+    def key(self) -> str:
+        return f"{self.cloud}--{self.peer}"
+
+    @property
+    def tunnel_count(self) -> int:
+        return 2 * self.pairs
+
+    @property
+    def capacity_gbps(self) -> float:
+        """What the link carries with any one tunnel down: one tunnel of each redundant pair."""
+        return self.pairs * self.tunnel_gbps
+
+    @property
+    def aws_connections(self) -> int:
+        """AWS VPN connections, two tunnels each: one per redundant pair (aws-gcp: two per HA VPN pairing)."""
+        return 0 if self.kind == "gcp-onprem" else self.pairs
+
+    @property
+    def tunnels(self) -> list[Tunnel]:
+        block = ipaddress.ip_network(self.inside_block)
+        return [Tunnel.of(block, i) for i in range(self.tunnel_count)]
+
+
+def order(a, b):
+    """The pair's sites, cloud side first; None when Lattice cannot build a link between them."""
+    pa, pb = PROVIDER_ORDER[a.provider], PROVIDER_ORDER[b.provider]
+    if pa == pb:
+        return None
+    return (a, b) if pa < pb else (b, a)
+
+
+def kind_of(cloud, peer) -> Kind:
+    if cloud.provider == "aws":
+        return "aws-gcp" if peer.provider == "gcp" else "aws-onprem"
+    return "gcp-onprem"
+
+
+def plan_pair(
+    cloud, peer, *, bandwidth: float, routing, pinned: str | None, path: str, mean_packet_bytes: int, link_index=0
+) -> LinkPlan:
+    """The plan for one pair (the validators refuse one whose bandwidth its tunnels cannot carry)."""
+    kind = kind_of(cloud, peer)
+    large = kind != "gcp-onprem" and bandwidth > AWS_STANDARD_TUNNEL_GBPS
+    aws_tunnel = AWS_LARGE_TUNNEL_GBPS if large else AWS_STANDARD_TUNNEL_GBPS
+    gcp_tunnel = gcp_tunnel_gbps(mean_packet_bytes)
+    tunnel_gbps = {"aws-onprem": aws_tunnel, "gcp-onprem": gcp_tunnel, "aws-gcp": min(aws_tunnel, gcp_tunnel)}[kind]
+    if routing == "static":
+        pairs = 1  # static routes send everything down one tunnel: no ECMP
+    else:
+        pairs = max(1, math.ceil(round(bandwidth / tunnel_gbps, 9)))
+        if kind == "aws-gcp":
+            pairs += pairs % 2  # two AWS connections (four tunnels) per HA VPN gateway pairing
+    block = ipaddress.ip_network(pinned) if pinned else derived_block(cloud.name, peer.name)
+    return LinkPlan(
+        cloud=cloud.name,
+        peer=peer.name,
+        kind=kind,
+        bandwidth_gbps=bandwidth,
+        routing=routing,
+        large=large,
+        tunnel_gbps=tunnel_gbps,
+        pairs=pairs,
+        inside_block=str(block),
+        pinned=pinned is not None,
+        path=path,
+        link_index=link_index,
+    )
+
+
+def link_plans(spec) -> list[LinkPlan]:
+    """Every buildable pair of a valid spec (the validators have refused the rest)."""
+    sites = {site.name: site for site in spec.sites}
+    plans = []
+    for i, link in enumerate(spec.links):
+        for a, b, bandwidth, routing, pinned, sub in link.pairs():
+            if a not in sites or b not in sites:
+                continue
+            ordered = order(sites[a], sites[b])
+            if ordered is None:
+                continue
+            plans.append(
+                plan_pair(
+                    *ordered,
+                    bandwidth=bandwidth,
+                    routing=routing,
+                    pinned=pinned,
+                    path=f"links[{i}]{sub}",
+                    mean_packet_bytes=link.mean_packet_bytes,
+                    link_index=i,
+                )
+            )
+    return plans

@@ -1,0 +1,171 @@
+"""CrossSiteLinks: every planned pair of sites as a ``VpnLink``, and each grid / edge gateway's configuration.
+
+The sites build their own side first (``HybridStack`` tells them): an AWS site with links gets a transit
+gateway, its route table and the VPN log group (``AwsSiteNetwork``); a GCP site its VPN Cloud Router and HA VPN
+gateways (``GcpVpnGateways``). This component adds the links between them, and renders, for every grid / edge
+site, the strongSwan and FRR configuration its operator applies on each gateway host, keyed by the host's outside
+address (``peer_config.py``): the swanctl.conf holds the pre-shared keys and is a Pulumi secret; frr.conf, the
+interface script and a redacted swanctl.conf are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from ..spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from ..spec.link_validators import routed_networks
+from ..tagging import TagContext
+from .link_plan import LinkPlan, link_plans
+from .peer_config import PeerConfig, render_all
+from .vpn import KEY_WITHHELD, AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink
+
+
+def transit_routes(spec: StackSpec, site: AwsSite) -> list[str] | None:
+    """What an AWS site's VPC routes to its transit gateway: the ranges of the sites linked to it (None: no links)."""
+    peers = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]
+    if not peers:
+        return None
+    others = {p.peer if p.cloud == site.name else p.cloud for p in peers}
+    return [str(net) for other in spec.sites if other.name in others for net in routed_networks(other)]
+
+
+def vpn_gateway_count(spec: StackSpec, site: GcpSite) -> int:
+    """HA VPN gateways a GCP site needs: one per tunnel pair of its widest grid / edge link (0: no links)."""
+    plans = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]
+    if not plans:
+        return 0
+    return max([1, *(p.pairs for p in plans if p.kind == "gcp-onprem")])
+
+
+def ranges_behind(spec: StackSpec, plan: LinkPlan) -> tuple[str, ...]:
+    """Ranges a grid / edge site reaches through a link: the cloud site's, and (an AWS hub's transit gateway
+    routes between its attachments) every other site linked to the same AWS site."""
+    sites = {s.name: s for s in spec.sites}
+    names = [plan.cloud]
+    if isinstance(sites[plan.cloud], AwsSite):
+        names += sorted(
+            {q.peer if q.cloud == plan.cloud else q.cloud for q in link_plans(spec) if plan.cloud in (q.cloud, q.peer)}
+            - {plan.peer, plan.cloud}
+        )
+    return tuple(str(net) for name in names for net in routed_networks(sites[name]))
+
+
+@dataclass
+class CrossSiteLinksArgs:
+    spec: StackSpec
+    stack: str
+    sites: dict  # name -> AwsCloudSite | GcpCloudSite | ExistingClusterSite
+    tags: dict[str, TagContext]  # per site
+
+
+class CrossSiteLinks(pulumi.ComponentResource):
+    links: dict[str, VpnLink]
+    summary: dict[str, dict]
+    # per grid / edge site, per gateway outside address: its files
+    peer_configs: dict[str, dict[str, dict[str, pulumi.Output]]]
+
+    def __init__(self, name: str, args: CrossSiteLinksArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:network:CrossSiteLinks", name, None, opts)
+        spec = args.spec
+        specs = {site.name: site for site in spec.sites}
+        self.links, self.summary = {}, {}
+        per_peer: dict[str, list[PeerTunnelOut]] = {}
+        for plan in link_plans(spec):
+            cloud, peer = specs[plan.cloud], specs[plan.peer]
+            link = spec.links[plan.link_index]
+            aws_site = cloud if isinstance(cloud, AwsSite) else None
+            gcp_site = cloud if isinstance(cloud, GcpSite) else (peer if isinstance(peer, GcpSite) else None)
+            link_args = LinkArgs(
+                plan=plan,
+                ike=link.ike,
+                stack=args.stack,
+                remote_cidrs=ranges_behind(spec, plan),
+                aws=self._aws_end(aws_site, args) if aws_site else None,
+                gcp=self._gcp_end(gcp_site, args) if gcp_site else None,
+                peer=PeerEnd(
+                    site=peer.name,
+                    asn=peer.network.asn,
+                    public_ips=tuple(peer.network.vpn_gateway.public_ips),
+                    ranges=tuple(str(net) for net in routed_networks(peer)),
+                )
+                if isinstance(peer, KubernetesSite)
+                else None,
+            )
+            built = VpnLink(plan.key, link_args, opts=pulumi.ResourceOptions(parent=self))
+            self.links[plan.key] = built
+            self.summary[plan.key] = {
+                "kind": plan.kind,
+                "routing": plan.routing,
+                "bandwidth_gbps": plan.bandwidth_gbps,
+                "capacity_gbps": plan.capacity_gbps,
+                "tunnels": plan.tunnel_count,
+                "tunnel_bandwidth": "large" if plan.large else "standard",
+                "inside_cidrs": [t.inside_cidr for t in plan.tunnels],
+            }
+            if isinstance(peer, KubernetesSite):
+                per_peer.setdefault(peer.name, []).extend(built.peer_tunnels)
+        # Each gateway host gets only its own tunnels (strongSwan on it can use no other outside address).
+        self.peer_configs = {
+            site: {
+                ip: self._peer_config(specs[site], [t for t in tunnels if t.tunnel.local_public_ip == ip])
+                for ip in specs[site].network.vpn_gateway.public_ips
+                if any(t.tunnel.local_public_ip == ip for t in tunnels)
+            }
+            for site, tunnels in sorted(per_peer.items())
+        }
+        self.register_outputs({"links": self.summary})
+
+    @staticmethod
+    def _aws_end(site: AwsSite, args: CrossSiteLinksArgs) -> AwsEnd:
+        built = args.sites[site.name]
+        network = built.network
+        return AwsEnd(
+            site=site.name,
+            asn=site.network.asn,
+            provider=built.provider,
+            transit_gateway=network.transit_gateway,
+            route_table=network.transit_route_table,
+            log_group_arn=network.vpn_log_group.arn,
+            tags=args.tags[site.name],
+        )
+
+    @staticmethod
+    def _gcp_end(site: GcpSite, args: CrossSiteLinksArgs) -> GcpEnd:
+        built = args.sites[site.name]
+        return GcpEnd(
+            site=site.name,
+            project=site.project,
+            region=site.region,
+            asn=site.network.asn,
+            provider=built.provider,
+            router=built.vpn.router,
+            gateways=built.vpn.gateways,
+            tags=args.tags[site.name],
+        )
+
+    @staticmethod
+    def _peer_config(site: KubernetesSite, tunnels: list[PeerTunnelOut]) -> dict[str, pulumi.Output]:
+        advertised = tuple(str(net) for net in routed_networks(site))
+
+        def config(remote_ips: list[str], keys: list[str]) -> PeerConfig:
+            return PeerConfig(
+                site=site.name,
+                local_asn=site.network.asn,
+                advertised=advertised,
+                tunnels=tuple(t.filled(ip, key) for t, ip, key in zip(tunnels, remote_ips, keys, strict=True)),
+            )
+
+        remote = pulumi.Output.all(*[t.remote_public_ip for t in tunnels])
+        # Everything but the keys is public: rendered from the addresses alone, so it stays a plain output.
+        public = remote.apply(lambda ips: render_all(config(ips, [KEY_WITHHELD] * len(ips)), redact=True))
+        secret = pulumi.Output.all(remote, *[t.psk for t in tunnels]).apply(
+            lambda values: render_all(config(values[0], list(values[1:])), redact=False)["swanctl.conf"]
+        )
+        return {
+            "swanctl.conf": pulumi.Output.secret(secret),
+            "swanctl.redacted.conf": public.apply(lambda files: files["swanctl.conf"]),
+            "frr.conf": public.apply(lambda files: files["frr.conf"]),
+            "xfrm-interfaces.sh": public.apply(lambda files: files["xfrm-interfaces.sh"]),
+        }

@@ -1,0 +1,500 @@
+"""IPsec links between sites: AWS Site-to-Site VPN on a transit gateway, GCP HA VPN, and what the grid / edge
+gateway needs, for each pair that ``link_plan.py`` plans.
+
+- **AWS <-> grid / edge** (``AwsPeerLink``): a customer gateway per outside address of the site's gateway, and
+  one VPN connection (two tunnels) per redundant pair, on the AWS site's transit gateway: associated with its
+  route table and, with BGP, propagating into it (ECMP over all tunnels); static links route the site's
+  ranges to their one connection instead.
+- **GCP <-> grid / edge** (``GcpPeerLink``): an external VPN gateway for the site's gateway, and per pair two
+  HA VPN tunnels (interface 0 and 1 of one HA VPN gateway: a tunnel needs its own pair of addresses), each with
+  a Cloud Router interface and BGP peer.
+- **AWS <-> GCP** (``AwsGcpLink``): Google's documented four-tunnel topology, repeated for bandwidth. Two
+  customer gateways on AWS (the HA VPN gateway's two interfaces); per four tunnels two VPN connections A and B
+  and an external VPN gateway with FOUR_IPS_REDUNDANCY (A1, A2, B1, B2 as interfaces 0-3); HA VPN interface 0
+  to AWS 0 and 1, interface 1 to AWS 2 and 3; four Cloud Router interfaces and BGP peers.
+
+Every tunnel: IKEv2 only, the link's proposals (one value per role: AES256-GCM-16, SHA2-384, DH 20 by default),
+both phases' lifetimes, dead-peer detection that restarts the tunnel, AWS tunnel and BGP logs to the site's
+KMS-encrypted log group. Pre-shared keys are ``random.RandomPassword`` results in AWS's alphabet (letters,
+digits, ``.`` and ``_``; never a leading ``0``), Pulumi secrets from creation to the peer's rendered config.
+AWS takes the first address of each inside /30 and the peer the second; GCP the first when it faces a grid /
+edge site, the second when it faces AWS.
+
+Sources: ../shared/reference/storage-network-audit-facts.md rows 33-41; Google Cloud, "Connect HA VPN to AWS
+peer gateways", "Supported IKE ciphers", "Topologies to increase bandwidth"; AWS Site-to-Site VPN "Tunnel
+options".
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_gcp as gcp
+import pulumi_random as random
+
+from ..spec.links import IkeSpec
+from ..tagging import TagContext
+from .aws_site_network import join_route_table
+from .link_plan import BLOCKS, LinkPlan, Tunnel
+from .peer_config import PeerTunnel
+
+PSK_LENGTH = 48
+# What the gateway's public files (frr.conf, the interface script, the redacted swanctl.conf) carry as the key.
+KEY_WITHHELD = "withheld"
+PSK_SPECIALS = "._"
+DPD_TIMEOUT_SECONDS = 30
+# Cloud VPN's names for the proposals (Supported IKE ciphers, AEAD table): with AES-GCM the integrity role is
+# part of the cipher, so integrities stay unset and SHA2 is the pseudo-random function.
+GCP_ENCRYPTION = {"AES256-GCM-16": "AES-GCM-16-256"}
+GCP_PRF = {"SHA2-384": "PRF-HMAC-SHA2-384", "SHA2-512": "PRF-HMAC-SHA2-512"}
+GCP_DH = {20: "Group-20", 21: "Group-21"}
+
+
+def preshared_key(name: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """A tunnel key AWS and Cloud VPN both accept: 48 of [A-Za-z0-9._], never starting with 0."""
+    password = random.RandomPassword(
+        name,
+        length=PSK_LENGTH,
+        special=True,
+        override_special=PSK_SPECIALS,
+        min_upper=4,
+        min_lower=4,
+        min_numeric=4,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return pulumi.Output.secret(password.result.apply(lambda key: key if key[0] != "0" else "k" + key[1:]))
+
+
+def ip_of(interfaces: Any, index: int) -> str:
+    """The address of an HA VPN gateway interface (an output object, or a dict under some engines)."""
+    item = interfaces[index]
+    return item["ip_address"] if isinstance(item, dict) else item.ip_address
+
+
+def if_id(plan: LinkPlan, tunnel: Tunnel) -> int:
+    """A stable XFRM interface id for a tunnel on the grid / edge gateway: its /30's position in 169.254/16."""
+    return BLOCKS.index(ipaddress.ip_network(plan.inside_block)) * 16 + tunnel.index + 1
+
+
+def aws_tunnel_options(
+    n: int, tunnel: Tunnel, key: pulumi.Input[str], *, ike: IkeSpec, log_group_arn, bgp: bool
+) -> dict[str, Any]:
+    log = (
+        aws.ec2.VpnConnectionTunnel1LogOptionsCloudwatchLogOptionsArgs
+        if n == 1
+        else (aws.ec2.VpnConnectionTunnel2LogOptionsCloudwatchLogOptionsArgs)
+    )
+    options = aws.ec2.VpnConnectionTunnel1LogOptionsArgs if n == 1 else aws.ec2.VpnConnectionTunnel2LogOptionsArgs
+    return {
+        f"tunnel{n}_inside_cidr": tunnel.inside_cidr,
+        f"tunnel{n}_preshared_key": key,
+        f"tunnel{n}_ike_versions": ["ikev2"],
+        f"tunnel{n}_phase1_encryption_algorithms": list(ike.encryption),
+        f"tunnel{n}_phase1_integrity_algorithms": list(ike.integrity),
+        f"tunnel{n}_phase1_dh_group_numbers": list(ike.dh_groups),
+        f"tunnel{n}_phase1_lifetime_seconds": ike.phase1_lifetime_seconds,
+        f"tunnel{n}_phase2_encryption_algorithms": list(ike.encryption),
+        f"tunnel{n}_phase2_integrity_algorithms": list(ike.integrity),
+        f"tunnel{n}_phase2_dh_group_numbers": list(ike.dh_groups),
+        f"tunnel{n}_phase2_lifetime_seconds": ike.phase2_lifetime_seconds,
+        f"tunnel{n}_dpd_timeout_action": "restart",
+        f"tunnel{n}_dpd_timeout_seconds": DPD_TIMEOUT_SECONDS,
+        f"tunnel{n}_startup_action": "start",
+        f"tunnel{n}_log_options": options(
+            cloudwatch_log_options=log(
+                log_enabled=True,
+                log_group_arn=log_group_arn,
+                log_output_format="json",
+                bgp_log_enabled=bgp,
+                bgp_log_group_arn=log_group_arn if bgp else None,
+                bgp_log_output_format="json" if bgp else None,
+            )
+        ),
+    }
+
+
+def gcp_cipher_suite(ike: IkeSpec) -> gcp.compute.VPNTunnelCipherSuiteArgs:
+    dhs = [GCP_DH[g] for g in ike.dh_groups]
+    encryptions = [GCP_ENCRYPTION[e] for e in ike.encryption]
+    return gcp.compute.VPNTunnelCipherSuiteArgs(
+        phase1=gcp.compute.VPNTunnelCipherSuitePhase1Args(
+            encryptions=encryptions, prves=[GCP_PRF[i] for i in ike.integrity], dhs=dhs
+        ),
+        phase2=gcp.compute.VPNTunnelCipherSuitePhase2Args(encryptions=encryptions, pfs=dhs),
+    )
+
+
+@dataclass(frozen=True)
+class AwsEnd:
+    """What a link needs of an AWS site."""
+
+    site: str
+    asn: int
+    provider: aws.Provider
+    transit_gateway: aws.ec2transitgateway.TransitGateway
+    route_table: aws.ec2transitgateway.RouteTable
+    log_group_arn: pulumi.Input[str]
+    tags: TagContext
+
+
+@dataclass(frozen=True)
+class GcpEnd:
+    """What a link needs of a GCP site: its VPN Cloud Router and HA VPN gateways."""
+
+    site: str
+    project: str
+    region: str
+    asn: int
+    provider: gcp.Provider
+    router: gcp.compute.Router
+    gateways: list[gcp.compute.HaVpnGateway]
+    tags: TagContext
+
+
+@dataclass(frozen=True)
+class PeerEnd:
+    """A grid / edge site's own gateway."""
+
+    site: str
+    asn: int
+    public_ips: tuple[str, ...]
+    ranges: tuple[str, ...]  # its CIDR and routed_cidrs
+
+
+@dataclass
+class PeerTunnelOut:
+    """One tunnel as the grid / edge gateway sees it: everything but the two values known only after apply."""
+
+    tunnel: PeerTunnel  # with remote_public_ip and psk left to fill in
+    remote_public_ip: pulumi.Input[str]
+    psk: pulumi.Output[str]
+
+    def filled(self, remote_public_ip: str, psk: str) -> PeerTunnel:
+        return replace(self.tunnel, remote_public_ip=remote_public_ip, psk=psk)
+
+
+@dataclass
+class LinkArgs:
+    plan: LinkPlan
+    ike: IkeSpec
+    stack: str
+    # Ranges the grid / edge gateway routes into this link (static links): the cloud site and what it transits.
+    remote_cidrs: tuple[str, ...] = ()
+    peer: PeerEnd | None = None
+    aws: AwsEnd | None = None
+    gcp: GcpEnd | None = None
+    peer_tunnels: list[PeerTunnelOut] = field(default_factory=list)
+
+
+class VpnLink(pulumi.ComponentResource):
+    """One planned pair of sites, built by the kind of the pair."""
+
+    connections: list[aws.ec2.VpnConnection]
+    tunnels: list[gcp.compute.VPNTunnel]
+    peer_tunnels: list[PeerTunnelOut]
+
+    def __init__(self, name: str, args: LinkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:network:VpnLink", name, None, opts)
+        self.connections, self.tunnels, self.peer_tunnels = [], [], []
+        self._keys: dict[int, pulumi.Output[str]] = {}
+        plan = args.plan
+        if plan.kind == "aws-onprem":
+            self._aws_peer(name, args)
+        elif plan.kind == "gcp-onprem":
+            self._gcp_peer(name, args)
+        else:
+            self._aws_gcp(name, args)
+        self.register_outputs(
+            {"tunnels": plan.tunnel_count, "capacity_gbps": plan.capacity_gbps, "inside_block": plan.inside_block}
+        )
+
+    def _key(self, name: str, tunnel: Tunnel) -> pulumi.Output[str]:
+        # Named after the tunnel's index in its link: adding tunnels or links never replaces a key.
+        if tunnel.index not in self._keys:
+            self._keys[tunnel.index] = preshared_key(f"{name}-psk-{tunnel.index}", self)
+        return self._keys[tunnel.index]
+
+    # --- AWS ----------------------------------------------------------------------------------------
+
+    def _customer_gateway(self, name: str, end: AwsEnd, ip: pulumi.Input[str], asn: int, device: str):
+        tags = end.tags.for_component("VpnLink")
+        wide = asn > 2_147_483_647  # bgp_asn takes 1-2,147,483,647; larger ASNs go in bgp_asn_extended
+        return aws.ec2.CustomerGateway(
+            name,
+            type="ipsec.1",
+            ip_address=ip,
+            bgp_asn=None if wide else str(asn),
+            bgp_asn_extended=str(asn) if wide else None,
+            device_name=device,
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{device}"}),
+            opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+        )
+
+    def _connection(self, name: str, args: LinkArgs, index: int, gateway, bgp: bool) -> aws.ec2.VpnConnection:
+        end, plan = args.aws, args.plan
+        tags = end.tags.for_component("VpnLink")
+        first, second = plan.tunnels[2 * index], plan.tunnels[2 * index + 1]
+        connection = aws.ec2.VpnConnection(
+            f"{name}-vpn-{index}",
+            type="ipsec.1",
+            customer_gateway_id=gateway.id,
+            transit_gateway_id=end.transit_gateway.id,
+            static_routes_only=not bgp,
+            tunnel_bandwidth="large" if plan.large else "standard",
+            tunnel_inside_ip_version="ipv4",
+            **aws_tunnel_options(
+                1, first, self._key(name, first), ike=args.ike, log_group_arn=end.log_group_arn, bgp=bgp
+            ),
+            **aws_tunnel_options(
+                2, second, self._key(name, second), ike=args.ike, log_group_arn=end.log_group_arn, bgp=bgp
+            ),
+            tags=tags.aws_tags({"Name": f"{tags.stack}-{plan.key}-{index}"}),
+            opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+        )
+        join_route_table(
+            f"{name}-vpn-{index}",
+            connection.transit_gateway_attachment_id,
+            end.route_table,
+            propagate=bgp,
+            opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+        )
+        self.connections.append(connection)
+        return connection
+
+    def _aws_peer(self, name: str, args: LinkArgs) -> None:
+        plan, end, peer = args.plan, args.aws, args.peer
+        bgp = plan.routing == "bgp"
+        # Named after the address, not its position: reordering the site's public_ips replaces nothing.
+        gateways = [
+            self._customer_gateway(f"{name}-cgw-{ip.replace('.', '-')}", end, ip, peer.asn, f"{peer.site}-{k}")
+            for k, ip in enumerate(peer.public_ips)
+        ]
+        for index in range(plan.aws_connections):
+            slot = index % len(gateways)
+            connection = self._connection(name, args, index, gateways[slot], bgp)
+            outside = (connection.tunnel1_address, connection.tunnel2_address)
+            for n, tunnel in enumerate(plan.tunnels[2 * index : 2 * index + 2]):
+                self._peer_tunnel(args, tunnel, peer.public_ips[slot], outside[n], end.asn)
+        if not bgp:
+            connection = self.connections[0]
+            for cidr in peer.ranges:
+                aws.ec2transitgateway.Route(
+                    f"{name}-route-{cidr.replace('.', '-').replace('/', '-')}",
+                    destination_cidr_block=cidr,
+                    transit_gateway_attachment_id=connection.transit_gateway_attachment_id,
+                    transit_gateway_route_table_id=end.route_table.id,
+                    opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+                )
+
+    def _peer_tunnel(self, args: LinkArgs, tunnel: Tunnel, local_ip: str, remote_ip, remote_asn: int) -> None:
+        plan, ike = args.plan, args.ike
+        self.peer_tunnels.append(
+            PeerTunnelOut(
+                tunnel=PeerTunnel(
+                    name=f"{plan.cloud}-t{tunnel.index}",
+                    cloud_site=plan.cloud,
+                    if_id=if_id(plan, tunnel),
+                    local_public_ip=local_ip,
+                    remote_public_ip="",
+                    local_inside=tunnel.peer_address,
+                    remote_inside=tunnel.cloud_address,
+                    psk=KEY_WITHHELD,
+                    remote_asn=remote_asn,
+                    routing=plan.routing,
+                    remote_cidrs=args.remote_cidrs,
+                    encryption=tuple(ike.encryption),
+                    integrity=tuple(ike.integrity),
+                    dh_groups=tuple(ike.dh_groups),
+                    phase1_lifetime_seconds=ike.phase1_lifetime_seconds,
+                    phase2_lifetime_seconds=ike.phase2_lifetime_seconds,
+                ),
+                remote_public_ip=remote_ip,
+                psk=self._keys[tunnel.index],
+            )
+        )
+
+    # --- GCP ----------------------------------------------------------------------------------------
+
+    def _gcp_tunnel(
+        self, name: str, args: LinkArgs, tunnel: Tunnel, *, gateway, interface: int, external, peer_interface: int
+    ) -> gcp.compute.VPNTunnel:
+        end = args.gcp
+        tags = end.tags.for_component("VpnLink")
+        opts = pulumi.ResourceOptions(parent=self, provider=end.provider)
+        base = f"{tags.stack}-{args.plan.cloud}-{args.plan.peer}-{tunnel.index}"
+        vpn = gcp.compute.VPNTunnel(
+            f"{name}-tunnel-{tunnel.index}",
+            name=base,
+            project=end.project,
+            region=end.region,
+            vpn_gateway=gateway.id,
+            vpn_gateway_interface=interface,
+            peer_external_gateway=external.id,
+            peer_external_gateway_interface=peer_interface,
+            router=end.router.id,
+            ike_version=2,
+            shared_secret=self._key(name, tunnel),
+            cipher_suite=gcp_cipher_suite(args.ike),
+            labels=tags.gcp_labels(),
+            opts=opts,
+        )
+        # GCP takes the first inside address towards a grid / edge site, the second towards AWS (AWS's rule).
+        facing_aws = args.plan.kind == "aws-gcp"
+        local, remote = (
+            (tunnel.peer_address, tunnel.cloud_address) if facing_aws else (tunnel.cloud_address, tunnel.peer_address)
+        )
+        interface_resource = gcp.compute.RouterInterface(
+            f"{name}-if-{tunnel.index}",
+            name=base,
+            project=end.project,
+            region=end.region,
+            router=end.router.name,
+            ip_range=f"{local}/30",
+            vpn_tunnel=vpn.name,
+            opts=opts,
+        )
+        gcp.compute.RouterPeer(
+            f"{name}-bgp-{tunnel.index}",
+            name=base,
+            project=end.project,
+            region=end.region,
+            router=end.router.name,
+            interface=interface_resource.name,
+            ip_address=local,
+            peer_ip_address=remote,
+            peer_asn=args.aws.asn if facing_aws else args.peer.asn,
+            advertised_route_priority=100,
+            opts=opts,
+        )
+        self.tunnels.append(vpn)
+        return vpn
+
+    def _gcp_peer(self, name: str, args: LinkArgs) -> None:
+        plan, end, peer = args.plan, args.gcp, args.peer
+        tags = end.tags.for_component("VpnLink")
+        two = len(peer.public_ips) == 2
+        external = gcp.compute.ExternalVpnGateway(
+            f"{name}-peer",
+            name=f"{tags.stack}-{plan.cloud}-{plan.peer}",
+            project=end.project,
+            redundancy_type="TWO_IPS_REDUNDANCY" if two else "SINGLE_IP_INTERNALLY_REDUNDANT",
+            interfaces=[
+                gcp.compute.ExternalVpnGatewayInterfaceArgs(id=k, ip_address=ip) for k, ip in enumerate(peer.public_ips)
+            ],
+            labels=tags.gcp_labels(),
+            opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+        )
+        for pair in range(plan.pairs):
+            # A tunnel needs its own pair of addresses: pair p uses HA VPN gateway p, both its interfaces.
+            gateway = end.gateways[pair]
+            for interface in (0, 1):
+                tunnel = plan.tunnels[2 * pair + interface]
+                peer_interface = interface if two else 0
+                self._gcp_tunnel(
+                    name,
+                    args,
+                    tunnel,
+                    gateway=gateway,
+                    interface=interface,
+                    external=external,
+                    peer_interface=peer_interface,
+                )
+                remote_ip = gateway.vpn_interfaces.apply(lambda v, i=interface: ip_of(v, i))
+                self._peer_tunnel(args, tunnel, peer.public_ips[peer_interface], remote_ip, end.asn)
+
+    def _aws_gcp(self, name: str, args: LinkArgs) -> None:
+        plan, end, aws_end = args.plan, args.gcp, args.aws
+        gateway = end.gateways[0]
+        customer = [
+            self._customer_gateway(
+                f"{name}-cgw-{interface}",
+                aws_end,
+                gateway.vpn_interfaces.apply(lambda v, i=interface: ip_of(v, i)),
+                end.asn,
+                f"{end.site}-if{interface}",
+            )
+            for interface in (0, 1)
+        ]
+        tags = end.tags.for_component("VpnLink")
+        for group in range(plan.pairs // 2):
+            a = self._connection(name, args, 2 * group, customer[0], bgp=True)
+            b = self._connection(name, args, 2 * group + 1, customer[1], bgp=True)
+            external = gcp.compute.ExternalVpnGateway(
+                f"{name}-aws-{group}",
+                name=f"{tags.stack}-{plan.peer}-{plan.cloud}-{group}",
+                project=end.project,
+                redundancy_type="FOUR_IPS_REDUNDANCY",
+                interfaces=[
+                    gcp.compute.ExternalVpnGatewayInterfaceArgs(id=k, ip_address=address)
+                    for k, address in enumerate(
+                        (a.tunnel1_address, a.tunnel2_address, b.tunnel1_address, b.tunnel2_address)
+                    )
+                ],
+                labels=tags.gcp_labels(),
+                opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+            )
+            for j in range(4):
+                tunnel = plan.tunnels[4 * group + j]
+                self._gcp_tunnel(
+                    name,
+                    args,
+                    tunnel,
+                    gateway=gateway,
+                    interface=0 if j < 2 else 1,
+                    external=external,
+                    peer_interface=j,
+                )
+
+
+@dataclass
+class GcpVpnGatewaysArgs:
+    project: str
+    region: str
+    network_id: pulumi.Input[str]
+    asn: int
+    count: int  # HA VPN gateways: one per tunnel pair of the widest grid / edge link (at least one)
+    tags: TagContext
+
+
+class GcpVpnGateways(pulumi.ComponentResource):
+    """A GCP site's side of its links: a Cloud Router with the site's ASN and its HA VPN gateways.
+
+    The router advertises the site's subnets (nodes, and the pod and service ranges) in DEFAULT mode; routes
+    it learns are programmed in the VPC, so GKE nodes and pods reach the linked sites.
+    """
+
+    router: gcp.compute.Router
+    gateways: list[gcp.compute.HaVpnGateway]
+
+    def __init__(self, name: str, args: GcpVpnGatewaysArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:network:GcpVpnGateways", name, None, opts)
+        tags = args.tags.for_component("GcpVpnGateways")
+        child = pulumi.ResourceOptions(parent=self)
+        base = f"{tags.stack}-{tags.site}-vpn"
+        self.router = gcp.compute.Router(
+            f"{name}-router",
+            name=base,
+            project=args.project,
+            region=args.region,
+            network=args.network_id,
+            bgp=gcp.compute.RouterBgpArgs(asn=args.asn, advertise_mode="DEFAULT"),
+            opts=child,
+        )
+        self.gateways = [
+            gcp.compute.HaVpnGateway(
+                f"{name}-gw-{k}",
+                name=f"{base}-{k}",
+                project=args.project,
+                region=args.region,
+                network=args.network_id,
+                stack_type="IPV4_ONLY",
+                labels=tags.gcp_labels(),
+                opts=child,
+            )
+            for k in range(args.count)
+        ]
+        self.register_outputs({"router": self.router.name})

@@ -1,0 +1,182 @@
+"""Whole-stack rules for ``links``: sites, pairs, ASNs, gateways, bandwidth against tunnels, inside blocks.
+
+Each rule yields ``(path, message)`` with the key path of the value to change and what to change it to.
+The arithmetic (tunnels, capacity, inside blocks) is ``components/network/link_plan.py``'s, so what is
+validated is what gets built.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+
+from .links import LinkSpec
+from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+
+LinkIssue = tuple[str, str]
+
+UNSUPPORTED = {
+    "aws": "two AWS sites: peer their transit gateways (not built by Lattice yet), or link each to the grid",
+    "gcp": "two GCP sites: use VPC Network Peering or Network Connectivity Center (not built by Lattice yet)",
+    "kubernetes": "two grid / edge sites have no cloud side for Lattice to build; link both to a cloud hub "
+    "(hub: <cloud site>, spokes: [...]) and the hub routes between them",
+}
+
+
+def _site_paths(link: LinkSpec, i: int) -> list[tuple[str, str]]:
+    """(site name, key path) of every site a link entry names."""
+    if link.sites is not None:
+        return [(name, f"links[{i}].sites[{k}]") for k, name in enumerate(link.sites)]
+    out = [(link.hub, f"links[{i}].hub")]
+    for k, spoke in enumerate(link.spokes):
+        name = spoke if isinstance(spoke, str) else spoke.site
+        out.append((name, f"links[{i}].spokes[{k}]" + ("" if isinstance(spoke, str) else ".site")))
+    return out
+
+
+def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
+    from components.network.link_plan import (
+        BLOCKS,
+        MAX_TUNNELS_PER_LINK,
+        derived_block,
+        order,
+        plan_pair,
+    )
+
+    sites = {site.name: site for site in spec.sites}
+    index = {site.name: i for i, site in enumerate(spec.sites)}
+    names = ", ".join(sites)
+    linked: dict[str, str] = {}  # site -> the first link path naming it
+    seen_pairs: dict[frozenset[str], str] = {}
+    blocks: dict[str, tuple[str, str]] = {}  # block -> (pair key, path)
+    for i, link in enumerate(spec.links):
+        known = True
+        for name, path in _site_paths(link, i):
+            if name not in sites:
+                known = False
+                yield path, f"unknown site '{name}'; use one of: {names}"
+            else:
+                linked.setdefault(name, f"links[{i}]")
+        if not known:
+            continue
+        for k, (a, b, bandwidth, routing, pinned, sub) in enumerate(link.pairs()):
+            path = f"links[{i}]{sub}"
+            spoke = link.spokes[k] if link.hub is not None else None
+            own = spoke is not None and not isinstance(spoke, str)
+            bandwidth_path = f"{path}.bandwidth_gbps" if own and spoke.bandwidth_gbps is not None else None
+            routing_path = f"{path}.routing" if own and spoke.routing is not None else None
+            if a == b:
+                yield path, f"'{a}' is linked to itself; a link joins two different sites"
+                continue
+            pair = frozenset((a, b))
+            if pair in seen_pairs:
+                yield path, f"{a} and {b} are already linked by {seen_pairs[pair]}; keep one link per pair of sites"
+                continue
+            seen_pairs[pair] = path
+            ordered = order(sites[a], sites[b])
+            if ordered is None:
+                yield path, f"cannot link {a} and {b}: {UNSUPPORTED[sites[a].provider]}"
+                continue
+            cloud, peer = ordered
+            touches_gcp = isinstance(cloud, GcpSite) or isinstance(peer, GcpSite)
+            if routing == "static" and touches_gcp:
+                yield (
+                    routing_path or f"links[{i}].routing",
+                    "HA VPN on GCP routes only with BGP (Cloud Router); use routing: bgp",
+                )
+                continue
+            plan = plan_pair(
+                cloud,
+                peer,
+                bandwidth=bandwidth,
+                routing=routing,
+                pinned=pinned,
+                path=path,
+                mean_packet_bytes=link.mean_packet_bytes,
+            )
+            where = bandwidth_path or f"links[{i}].bandwidth_gbps"
+            if routing == "static" and bandwidth > plan.tunnel_gbps:
+                yield (
+                    where,
+                    f"{bandwidth:g} Gbps is more than one tunnel carries ({plan.tunnel_gbps:g} Gbps): static routes "
+                    "send all traffic down one tunnel; use routing: bgp for equal-cost multipath over more tunnels",
+                )
+            elif plan.tunnel_count > MAX_TUNNELS_PER_LINK:
+                most = MAX_TUNNELS_PER_LINK // 2 * plan.tunnel_gbps
+                yield (
+                    where,
+                    f"{bandwidth:g} Gbps needs {plan.tunnel_count} tunnels ({plan.tunnel_gbps:g} Gbps each, one of "
+                    f"every redundant pair counted); a link carries at most {MAX_TUNNELS_PER_LINK} ({most:g} Gbps): "
+                    "lower bandwidth_gbps, or carry bulk traffic over Direct Connect / Cloud Interconnect",
+                )
+            if touches_gcp:
+                for key in ("encryption", "integrity", "dh_groups"):
+                    if len(getattr(link.ike, key)) != 1:
+                        yield (
+                            f"links[{i}].ike.{key}",
+                            "a link with a GCP end offers exactly one value per role (Cloud VPN fails to rekey "
+                            "when the AWS side proposes several); keep one",
+                        )
+            block = ipaddress.ip_network(plan.inside_block)
+            pin_path = f"{path}.inside_block" if sub else f"links[{i}].inside_block"
+            if pinned is not None and block not in BLOCKS:
+                yield pin_path, f"{pinned} holds inside addresses AWS reserves; pick another /26 of 169.254.0.0/16"
+                continue
+            clash = blocks.get(plan.inside_block)
+            if clash is not None:
+                free = next(
+                    str(b) for b in BLOCKS if str(b) not in blocks and b != derived_block(cloud.name, peer.name)
+                )
+                how = "pinned" if pinned else "derived from the site names"
+                yield (
+                    pin_path,
+                    f"the tunnel inside block {plan.inside_block} ({how}) is already {clash[0]}'s ({clash[1]}); pin "
+                    f"the link you are adding to a free one, e.g. inside_block: {free}, so existing tunnels keep "
+                    "their addresses",
+                )
+                continue
+            blocks[plan.inside_block] = (plan.key, path)
+
+    for name, first in linked.items():
+        site = sites[name]
+        i = index[name]
+        if site.network.asn is None:
+            yield (
+                f"sites[{i}].network.asn",
+                f"'{name}' is linked ({first}) and needs a BGP ASN: a private one (64512-65534 or "
+                "4200000000-4294967294) unique in the stack",
+            )
+        if isinstance(site, KubernetesSite) and site.network.vpn_gateway is None:
+            yield (
+                f"sites[{i}].network.vpn_gateway",
+                f"'{name}' is linked ({first}) and needs its VPN gateway: vpn_gateway: {{public_ips: [<the "
+                "outside address of its IPsec device>]}}",
+            )
+    asns: dict[int, str] = {}
+    for i, site in enumerate(spec.sites):
+        asn = site.network.asn
+        if asn is None:
+            continue
+        if asn in asns:
+            yield (
+                f"sites[{i}].network.asn",
+                f"ASN {asn} is already {asns[asn]}'s; every site that speaks BGP needs its own (equal ASNs drop "
+                "each other's routes as loops)",
+            )
+        asns.setdefault(asn, site.name)
+
+
+def routed_networks(site) -> list[ipaddress.IPv4Network]:
+    """Every range of a site that linked sites route to: its CIDR, and a grid / edge site's routed_cidrs."""
+    extra = site.network.routed_cidrs if isinstance(site, KubernetesSite) else []
+    return [ipaddress.ip_network(c) for c in (site.network.cidr, *extra)]
+
+
+def reachable_over_links(spec: StackSpec, site: AwsSite | GcpSite) -> list[ipaddress.IPv4Network]:
+    """Ranges of the sites linked directly to ``site``: what its VPC routes to through its links."""
+    names = set()
+    for link in spec.links:
+        for a, b, *_ in link.pairs():
+            if site.name in (a, b) and a != b:
+                names.add(b if a == site.name else a)
+    return [net for other in spec.sites if other.name in names for net in routed_networks(other)]

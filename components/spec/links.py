@@ -1,0 +1,131 @@
+"""The ``links`` key of a stack: IPsec VPN between sites, hub-and-spoke or in explicit pairs.
+
+Shape only, as in ``model.py``; which pairs Lattice can build, ASNs, bandwidth against tunnels and the inside
+addresses are checked by ``link_validators.py`` against the whole stack. Every number a component needs comes
+from here (or ``components/standards.py`` as a default here).
+
+A link entry is either a pair (``sites: [a, b]``) or a hub with spokes (``hub: a, spokes: [b, c]``, each
+spoke a name or ``{site, bandwidth_gbps, routing, inside_block}``); both expand to site pairs, and a pair's
+resources are named after its two sites, never a position in the list.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from components.standards import (
+    VPN_DEFAULT_BANDWIDTH_GBPS,
+    VPN_DH_GROUPS_STRONG,
+    VPN_ENCRYPTION_STRONG,
+    VPN_INTEGRITY_STRONG,
+    VPN_MEAN_PACKET_BYTES,
+)
+
+from .types import SiteName
+
+Routing = Literal["bgp", "static"]
+# The strong set (components/standards.py): a link may offer fewer of these, never anything else.
+Encryption = Literal["AES256-GCM-16"]
+Integrity = Literal["SHA2-384", "SHA2-512"]
+DhGroup = Literal[20, 21]
+InsideBlock = Annotated[
+    str,
+    Field(
+        pattern=r"^169\.254\.\d{1,3}\.\d{1,3}/26$",
+        description="A /26 of 169.254.0.0/16 for this link's tunnel inside addresses (pins it; default: derived "
+        "from the two site names).",
+    ),
+]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IkeSpec(Strict):
+    """IKEv2 proposals both tunnel phases use; the defaults are the strongest every peer here accepts.
+
+    Only tightening is possible: every value offered must be among the strong ones, so a link can drop SHA2-384
+    for SHA2-512 or DH 20 for 21, never add AES128, SHA1 or DH 2. Links to GCP take exactly one value per role
+    (Cloud VPN fails to rekey when the AWS side offers several).
+    """
+
+    encryption: list[Encryption] = Field(
+        default_factory=lambda: list(VPN_ENCRYPTION_STRONG[:1]), min_length=1, description="Phase 1 and 2 ciphers."
+    )
+    integrity: list[Integrity] = Field(
+        default_factory=lambda: list(VPN_INTEGRITY_STRONG[:1]), min_length=1, description="Phase 1 and 2 integrity."
+    )
+    dh_groups: list[DhGroup] = Field(
+        default_factory=lambda: list(VPN_DH_GROUPS_STRONG[:1]), min_length=1, description="Phase 1 and 2 DH groups."
+    )
+    phase1_lifetime_seconds: int = Field(28_800, ge=900, le=28_800)
+    phase2_lifetime_seconds: int = Field(3_600, ge=900, le=3_600)
+
+
+class SpokeSpec(Strict):
+    site: SiteName
+    bandwidth_gbps: float | None = Field(None, gt=0, description="Default: the hub entry's bandwidth_gbps.")
+    routing: Routing | None = Field(None, description="Default: the hub entry's routing.")
+    inside_block: InsideBlock | None = None
+
+
+class LinkSpec(Strict):
+    """One link entry: a pair of sites, or a hub site with its spokes."""
+
+    sites: list[SiteName] | None = Field(
+        None, min_length=2, max_length=2, description="The two sites of a point-to-point link."
+    )
+    hub: SiteName | None = Field(None, description="A cloud site every spoke links to (AWS: its transit gateway).")
+    spokes: list[SiteName | SpokeSpec] = Field(default_factory=list, description="Sites linked to the hub.")
+    bandwidth_gbps: float = Field(
+        VPN_DEFAULT_BANDWIDTH_GBPS,
+        gt=0,
+        description="Traffic the link must carry (both directions together); Lattice builds the tunnels for it.",
+    )
+    routing: Routing = Field(
+        "bgp", description="bgp (dynamic, ECMP across tunnels) or static (AWS <-> grid / edge only, one tunnel)."
+    )
+    ike: IkeSpec = Field(default_factory=IkeSpec)
+    mean_packet_bytes: int = Field(
+        VPN_MEAN_PACKET_BYTES,
+        ge=64,
+        le=1_460,
+        description="Average packet size, which turns Cloud VPN's 250,000 packets/s per tunnel into Gbps.",
+    )
+    inside_block: InsideBlock | None = Field(None, description="Pairs only; spokes set their own.")
+
+    @model_validator(mode="after")
+    def _pair_or_hub(self) -> LinkSpec:
+        if (self.sites is None) == (self.hub is None):
+            raise ValueError(
+                "a link is either a pair (sites: [a, b]) or a hub with spokes (hub: a, spokes: [b, c]); set one"
+            )
+        if self.hub is not None and not self.spokes:
+            raise ValueError("a hub link needs spokes: [site, ...]")
+        if self.sites is not None and self.spokes:
+            raise ValueError("spokes go with hub, not with sites; write a hub link or a pair")
+        if self.hub is not None and self.inside_block is not None:
+            raise ValueError("a hub link pins inside blocks per spoke: spokes: [{site: b, inside_block: ...}]")
+        return self
+
+    def pairs(self) -> list[tuple[str, str, float, Routing, str | None, str]]:
+        """(site, site, bandwidth, routing, pinned inside block, key path) for each pair this entry makes."""
+        if self.sites is not None:
+            return [(self.sites[0], self.sites[1], self.bandwidth_gbps, self.routing, self.inside_block, "")]
+        out = []
+        for k, spoke in enumerate(self.spokes):
+            spec = spoke if isinstance(spoke, SpokeSpec) else SpokeSpec(site=spoke)
+            out.append(
+                (
+                    self.hub,
+                    spec.site,
+                    spec.bandwidth_gbps or self.bandwidth_gbps,
+                    spec.routing or self.routing,
+                    spec.inside_block,
+                    f".spokes[{k}]",
+                )
+            )
+        return out

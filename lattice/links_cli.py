@@ -1,0 +1,175 @@
+"""``lattice links``: what the cross-site links are, and each grid / edge gateway's configuration.
+
+``links plan`` tabulates every pair: kind, routing, bandwidth asked and carried, tunnels, inside block.
+``links render SITE`` writes the strongSwan / FRR configuration a grid or edge site's operator applies
+(``components/network/peer_config.py``). It reads the configuration from the stack's outputs: after
+``pulumi up``, from ``pulumi stack output --json --show-secrets > outputs.json`` (``--from-outputs``); without
+it, from the offline plan, whose addresses and keys are the mock engine's placeholders. On stdout the
+pre-shared keys are always redacted; only ``--output-dir`` writes them, into a file only its owner can read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from components.network.link_plan import link_plans
+from components.spec import KubernetesSite
+
+from .errors import UsageError
+
+# The files of a site's "vpn" output, with the mode each is written with.
+FILES = {"swanctl.conf": 0o600, "frr.conf": 0o644, "xfrm-interfaces.sh": 0o755}
+REDACTED_SWANCTL = "swanctl.redacted.conf"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def add_parser(verbs, stack_arguments) -> None:
+    links = verbs.add_parser("links", help="cross-site links: plan them, render a grid / edge gateway's config")
+    link_verbs = links.add_subparsers(dest="links_verb", required=True, metavar="VERB")
+    plan = link_verbs.add_parser("plan", help="tabulate the links: tunnels, capacity, inside addresses")
+    stack_arguments(plan)
+    plan.set_defaults(handler=_links_plan)
+    render = link_verbs.add_parser(
+        "render", help="a grid / edge site's strongSwan swanctl.conf, FRR frr.conf and interface script"
+    )
+    render.add_argument("site", help="the grid / edge site, e.g. grid-hpc")
+    stack_arguments(render)
+    render.add_argument(
+        "--from-outputs",
+        metavar="FILE",
+        type=Path,
+        help="the deployed stack's outputs: `pulumi stack output --json --show-secrets > FILE` (default: the "
+        "offline plan, with placeholder addresses and keys)",
+    )
+    render.add_argument(
+        "--gateway",
+        metavar="IP",
+        help="the gateway host (its outside address) when the site has two (network.vpn_gateway.public_ips)",
+    )
+    render.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        type=Path,
+        help="write the files here (swanctl.conf, with the keys, mode 600); default: print them, keys redacted",
+    )
+    render.set_defaults(handler=_links_render)
+
+
+def _links_plan(args: argparse.Namespace, out: Console) -> int:
+    from .cli import resolve_stack_file
+
+    spec = resolve_stack_file(args).spec
+    plans = link_plans(spec)
+    if not plans:
+        out.print("no links in this stack (links: [])")
+        return 0
+    table = Table(title=f"lattice links: {len(plans)} site pairs")
+    for column in ("link", "kind", "routing", "asked Gbps", "carries Gbps", "tunnels", "tunnel", "inside block"):
+        table.add_column(column)
+    for plan in plans:
+        table.add_row(
+            plan.key,
+            plan.kind,
+            plan.routing,
+            f"{plan.bandwidth_gbps:g}",
+            f"{plan.capacity_gbps:g}",
+            str(plan.tunnel_count),
+            f"{'large' if plan.large else 'standard'} {plan.tunnel_gbps:g} Gbps"
+            if plan.kind != "gcp-onprem"
+            else f"Cloud VPN {plan.tunnel_gbps:g} Gbps",
+            plan.inside_block,
+        )
+    out.print(table)
+    out.print("carries: with any one tunnel down (one tunnel of each redundant pair counted)")
+    return 0
+
+
+def _links_render(args: argparse.Namespace, out: Console) -> int:
+    from .cli import resolve_stack_file
+    from .engine import run_plan
+
+    stack_file = resolve_stack_file(args)
+    site = next((s for s in stack_file.spec.sites if s.name == args.site), None)
+    linked = sorted({p.peer for p in link_plans(stack_file.spec) if p.kind != "aws-gcp"})
+    if not isinstance(site, KubernetesSite) or args.site not in linked:
+        raise UsageError(
+            f"{stack_file.path}: '{args.site}' is not a linked grid / edge site; use one of: "
+            f"{', '.join(linked) or '(none: the stack has no links to grid or edge sites)'}"
+        )
+    if args.from_outputs is not None:
+        outputs = _read_outputs(args.from_outputs)
+        source = str(args.from_outputs)
+    else:
+        outputs = run_plan(stack_file).revealed_outputs
+        source = "the offline plan"
+        print(
+            f"lattice links render: from {source}: outside addresses and keys are placeholders; after `pulumi up`, "
+            "render from `pulumi stack output --json --show-secrets` with --from-outputs",
+            file=sys.stderr,
+        )
+    files = _vpn_files(outputs, args.site, source, args.gateway)
+    if args.output_dir is None:
+        for name in ("swanctl.conf", "frr.conf", "xfrm-interfaces.sh"):
+            text = files[REDACTED_SWANCTL] if name == "swanctl.conf" else files[name]
+            sys.stdout.write(f"### {name}{' (keys redacted: --output-dir writes them)' * (name == 'swanctl.conf')}\n")
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return 0
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    for name, mode in FILES.items():
+        path = args.output_dir / name
+        # Created with its final mode: the key file is never readable by others, not even for a moment.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(files[name])
+        os.chmod(path, mode)
+        out.print(f"wrote {path} (mode {mode:o})")
+    return 0
+
+
+def _read_outputs(path: Path) -> dict[str, Any]:
+    try:
+        outputs = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(
+            f"{path}: cannot read the stack outputs ({exc}); write them with "
+            "`pulumi stack output --json --show-secrets > FILE`"
+        ) from None
+    if not isinstance(outputs, dict):
+        raise UsageError(f"{path}: not the JSON object `pulumi stack output --json` writes")
+    return outputs
+
+
+def _vpn_files(outputs: dict[str, Any], site: str, source: str, gateway: str | None) -> dict[str, str]:
+    sites = outputs.get("sites")
+    gateways = (sites.get(site) or {}).get("vpn") if isinstance(sites, dict) else None
+    if not isinstance(gateways, dict) or not gateways:
+        raise UsageError(
+            f"{source}: no VPN configuration for '{site}' (outputs sites.{site}.vpn); was the stack applied with "
+            "its links?"
+        )
+    if gateway is None and len(gateways) > 1:
+        raise UsageError(
+            f"'{site}' has {len(gateways)} gateway hosts, each with its own tunnels; choose one with --gateway: "
+            f"{', '.join(sorted(gateways))}"
+        )
+    vpn = gateways.get(gateway) if gateway is not None else next(iter(gateways.values()))
+    if not isinstance(vpn, dict):
+        raise UsageError(f"'{gateway}' is not a gateway of '{site}'; use one of: {', '.join(sorted(gateways))}")
+    secret = vpn.get("swanctl.conf")
+    if not isinstance(secret, str) or secret == "[secret]" or (isinstance(secret, dict) and SECRET_SIG in secret):
+        raise UsageError(
+            f"{source}: the swanctl.conf output is still encrypted; write the outputs with "
+            "`pulumi stack output --json --show-secrets`"
+        )
+    missing = [name for name in (*FILES, REDACTED_SWANCTL) if not isinstance(vpn.get(name), str)]
+    if missing:
+        raise UsageError(f"{source}: sites.{site}.vpn lacks {', '.join(missing)}; re-run `pulumi up` with this Lattice")
+    return vpn

@@ -1,0 +1,170 @@
+"""Whole-stack validation of links: every mistake is exit 2 naming the key to change and how."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from components.spec import SpecError, parse_spec
+from lattice.cli import main
+from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
+
+AWS = {**AWS_SITE, "network": {**AWS_SITE["network"], "asn": 64600}}
+GCP = {**GCP_SITE, "network": {**GCP_SITE["network"], "asn": 64700}}
+GRID = {**GRID_SITE, "network": {"cidr": "10.50.0.0/16", "asn": 64800, "vpn_gateway": {"public_ips": ["192.0.2.10"]}}}
+EDGE = {
+    "name": "edge-beamline",
+    "tier": "edge",
+    "provider": "kubernetes",
+    "network": {"cidr": "10.60.0.0/20", "asn": 64900, "vpn_gateway": {"public_ips": ["192.0.2.20"]}},
+    "kubernetes": {"context": "beamline"},
+}
+
+
+def _spec(*links, sites=(AWS, GCP, GRID, EDGE)) -> dict:
+    return spec_with(*sites, links=list(links))
+
+
+def _issues(spec: dict) -> list[tuple[str, str]]:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(spec, source="Pulumi.test.yaml")
+    return [(issue.path, issue.message) for issue in caught.value.issues]
+
+
+def _with(site: dict, **network) -> dict:
+    out = copy.deepcopy(site)
+    out["network"].update(network)
+    return out
+
+
+def test_a_valid_hub_and_pair_parse():
+    spec = parse_spec(
+        _spec(
+            {"hub": "aws-use1", "spokes": ["grid-hpc", {"site": "edge-beamline", "bandwidth_gbps": 0.5}]},
+            {"sites": ["aws-use1", "gcp-usc1"], "bandwidth_gbps": 4},
+        ),
+        source="Pulumi.test.yaml",
+    )
+    assert [pair[:4] for link in spec.links for pair in link.pairs()] == [
+        ("aws-use1", "grid-hpc", 1.0, "bgp"),
+        ("aws-use1", "edge-beamline", 0.5, "bgp"),
+        ("aws-use1", "gcp-usc1", 4, "bgp"),
+    ]
+
+
+INVALID = [
+    # unknown sites, at the key that names them
+    (_spec({"hub": "aws-use1", "spokes": ["grid-hcp"]}), "links[0].spokes[0]", "unknown site 'grid-hcp'; use one of"),
+    (_spec({"sites": ["aws-use2", "grid-hpc"]}), "links[0].sites[0]", "unknown site 'aws-use2'"),
+    (_spec({"hub": "aws-use1", "spokes": [{"site": "nowhere"}]}), "links[0].spokes[0].site", "unknown site 'nowhere'"),
+    # pairs Lattice cannot build
+    (_spec({"sites": ["grid-hpc", "edge-beamline"]}), "links[0]", "two grid / edge sites have no cloud side"),
+    (_spec({"sites": ["aws-use1", "aws-use1"]}), "links[0]", "'aws-use1' is linked to itself"),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"]}, {"hub": "grid-hpc", "spokes": ["aws-use1"]}),
+        "links[1].spokes[0]",
+        "grid-hpc and aws-use1 are already linked by links[0]",
+    ),
+    # routing and proposals
+    (_spec({"sites": ["gcp-usc1", "grid-hpc"], "routing": "static"}), "links[0].routing", "only with BGP"),
+    (
+        _spec({"sites": ["aws-use1", "gcp-usc1"], "ike": {"dh_groups": [20, 21]}}),
+        "links[0].ike.dh_groups",
+        "exactly one value per role",
+    ),
+    # bandwidth the tunnels cannot carry
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "bandwidth_gbps": 50}),
+        "links[0].bandwidth_gbps",
+        "50 Gbps needs 20 tunnels (5 Gbps each, one of every redundant pair counted); a link carries at most 16",
+    ),
+    (
+        _spec({"hub": "aws-use1", "spokes": [{"site": "grid-hpc", "bandwidth_gbps": 6, "routing": "static"}]}),
+        "links[0].spokes[0].bandwidth_gbps",
+        "6 Gbps is more than one tunnel carries (5 Gbps): static routes send all traffic down one tunnel",
+    ),
+    (
+        _spec({"sites": ["gcp-usc1", "grid-hpc"], "bandwidth_gbps": 20, "mean_packet_bytes": 500}),
+        "links[0].bandwidth_gbps",
+        "20 Gbps needs 40 tunnels (1 Gbps each",
+    ),
+    # ASNs and gateways
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(AWS, GCP, _with(GRID, asn=None), EDGE)),
+        "sites[2].network.asn",
+        "'grid-hpc' is linked (links[0]) and needs a BGP ASN",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(AWS, GCP, _with(GRID, vpn_gateway=None), EDGE)),
+        "sites[2].network.vpn_gateway",
+        "needs its VPN gateway",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(AWS, GCP, _with(GRID, asn=64600), EDGE)),
+        "sites[2].network.asn",
+        "ASN 64600 is already aws-use1's",
+    ),
+    (_spec(sites=(AWS, GCP, _with(GRID, asn=7224), EDGE)), "sites[2].network.asn", "7224 is not a private ASN"),
+    (
+        _spec(sites=(AWS, GCP, _with(GRID, vpn_gateway={"public_ips": ["10.0.0.1"]}), EDGE)),
+        "sites[2].network.vpn_gateway.public_ips[0]",
+        "not a public IPv4 address",
+    ),
+    # overlapping ranges, including a grid site's routed ranges
+    (
+        _spec(sites=(AWS, GCP, _with(GRID, routed_cidrs=["10.60.0.0/16"]), EDGE)),
+        "sites[3].network.cidr",
+        "10.60.0.0/20 overlaps 10.60.0.0/16 (routed_cidrs[0]) of sites[2] ('grid-hpc')",
+    ),
+    (_spec(sites=(_with(AWS, cidr="169.254.0.0/16"), GCP, GRID, EDGE)), "sites[0].network.cidr", "link-local"),
+    # inside blocks
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "inside_block": "169.254.169.192/26"}),
+        "links[0].inside_block",
+        "holds inside addresses AWS reserves",
+    ),
+    (
+        _spec(
+            {"sites": ["aws-use1", "grid-hpc"], "inside_block": "169.254.40.0/26"},
+            {"hub": "aws-use1", "spokes": [{"site": "edge-beamline", "inside_block": "169.254.40.0/26"}]},
+        ),
+        "links[1].spokes[0].inside_block",
+        "the tunnel inside block 169.254.40.0/26 (pinned) is already aws-use1--grid-hpc's (links[0]); pin the link "
+        "you are adding to a free one",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "path", "message"), INVALID, ids=[case[1] + ":" + case[2][:30] for case in INVALID])
+def test_invalid_links_name_the_key_and_the_fix(spec, path, message):
+    issues = _issues(spec)
+    assert any(p == path and message in m for p, m in issues), issues
+
+
+def test_runner_cidrs_may_sit_in_a_linked_site():
+    private = {"endpoint_public_access": False, "runner_cidrs": ["10.50.8.0/24"]}
+    aws = {**AWS, "kubernetes": private, "gpu_pools": []}
+    issues = _issues(_spec(sites=(aws, GCP, GRID, EDGE)))
+    assert any(p == "sites[0].kubernetes.runner_cidrs[0]" and "nothing routes it there" in m for p, m in issues)
+    warnings = []
+    linked = _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(aws, GCP, GRID, EDGE))
+    linked["teams"] = [{"name": "climate", "sites": ["aws-use1"]}]  # something to apply inside the cluster
+    parse_spec(linked, source="Pulumi.test.yaml", warnings=warnings)
+    # valid, with a warning: the first `pulumi up` creates the link the runner would need
+    assert [(w.path, "first `pulumi up`" in w.message) for w in warnings] == [
+        ("sites[0].kubernetes.runner_cidrs", True)
+    ]
+
+
+def test_bad_links_exit_2_from_the_cli(tmp_path, capsys):
+    path = write_stack(tmp_path, _spec({"hub": "aws-use1", "spokes": ["grid-hcp"]}))
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "links[0].spokes[0]" in err and "unknown site 'grid-hcp'" in err and "Traceback" not in err
+
+
+def test_a_file_without_links_keeps_working():
+    # Stack files from before links (the key absent, or the empty list it had to be) parse unchanged.
+    for spec in (spec_with(AWS_SITE), spec_with(AWS_SITE, links=[])):
+        assert parse_spec(spec, source="Pulumi.test.yaml").links == []
