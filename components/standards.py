@@ -8,6 +8,9 @@ passes its own policy pack; per-environment overrides live in ``policies/config/
 LOG_RETENTION_MIN_DAYS = 365
 KEY_ROTATION_MAX_DAYS = 365
 OBJECT_LOCK_MIN_DAYS = 365
+# GCP services whose Data Access audit logs a research site needs by default: who read or wrote which object,
+# which cluster object, and which key was used.
+GCP_DATA_ACCESS_SERVICES = ("storage.googleapis.com", "container.googleapis.com", "cloudkms.googleapis.com")
 GCS_RETENTION_MIN_DAYS = 365
 FSX_BACKUP_MIN_DAYS = 7
 

@@ -21,6 +21,7 @@ from components.spec import SpecError, StackFile, load_stack_file, stack_file_sc
 from components.spec.schema import json_schema
 from policies.registry import SEVERITY_ORDER, all_rules
 
+from .audit_policy_cli import add_parser as add_audit_policy_parser
 from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
 from .errors import UsageError
@@ -101,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     preflight.set_defaults(handler=_preflight)
 
     add_links_parser(verbs, _stack_arguments)
+    add_audit_policy_parser(verbs, _stack_arguments)
 
     catalog = verbs.add_parser("catalog", help="the hardware catalog")
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")

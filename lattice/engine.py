@@ -240,6 +240,7 @@ class LatticeMocks(mocks.Mocks):
                 out["id"] = f"projects/{project}/global/externalVpnGateways/{name}"
             if (module, kind) == ("serviceaccount", "Account"):
                 out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
+                out["member"] = f"serviceAccount:{out['email']}"
             if (module, kind) == ("projects", "ServiceIdentity"):
                 agent = state.get("service", "").split(".")[0]
                 email = f"service-{number_of(project)}@gcp-sa-{agent}.iam.gserviceaccount.com"
@@ -305,6 +306,10 @@ class LatticeMocks(mocks.Mocks):
             project = args.args.get("project") or "mock-project"
             email = f"service-{number_of(project)}@gs-project-accounts.iam.gserviceaccount.com"
             return {"emailAddress": email, "member": f"serviceAccount:{email}", "project": project, "id": email}, []
+        if token == "gcp:logging/getProjectCmekSettings:getProjectCmekSettings":
+            project = args.args.get("project") or "mock-project"
+            account = f"service-{number_of(project)}@gcp-sa-logging.iam.gserviceaccount.com"
+            return {"serviceAccountId": account, "project": project, "id": f"projects/{project}/cmekSettings"}, []
         if token == "aws:iam/getRole:getRole":
             name = args.args.get("name", "")
             path = SERVICE_ROLE_PATHS.get(name, "/")

@@ -48,6 +48,7 @@ class GkeClusterArgs:
     # Node ports the in-cluster add-ons serve the API server on (webhooks, aggregated APIs).
     control_plane_ports: list[int] = field(default_factory=list)
     dns_endpoint: bool = True
+    rbac_security_group: str | None = None  # Google Groups for RBAC
     lustre_csi: bool = False
     filestore_csi: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -145,6 +146,13 @@ class GkeCluster(pulumi.ComponentResource):
                 else None,
             )
             if args.lustre_csi or args.filestore_csi
+            else None,
+            # Cost allocation: GKE attributes its cost to namespaces and labels (teams) in the billing export.
+            cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
+            authenticator_groups_config=gcp.container.ClusterAuthenticatorGroupsConfigArgs(
+                security_group=args.rbac_security_group
+            )
+            if args.rbac_security_group
             else None,
             remove_default_node_pool=True,
             initial_node_count=1,

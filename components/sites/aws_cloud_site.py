@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from .. import clock
 from ..catalog import AwsInstanceType, aws_instance_type
 from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
-from ..compute.eks_autoscaler import EksAutoscaler, EksAutoscalerArgs
+from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
@@ -20,6 +20,7 @@ from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
+from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
 from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs
@@ -211,6 +212,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )
+        self.identities = self._team_identities(name, args, scoped) if args.teams else {}
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("aws"),
@@ -233,6 +235,43 @@ class AwsCloudSite(pulumi.ComponentResource):
             "storage": {tier.name: tier.output() for tier in tiers},
         }
         self.register_outputs(self.outputs)
+
+    def _team_identities(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> dict:
+        """Each team's access entries and its jobs' Pod Identity role, reaching only its prefix of the buckets."""
+        site = args.site
+        agent = (
+            self.autoscaler.agent
+            if self.autoscaler is not None
+            else aws.eks.Addon(
+                f"{name}-pod-identity-agent",
+                cluster_name=self.eks.cluster_name,
+                addon_name=POD_IDENTITY_AGENT,
+                tags=args.tags.for_component("AwsCloudSite").aws_tags(),
+                opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[self.eks.system_nodes])),
+            )
+        )
+        storage = self.storage
+        data = [storage.buckets[b.name].name for b in site.storage.buckets if b.purpose != "audit"] if storage else []
+        express = [bucket.bucket.arn for bucket in storage.express.values()] if storage else []
+        return {
+            team.name: AwsTeamIdentity(
+                f"{name}-team-{team.name}",
+                AwsTeamIdentityArgs(
+                    team=team,
+                    cluster_name=self.eks.cluster_name,
+                    namespace=self.workloads.teams[team.name].namespace.metadata.name,
+                    buckets=data,
+                    express_bucket_arns=express,
+                    kms_key_arn=self.key.key_arn,
+                    region=site.region,
+                    tags=args.tags,
+                    cluster_provider=self.cluster_provider,
+                    depends_on=[agent, self.workloads.teams[team.name].namespace],
+                ),
+                opts=scoped,
+            )
+            for team in args.teams
+        }
 
 
 def neuron_aliases(instance: AwsInstanceType, nodes: int) -> dict[str, int]:

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..platform.accelerators import NVIDIA_GPU
+from ..platform.audit_policy import api_server_flags, audit_policy_yaml
 from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
@@ -77,6 +78,11 @@ class ExistingClusterSite(pulumi.ComponentResource):
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
             "gpus": pulumi.Output.from_input(self.workloads.gpus),
             "storage": {tier.name: tier.output() for tier in tiers},
+            # The API server's audit policy is the cluster operator's to install (`lattice audit-policy`).
+            "audit_policy": {
+                "policy": audit_policy_yaml(),
+                "api_server_flags": api_server_flags(site.audit.log_retention_days),
+            },
         }
         self.register_outputs(self.outputs)
 

@@ -21,6 +21,7 @@ from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
 from ..platform.kueue_scheduler import Flavor
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
+from ..security.team_identity import GcpTeamIdentity, GcpTeamIdentityArgs, gcp_team_account_email
 from ..spec import GcpSite, TeamSpec
 from ..spec.model import WorkloadSpec
 from ..storage.gcp_site_storage import GcpSiteStorage, GcpSiteStorageArgs, storage_apis
@@ -95,7 +96,6 @@ class GcpCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
-        self.audit = GcpAuditLogs(f"{name}-audit", GcpAuditLogsArgs(project=site.project), opts=scoped)
         self.network = GcpSiteNetwork(
             f"{name}-net",
             GcpSiteNetworkArgs(
@@ -140,6 +140,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 release_channel=site.kubernetes.release_channel,
                 private_endpoint=site.kubernetes.private_endpoint,
                 dns_endpoint=site.kubernetes.dns_endpoint,
+                rbac_security_group=site.kubernetes.rbac_security_group,
                 master_authorized_cidrs=[site.network.cidr, *site.kubernetes.master_authorized_cidrs],
                 tags=tags,
                 protect=args.protect,
@@ -240,6 +241,26 @@ class GcpCloudSite(pulumi.ComponentResource):
                 ),
                 opts=scoped,
             )
+        archive = next((b.name for b in site.storage.buckets if b.purpose == "audit"), None)
+        self.audit = GcpAuditLogs(
+            f"{name}-audit",
+            GcpAuditLogsArgs(
+                project=site.project,
+                region=site.region,
+                services=site.audit.data_access_services,
+                retention_days=site.audit.immutable_days,
+                locked=args.locked_retention,
+                kms_key_id=self.key.key_id,
+                exempt_storage_readers=[
+                    f"serviceAccount:{gcp_team_account_email(team.name, site.project)}" for team in args.teams
+                ]
+                if site.audit.exempt_team_reads
+                else [],
+                archive_bucket=self.storage.buckets[archive].name if archive else None,
+                depends_on=self.services,
+            ),
+            opts=scoped,
+        )
         tiers = [pool.scratch for pool in self.pools.values() if pool.scratch is not None]
         tiers += self.storage.tiers if self.storage is not None else []
         self.workloads = ClusterWorkloads(
@@ -254,6 +275,27 @@ class GcpCloudSite(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )
+        data_buckets = {
+            bucket.name: self.storage.buckets[bucket.name].name
+            for bucket in site.storage.buckets
+            if bucket.purpose != "audit"
+        }
+        self.identities = {
+            team.name: GcpTeamIdentity(
+                f"{name}-team-{team.name}",
+                GcpTeamIdentityArgs(
+                    team=team,
+                    project=site.project,
+                    namespace=self.workloads.teams[team.name].namespace.metadata.name,
+                    buckets=data_buckets,
+                    tags=tags,
+                    cluster_provider=self.cluster_provider,
+                    depends_on=[self.gke.cluster, self.workloads.teams[team.name].namespace],
+                ),
+                opts=scoped,
+            )
+            for team in args.teams
+        }
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("gcp"),

@@ -13,7 +13,12 @@ from typing import Annotated, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
-from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
+from components.standards import (
+    GCP_DATA_ACCESS_SERVICES,
+    KEY_ROTATION_MAX_DAYS,
+    LOG_RETENTION_MIN_DAYS,
+    OBJECT_LOCK_MIN_DAYS,
+)
 
 from .links import LinkSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
@@ -23,6 +28,7 @@ from .types import (
     AwsRegion,
     Cidr,
     ConfigKey,
+    GcpMember,
     GcpProjectId,
     GcpRegion,
     IamRoleArn,
@@ -54,12 +60,42 @@ class Strict(BaseModel):
 
 
 class AuditSpec(Strict):
-    """Audit logging of a site. The same number feeds the components and the policy pack."""
+    """Audit logging of a site. The same numbers feed the components and the policy pack."""
 
     log_retention_days: RetentionDays = Field(
         LOG_RETENTION_MIN_DAYS,
-        description="Retention of every log group the site creates (VPC flow logs, control plane). "
-        "Must be a value CloudWatch Logs accepts; the policy pack requires at least 365 in prod.",
+        description="Retention of every log group the site creates (VPC flow logs, control plane, VPN, CloudTrail) "
+        "and of grid / edge API-server audit logs. Must be a value CloudWatch Logs accepts; the policy pack "
+        "requires at least 365 in prod.",
+    )
+    immutable_days: int = Field(
+        OBJECT_LOCK_MIN_DAYS,
+        ge=1,
+        le=3650,
+        description="How long the immutable audit store keeps each record: the CloudTrail bucket's Object Lock "
+        "(when Lattice creates the bucket) and the GCP audit log bucket's retention (locked in prod). The policy "
+        "pack requires at least 365 in prod.",
+    )
+    cloudtrail: bool = Field(
+        True,
+        description="AWS: a multi-region CloudTrail for the site. Turn off only where an organization trail "
+        "already records this account (a second trail's management events are billed).",
+    )
+    data_events: list[SiteName] | None = Field(
+        None,
+        description="AWS: buckets whose object reads and writes CloudTrail records (S3 data events). Default: the "
+        "site's datasets and checkpoints buckets.",
+    )
+    data_access_services: list[NonEmpty] = Field(
+        default_factory=lambda: list(GCP_DATA_ACCESS_SERVICES),
+        min_length=1,
+        description="GCP: services whose Data Access audit logs (ADMIN_READ, DATA_READ, DATA_WRITE) are on; "
+        "'allServices' for every service.",
+    )
+    exempt_team_reads: bool = Field(
+        True,
+        description="GCP: the teams' workload service accounts are exempt from Cloud Storage DATA_READ logs "
+        "(training reads a dataset's objects millions of times); their writes and admin reads are still logged.",
     )
 
 
@@ -149,6 +185,11 @@ class GkeSpec(Strict):
     )
     master_authorized_cidrs: list[AllowedCidr] = Field(
         default_factory=list, description="Networks allowed to reach the control plane."
+    )
+    rbac_security_group: Annotated[str, Field(pattern=r"^gke-security-groups@[A-Za-z0-9.-]+$")] | None = Field(
+        None,
+        description="Google Groups for RBAC: the gke-security-groups@<domain> group whose member groups RBAC may "
+        "name; needed when a team lists group: members.",
     )
 
 
@@ -426,6 +467,17 @@ class TeamSpec(Strict):
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
         None, description="Sites where the team gets a namespace; defaults to every grid and edge site."
+    )
+    aws_role_arns: list[IamRoleArn] = Field(
+        default_factory=list,
+        description="IAM roles whose sessions act as the team on its EKS sites (access entries to the team's "
+        "Kubernetes group, bound in its namespace only).",
+    )
+    gcp_members: list[GcpMember] = Field(
+        default_factory=list,
+        description="Google identities of the team on its GKE sites (user:…, group:…): cluster viewer on the "
+        "project, bound in the team's namespace only. group: members need the site's "
+        "kubernetes.rbac_security_group (Google Groups for RBAC).",
     )
 
     @property

@@ -253,6 +253,13 @@ def _label_value(value: str) -> str:
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
 Asn = Annotated[int, AfterValidator(_asn)]
+GcpMember = Annotated[
+    str,
+    Field(
+        pattern=r"^(user|group):[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$",
+        description="user:alice@example.edu or group:climate-ml@example.edu",
+    ),
+]
 PublicIp = Annotated[str, AfterValidator(_public_ip)]
 LabelKey = Annotated[str, AfterValidator(_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]

@@ -279,6 +279,69 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
                 )
 
 
+def team_identities_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """Cloud identities of teams: one owner per IAM role, Google names that fit, group members GKE can bind."""
+    from components.security.team_identity import GCP_ACCOUNT_ID_MAX, gcp_team_account_id
+
+    owners: dict[str, str] = {}
+    for i, site in enumerate(spec.sites):
+        if isinstance(site, AwsSite):
+            for arn in site.kubernetes.admin_role_arns:
+                owners.setdefault(arn, f"sites[{i}].kubernetes.admin_role_arns")
+    for index, team in enumerate(spec.teams):
+        on = [site for site in spec.sites if team.on(site)]
+        for k, arn in enumerate(team.aws_role_arns):
+            if arn in owners:
+                # EKS allows one access entry per principal and cluster.
+                yield Issue(
+                    f"teams[{index}].aws_role_arns[{k}]",
+                    f"{arn} is already {owners[arn]}'s; a role maps to one team or the admins (one EKS access "
+                    "entry per role): give the team its own role",
+                )
+            owners.setdefault(arn, f"teams[{index}]")
+        if team.aws_role_arns and not any(isinstance(site, AwsSite) for site in on):
+            yield Issue(
+                f"teams[{index}].aws_role_arns", "the team is on no AWS site; add one to its sites or drop these"
+            )
+        gcp_sites = [site for site in on if isinstance(site, GcpSite)]
+        if team.gcp_members and not gcp_sites:
+            yield Issue(f"teams[{index}].gcp_members", "the team is on no GCP site; add one to its sites or drop these")
+        if gcp_sites and len(gcp_team_account_id(team.name)) > GCP_ACCOUNT_ID_MAX:
+            yield Issue(
+                f"teams[{index}].name",
+                f"'{team.name}' makes the Google service account '{gcp_team_account_id(team.name)}', longer than "
+                f"{GCP_ACCOUNT_ID_MAX} characters; use a team name of at most {GCP_ACCOUNT_ID_MAX - 5}",
+            )
+        groups = [k for k, member in enumerate(team.gcp_members) if member.startswith("group:")]
+        for site in gcp_sites:
+            if groups and site.kubernetes.rbac_security_group is None:
+                yield Issue(
+                    f"teams[{index}].gcp_members[{groups[0]}]",
+                    f"GKE binds Google groups only through Google Groups for RBAC: set sites[{spec.sites.index(site)}]"
+                    ".kubernetes.rbac_security_group (gke-security-groups@<your domain>), or list user: members",
+                )
+
+
+def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        buckets = {bucket.name for bucket in getattr(site.storage, "buckets", [])}
+        for k, name in enumerate(site.audit.data_events or []):
+            if not isinstance(site, AwsSite):
+                yield Issue(f"sites[{i}].audit.data_events", "S3 data events are an AWS setting; remove it here")
+                break
+            if name not in buckets:
+                yield Issue(
+                    f"sites[{i}].audit.data_events[{k}]",
+                    f"unknown bucket '{name}'; use one of this site's buckets: {', '.join(sorted(buckets)) or 'none'}",
+                )
+        audits = [b.name for b in getattr(site.storage, "buckets", []) if b.purpose == "audit"]
+        if len(audits) > 1:
+            yield Issue(
+                f"sites[{i}].storage.buckets",
+                f"buckets {', '.join(audits)} are all purpose audit; keep one (the site's audit logs go to it)",
+            )
+
+
 def site_accelerators(site) -> dict[str, int]:
     """The most accelerators of each kind (gpu, neuron, tpu) a site can ever offer: every pool at max_nodes."""
     from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
@@ -640,6 +703,8 @@ VALIDATORS: tuple[Validator, ...] = (
     gpu_nic_ranges_are_free,
     storage_is_valid,
     links_are_valid,
+    team_identities_fit,
+    audit_is_consistent,
 )
 
 

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     eks_secrets_encryption,
     fsx_backup_retention,
     fsx_encryption,
+    gcp_audit_log_store,
     gcp_data_access_audit,
     gcp_kms_rotation,
     gcs_cmek,

@@ -259,6 +259,23 @@ def program() -> None:
             for kind in ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
         ],
     )
+    gcp.logging.ProjectBucketConfig(
+        "audit-store",
+        project=GCP_PROJECT,
+        location="us-central1",
+        bucket_id="lattice-audit",
+        retention_days=365,
+        locked=True,
+        cmek_settings=gcp.logging.ProjectBucketConfigCmekSettingsArgs(kms_key_name=gcp_key.id),
+    )
+    gcp.logging.ProjectSink(
+        "audit-sink",
+        project=GCP_PROJECT,
+        name="lattice-audit",
+        destination="logging.googleapis.com/projects/lattice-baseline/locations/us-central1/buckets/lattice-audit",
+        filter='logName:"cloudaudit.googleapis.com"',
+        unique_writer_identity=True,
+    )
 
     k8s_labels = TAGS.for_site("grid-hpc", {}).k8s_labels()
     k8s.rbac.v1.ClusterRoleBinding(

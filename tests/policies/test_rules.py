@@ -26,6 +26,7 @@ COUNTEREXAMPLE_MESSAGE = {
     "fsx-lustre-backup-retention": "automatic backups are kept 3 days; at least 7 required",
     "fsx-lustre-kms": "no kms_key_id",
     "gcp-data-access-audit": "project lattice-baseline does not record DATA_READ, DATA_WRITE audit logs",
+    "gcp-audit-log-store": "the audit log bucket is not locked",
     "gcp-kms-key-rotation": "the key never rotates",
     "gcs-cmek": "no default KMS key",
     "gcs-locked-retention": "the retention policy of an immutable bucket is not locked",
@@ -204,6 +205,24 @@ def _without(plan, type_token, name):
                 },
             ),
             ("vpn-strong-crypto", "phase1 integrity algorithms are not pinned"),
+        ),
+        # GCP audit log store: short retention, no customer key, no sink at all
+        (
+            lambda p: edit(p, "gcp:logging/projectBucketConfig:ProjectBucketConfig", "audit-store", retentionDays=30),
+            ("gcp-audit-log-store", "keeps logs 30 days; at least 365 required"),
+        ),
+        (
+            lambda p: edit(p, "gcp:logging/projectBucketConfig:ProjectBucketConfig", "audit-store", cmekSettings=None),
+            ("gcp-audit-log-store", "is not encrypted with a customer-managed key"),
+        ),
+        (
+            lambda p: edit(p, "gcp:logging/projectSink:ProjectSink", "audit-sink", filter='severity>="ERROR"'),
+            ("gcp-audit-log-store", "project lattice-baseline sinks its audit logs into no log bucket"),
+        ),
+        # data-access audit: per-service configs count as much as allServices
+        (
+            lambda p: edit(p, "gcp:projects/iAMAuditConfig:IAMAuditConfig", "audit", service="storage.googleapis.com"),
+            ("gcp-data-access-audit", "does not record ADMIN_READ, DATA_READ, DATA_WRITE audit logs for container"),
         ),
         # AWS tunnel logs: a BGP connection logs its sessions too
         (

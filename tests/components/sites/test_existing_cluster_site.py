@@ -62,7 +62,7 @@ def test_teams_land_only_on_the_sites_they_name(prod_plan):
         "grid-hpc": {"climate", "materials-sim"},
         "edge-beamline": {"materials-sim", "beamline-ops"},
         # cloud sites only get the teams that name them
-        "aws-use1": {"fusion"},
+        "aws-use1": {"climate", "fusion"},
         "gcp-usc1": {"fusion"},
     }
 

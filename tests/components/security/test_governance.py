@@ -1,0 +1,197 @@
+"""Audit trails and team identities as the prod plan builds them."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+
+import yaml
+
+from components.platform.audit_policy import audit_policy
+from components.security.team_identity import WORKLOAD_SERVICE_ACCOUNT
+from lattice.cli import main
+
+AUDIT_CONFIG = "gcp:projects/iAMAuditConfig:IAMAuditConfig"
+LOG_BUCKET = "gcp:logging/projectBucketConfig:ProjectBucketConfig"
+SINK = "gcp:logging/projectSink:ProjectSink"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
+BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
+S3 = "aws:s3/bucket:Bucket"
+
+
+# --- GCP audit -------------------------------------------------------------------------------------------
+
+
+def test_gcp_data_access_logs_for_storage_gke_and_kms_with_team_reads_exempt(prod_plan):
+    configs = {r["inputs"]["service"]: r["inputs"]["auditLogConfigs"] for r in prod_plan.by_type(AUDIT_CONFIG)}
+    assert set(configs) == {"storage.googleapis.com", "container.googleapis.com", "cloudkms.googleapis.com"}
+    fusion = "serviceAccount:team-fusion@lattice-prod-ml.iam.gserviceaccount.com"
+    assert configs["storage.googleapis.com"] == [
+        {"logType": "ADMIN_READ"},
+        {"logType": "DATA_READ", "exemptedMembers": [fusion]},  # training reads; writes still logged
+        {"logType": "DATA_WRITE"},
+    ]
+    assert all("exemptedMembers" not in c for c in configs["container.googleapis.com"])
+
+
+def test_every_gcp_audit_log_lands_in_a_locked_key_encrypted_bucket(prod_plan):
+    key = prod_plan.state(prod_plan.one("gcp:kms/cryptoKey:CryptoKey", "gcp-usc1-key-key"))["id"]
+    (bucket,) = prod_plan.by_type(LOG_BUCKET)
+    assert bucket["inputs"] | {"description": None} == {
+        "project": "lattice-prod-ml",
+        "location": "us-central1",
+        "bucketId": "lattice-audit",
+        "retentionDays": 365,
+        "locked": True,
+        "cmekSettings": {"kmsKeyName": key},
+        "description": None,
+    }
+    assert bucket["protect"] and bucket["retainOnDelete"]
+    grant = prod_plan.one("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "gcp-usc1-audit-logging-agent")
+    assert grant["inputs"]["member"].endswith("@gcp-sa-logging.iam.gserviceaccount.com")
+    assert grant["urn"] in bucket["dependencies"]  # the key is usable before the bucket asks for it
+    (sink,) = prod_plan.by_type(SINK)
+    assert sink["inputs"]["destination"] == (
+        "logging.googleapis.com/projects/lattice-prod-ml/locations/us-central1/buckets/lattice-audit"
+    )
+    assert sink["inputs"]["filter"] == 'logName:"cloudaudit.googleapis.com"'
+    assert sink["inputs"]["uniqueWriterIdentity"] is True and bucket["urn"] in sink["dependencies"]
+
+
+def test_dev_audit_stores_are_not_locked(plan_spec):
+    from tests.conftest import GCP_SITE, spec_with
+
+    plan = plan_spec(spec_with({**GCP_SITE, "audit": {"immutable_days": 30}}))
+    (bucket,) = plan.by_type(LOG_BUCKET)
+    assert (bucket["inputs"]["locked"], bucket["inputs"]["retentionDays"], bucket["protect"]) == (False, 30, False)
+
+
+# --- grid / edge API-server audit --------------------------------------------------------------------------
+
+
+def _rule_for(policy: dict, *, verb: str, group: str, resource: str, user: str = "alice") -> str:
+    """The level the first matching rule gives a request (the API server's first-match semantics)."""
+    for rule in policy["rules"]:
+        if "nonResourceURLs" in rule or ("users" in rule and user not in rule["users"]) or "userGroups" in rule:
+            continue
+        if "verbs" in rule and verb not in rule["verbs"]:
+            continue
+        if "namespaces" in rule:
+            continue
+        if "resources" in rule and not any(
+            r["group"] == group and any(fnmatch.fnmatch(resource, p) for p in r.get("resources", ["*"]))
+            for r in rule["resources"]
+        ):
+            continue
+        return rule["level"]
+    return "None"
+
+
+def test_the_audit_policy_records_who_changed_access_and_never_secret_bodies():
+    policy = audit_policy()
+    assert (policy["apiVersion"], policy["kind"], policy["omitStages"]) == (
+        "audit.k8s.io/v1",
+        "Policy",
+        ["RequestReceived"],
+    )
+    level = lambda **request: _rule_for(policy, **request)  # noqa: E731
+    assert level(verb="create", group="rbac.authorization.k8s.io", resource="rolebindings") == "RequestResponse"
+    assert level(verb="delete", group="networking.k8s.io", resource="networkpolicies") == "RequestResponse"
+    assert level(verb="update", group="", resource="secrets") == "Metadata"  # never the secret's value
+    assert level(verb="create", group="batch", resource="jobs") == "Request"
+    assert level(verb="get", group="", resource="pods") == "Metadata"
+    assert level(verb="list", group="coordination.k8s.io", resource="leases") == "None"
+
+
+def test_grid_sites_export_the_policy_and_flags_with_their_retention(prod_plan, capsys, tmp_path):
+    exported = prod_plan.outputs["sites"]["grid-hpc"]["audit_policy"]
+    assert yaml.safe_load(exported["policy"]) == audit_policy()
+    assert "--audit-log-maxage=365" in exported["api_server_flags"]
+    assert main(["audit-policy", "edge-beamline", "--stack", "prod"]) == 0
+    assert "kind: Policy" in capsys.readouterr().out
+    assert main(["audit-policy", "grid-hpc", "--stack", "prod", "--output-dir", str(tmp_path)]) == 0
+    assert yaml.safe_load((tmp_path / "lattice-audit-policy.yaml").read_text()) == audit_policy()
+    assert main(["audit-policy", "aws-use1", "--stack", "prod"]) == 2
+    assert "EKS and GKE audit their own control planes" in capsys.readouterr().err
+
+
+# --- team identities ------------------------------------------------------------------------------------
+
+
+def _statements(plan, team: str) -> list[dict]:
+    policy = plan.one(ROLE_POLICY, f"aws-use1-team-{team}-workload")
+    return json.loads(policy["inputs"]["policy"])["Statement"]
+
+
+def _s3_reach(statements: list[dict]) -> set[str]:
+    """Every S3 object ARN pattern and listing prefix a role policy allows."""
+    reach = set()
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        if "s3:ListBucket" in actions:
+            prefixes = statement["Condition"]["StringLike"]["s3:prefix"]
+            reach |= {f"{statement['Resource']}?prefix={p}" for p in prefixes}
+        elif any(a.startswith("s3:") for a in actions):
+            reach.add(statement["Resource"])
+    return reach
+
+
+def test_a_teams_jobs_reach_only_its_prefix_of_the_data_buckets(prod_plan):
+    data = {
+        prod_plan.state(b)["bucket"]
+        for b in prod_plan.by_type(S3)
+        if b["name"].split("-storage-")[1].removesuffix("-bucket") in ("datasets", "checkpoints", "releases")
+    }
+    for team, other in (("fusion", "climate"), ("climate", "fusion")):
+        reach = _s3_reach(_statements(prod_plan, team))
+        assert reach == {f"arn:aws:s3:::{b}/{team}/*" for b in data} | {
+            f"arn:aws:s3:::{b}?prefix={p}" for b in data for p in (f"{team}/", f"{team}/*")
+        }
+        # another team's prefix, the audit and access-log buckets: out of reach
+        assert not any(f"/{other}/" in r or f"={other}/" in r for r in reach)
+        assert not any("-audit-" in r or "-access-logs-" in r for r in reach)
+    # the site key only through S3
+    (kms,) = [s for s in _statements(prod_plan, "fusion") if s["Sid"] == "SiteKeyThroughS3Only"]
+    assert kms["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
+
+
+def test_team_roles_map_to_the_teams_kubernetes_group_only(prod_plan):
+    entries = {r["inputs"]["principalArn"]: r["inputs"] for r in prod_plan.by_type(ACCESS_ENTRY)}
+    fusion = entries["arn:aws:iam::123456789012:role/fusion-ml"]
+    assert (fusion["kubernetesGroups"], fusion["type"]) == (["lattice:team:fusion"], "STANDARD")
+    assert entries["arn:aws:iam::123456789012:role/climate-ml"]["kubernetesGroups"] == ["lattice:team:climate"]
+    association = prod_plan.one(
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation", "aws-use1-team-fusion-workload"
+    )
+    assert association["inputs"]["serviceAccount"] == WORKLOAD_SERVICE_ACCOUNT
+    assert (
+        association["inputs"]["roleArn"]
+        == prod_plan.state(prod_plan.one("aws:iam/role:Role", "aws-use1-team-fusion-workload"))["arn"]
+    )
+
+
+def test_gke_team_identity_reaches_its_prefix_by_iam_condition(prod_plan):
+    bindings = [r for r in prod_plan.by_type(BUCKET_IAM) if r["name"].startswith("gcp-usc1-team-fusion-")]
+    assert {b["inputs"]["bucket"] for b in bindings} == {
+        "lattice-prod-ml-prod-datasets",
+        "lattice-prod-ml-prod-checkpoints",
+    }
+    for binding in bindings:
+        bucket = binding["inputs"]["bucket"]
+        assert binding["inputs"]["role"] == "roles/storage.objectUser"
+        assert binding["inputs"]["member"] == "serviceAccount:team-fusion@lattice-prod-ml.iam.gserviceaccount.com"
+        assert binding["inputs"]["condition"]["expression"] == (
+            'resource.type == "storage.googleapis.com/Bucket" || '
+            f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/fusion/")'
+        )
+    wi = prod_plan.one("gcp:serviceaccount/iAMMember:IAMMember", "gcp-usc1-team-fusion-workload-identity")
+    assert wi["inputs"]["member"] == "serviceAccount:lattice-prod-ml.svc.id.goog[fusion/team-workload]"
+    viewer = prod_plan.one("gcp:projects/iAMMember:IAMMember", "gcp-usc1-team-fusion-group-fusion-ml-at-example.edu")
+    assert (viewer["inputs"]["role"], viewer["inputs"]["member"]) == (
+        "roles/container.clusterViewer",
+        "group:fusion-ml@example.edu",
+    )
+    cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")
+    assert cluster["inputs"]["authenticatorGroupsConfig"] == {"securityGroup": "gke-security-groups@example.edu"}
+    assert cluster["inputs"]["costManagementConfig"] == {"enabled": True}
