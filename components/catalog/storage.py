@@ -75,12 +75,19 @@ class FsxLustreClass:
         return f"{self.deployment_type}/{self.storage_type}"
 
     def capacity_steps(self, per_unit: int | None, efa: bool) -> CapacitySteps | None:
-        """Valid storage capacities; None for Intelligent-Tiering, whose storage is elastic (row 10)."""
+        """Valid storage capacities; None for Intelligent-Tiering, whose storage is elastic (row 10).
+
+        Raises ValueError for a combination FSx does not offer (EFA on a class without it, a tier the class lacks).
+        """
         if self.storage_type == "INTELLIGENT_TIERING":
             return None
         if efa:
+            if not self.efa or per_unit not in EFA_CAPACITY_STEP:
+                raise ValueError(f"{self.key} at {per_unit} MB/s/TiB cannot be EFA-enabled (PERSISTENT_2 SSD only)")
             return CapacitySteps((), EFA_CAPACITY_STEP[per_unit])
         if self.storage_type == "HDD":
+            if per_unit not in HDD_CAPACITY_STEP:
+                raise ValueError(f"{self.key} takes a throughput tier of {' or '.join(map(str, HDD_CAPACITY_STEP))}")
             return CapacitySteps((), HDD_CAPACITY_STEP[per_unit])
         if self.deployment_type == "SCRATCH_1":
             return CapacitySteps((1_200, 2_400), 3_600)

@@ -173,7 +173,10 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
             if getattr(lustre, key) is not None:
                 yield StorageIssue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
         yield from _fsx_size(lustre, kind, path, workload is not None)
-        yield from _sizable(lustre, workload, path)
+        tier = lustre.throughput_mbps_per_tib
+        # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
+        if (tier is None or tier in kind.per_unit_throughputs) and not (lustre.efa and not kind.efa):
+            yield from _sizable(lustre, workload, path)
     if lustre.metadata_iops is not None:
         if not kind.metadata_configuration:
             yield StorageIssue(

@@ -75,7 +75,18 @@ FSX_INVALID = [
     ({"deployment_type": "PERSISTENT_1", "capacity_gib": 2_400, "throughput_mbps_per_tib": 50, "efa": True},
      "EFA-enabled file systems are PERSISTENT_2 only"),
     ({"capacity_gib": 2_400}, "set throughput_mbps_per_tib, or name a workload to size the file system"),
+    # sized from a workload: the class, tier and EFA choice are refused on their own keys, never a traceback
+    ({"deployment_type": "SCRATCH_2", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"deployment_type": "PERSISTENT_1", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"deployment_type": "PERSISTENT_1", "storage_type": "HDD", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"throughput_mbps_per_tib": 300, "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].throughput_mbps_per_tib",
+      "300 MB/s/TiB is not a PERSISTENT_2/SSD tier")),
 ]  # fmt: skip
+WORKLOADS = [{"name": "fusion-7b", "parameters": "7B"}]
 
 
 def _refused(tmp_path, capsys, spec) -> str:
@@ -89,7 +100,9 @@ def _refused(tmp_path, capsys, spec) -> str:
 @pytest.mark.parametrize(("lustre", "message"), FSX_INVALID, ids=lambda v: str(v)[:60])
 def test_invalid_fsx_sizes_exit_2_with_the_nearest_valid(tmp_path, capsys, monkeypatch, lustre, message):
     monkeypatch.setenv("COLUMNS", "400")
-    assert message in _refused(tmp_path, capsys, spec_with(_aws(lustre)))
+    err = _refused(tmp_path, capsys, spec_with(_aws(lustre), workloads=WORKLOADS))
+    for fragment in (message,) if isinstance(message, str) else message:
+        assert fragment in err
 
 
 MANAGED_VALID = [
