@@ -55,12 +55,16 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                 yield StorageIssue(
                     f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX)
                 )
+            zones = ", ".join(site.network.availability_zones)
             for j, lustre in enumerate(site.storage.lustre):
+                if lustre.zone is not None and lustre.zone not in site.network.availability_zones:
+                    yield StorageIssue(
+                        f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
+                    )
                 yield from _fsx(lustre, f"{base}.lustre[{j}]", buckets, workloads, prod)
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
-                    zones = ", ".join(site.network.availability_zones)
                     yield StorageIssue(
                         f"{path}.zone", f"zone '{express.zone}' is not one of the site's zones ({zones})"
                     )

@@ -85,6 +85,8 @@ FSX_INVALID = [
     ({"throughput_mbps_per_tib": 300, "efa": True, "workload": "fusion-7b"},
      ("1 problem in lattice:spec sites[0].storage.lustre[0].throughput_mbps_per_tib",
       "300 MB/s/TiB is not a PERSISTENT_2/SSD tier")),
+    ({"capacity_gib": 2_400, "throughput_mbps_per_tib": 250, "zone": "us-east-1d"},
+     ("sites[0].storage.lustre[0].zone", "zone 'us-east-1d' is not one of the site's zones (us-east-1a, us-east-1b)")),
 ]  # fmt: skip
 WORKLOADS = [{"name": "fusion-7b", "parameters": "7B"}]
 
