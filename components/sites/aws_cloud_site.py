@@ -22,7 +22,7 @@ from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
-from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs
+from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs, fsx_linked_buckets, s3_bucket_name
 from ..tagging import TagContext
 
 
@@ -52,6 +52,13 @@ class AwsCloudSite(pulumi.ComponentResource):
         site, tags = args.site, args.tags
         self.provider = aws.Provider(f"{name}-aws", region=site.region, opts=pulumi.ResourceOptions(parent=self))
         scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
+        # FSx reads and writes its linked buckets with the site key: the key policy must name them.
+        linked_buckets = []
+        if fsx_linked_buckets(site):
+            account = aws.get_caller_identity_output(
+                opts=pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
+            ).account_id
+            linked_buckets = [s3_bucket_name(tags.stack, site.name, b, account) for b in fsx_linked_buckets(site)]
 
         self.key = AwsKmsKey(
             f"{name}-key",
@@ -62,6 +69,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 deletion_window_days=site.encryption.key_deletion_window_days,
                 protect=args.protect,
                 autoscaling_service_role=site.encryption.autoscaling_service_role,
+                fsx_linked_buckets=linked_buckets,
             ),
             opts=scoped,
         )

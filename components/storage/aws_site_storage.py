@@ -37,6 +37,17 @@ class AwsSiteStorageArgs:
     efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
+def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
+    """``<stack>-<site>-<bucket>-<account>``: global without a list position (the site key's policy names them too)."""
+    return pulumi.Output.concat(f"{stack}-{site}-{bucket}-", account)
+
+
+def fsx_linked_buckets(site: AwsSite) -> list[str]:
+    """The site's buckets that FSx file systems link to with data repository associations, in spec order."""
+    linked = (repository.bucket for lustre in site.storage.lustre for repository in lustre.durability.repositories)
+    return list(dict.fromkeys(linked))
+
+
 class AwsSiteStorage(pulumi.ComponentResource):
     log_bucket: S3Bucket | None
     buckets: dict[str, S3Bucket]
@@ -57,7 +68,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
             self.log_bucket = S3Bucket(
                 f"{name}-access-logs",
                 S3BucketArgs(
-                    bucket_name=pulumi.Output.concat(prefix, "-access-logs-", account),
+                    bucket_name=s3_bucket_name(tags.stack, site.name, "access-logs", account),
                     purpose="access-logs",
                     tags=tags,
                     protect=args.protect,
@@ -70,7 +81,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                 self.buckets[bucket.name] = S3Bucket(
                     f"{name}-{bucket.name}",
                     S3BucketArgs(
-                        bucket_name=pulumi.Output.concat(f"{prefix}-{bucket.name}-", account),
+                        bucket_name=s3_bucket_name(tags.stack, site.name, bucket.name, account),
                         purpose=bucket.purpose,
                         tags=tags,
                         protect=args.protect,
