@@ -205,7 +205,11 @@ class BucketSpec(Strict):
         None, description="Write-once retention (audit logs, released artifacts). Default for purpose audit."
     )
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
-    hierarchical_namespace: bool = Field(False, description="GCS only: folders with atomic rename (fixed at creation).")
+    hierarchical_namespace: bool = Field(
+        False,
+        description="GCS only: folders with atomic rename (fixed at creation). Cloud Storage refuses versioning and "
+        "retention policies on such buckets, so they are not versioned, cannot be immutable, and rely on soft delete.",
+    )
     soft_delete_days: int | None = Field(
         None, ge=0, le=90, description="GCS only: keep deleted objects this long (0 turns it off, or 7-90; default 7)."
     )

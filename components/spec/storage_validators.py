@@ -405,6 +405,19 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
                     f"{path}.soft_delete_days",
                     f"{bucket.soft_delete_days} is not a soft-delete period GCS accepts; use 0 (off) or 7-90 days",
                 )
+            if bucket.hierarchical_namespace and bucket.lock is not None:
+                why = "immutable" if bucket.immutable is not None else "purpose audit (immutable by default)"
+                yield StorageIssue(
+                    f"{path}.hierarchical_namespace",
+                    f"Cloud Storage refuses a retention policy on a hierarchical-namespace bucket, and this bucket is "
+                    f"{why}; remove hierarchical_namespace, or keep write-once data in a bucket without it",
+                )
+            elif bucket.hierarchical_namespace and bucket.soft_delete == 0:
+                yield StorageIssue(
+                    f"{path}.soft_delete_days",
+                    "a hierarchical-namespace bucket cannot be versioned, so soft delete is its only way back from a "
+                    "deletion; keep soft_delete_days at 7-90",
+                )
             if bucket.immutable is not None and bucket.immutable.mode == "GOVERNANCE":
                 yield StorageIssue(
                     f"{path}.immutable.mode",

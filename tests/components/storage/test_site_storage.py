@@ -71,22 +71,38 @@ def test_immutable_buckets_lock_objects_in_compliance_mode(prod_plan, bucket, re
     assert versioning["urn"] in lock["dependencies"]  # Object Lock needs versioning on first
 
 
-def test_every_prod_gcs_bucket_is_cmek_uniform_private_and_versioned_or_locked(prod_plan):
+def test_every_prod_gcs_bucket_is_cmek_uniform_private_and_versioned_locked_or_soft_deleted(prod_plan):
+    """Versioning, a locked retention policy, or a hierarchical namespace with soft delete: GCS allows one."""
     key = prod_plan.state(prod_plan.one("gcp:kms/cryptoKey:CryptoKey", "gcp-usc1-key-key"))["id"]
     buckets = prod_plan.by_type(GCS)
     assert {b["inputs"]["name"] for b in buckets} == {f"lattice-prod-ml-prod-{n}" for n in
                                                        ("access-logs", "datasets", "checkpoints")}  # fmt: skip
     grant = prod_plan.one("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "gcp-usc1-storage-storage-agent")
+    recovery = {}
     for bucket in buckets:
         inputs = bucket["inputs"]
         assert inputs["encryption"] == {"defaultKmsKeyName": key}
         assert inputs["uniformBucketLevelAccess"] is True and inputs["publicAccessPrevention"] == "enforced"
-        assert ("versioning" in inputs) != ("retentionPolicy" in inputs)  # GCS refuses both on one bucket
         assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 7 * 86_400}
         assert grant["urn"] in bucket["dependencies"]  # the service agent may use the key first
         assert any(r["action"]["type"] == "AbortIncompleteMultipartUpload" for r in inputs["lifecycleRules"])
+        ways = [way for way, present in (
+            ("versioning", inputs.get("versioning") == {"enabled": True}),
+            ("locked retention", inputs.get("retentionPolicy", {}).get("isLocked") is True),
+            ("hierarchical namespace with soft delete", "hierarchicalNamespace" in inputs),
+        ) if present]  # fmt: skip
+        assert len(ways) == 1, (inputs["name"], ways)  # GCS refuses any two on one bucket
+        recovery[inputs["name"].removeprefix("lattice-prod-ml-prod-")] = ways[0]
+    assert recovery == {
+        "access-logs": "versioning",
+        "checkpoints": "versioning",
+        "datasets": "hierarchical namespace with soft delete",
+    }
     datasets = prod_plan.one(GCS, "gcp-usc1-storage-datasets-bucket")["inputs"]
     assert datasets["hierarchicalNamespace"] == {"enabled": True}
+    assert "versioning" not in datasets and "retentionPolicy" not in datasets
+    # nothing is noncurrent without versioning: no rule for old versions
+    assert not any("daysSinceNoncurrentTime" in r["condition"] for r in datasets["lifecycleRules"])
 
 
 def test_a_locked_retention_policy_in_prod_only(plan_spec):
