@@ -128,17 +128,20 @@ READ_CACHE_GIB_PER_4000_MBPS = (32, 131_072)
 FSX_BACKUP_RETENTION_DAYS = (0, 90)
 # Row 13: data repository associations per file system.
 MAX_DATA_REPOSITORY_ASSOCIATIONS = 8
-# Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2;
-# (7) GPUDirect Storage works only from P5, P5e, P5en and P6-B200.
+# Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2.
 EFA_RECOMMENDED_ABOVE_MBPS = 10_000
 EFA_CLIENT_EXCLUDED_FAMILIES = ("trn2",)
-GDS_CLIENT_TYPES = ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge")
 # Lustre's ports (FSx: "File system access control with Amazon VPC"): 988 and 1018-1023 over TCP.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
 
 def fsx_lustre_class(deployment_type: str, storage_type: str) -> FsxLustreClass | None:
     return FSX_LUSTRE_CLASSES.get(f"{deployment_type}/{storage_type}")
+
+
+def fsx_efa_client(instance_type: str) -> bool:
+    """Whether an EFA instance of this type may reach an EFA-enabled FSx file system over EFA (row 9 (6))."""
+    return instance_type.split(".", 1)[0] not in EFA_CLIENT_EXCLUDED_FAMILIES
 
 
 @dataclass(frozen=True)

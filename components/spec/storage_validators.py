@@ -7,11 +7,13 @@ and an error in prod.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from components.catalog.storage import (
     EFA_CAPACITY_STEP,
+    EFA_RECOMMENDED_ABOVE_MBPS,
     FILESTORE_TIERS,
     INTELLIGENT_TIERING_METADATA_IOPS,
     INTELLIGENT_TIERING_THROUGHPUT,
@@ -19,12 +21,16 @@ from components.catalog.storage import (
     MAX_DATA_REPOSITORY_ASSOCIATIONS,
     METADATA_IOPS,
     READ_CACHE_GIB_PER_4000_MBPS,
+    fsx_efa_client,
     fsx_lustre_class,
 )
 from components.standards import CHECKPOINT_TARGET_SECONDS
 
-from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
+
+if TYPE_CHECKING:
+    from components.storage.sizing import LustreSize
 
 S3_BUCKET_NAME_MAX = 63
 GCS_BUCKET_NAME_MAX = 63
@@ -49,9 +55,8 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
         base = f"sites[{i}].storage"
         yield from _unique_names(site, base)
         if isinstance(site, AwsSite):
-            buckets = {b.name for b in site.storage.buckets}
             log_bucket = f"{stack}-{site.name}-access-logs"
-            if buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
+            if site.storage.buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
                 yield StorageIssue(
                     f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX)
                 )
@@ -61,7 +66,7 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                     yield StorageIssue(
                         f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
                     )
-                yield from _fsx(lustre, f"{base}.lustre[{j}]", buckets, workloads, prod)
+                yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
@@ -147,7 +152,7 @@ def _nearest(steps, capacity: int) -> str:
     return f"nearest valid: {options} GiB" if options else "no size near it is valid"
 
 
-def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: bool) -> Iterator[StorageIssue]:
+def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool) -> Iterator[StorageIssue]:
     kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
     if kind is None:
         allowed = {"HDD": "PERSISTENT_1", "INTELLIGENT_TIERING": "PERSISTENT_2"}[lustre.storage_type]
@@ -170,6 +175,7 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
     tiered = kind.storage_type == "INTELLIGENT_TIERING"
+    size = None
     if tiered:
         yield from _intelligent_tiering(lustre, path)
     else:
@@ -180,7 +186,17 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
         tier = lustre.throughput_mbps_per_tib
         # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
         if (tier is None or tier in kind.per_unit_throughputs) and not (lustre.efa and not kind.efa):
-            yield from _sizable(lustre, workload, path)
+            size = yield from _sized(lustre, workload, path)
+    if kind.efa and lustre.efa:
+        yield from _efa_clients(site.gpu_pools, path)
+    elif kind.efa and size is not None and size.write_mbps > EFA_RECOMMENDED_ABOVE_MBPS:
+        yield StorageIssue(
+            f"{path}.efa",
+            f"the file system serves {size.write_mbps:,.0f} MB/s; AWS recommends EFA above "
+            f"{EFA_RECOMMENDED_ABOVE_MBPS:,} MB/s (10 GB/s) for per-client throughput: set efa: true (PERSISTENT_2, "
+            "fixed at creation)",
+            warning=True,
+        )
     if lustre.metadata_iops is not None:
         if not kind.metadata_configuration:
             yield StorageIssue(
@@ -197,7 +213,7 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
         yield StorageIssue(
             f"{path}.efa", "EFA-enabled file systems are PERSISTENT_2 only (set at creation); remove efa"
         )
-    yield from _durability(lustre, kind, path, buckets, prod)
+    yield from _durability(lustre, kind, path, {b.name for b in site.storage.buckets}, prod)
 
 
 def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -> Iterator[StorageIssue]:
@@ -240,17 +256,41 @@ def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -
         )
 
 
-def _sizable(lustre, workload, path: str) -> Iterator[StorageIssue]:
-    """A file system sized from its workload: the sizing must find a configuration that meets the budget."""
+def _sized(
+    lustre: FsxLustreSpec | ManagedLustreSpec, workload, path: str
+) -> Generator[StorageIssue, None, LustreSize | None]:
+    """The size the components will build (given, or sized from the workload); an issue if a workload cannot size it.
+
+    None where no size follows from the spec (values missing without a workload are reported on their keys).
+    """
     from components.storage.sizing import fsx_size, managed_lustre_size
 
-    if workload is None:
-        return
     size = fsx_size if isinstance(lustre, FsxLustreSpec) else managed_lustre_size
     try:
-        size(lustre, workload)
+        return size(lustre, workload)
     except ValueError as exc:
-        yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+        if workload is not None:
+            yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+        return None
+
+
+def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssue]:
+    """EFA pools whose type FSx does not take as an EFA client (trn2): they mount over TCP instead."""
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type
+
+    for pool in pools:
+        try:
+            instance = aws_instance_type(pool.instance_type)
+        except UnknownCatalogEntryError:
+            continue  # reported on the pool
+        if pool.uses_efa(instance.max_efa_interfaces > 0) and not fsx_efa_client(instance.name):
+            yield StorageIssue(
+                f"{path}.efa",
+                f"pool '{pool.name}' ({instance.name}) cannot be an EFA client of an FSx file system (AWS excludes "
+                f"{instance.name.split('.')[0]}); its fabric group is left out of this file system's EFA clients, "
+                "so it mounts through the cluster security group over TCP",
+                warning=True,
+            )
 
 
 def _intelligent_tiering(lustre: FsxLustreSpec, path: str) -> Iterator[StorageIssue]:
@@ -353,7 +393,7 @@ def _managed_lustre(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
-    yield from _sizable(lustre, workloads.get(lustre.workload) if lustre.workload else None, path)
+    yield from _sized(lustre, workloads.get(lustre.workload) if lustre.workload else None, path)
     if lustre.tier is None or lustre.capacity_gib is None:
         if lustre.workload is None:
             for key in ("tier", "capacity_gib"):

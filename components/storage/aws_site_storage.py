@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.storage import fsx_efa_client
 from ..spec import AwsSite
 from ..spec.model import WorkloadSpec
 from ..spec.storage import LifecycleSpec
@@ -94,11 +95,18 @@ class AwsSiteStorage(pulumi.ComponentResource):
                     opts=child,
                 )
         first_zone = site.network.availability_zones[0]
+        # trn2 nodes cannot be EFA clients of FSx: they mount over TCP through the cluster security group.
+        instance_types = {pool.name: pool.instance_type for pool in site.gpu_pools}
+        efa_clients = {
+            f"efa-{pool}": group
+            for pool, group in args.efa_security_groups.items()
+            if fsx_efa_client(instance_types[pool])
+        }
         self.lustre = {}
         for lustre in storage.lustre:
             clients = {"cluster": args.cluster_security_group}
             if lustre.efa:
-                clients |= {f"efa-{pool}": group for pool, group in args.efa_security_groups.items()}
+                clients |= efa_clients
             self.lustre[lustre.name] = FsxLustre(
                 f"{name}-{lustre.name}",
                 FsxLustreArgs(

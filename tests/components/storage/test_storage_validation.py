@@ -174,3 +174,40 @@ def test_a_hand_sized_file_system_that_misses_its_budget(tmp_path, capsys, monke
     lustre["durability"] = {"backups": {}}
     prod = spec_with(_aws(lustre), workloads=workloads, environment="prod")
     assert "over the 60 s budget (16,333 MB/s needed)" in _refused(tmp_path, capsys, prod)
+
+
+def _pool(name: str, instance_type: str) -> dict:
+    return {"name": name, "instance_type": instance_type, "availability_zones": ["us-east-1a"], "max_nodes": 2}
+
+
+def test_trn2_pools_are_not_efa_clients_of_an_efa_file_system(tmp_path, capsys, monkeypatch, plan_spec):
+    """AWS excludes trn2 from FSx's EFA clients: a warning, and its fabric group gets no all-traffic rules."""
+    monkeypatch.setenv("COLUMNS", "400")
+    site = _aws({"capacity_gib": 4_800, "throughput_mbps_per_tib": 1000, "efa": True},
+                gpu_pools=[_pool("train-p5", "p5.48xlarge"), _pool("train-trn2", "trn2.48xlarge")])  # fmt: skip
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec_with(site)))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "warning: sites[0].storage.lustre[0].efa: pool 'train-trn2' (trn2.48xlarge) cannot be an EFA client of an "
+        "FSx file system (AWS excludes trn2); its fabric group is left out" in err
+    )
+    assert "train-p5" not in err
+    prefix = "aws-use1-storage-shared-"
+    rules = {r["name"].removeprefix(prefix) for r in plan_spec(spec_with(site)).resources
+             if r["type"].startswith("aws:vpc/securityGroup") and r["name"].startswith(prefix)}  # fmt: skip
+    peers = ("self", "cluster", "efa-train-p5")
+    assert rules == {f"{way}-{peer}-all" for way in ("in", "out") for peer in peers} | {
+        "client-cluster-all",
+        "client-efa-train-p5-all",
+    }
+
+
+@pytest.mark.parametrize(("capacity", "warned"), [(12_000, True), (9_600, False)])
+def test_a_file_system_faster_than_10_gbps_without_efa_is_told_to_use_it(tmp_path, capsys, capacity, warned):
+    lustre = {"capacity_gib": capacity, "throughput_mbps_per_tib": 1000}
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec_with(_aws(lustre))))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    expected = ("warning: sites[0].storage.lustre[0].efa: the file system serves 11,719 MB/s; AWS recommends EFA "
+                "above 10,000 MB/s (10 GB/s) for per-client throughput: set efa: true")  # fmt: skip
+    assert (expected in err) is warned
+    assert ("AWS recommends EFA" in err) is warned
