@@ -307,3 +307,43 @@ def test_advisory_findings_do_not_block(baseline, rules):
     assert [(f.policy, f.enforcement, f.blocking) for f in result.findings] == [
         ("gcs-uniform-access", "advisory", False)
     ]
+
+
+@pytest.mark.parametrize("preview", [False, True], ids=["plan", "preview"])
+def test_fsx_backups_excuse_only_the_file_system_its_repositories_link(plan_spec, rules, preview):
+    """A repository excuses its own file system, never another one, even when every id is unknown in preview."""
+    from tests.conftest import AWS_SITE, spec_with
+
+    lustre = {"capacity_gib": 2_400, "throughput_mbps_per_tib": 125}
+    site = {**AWS_SITE, "storage": {
+        "buckets": [{"name": "datasets", "purpose": "datasets"}],
+        "lustre": [{"name": "linked", **lustre, "durability": {"repositories": [{"bucket": "datasets",
+                                                                                "path": "/datasets"}]}},
+                   {"name": "other", **lustre}],
+    }}  # fmt: skip
+    plan = plan_spec(spec_with(site), preview=preview).to_dict()
+    systems = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == LUSTRE}
+    assert {name: fs["automaticBackupRetentionDays"] for name, fs in systems.items()} == {
+        "aws-use1-storage-linked-fs": 0,
+        "aws-use1-storage-other-fs": 0,
+    }
+    assert _backup_findings(plan, rules) == [
+        ("aws-use1-storage-other-fs", "automatic backups are kept 0 days; at least 7 required")
+    ]
+    if not preview:
+        # Without the recorded dependency, equal known ids still join an association to its file system.
+        repository = next(r for r in plan["resources"] if r["type"] == REPOSITORY)
+        repository["dependencies"] = []
+        assert len(_backup_findings(plan, rules)) == 2
+        linked = next(r for r in plan["resources"] if r["name"] == "aws-use1-storage-linked-fs")
+        linked["inputs"]["id"] = repository["inputs"]["fileSystemId"]
+        assert [urn for urn, _ in _backup_findings(plan, rules)] == ["aws-use1-storage-other-fs"]
+
+
+REPOSITORY = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+
+
+def _backup_findings(plan, rules) -> list[tuple[str, str]]:
+    result = evaluate(plan, EVERYTHING_MANDATORY, {"fsx-lustre-backup-retention": rules["fsx-lustre-backup-retention"]})
+    assert result.errors == [] and result.not_checked == []
+    return [(f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings]
