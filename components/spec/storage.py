@@ -7,10 +7,12 @@ storage catalog by ``validators.storage_is_valid``. Every number a component nee
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from components.catalog.storage import MANAGED_LUSTRE_FILESYSTEM_MAX
 from components.standards import (
     ABORT_MULTIPART_DAYS,
     CHECKPOINT_COLD_AFTER_DAYS,
@@ -57,6 +59,11 @@ class DataRepositorySpec(Strict):
     prefix: str = Field("", pattern=r"^[A-Za-z0-9/_.-]*$", description="Key prefix in the bucket (default: its root).")
     auto_import: bool = Field(True, description="New, changed and deleted objects appear in the file system.")
     auto_export: bool = Field(False, description="New, changed and deleted files are written back to the bucket.")
+
+    @property
+    def slug(self) -> str:
+        """The association's resource name suffix: its path, not its list position, so reordering replaces nothing."""
+        return self.path.strip("/").replace("/", "-") or "root"
 
 
 class DurabilitySpec(Strict):
@@ -145,6 +152,11 @@ class ManagedLustreSpec(Strict):
     @property
     def path(self) -> str:
         return self.mount_path or f"/lustre/{self.name}"
+
+    @property
+    def filesystem(self) -> str:
+        """Managed Lustre's file system name: at most eight letters and digits, starting with a letter (the name's)."""
+        return re.sub(r"[^a-z0-9]", "", self.name.lower())[:MANAGED_LUSTRE_FILESYSTEM_MAX]
 
 
 class FilestoreSpec(Strict):

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 S3_BUCKET_NAME_MAX = 63
 GCS_BUCKET_NAME_MAX = 63
 ACCOUNT_ID_LENGTH = 12
+# S3 refuses lifecycle transitions to STANDARD_IA before an object is 30 days old (ONEZONE_IA likewise; not offered).
+S3_MIN_DAYS_BEFORE = {"STANDARD_IA": 30}
 # Each Managed Lustre instance needs a contiguous /24 of the private services range (Google's VPC page).
 LUSTRE_INSTANCE_PREFIX = 24
 # <base>--<az id>--x-s3, where an AZ ID is like use1-az4 (up to 9 characters, e.g. apse2-az3).
@@ -84,8 +86,18 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                 yield StorageIssue(
                     f"{base}.buckets", _too_long("usage-log bucket (project and stack)", GCS_BUCKET_NAME_MAX)
                 )
+            filesystems: dict[str, int] = {}
             for j, lustre in enumerate(site.storage.lustre):
                 yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+                first = filesystems.setdefault(lustre.filesystem, j)
+                if first != j:
+                    yield StorageIssue(
+                        f"{base}.lustre[{j}].name",
+                        f"'{lustre.name}' and '{site.storage.lustre[first].name}' (lustre[{first}]) both become the "
+                        f"Managed Lustre file system name '{lustre.filesystem}' (its first 8 letters and digits), and "
+                        "GKE's Lustre driver mounts one file system of a name per node; rename one so they differ "
+                        "within 8 letters and digits",
+                    )
             for j, share in enumerate(site.storage.filestore):
                 path = f"{base}.filestore[{j}]"
                 tier = FILESTORE_TIERS[share.tier]
@@ -360,6 +372,7 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
         )
     paths: list[str] = []
     for k, repository in enumerate(durability.repositories):
+        earlier = durability.repositories[:k]
         if repository.bucket not in buckets:
             yield StorageIssue(
                 f"{where}.repositories[{k}].bucket",
@@ -373,7 +386,28 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
                 f"{repository.path} overlaps {clash}: repository paths of one file system may not nest; use "
                 "sibling directories",
             )
+        else:
+            named = next((m for m, other in enumerate(earlier) if other.slug == repository.slug), None)
+            if named is not None:
+                yield StorageIssue(
+                    f"{where}.repositories[{k}].path",
+                    f"{repository.path} and {earlier[named].path} (repositories[{named}]) both name the association "
+                    f"'repo-{repository.slug}' ('/' becomes '-' in resource names); rename one of the directories",
+                )
         paths.append(repository.path)
+        # FSx: each association of a file system needs its own bucket or a prefix that does not nest in another's.
+        shared = next(
+            (m for m, other in enumerate(earlier)
+             if other.bucket == repository.bucket and _nested(f"/{other.prefix}", f"/{repository.prefix}")),
+            None,
+        )  # fmt: skip
+        if shared is not None:
+            yield StorageIssue(
+                f"{where}.repositories[{k}].prefix",
+                f"s3://{repository.bucket}/{repository.prefix} overlaps repositories[{shared}] "
+                f"(s3://{earlier[shared].bucket}/{earlier[shared].prefix}): the associations of one file system "
+                "need distinct buckets or prefixes that do not nest; give each its own prefix",
+            )
 
 
 def _nested(a: str, b: str) -> bool:
@@ -421,7 +455,21 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
                 f"{path}.lifecycle.cold_class",
                 f"{cold} is not a {'S3' if cloud == 'aws' else 'GCS'} class; use one of {', '.join(classes)}",
             )
+        cold_after, expire = bucket.cold_after(), bucket.lifecycle.expire_days
+        if cold_after is not None and expire is not None and expire <= cold_after:
+            yield StorageIssue(
+                f"{path}.lifecycle.expire_days",
+                f"objects would expire after {expire} days, before they move to the cold class after {cold_after}; "
+                "set expire_days above cold_after_days (or lower cold_after_days)",
+            )
         if cloud == "aws":
+            minimum = S3_MIN_DAYS_BEFORE.get(cold) if cold is not None else None
+            if cold_after is not None and minimum is not None and cold_after < minimum:
+                yield StorageIssue(
+                    f"{path}.lifecycle.cold_after_days",
+                    f"S3 moves objects to {cold} only after at least {minimum} days; set cold_after_days to "
+                    f"{minimum} or more, or choose GLACIER_IR or INTELLIGENT_TIERING",
+                )
             if bucket.hierarchical_namespace:
                 yield StorageIssue(
                     f"{path}.hierarchical_namespace",

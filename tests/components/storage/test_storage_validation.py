@@ -211,3 +211,19 @@ def test_a_file_system_faster_than_10_gbps_without_efa_is_told_to_use_it(tmp_pat
                 "above 10,000 MB/s (10 GB/s) for per-client throughput: set efa: true")  # fmt: skip
     assert (expected in err) is warned
     assert ("AWS recommends EFA" in err) is warned
+
+
+def test_one_bucket_may_back_several_associations_under_sibling_prefixes(plan_spec):
+    site = _aws({"capacity_gib": 2_400, "throughput_mbps_per_tib": 250, "durability": {"repositories": [
+        {"bucket": "datasets", "path": "/raw", "prefix": "raw"},
+        {"bucket": "datasets", "path": "/curated", "prefix": "curated/v2"},
+    ]}})  # fmt: skip
+    site["storage"]["buckets"] = [{"name": "datasets", "purpose": "datasets"}]
+    plan = plan_spec(spec_with(site))
+    paths = {r["name"]: r["inputs"]["dataRepositoryPath"] for r in
+             plan.by_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")}  # fmt: skip
+    bucket = plan.one("aws:s3/bucket:Bucket", "aws-use1-storage-datasets-bucket")["inputs"]["bucket"]
+    assert paths == {
+        "aws-use1-storage-shared-repo-raw": f"s3://{bucket}/raw",
+        "aws-use1-storage-shared-repo-curated": f"s3://{bucket}/curated/v2",
+    }
