@@ -90,10 +90,16 @@ class FsxLustreSpec(Strict):
     deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
     storage_type: Literal["SSD", "HDD", "INTELLIGENT_TIERING"] = "SSD"
     capacity_gib: int | None = Field(
-        None, gt=0, description="Storage capacity (SSD / HDD). Default: sized from `workload` for its checkpoints."
+        None,
+        gt=0,
+        description="Storage capacity (SSD / HDD). Default: sized from `workload` for its checkpoints; with a "
+        "workload but no throughput tier, a minimum the sizing may raise. Pin the sized value once created.",
     )
     throughput_mbps_per_tib: int | None = Field(
-        None, gt=0, description="Per-unit throughput tier (persistent SSD / HDD). Default: sized from `workload`."
+        None,
+        gt=0,
+        description="Per-unit throughput tier (persistent SSD / HDD). Default: sized from `workload`; pin the sized "
+        "value once created.",
     )
     throughput_mbps: int | None = Field(None, gt=0, description="INTELLIGENT_TIERING only: throughput capacity.")
     read_cache: ReadCacheSpec | None = Field(None, description="INTELLIGENT_TIERING only (default: proportional).")
@@ -140,9 +146,16 @@ class ManagedLustreSpec(Strict):
 
     name: StorageName
     tier: ManagedLustreTier | None = Field(
-        None, description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`."
+        None,
+        description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`; pin the "
+        "sized value once created.",
     )
-    capacity_gib: int | None = Field(None, gt=0, description="Default: sized from `workload`.")
+    capacity_gib: int | None = Field(
+        None,
+        gt=0,
+        description="Default: sized from `workload`; with a workload but no tier, a minimum the sizing may raise. "
+        "Pin the sized value once created.",
+    )
     zone: Zone | None = Field(None, description="Zone of the instance (default: the site's first).")
     workload: SiteName | None = None
     checkpoint_seconds: float | None = Field(None, gt=0)

@@ -199,6 +199,16 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
         # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
         if (tier is None or tier in kind.per_unit_throughputs) and not (lustre.efa and not kind.efa):
             size = yield from _sized(lustre, workload, path)
+    if (
+        size is not None
+        and workload is not None
+        and (lustre.capacity_gib is None or (kind.per_unit_throughputs and lustre.throughput_mbps_per_tib is None))
+    ):
+        sized = f"capacity_gib: {size.capacity_gib}"
+        if kind.per_unit_throughputs:
+            sized += f", throughput_mbps_per_tib: {size.per_unit}"
+        tier = ", nor change an EFA-enabled one's throughput tier," if lustre.efa else ""
+        yield _pin(path, workload.name, sized, f"FSx cannot shrink a file system{tier} in place")
     if kind.efa and lustre.efa:
         yield from _efa_clients(site.gpu_pools, path)
     elif kind.efa and size is not None and size.write_mbps > EFA_RECOMMENDED_ABOVE_MBPS:
@@ -284,6 +294,17 @@ def _sized(
         if workload is not None:
             yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
         return None
+
+
+def _pin(path: str, workload: str, sized: str, limit: str) -> StorageIssue:
+    """A file system sized from its workload: the size is a creation-time choice the user should then pin."""
+    return StorageIssue(
+        f"{path}.workload",
+        f"sized for '{workload}' at plan time to {sized}; once it exists, pin these values in the stack file: a "
+        f"later change to the workload would resize it, and {limit}, so Pulumi would replace it (protect refuses "
+        "that in prod; elsewhere its data would be lost)",
+        warning=True,
+    )
 
 
 def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssue]:
@@ -427,7 +448,15 @@ def _managed_lustre(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
-    yield from _sized(lustre, workloads.get(lustre.workload) if lustre.workload else None, path)
+    workload = workloads.get(lustre.workload) if lustre.workload else None
+    size = yield from _sized(lustre, workload, path)
+    if size is not None and workload is not None and (lustre.tier is None or lustre.capacity_gib is None):
+        yield _pin(
+            path,
+            workload.name,
+            f"tier: {size.tier}, capacity_gib: {size.capacity_gib}",
+            "Managed Lustre cannot shrink an instance or change its tier in place",
+        )
     if lustre.tier is None or lustre.capacity_gib is None:
         if lustre.workload is None:
             for key in ("tier", "capacity_gib"):

@@ -227,3 +227,41 @@ def test_one_bucket_may_back_several_associations_under_sibling_prefixes(plan_sp
         "aws-use1-storage-shared-repo-raw": f"s3://{bucket}/raw",
         "aws-use1-storage-shared-repo-curated": f"s3://{bucket}/curated/v2",
     }
+
+
+PIN = (
+    "once it exists, pin these values in the stack file: a later change to the workload would resize it, and "
+    "{limit}, so Pulumi would replace it (protect refuses that in prod; elsewhere its data would be lost)"
+)
+
+
+@pytest.mark.parametrize("environment", ["dev", "prod"])
+def test_a_file_system_sized_from_its_workload_is_told_to_pin_the_size(tmp_path, capsys, monkeypatch, environment):
+    """Sizing is a creation-time choice: every environment prints the sized values to pin (a warning, not an error)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    # 98 GB in 10 s: 9,800 MB/s, so 14,400 GiB at 1000 MB/s/TiB in EFA steps of 4,800
+    fsx = {"workload": "fusion-7b", "efa": True, "checkpoint_seconds": 10,
+           "durability": {"backups": {"retention_days": 14}}}  # fmt: skip
+    sites = [_aws(fsx), _gcp({"workload": "fusion-7b"})]
+    spec = spec_with(*sites, workloads=WORKLOADS, environment=environment)
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec, stack=environment))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    fsx_limit = "FSx cannot shrink a file system, nor change an EFA-enabled one's throughput tier, in place"
+    assert (
+        "warning: sites[0].storage.lustre[0].workload: sized for 'fusion-7b' at plan time to capacity_gib: 14400, "
+        f"throughput_mbps_per_tib: 1000; {PIN.format(limit=fsx_limit)}" in err
+    )
+    ml_limit = "Managed Lustre cannot shrink an instance or change its tier in place"
+    assert (
+        "warning: sites[1].storage.lustre[0].workload: sized for 'fusion-7b' at plan time to tier: 1000, "
+        f"capacity_gib: 9000; {PIN.format(limit=ml_limit)}" in err
+    )
+
+
+def test_a_pinned_size_is_only_checked_against_the_workload(tmp_path, capsys):
+    pinned = [_aws({"workload": "fusion-7b", "capacity_gib": 1_200, "throughput_mbps_per_tib": 500,
+                    "checkpoint_seconds": 300}),
+              _gcp({"workload": "fusion-7b", "tier": 1000, "capacity_gib": 9_000})]  # fmt: skip
+    spec = spec_with(*pinned, workloads=WORKLOADS)
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec))]) == 0
+    assert "warning" not in capsys.readouterr().err
