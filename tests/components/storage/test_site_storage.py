@@ -301,3 +301,14 @@ def test_a_site_with_storage_but_no_teams_makes_no_claims(plan_spec):
     plan = plan_spec(spec_with(site))
     assert plan.by_type(PV) == [] and plan.by_type(PVC) == []
     assert plan.outputs["sites"]["grid-hpc"]["storage"]["nfs"]["server"] == "n"
+
+
+def test_the_dev_grid_site_exposes_its_scratch_and_lustre(dev_plan):
+    storage = dev_plan.outputs["sites"]["grid-hpc"]["storage"]
+    assert storage["scratch"]["pod"] == {"hostPath": {"path": "/scratch", "type": "Directory"}, "nodeSelector": {}}
+    assert (storage["lustre"]["kind"], storage["lustre"]["write_mbps"]) == ("lustre", 20_000)
+    assert storage["lustre"]["pod"] == {"persistentVolumeClaim": {"claimName": "lustre", "readOnly": False}}
+    volume = dev_plan.one(PV, "grid-hpc-storage-lustre-climate")["inputs"]["spec"]
+    assert volume["hostPath"] == {"path": "/lustre", "type": "Directory"}
+    claims = set(_claims(dev_plan, "grid-hpc"))
+    assert claims == {"grid-hpc-storage-lustre-climate", "grid-hpc-storage-lustre-materials"}
