@@ -78,6 +78,7 @@ class ManagedLustre(pulumi.ComponentResource):
             ),
         )
         mount_point = self.instance.mount_point  # <ip>@tcp:/<filesystem>
+        ip = mount_point.apply(lambda point: point.split("@", 1)[0])
         self.tier = StorageTier(
             name=spec.name,
             kind="lustre",
@@ -85,13 +86,15 @@ class ManagedLustre(pulumi.ComponentResource):
             mount_path=spec.path,
             capacity_gib=size.capacity_gib,
             write_mbps=size.write_mbps,
-            server=mount_point.apply(lambda point: point.split("@", 1)[0]),
+            server=ip,
             mount_name=spec.filesystem,
             volume_source={
                 "csi": {
                     "driver": CSI_DRIVER,
                     "volumeHandle": pulumi.Output.concat(args.project, "/", args.zone, "/", self.instance.instance_id),
-                    "volumeAttributes": {"mountpoint": mount_point},
+                    # Google's documented static-volume form: every driver version takes ip and filesystem
+                    # (`mountpoint` only from lustre-csi-driver v0.5.0; older ones refuse unknown keys).
+                    "volumeAttributes": {"ip": ip, "filesystem": spec.filesystem},
                 }
             },
         )

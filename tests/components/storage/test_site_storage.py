@@ -13,6 +13,7 @@ from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 S3 = "aws:s3/bucket:Bucket"
 GCS = "gcp:storage/bucket:Bucket"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
+MANAGED = "gcp:lustre/instance:Instance"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 
@@ -257,7 +258,12 @@ def test_lustre_and_filestore_reach_gke_pods_through_gkes_drivers(prod_plan):
     lustre = prod_plan.one(PV, "gcp-usc1-storage-shared-fusion")["inputs"]["spec"]["csi"]
     assert lustre["driver"] == "lustre.csi.storage.gke.io"
     assert lustre["volumeHandle"] == "lattice-prod-ml/us-central1-a/prod-gcp-usc1-shared"
-    assert lustre["volumeAttributes"]["mountpoint"].endswith("@tcp:/shared")
+    # the documented static-volume attributes, taken from the instance's <ip>@tcp:/<filesystem> mount point
+    ip, filesystem = prod_plan.state(prod_plan.one(MANAGED, "gcp-usc1-storage-shared-instance"))["mountPoint"].split(
+        "@tcp:/"
+    )
+    assert lustre["volumeAttributes"] == {"ip": ip, "filesystem": filesystem}
+    assert filesystem == "shared"
     home = prod_plan.one(PV, "gcp-usc1-storage-home-fusion")["inputs"]["spec"]["csi"]
     assert home["driver"] == "filestore.csi.storage.gke.io"
     assert home["volumeHandle"] == "modeInstance/us-central1-a/prod-gcp-usc1-home/home"
