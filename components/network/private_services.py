@@ -56,6 +56,9 @@ class PrivateServices(pulumi.ComponentResource):
             network=args.network_id,
             service="servicenetworking.googleapis.com",
             reserved_peering_ranges=[self.address.name],
+            # A destroy leaves the peering in place: the Lustre instances it serves may be retained on delete,
+            # and removing it would cut them off (or fail while they still use it).
+            deletion_policy="ABANDON",
             opts=pulumi.ResourceOptions(parent=self),
         )
         gcp.compute.Firewall(

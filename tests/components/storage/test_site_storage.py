@@ -213,6 +213,7 @@ def test_managed_lustre_behind_private_services_with_its_key(prod_plan):
     assert (address["inputs"]["address"], address["inputs"]["prefixLength"]) == ("10.30.96.0", 20)
     peering = prod_plan.one("gcp:servicenetworking/connection:Connection", "gcp-usc1-storage-private-services-peering")
     assert peering["urn"] in instance["dependencies"]
+    assert peering["inputs"]["deletionPolicy"] == "ABANDON"  # a destroy never cuts off a retained instance
     firewall = prod_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-storage-private-services-lustre")["inputs"]
     assert firewall["sourceRanges"] == ["10.30.96.0/20"] and firewall["allows"] == [
         {"protocol": "tcp", "ports": ["988"]}
