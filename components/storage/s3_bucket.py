@@ -63,6 +63,8 @@ class S3Bucket(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
         bucket = self.bucket.id
+        # Deleting these would suspend versioning or drop the default retention of new objects: kept like the bucket.
+        guarded = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect)
         aws.s3.BucketOwnershipControls(
             f"{name}-ownership",
             bucket=bucket,
@@ -82,7 +84,7 @@ class S3Bucket(pulumi.ComponentResource):
             f"{name}-versioning",
             bucket=bucket,
             versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
-            opts=child,
+            opts=guarded,
         )
         by_default = (
             aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
@@ -139,7 +141,7 @@ class S3Bucket(pulumi.ComponentResource):
                 object_lock_enabled="Enabled",
                 rule=aws.s3.BucketObjectLockConfigurationRuleArgs(default_retention=retention),
                 # Object Lock needs versioning on first.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning]),
+                opts=pulumi.ResourceOptions.merge(guarded, pulumi.ResourceOptions(depends_on=[versioning])),
             )
         self.name = self.bucket.bucket
         self.arn = self.bucket.arn

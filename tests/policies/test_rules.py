@@ -79,6 +79,7 @@ def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
 
 
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
 
 
 def _retype(plan, type_token, name, new_type):
@@ -113,6 +114,13 @@ def _template(plan):
 def _labels_without_immutable(plan):
     bucket = next(r for r in plan["resources"] if r["type"] == "gcp:storage/bucket:Bucket")
     return {k: v for k, v in bucket["inputs"]["labels"].items() if k != "lattice-immutable"}
+
+
+def _with_options(plan, type_token, name, **options):
+    """A copy of ``plan`` with resource options (protect, retainOnDelete) of one resource replaced."""
+    out = copy.deepcopy(plan)
+    next(r for r in out["resources"] if r["type"] == type_token and r["name"] == name).update(options)
+    return out
 
 
 def _without(plan, type_token, name):
@@ -213,6 +221,19 @@ def _without(plan, type_token, name):
             lambda p: edit(p, "aws:ebs/volume:Volume", "scratch", encrypted=False),
             ("ebs-volume-encryption", "the volume is not encrypted"),
         ),
+        # stateful resources are retained on delete too, their versioning and object lock included
+        (
+            lambda p: _with_options(p, "aws:kms/key:Key", "key", retainOnDelete=False),
+            ("protect-stateful-resources", "this stateful resource is not retained on delete"),
+        ),
+        (
+            lambda p: _with_options(p, LOCK, "trail", retainOnDelete=False),
+            ("protect-stateful-resources", "this stateful resource is not retained on delete"),
+        ),
+        (
+            lambda p: _with_options(p, "aws:s3/bucketVersioning:BucketVersioning", "data", protect=False),
+            ("protect-stateful-resources", "this stateful resource is not protected"),
+        ),
         # KMS: rotation on but too slow
         (
             lambda p: edit(p, "aws:kms/key:Key", "key", rotationPeriodInDays=730),
@@ -272,6 +293,9 @@ def test_edge_cases(change, expected, baseline):
         ),
         # HTTPS to the world is not an admin port
         lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", fromPort=80, toPort=443),
+        # a plan that does not record retainOnDelete (as CrossGuard's analyzer never hands it over) is judged on
+        # protect alone
+        lambda p: {**p, "resources": [{k: v for k, v in r.items() if k != "retainOnDelete"} for r in p["resources"]]},
     ],
 )
 def test_compliant_variations(change, baseline):

@@ -118,9 +118,19 @@ def test_a_locked_retention_policy_in_prod_only(plan_spec):
 
 def test_every_stateful_resource_in_prod_is_protected_and_retained(prod_plan):
     stateful = [r for r in prod_plan.resources if r["type"] in STATEFUL]
-    assert {r["type"] for r in stateful} >= {S3, GCS, FSX, "aws:kms/key:Key", "aws:cloudwatch/logGroup:LogGroup",
-                                              "gcp:lustre/instance:Instance", "aws:s3/directoryBucket:DirectoryBucket",
-                                              "gcp:filestore/instance:Instance"}  # fmt: skip
+    assert {r["type"] for r in stateful} >= {
+        S3,
+        GCS,
+        FSX,
+        "aws:kms/key:Key",
+        "aws:cloudwatch/logGroup:LogGroup",
+        "gcp:lustre/instance:Instance",
+        "aws:s3/directoryBucket:DirectoryBucket",
+        "gcp:filestore/instance:Instance",
+        # deleting these would suspend versioning or drop the default retention of new objects
+        "aws:s3/bucketVersioning:BucketVersioning",
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+    }
     assert [r["name"] for r in stateful if not (r["protect"] and r["retainOnDelete"])] == []
 
 
