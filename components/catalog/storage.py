@@ -124,8 +124,8 @@ INTELLIGENT_TIERING_METADATA_IOPS = (6_000, 12_000)
 # Row 10: Intelligent-Tiering throughput capacity (MB/s), and its read cache per 4,000 MB/s when user-sized.
 INTELLIGENT_TIERING_THROUGHPUT = CapacitySteps((), 4_000, 2_000_000)
 READ_CACHE_GIB_PER_4000_MBPS = (32, 131_072)
-# Row 14: automatic backups are kept 0-90 days.
-FSX_BACKUP_RETENTION_DAYS = (0, 90)
+# Row 14: automatic backups are kept up to 90 days (0 turns them off).
+FSX_BACKUP_RETENTION_MAX_DAYS = 90
 # Row 13: data repository associations per file system.
 MAX_DATA_REPOSITORY_ASSOCIATIONS = 8
 # Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2.
@@ -209,7 +209,7 @@ MANAGED_LUSTRE_FILESYSTEM_MAX = 8
 
 @dataclass(frozen=True)
 class FilestoreTier:
-    """Filestore capacity per tier (row 23)."""
+    """Filestore capacity per tier (row 23), and whether the tier lives in a region rather than a zone."""
 
     name: str
     minimum: int
@@ -217,6 +217,7 @@ class FilestoreTier:
     step: int = 1
     large_step_from: int | None = None
     large_step: int | None = None
+    regional: bool = False
 
     def valid(self, capacity: int) -> bool:
         if not self.minimum <= capacity <= self.maximum:
@@ -240,8 +241,8 @@ FILESTORE_TIERS: dict[str, FilestoreTier] = {
         FilestoreTier("BASIC_HDD", 1_024, 65_433),
         FilestoreTier("BASIC_SSD", 2_560, 65_433),
         FilestoreTier("ZONAL", 100, 102_400, 1, 10_240, 2_560),
-        FilestoreTier("REGIONAL", 1_024, 102_400),
-        FilestoreTier("ENTERPRISE", 1_024, 10_240, 256),
+        FilestoreTier("REGIONAL", 1_024, 102_400, regional=True),
+        FilestoreTier("ENTERPRISE", 1_024, 10_240, 256, regional=True),
         FilestoreTier("HIGH_SCALE_SSD", 10_240, 102_400, 2_560),
     )
 }

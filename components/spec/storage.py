@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from components.catalog.storage import MANAGED_LUSTRE_FILESYSTEM_MAX
+from components.catalog.storage import FSX_BACKUP_RETENTION_MAX_DAYS, MANAGED_LUSTRE_FILESYSTEM_MAX
 from components.standards import (
     ABORT_MULTIPART_DAYS,
     CHECKPOINT_COLD_AFTER_DAYS,
@@ -46,7 +46,10 @@ class Strict(BaseModel):
 
 class BackupSpec(Strict):
     retention_days: int = Field(
-        FSX_BACKUP_RETENTION_DAYS, ge=1, le=90, description="Automatic daily backups kept this many days (1-90)."
+        FSX_BACKUP_RETENTION_DAYS,
+        ge=1,
+        le=FSX_BACKUP_RETENTION_MAX_DAYS,
+        description="Automatic daily backups kept this many days (1-90).",
     )
     start_time: str = Field("03:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Daily backup start, UTC HH:MM.")
 
@@ -178,7 +181,11 @@ class FilestoreSpec(Strict):
     name: StorageName
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE", "HIGH_SCALE_SSD"] = "ZONAL"
     capacity_gib: int = Field(1024, gt=0)
-    zone: Zone | None = Field(None, description="ZONAL / BASIC tiers: zone (default: the site's first).")
+    zone: Zone | None = Field(
+        None,
+        description="ZONAL, BASIC and HIGH_SCALE_SSD tiers: zone (default: the site's first); REGIONAL and "
+        "ENTERPRISE shares live in the region and take none.",
+    )
     mount_path: MountPath = "/home"
 
 
@@ -269,7 +276,12 @@ class ExistingMountSpec(Strict):
     nfs_server: NonEmpty | None = Field(None, description="NFS only, instead of host_path: the server.")
     nfs_export: MountPath | None = Field(None, description="NFS only: the exported path.")
     capacity_gib: int = Field(gt=0)
-    write_mbps: float | None = Field(None, gt=0, description="Aggregate write throughput, for checkpoint sizing.")
+    write_mbps: float | None = Field(
+        None,
+        gt=0,
+        description="Aggregate write throughput, shown in the storage outputs (not checked against a "
+        "workload's checkpoint budget).",
+    )
     mount_path: MountPath | None = Field(None, description="Where pods see it (default: host_path or /mnt/<name>).")
     read_only: bool = False
 

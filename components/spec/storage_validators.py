@@ -107,7 +107,13 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                         f"{share.capacity_gib:,} GiB is not a {share.tier} Filestore size; {share.tier} takes "
                         f"{tier.describe()}",
                     )
-                if share.zone is not None and share.zone not in site.network.zones:
+                if share.zone is not None and tier.regional:
+                    yield StorageIssue(
+                        f"{path}.zone",
+                        f"a {share.tier} share lives in the region ({site.region}), not in a zone; remove zone, or "
+                        "choose a zonal tier (ZONAL, BASIC_HDD, BASIC_SSD, HIGH_SCALE_SSD)",
+                    )
+                elif share.zone is not None and share.zone not in site.network.zones:
                     yield StorageIssue(f"{path}.zone", f"zone '{share.zone}' is not one of the site's zones")
             yield from _buckets(site, base, stack, cloud="gcp")
         elif isinstance(site, KubernetesSite):

@@ -329,3 +329,14 @@ def test_the_dev_grid_site_exposes_its_scratch_and_lustre(dev_plan):
     assert volume["hostPath"] == {"path": "/lustre", "type": "Directory"}
     claims = set(_claims(dev_plan, "grid-hpc"))
     assert claims == {"grid-hpc-storage-lustre-climate", "grid-hpc-storage-lustre-materials"}
+
+
+def test_a_regional_filestore_share_lives_in_the_region(plan_spec):
+    from tests.conftest import GCP_SITE
+
+    site = {**GCP_SITE, "storage": {"filestore": [{"name": "home", "tier": "REGIONAL", "capacity_gib": 1024}]}}
+    plan = plan_spec(spec_with(site))
+    instance = plan.one("gcp:filestore/instance:Instance", "gcp-usc1-storage-home-instance")["inputs"]
+    assert (instance["location"], instance["tier"]) == ("us-central1", "REGIONAL")
+    home = plan.outputs["sites"]["gcp-usc1"]["storage"]["home"]
+    assert home["kind"] == "nfs" and home["capacity_gib"] == 1024
