@@ -148,14 +148,26 @@ def _private_services_room(site: GcpSite, base: str) -> Iterator[StorageIssue]:
 
 
 def _unique_names(site, base: str) -> Iterator[StorageIssue]:
+    """Storage names become resource names and keys of the site's storage outputs, next to the node scratch tiers."""
     storage = site.storage
     keys = ("lustre", "filestore", "buckets", "express_checkpoints", "mounts")
     groups = [(key, getattr(storage, key)) for key in keys if hasattr(storage, key)]
+    # The implicit tiers: each cloud pool's NVMe scratch (<pool>-scratch), a grid / edge site's node scratch.
+    if isinstance(site, KubernetesSite):
+        reserved = {"scratch": "the site's node scratch tier"} if storage.scratch is not None else {}
+    else:
+        reserved = {f"{pool.name}-scratch": f"pool '{pool.name}''s node scratch tier" for pool in site.gpu_pools}
     seen: dict[str, str] = {}
     for key, entries in groups:
         for j, entry in enumerate(entries):
             where = f"{key}[{j}]"
-            if entry.name in seen:
+            if entry.name in reserved:
+                yield StorageIssue(
+                    f"{base}.{where}.name",
+                    f"'{entry.name}' is the name of {reserved[entry.name]} in the site's storage outputs; "
+                    "give this one another name",
+                )
+            elif entry.name in seen:
                 yield StorageIssue(
                     f"{base}.{where}.name",
                     f"'{entry.name}' already names {seen[entry.name]}; storage names become resource names, so "

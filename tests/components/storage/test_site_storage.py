@@ -340,3 +340,9 @@ def test_a_regional_filestore_share_lives_in_the_region(plan_spec):
     assert (instance["location"], instance["tier"]) == ("us-central1", "REGIONAL")
     home = plan.outputs["sites"]["gcp-usc1"]["storage"]["home"]
     assert home["kind"] == "nfs" and home["capacity_gib"] == 1024
+
+
+def test_a_grid_mount_may_be_called_scratch_where_the_site_declares_no_node_scratch(plan_spec):
+    mount = {"name": "scratch", "kind": "lustre", "host_path": "/lustre/scratch", "capacity_gib": 1000}
+    plan = plan_spec(spec_with({**GRID_SITE, "storage": {"mounts": [mount]}}))
+    assert plan.outputs["sites"]["grid-hpc"]["storage"]["scratch"]["kind"] == "lustre"
