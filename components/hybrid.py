@@ -46,7 +46,14 @@ class HybridStack(pulumi.ComponentResource):
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(
                     site.name,
-                    AwsCloudSiteArgs(site, tags, spec.protects_stateful, teams=teams, workloads=workloads),
+                    AwsCloudSiteArgs(
+                        site,
+                        tags,
+                        spec.protects_stateful,
+                        teams=teams,
+                        workloads=workloads,
+                        compliance_locks=spec.environment == "prod",
+                    ),
                     opts=child,
                 )
             elif isinstance(site, GcpSite):

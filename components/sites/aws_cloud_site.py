@@ -33,6 +33,7 @@ class AwsCloudSiteArgs:
     protect: bool
     teams: list[TeamSpec] = field(default_factory=list)
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
+    compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -140,6 +141,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
                     protect=args.protect,
+                    compliance_locks=args.compliance_locks,
                     cluster_security_group=self.eks.cluster_security_group_id,
                     efa_security_groups={
                         pool_name: pool.security_group.id

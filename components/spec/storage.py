@@ -192,8 +192,11 @@ class FilestoreSpec(Strict):
 class ObjectLockSpec(Strict):
     """Write-once retention: S3 Object Lock on AWS, a retention policy on GCS."""
 
-    mode: Literal["COMPLIANCE", "GOVERNANCE"] = Field(
-        "COMPLIANCE", description="COMPLIANCE: nobody, root included, may shorten or remove it (S3)."
+    mode: Literal["COMPLIANCE", "GOVERNANCE"] | None = Field(
+        None,
+        description="S3 Object Lock mode. COMPLIANCE: nobody, root included, may shorten or remove it; GOVERNANCE: "
+        "principals with s3:BypassGovernanceRetention may. Default: COMPLIANCE in prod, GOVERNANCE elsewhere, so "
+        "a dev bucket can be emptied.",
     )
     days: int | None = Field(None, ge=1, le=36_500)
     years: int | None = Field(None, ge=1, le=100)
@@ -206,6 +209,9 @@ class ObjectLockSpec(Strict):
         if self.days is not None and self.years is not None:
             raise ValueError("set days or years, not both (S3 default retention takes one of them)")
         return self
+
+    def s3_mode(self, prod: bool) -> Literal["COMPLIANCE", "GOVERNANCE"]:
+        return self.mode or ("COMPLIANCE" if prod else "GOVERNANCE")
 
     @property
     def retention_days(self) -> int:

@@ -36,6 +36,7 @@ class AwsSiteStorageArgs:
     # Security groups of the nodes that mount Lustre: "cluster" (every node), and each EFA pool's fabric group.
     cluster_security_group: pulumi.Input[str]
     efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    compliance_locks: bool = True  # Object Lock in COMPLIANCE mode unless a bucket says otherwise (prod)
 
 
 def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -90,6 +91,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                         cold_after_days=bucket.cold_after(),
                         kms_key_arn=args.kms_key_arn,
                         lock=bucket.lock,
+                        compliance_lock=args.compliance_locks,
                         log_bucket=self.log_bucket.name,
                     ),
                     opts=child,

@@ -302,6 +302,25 @@ def test_compliant_variations(change, baseline):
     assert findings(change(baseline)) == []
 
 
+@pytest.mark.parametrize(
+    ("required", "locked", "violation"),
+    [
+        ("GOVERNANCE", "COMPLIANCE", None),  # the stronger mode meets the weaker requirement
+        ("GOVERNANCE", "GOVERNANCE", None),
+        (
+            "COMPLIANCE",
+            "GOVERNANCE",
+            "object lock mode is GOVERNANCE; COMPLIANCE is required (GOVERNANCE can be bypassed by privileged users)",
+        ),
+    ],
+)
+def test_cloudtrail_lock_mode_is_at_least_the_configured_one(baseline, required, locked, violation):
+    plan = edit(baseline, LOCK, "trail", rule={"defaultRetention": {"mode": locked, "days": 365}})
+    config = PolicyConfig(levels={"all": "mandatory"}, settings={"cloudtrail-bucket-object-lock": {"mode": required}})
+    result = findings(plan, config)
+    assert result == ([("cloudtrail-bucket-object-lock", violation)] if violation else [])
+
+
 def test_config_overrides_thresholds(baseline, rules):
     strict = PolicyConfig(levels={"all": "mandatory"}, settings={"log-group-retention": {"minimumDays": 731}})
     assert findings(baseline, strict) == [("log-group-retention", "logs are kept 365 days; at least 731 required")]

@@ -346,3 +346,15 @@ def test_a_grid_mount_may_be_called_scratch_where_the_site_declares_no_node_scra
     mount = {"name": "scratch", "kind": "lustre", "host_path": "/lustre/scratch", "capacity_gib": 1000}
     plan = plan_spec(spec_with({**GRID_SITE, "storage": {"mounts": [mount]}}))
     assert plan.outputs["sites"]["grid-hpc"]["storage"]["scratch"]["kind"] == "lustre"
+
+
+@pytest.mark.parametrize(
+    ("environment", "immutable", "mode"),
+    [("prod", None, "COMPLIANCE"), ("dev", None, "GOVERNANCE"), ("dev", {"mode": "COMPLIANCE"}, "COMPLIANCE")],
+)
+def test_audit_buckets_lock_in_compliance_mode_in_prod_and_governance_elsewhere(plan_spec, environment, immutable,
+                                                                                 mode):  # fmt: skip
+    bucket = {"name": "audit", "purpose": "audit", **({"immutable": immutable} if immutable else {})}
+    plan = plan_spec(spec_with({**AWS_SITE, "storage": {"buckets": [bucket]}}, environment=environment))
+    (lock,) = _side(plan, plan.one(S3, "aws-use1-storage-audit-bucket"), "ObjectLockConfiguration")
+    assert lock["inputs"]["rule"] == {"defaultRetention": {"mode": mode, "days": 365}}
