@@ -2,7 +2,8 @@
 
 A size or combination the cloud would reject at apply time is an error here, naming the nearest values
 that work. A hand-sized Lustre file system that misses its workload's checkpoint budget is a warning in dev
-and an error in prod.
+and an error in prod. A file system sized from its workload is a warning everywhere, printing the sized values
+to pin once it exists (a later workload change would otherwise replace it).
 """
 
 from __future__ import annotations
@@ -225,8 +226,8 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
         sized = f"capacity_gib: {size.capacity_gib}"
         if kind.per_unit_throughputs:
             sized += f", throughput_mbps_per_tib: {size.per_unit}"
-        tier = ", nor change an EFA-enabled one's throughput tier," if lustre.efa else ""
-        yield _pin(path, workload.name, sized, f"FSx cannot shrink a file system{tier} in place")
+        fixed_tier = ", nor change an EFA-enabled one's throughput tier," if lustre.efa else ""
+        yield _pin(path, workload.name, sized, f"FSx cannot shrink a file system{fixed_tier} in place")
     if kind.efa and lustre.efa:
         yield from _efa_clients(site.gpu_pools, path)
     elif kind.efa and size is not None and size.write_mbps > EFA_RECOMMENDED_ABOVE_MBPS:
