@@ -57,6 +57,7 @@ class HybridStack(pulumi.ComponentResource):
                         teams=teams,
                         workloads=workloads,
                         transit_routes=transit_routes(spec, site),
+                        compliance_locks=spec.environment == "prod",
                     ),
                     opts=child,
                 )

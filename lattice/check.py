@@ -152,8 +152,16 @@ def _props(resource: dict[str, Any]) -> Any:
     return unknown_checking_proxy(deserialize_properties(_plain(resource["inputs"])))
 
 
+class PlanResourceOptions(PolicyResourceOptions):
+    """The SDK's options, plus ``retain_on_delete``: the plan records it, the analyzer protocol does not carry it."""
+
+    def __init__(self, *, retain_on_delete: bool | None, **options: Any) -> None:
+        super().__init__(**options)
+        self.retain_on_delete = retain_on_delete
+
+
 def _options(resource: dict[str, Any]) -> PolicyResourceOptions:
-    return PolicyResourceOptions(
+    return PlanResourceOptions(
         protect=resource["protect"],
         ignore_changes=[],
         delete_before_replace=None,
@@ -161,6 +169,7 @@ def _options(resource: dict[str, Any]) -> PolicyResourceOptions:
         custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
         additional_secret_outputs=[],
         parent=resource["parent"],
+        retain_on_delete=resource.get("retainOnDelete"),
     )
 
 

@@ -120,13 +120,15 @@ def _parser() -> argparse.ArgumentParser:
     size = verbs.add_parser("size", help="size a training workload on a pool of catalog machines")
     size.add_argument("--parameters", required=True, type=_parameter_count, help="model size: 7e9, 70B, 175b")
     size.add_argument("--machine-type", required=True, help="AWS instance type or GCP machine type, e.g. p5.48xlarge")
-    size.add_argument("--nodes", type=int, default=1)
+    size.add_argument("--nodes", type=_positive(int), default=1)
     size.add_argument("--precision", default="bf16")
     size.add_argument("--optimizer", default="adamw")
     size.add_argument("--method", default="full", help="full, lora or qlora")
-    size.add_argument("--checkpoint-interval", type=float, default=30, help="minutes between checkpoints")
-    size.add_argument("--target-checkpoint-seconds", type=float, default=None)
-    size.add_argument("--storage-gbps", type=float, default=None, help="checkpoint storage throughput in GB/s")
+    size.add_argument("--checkpoint-interval", type=_positive(float), default=30, help="minutes between checkpoints")
+    size.add_argument("--target-checkpoint-seconds", type=_positive(float), default=None)
+    size.add_argument(
+        "--storage-gbps", type=_positive(float), default=None, help="checkpoint storage throughput in GB/s"
+    )
     size.add_argument(
         "--lustre",
         choices=("fsx", "fsx-scratch", "managed-lustre"),
@@ -316,6 +318,22 @@ def _catalog_refresh_regions(args: argparse.Namespace, out: Console) -> int:
     from components.catalog.regions import AWS_REGIONS_FILE
 
     return refresh_regions(args.output or AWS_REGIONS_FILE)
+
+
+def _positive(kind: type[int] | type[float]):
+    """An argparse type for a number above zero (a zero budget or node count has no meaning and divides by zero)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text} must be above zero")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
 
 
 def _parameter_count(text: str) -> float:

@@ -369,6 +369,9 @@ class RecordingMonitor(mocks.MockMonitor):
         self.stack = stack
         self.records: list[dict[str, Any]] = []
         self.options: dict[str, dict[str, Any]] = {}
+        # URNs registered more than once: the real engine refuses the second registration ("Duplicate resource
+        # URN"), so a plan that has any is an error, not a plan.
+        self.duplicates: list[str] = []
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         return engine_urn(self.stack, parent, type_, name)
@@ -376,6 +379,8 @@ class RecordingMonitor(mocks.MockMonitor):
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
         urn = response.urn
+        if urn in self.options:
+            self.duplicates.append(urn)
         provider = request.provider or None
         self.records.append(
             {
@@ -469,6 +474,11 @@ def run_program(
         raise
     except Exception as exc:  # a bug in a component: keep the cause, name the stack
         raise PlanError(f"planning stack '{stack}' failed: {type(exc).__name__}: {exc}") from exc
+    if monitor.duplicates:
+        raise PlanError(
+            f"planning stack '{stack}' failed: {len(monitor.duplicates)} resource URN(s) registered twice, which "
+            f"`pulumi up` refuses: {', '.join(sorted(set(monitor.duplicates)))}; two resources got the same name"
+        )
 
     resources = sorted(monitor.records, key=lambda r: r["urn"])
     states = {urn: {"id": reg.id, **reg.state} for urn, reg in monitor.resources.items()}

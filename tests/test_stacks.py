@@ -40,3 +40,13 @@ def test_stack_passes_its_policy_check(path, rules):
     apply_waivers(result, load_waivers(ROOT / "policies" / "waivers.yaml", set(rules), dt.date.today()))
     assert result.blocking == []
     assert [f.policy for f in result.findings if not f.waived] == []
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.name)
+def test_every_site_of_a_shipped_stack_declares_storage_and_exports_it(path):
+    spec = load_stack_file(path).spec
+    outputs = cached_plan(path).outputs["sites"]
+    for site in spec.sites:
+        declared = {name for name, value in site.storage if value}
+        assert declared, f"{site.name} declares no storage"
+        assert outputs[site.name]["storage"], site.name

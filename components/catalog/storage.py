@@ -75,12 +75,19 @@ class FsxLustreClass:
         return f"{self.deployment_type}/{self.storage_type}"
 
     def capacity_steps(self, per_unit: int | None, efa: bool) -> CapacitySteps | None:
-        """Valid storage capacities; None for Intelligent-Tiering, whose storage is elastic (row 10)."""
+        """Valid storage capacities; None for Intelligent-Tiering, whose storage is elastic (row 10).
+
+        Raises ValueError for a combination FSx does not offer (EFA on a class without it, a tier the class lacks).
+        """
         if self.storage_type == "INTELLIGENT_TIERING":
             return None
         if efa:
+            if not self.efa or per_unit not in EFA_CAPACITY_STEP:
+                raise ValueError(f"{self.key} at {per_unit} MB/s/TiB cannot be EFA-enabled (PERSISTENT_2 SSD only)")
             return CapacitySteps((), EFA_CAPACITY_STEP[per_unit])
         if self.storage_type == "HDD":
+            if per_unit not in HDD_CAPACITY_STEP:
+                raise ValueError(f"{self.key} takes a throughput tier of {' or '.join(map(str, HDD_CAPACITY_STEP))}")
             return CapacitySteps((), HDD_CAPACITY_STEP[per_unit])
         if self.deployment_type == "SCRATCH_1":
             return CapacitySteps((1_200, 2_400), 3_600)
@@ -117,21 +124,24 @@ INTELLIGENT_TIERING_METADATA_IOPS = (6_000, 12_000)
 # Row 10: Intelligent-Tiering throughput capacity (MB/s), and its read cache per 4,000 MB/s when user-sized.
 INTELLIGENT_TIERING_THROUGHPUT = CapacitySteps((), 4_000, 2_000_000)
 READ_CACHE_GIB_PER_4000_MBPS = (32, 131_072)
-# Row 14: automatic backups are kept 0-90 days.
-FSX_BACKUP_RETENTION_DAYS = (0, 90)
+# Row 14: automatic backups are kept up to 90 days (0 turns them off).
+FSX_BACKUP_RETENTION_MAX_DAYS = 90
 # Row 13: data repository associations per file system.
 MAX_DATA_REPOSITORY_ASSOCIATIONS = 8
-# Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2;
-# (7) GPUDirect Storage works only from P5, P5e, P5en and P6-B200.
+# Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2.
 EFA_RECOMMENDED_ABOVE_MBPS = 10_000
 EFA_CLIENT_EXCLUDED_FAMILIES = ("trn2",)
-GDS_CLIENT_TYPES = ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge")
 # Lustre's ports (FSx: "File system access control with Amazon VPC"): 988 and 1018-1023 over TCP.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
 
 def fsx_lustre_class(deployment_type: str, storage_type: str) -> FsxLustreClass | None:
     return FSX_LUSTRE_CLASSES.get(f"{deployment_type}/{storage_type}")
+
+
+def fsx_efa_client(instance_type: str) -> bool:
+    """Whether an EFA instance of this type may reach an EFA-enabled FSx file system over EFA (row 9 (6))."""
+    return instance_type.split(".", 1)[0] not in EFA_CLIENT_EXCLUDED_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -199,7 +209,7 @@ MANAGED_LUSTRE_FILESYSTEM_MAX = 8
 
 @dataclass(frozen=True)
 class FilestoreTier:
-    """Filestore capacity per tier (row 23)."""
+    """Filestore capacity per tier (row 23), and whether the tier lives in a region rather than a zone."""
 
     name: str
     minimum: int
@@ -207,6 +217,7 @@ class FilestoreTier:
     step: int = 1
     large_step_from: int | None = None
     large_step: int | None = None
+    regional: bool = False
 
     def valid(self, capacity: int) -> bool:
         if not self.minimum <= capacity <= self.maximum:
@@ -230,8 +241,8 @@ FILESTORE_TIERS: dict[str, FilestoreTier] = {
         FilestoreTier("BASIC_HDD", 1_024, 65_433),
         FilestoreTier("BASIC_SSD", 2_560, 65_433),
         FilestoreTier("ZONAL", 100, 102_400, 1, 10_240, 2_560),
-        FilestoreTier("REGIONAL", 1_024, 102_400),
-        FilestoreTier("ENTERPRISE", 1_024, 10_240, 256),
+        FilestoreTier("REGIONAL", 1_024, 102_400, regional=True),
+        FilestoreTier("ENTERPRISE", 1_024, 10_240, 256, regional=True),
         FilestoreTier("HIGH_SCALE_SSD", 10_240, 102_400, 2_560),
     )
 }

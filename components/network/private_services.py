@@ -3,7 +3,9 @@
 What Managed Lustre needs (https://cloud.google.com/managed-lustre/docs/vpc): a global address range with
 purpose ``VPC_PEERING``, here the site's private-services block (``cidr.GkeRanges.private_services``), so it
 never collides with another site or a cross-site link; a ``servicenetworking`` connection; and a firewall
-rule admitting Lustre (TCP 988) from that range to the nodes.
+rule admitting Lustre (TCP 988) from that range to the nodes. Instances made without ``gke_support_enabled``
+serve port 988, which GKE nodes use from 1.33.2-gke.4780000 on (older ones use the legacy 6988 and cannot
+mount them; README, "Managed Lustre needs GKE 1.33.2-gke.4780000 or later").
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class PrivateServices(pulumi.ComponentResource):
             network=args.network_id,
             service="servicenetworking.googleapis.com",
             reserved_peering_ranges=[self.address.name],
+            # A destroy leaves the peering in place: the Lustre instances it serves may be retained on delete,
+            # and removing it would cut them off (or fail while they still use it).
+            deletion_policy="ABANDON",
             opts=pulumi.ResourceOptions(parent=self),
         )
         gcp.compute.Firewall(

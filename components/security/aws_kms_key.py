@@ -12,6 +12,16 @@ Three principals cannot be given key rights through IAM, so the key policy names
   has ever had an Auto Scaling group) or created first (``encryption.autoscaling_service_role``).
   https://docs.aws.amazon.com/autoscaling/ec2/userguide/key-policy-requirements-EBS-encryption.html
 
+- FSx for Lustre reads and writes an SSE-KMS bucket linked by a data repository association through
+  the service-linked role ``AWSServiceRoleForFSxS3Access_<file system id>``, whose rights come only
+  from the key policy (FSx for Lustre guide, "Working with server-side encrypted Amazon S3 buckets").
+  That role exists only once the file system does, and a key policy naming a missing principal is
+  refused, so the statement admits any principal whose ARN matches the role's pattern in this
+  account (``aws:PrincipalArn``), calling through S3 in this region, for the linked buckets only.
+  With S3 Bucket Keys on (as on every Lattice bucket) the encryption context is the bucket's ARN,
+  not the object's.
+  https://docs.aws.amazon.com/fsx/latest/LustreGuide/s3-server-side-encryption-support.html
+
 The root-account statement delegates everything else (EKS secrets encryption) to IAM policies,
 the way AWS's default key policy does.
 """
@@ -19,7 +29,7 @@ the way AWS's default key policy does.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
@@ -30,6 +40,8 @@ from ..tagging import TagContext
 AUTOSCALING_SERVICE = "autoscaling.amazonaws.com"
 AUTOSCALING_SERVICE_ROLE = "AWSServiceRoleForAutoScaling"
 KEY_USE_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey")
+FSX_S3_SERVICE = "s3.data-source.lustre.fsx.amazonaws.com"
+FSX_S3_ROLE_PREFIX = "AWSServiceRoleForFSxS3Access_"
 
 
 @dataclass
@@ -42,6 +54,8 @@ class AwsKmsKeyArgs:
     # Whether AWSServiceRoleForAutoScaling already exists in the account ("existing") or is created here.
     autoscaling_service_role: Literal["existing", "create"] = "existing"
     description: str = "Lattice site key"
+    # S3 buckets (names) that FSx file systems link to with data repository associations.
+    fsx_linked_buckets: list[pulumi.Input[str]] = field(default_factory=list)
 
 
 class AwsKmsKey(pulumi.ComponentResource):
@@ -78,9 +92,15 @@ class AwsKmsKey(pulumi.ComponentResource):
             enable_key_rotation=True,
             rotation_period_in_days=args.rotation_days,
             deletion_window_in_days=args.deletion_window_days,
-            policy=pulumi.Output.all(identity.account_id, partition.partition, self.autoscaling_role_arn).apply(
+            policy=pulumi.Output.all(
+                identity.account_id, partition.partition, self.autoscaling_role_arn, *args.fsx_linked_buckets
+            ).apply(
                 lambda values: key_policy(
-                    account_id=values[0], partition=values[1], region=args.region, autoscaling_role_arn=values[2]
+                    account_id=values[0],
+                    partition=values[1],
+                    region=args.region,
+                    autoscaling_role_arn=values[2],
+                    fsx_linked_buckets=values[3:],
                 )
             ),
             tags=tags.aws_tags(),
@@ -97,8 +117,38 @@ class AwsKmsKey(pulumi.ComponentResource):
         self.register_outputs({"key_arn": self.key_arn, "key_id": self.key_id})
 
 
-def key_policy(account_id: str, partition: str, region: str, autoscaling_role_arn: str) -> str:
+def key_policy(
+    account_id: str,
+    partition: str,
+    region: str,
+    autoscaling_role_arn: str,
+    fsx_linked_buckets: list[str] | tuple[str, ...] = (),
+) -> str:
     logs_arn = f"arn:{partition}:logs:{region}:{account_id}:log-group:*"
+    fsx = []
+    if fsx_linked_buckets:
+        fsx.append(
+            {
+                "Sid": "FsxS3AccessRolesUseTheKeyForLinkedBuckets",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": list(KEY_USE_ACTIONS),
+                "Resource": "*",
+                "Condition": {
+                    "ArnLike": {
+                        "aws:PrincipalArn": f"arn:{partition}:iam::{account_id}:role/aws-service-role/"
+                        f"{FSX_S3_SERVICE}/{FSX_S3_ROLE_PREFIX}*"
+                    },
+                    "StringEquals": {"kms:CallerAccount": account_id, "kms:ViaService": f"s3.{region}.amazonaws.com"},
+                    # Bucket Keys on: S3 asks KMS with the bucket's ARN as the context, not the object's.
+                    "StringLike": {
+                        "kms:EncryptionContext:aws:s3:arn": [
+                            f"arn:{partition}:s3:::{bucket}" for bucket in sorted(set(fsx_linked_buckets))
+                        ]
+                    },
+                },
+            }
+        )
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -139,6 +189,7 @@ def key_policy(account_id: str, partition: str, region: str, autoscaling_role_ar
                     "Resource": "*",
                     "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
                 },
+                *fsx,
             ],
         },
         sort_keys=True,

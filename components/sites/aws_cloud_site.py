@@ -23,7 +23,7 @@ from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
-from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs
+from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs, fsx_linked_buckets, s3_bucket_name
 from ..tagging import TagContext
 
 
@@ -36,6 +36,7 @@ class AwsCloudSiteArgs:
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
     # Cross-site links: ranges of the linked sites the VPC routes to its transit gateway (None: no links).
     transit_routes: list[str] | None = None
+    compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -55,6 +56,13 @@ class AwsCloudSite(pulumi.ComponentResource):
         site, tags = args.site, args.tags
         self.provider = aws.Provider(f"{name}-aws", region=site.region, opts=pulumi.ResourceOptions(parent=self))
         scoped = pulumi.ResourceOptions(parent=self, providers=[self.provider])
+        # FSx reads and writes its linked buckets with the site key: the key policy must name them.
+        linked_buckets = []
+        if fsx_linked_buckets(site):
+            account = aws.get_caller_identity_output(
+                opts=pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
+            ).account_id
+            linked_buckets = [s3_bucket_name(tags.stack, site.name, b, account) for b in fsx_linked_buckets(site)]
 
         self.key = AwsKmsKey(
             f"{name}-key",
@@ -65,6 +73,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 deletion_window_days=site.encryption.key_deletion_window_days,
                 protect=args.protect,
                 autoscaling_service_role=site.encryption.autoscaling_service_role,
+                fsx_linked_buckets=linked_buckets,
             ),
             opts=scoped,
         )
@@ -137,6 +146,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
                     protect=args.protect,
+                    compliance_locks=args.compliance_locks,
                     cluster_security_group=self.eks.cluster_security_group_id,
                     efa_security_groups={
                         pool_name: pool.security_group.id

@@ -7,10 +7,12 @@ storage catalog by ``validators.storage_is_valid``. Every number a component nee
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from components.catalog.storage import FSX_BACKUP_RETENTION_MAX_DAYS, MANAGED_LUSTRE_FILESYSTEM_MAX
 from components.standards import (
     ABORT_MULTIPART_DAYS,
     CHECKPOINT_COLD_AFTER_DAYS,
@@ -44,7 +46,10 @@ class Strict(BaseModel):
 
 class BackupSpec(Strict):
     retention_days: int = Field(
-        FSX_BACKUP_RETENTION_DAYS, ge=1, le=90, description="Automatic daily backups kept this many days (1-90)."
+        FSX_BACKUP_RETENTION_DAYS,
+        ge=1,
+        le=FSX_BACKUP_RETENTION_MAX_DAYS,
+        description="Automatic daily backups kept this many days (1-90).",
     )
     start_time: str = Field("03:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Daily backup start, UTC HH:MM.")
 
@@ -57,6 +62,11 @@ class DataRepositorySpec(Strict):
     prefix: str = Field("", pattern=r"^[A-Za-z0-9/_.-]*$", description="Key prefix in the bucket (default: its root).")
     auto_import: bool = Field(True, description="New, changed and deleted objects appear in the file system.")
     auto_export: bool = Field(False, description="New, changed and deleted files are written back to the bucket.")
+
+    @property
+    def slug(self) -> str:
+        """The association's resource name suffix: its path, not its list position, so reordering replaces nothing."""
+        return self.path.strip("/").replace("/", "-") or "root"
 
 
 class DurabilitySpec(Strict):
@@ -83,10 +93,16 @@ class FsxLustreSpec(Strict):
     deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
     storage_type: Literal["SSD", "HDD", "INTELLIGENT_TIERING"] = "SSD"
     capacity_gib: int | None = Field(
-        None, gt=0, description="Storage capacity (SSD / HDD). Default: sized from `workload` for its checkpoints."
+        None,
+        gt=0,
+        description="Storage capacity (SSD / HDD). Default: sized from `workload` for its checkpoints; with a "
+        "workload but no throughput tier, a minimum the sizing may raise. Pin the sized value once created.",
     )
     throughput_mbps_per_tib: int | None = Field(
-        None, gt=0, description="Per-unit throughput tier (persistent SSD / HDD). Default: sized from `workload`."
+        None,
+        gt=0,
+        description="Per-unit throughput tier (persistent SSD / HDD). Default: sized from `workload`; pin the sized "
+        "value once created.",
     )
     throughput_mbps: int | None = Field(None, gt=0, description="INTELLIGENT_TIERING only: throughput capacity.")
     read_cache: ReadCacheSpec | None = Field(None, description="INTELLIGENT_TIERING only (default: proportional).")
@@ -133,9 +149,16 @@ class ManagedLustreSpec(Strict):
 
     name: StorageName
     tier: ManagedLustreTier | None = Field(
-        None, description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`."
+        None,
+        description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`; pin the "
+        "sized value once created.",
     )
-    capacity_gib: int | None = Field(None, gt=0, description="Default: sized from `workload`.")
+    capacity_gib: int | None = Field(
+        None,
+        gt=0,
+        description="Default: sized from `workload`; with a workload but no tier, a minimum the sizing may raise. "
+        "Pin the sized value once created.",
+    )
     zone: Zone | None = Field(None, description="Zone of the instance (default: the site's first).")
     workload: SiteName | None = None
     checkpoint_seconds: float | None = Field(None, gt=0)
@@ -146,6 +169,11 @@ class ManagedLustreSpec(Strict):
     def path(self) -> str:
         return self.mount_path or f"/lustre/{self.name}"
 
+    @property
+    def filesystem(self) -> str:
+        """Managed Lustre's file system name: at most eight letters and digits, starting with a letter (the name's)."""
+        return re.sub(r"[^a-z0-9]", "", self.name.lower())[:MANAGED_LUSTRE_FILESYSTEM_MAX]
+
 
 class FilestoreSpec(Strict):
     """A Filestore share, e.g. home directories (GCP sites)."""
@@ -153,15 +181,22 @@ class FilestoreSpec(Strict):
     name: StorageName
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE", "HIGH_SCALE_SSD"] = "ZONAL"
     capacity_gib: int = Field(1024, gt=0)
-    zone: Zone | None = Field(None, description="ZONAL / BASIC tiers: zone (default: the site's first).")
+    zone: Zone | None = Field(
+        None,
+        description="ZONAL, BASIC and HIGH_SCALE_SSD tiers: zone (default: the site's first); REGIONAL and "
+        "ENTERPRISE shares live in the region and take none.",
+    )
     mount_path: MountPath = "/home"
 
 
 class ObjectLockSpec(Strict):
     """Write-once retention: S3 Object Lock on AWS, a retention policy on GCS."""
 
-    mode: Literal["COMPLIANCE", "GOVERNANCE"] = Field(
-        "COMPLIANCE", description="COMPLIANCE: nobody, root included, may shorten or remove it (S3)."
+    mode: Literal["COMPLIANCE", "GOVERNANCE"] | None = Field(
+        None,
+        description="S3 Object Lock mode. COMPLIANCE: nobody, root included, may shorten or remove it; GOVERNANCE: "
+        "principals with s3:BypassGovernanceRetention may. Default: COMPLIANCE in prod, GOVERNANCE elsewhere, so "
+        "a dev bucket can be emptied.",
     )
     days: int | None = Field(None, ge=1, le=36_500)
     years: int | None = Field(None, ge=1, le=100)
@@ -174,6 +209,9 @@ class ObjectLockSpec(Strict):
         if self.days is not None and self.years is not None:
             raise ValueError("set days or years, not both (S3 default retention takes one of them)")
         return self
+
+    def s3_mode(self, prod: bool) -> Literal["COMPLIANCE", "GOVERNANCE"]:
+        return self.mode or ("COMPLIANCE" if prod else "GOVERNANCE")
 
     @property
     def retention_days(self) -> int:
@@ -205,7 +243,11 @@ class BucketSpec(Strict):
         None, description="Write-once retention (audit logs, released artifacts). Default for purpose audit."
     )
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
-    hierarchical_namespace: bool = Field(False, description="GCS only: folders with atomic rename (fixed at creation).")
+    hierarchical_namespace: bool = Field(
+        False,
+        description="GCS only: folders with atomic rename (fixed at creation). Cloud Storage refuses versioning and "
+        "retention policies on such buckets, so they are not versioned, cannot be immutable, and rely on soft delete.",
+    )
     soft_delete_days: int | None = Field(
         None, ge=0, le=90, description="GCS only: keep deleted objects this long (0 turns it off, or 7-90; default 7)."
     )
@@ -240,7 +282,12 @@ class ExistingMountSpec(Strict):
     nfs_server: NonEmpty | None = Field(None, description="NFS only, instead of host_path: the server.")
     nfs_export: MountPath | None = Field(None, description="NFS only: the exported path.")
     capacity_gib: int = Field(gt=0)
-    write_mbps: float | None = Field(None, gt=0, description="Aggregate write throughput, for checkpoint sizing.")
+    write_mbps: float | None = Field(
+        None,
+        gt=0,
+        description="Aggregate write throughput, shown in the storage outputs (not checked against a "
+        "workload's checkpoint budget).",
+    )
     mount_path: MountPath | None = Field(None, description="Where pods see it (default: host_path or /mnt/<name>).")
     read_only: bool = False
 

@@ -2,16 +2,19 @@
 
 A size or combination the cloud would reject at apply time is an error here, naming the nearest values
 that work. A hand-sized Lustre file system that misses its workload's checkpoint budget is a warning in dev
-and an error in prod.
+and an error in prod. A file system sized from its workload is a warning everywhere, printing the sized values
+to pin once it exists (a later workload change would otherwise replace it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from components.catalog.storage import (
     EFA_CAPACITY_STEP,
+    EFA_RECOMMENDED_ABOVE_MBPS,
     FILESTORE_TIERS,
     INTELLIGENT_TIERING_METADATA_IOPS,
     INTELLIGENT_TIERING_THROUGHPUT,
@@ -19,16 +22,22 @@ from components.catalog.storage import (
     MAX_DATA_REPOSITORY_ASSOCIATIONS,
     METADATA_IOPS,
     READ_CACHE_GIB_PER_4000_MBPS,
+    fsx_efa_client,
     fsx_lustre_class,
 )
 from components.standards import CHECKPOINT_TARGET_SECONDS
 
-from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
+
+if TYPE_CHECKING:
+    from components.storage.sizing import LustreSize
 
 S3_BUCKET_NAME_MAX = 63
 GCS_BUCKET_NAME_MAX = 63
 ACCOUNT_ID_LENGTH = 12
+# S3 refuses lifecycle transitions to STANDARD_IA before an object is 30 days old (ONEZONE_IA likewise; not offered).
+S3_MIN_DAYS_BEFORE = {"STANDARD_IA": 30}
 # Each Managed Lustre instance needs a contiguous /24 of the private services range (Google's VPC page).
 LUSTRE_INSTANCE_PREFIX = 24
 # <base>--<az id>--x-s3, where an AZ ID is like use1-az4 (up to 9 characters, e.g. apse2-az3).
@@ -49,18 +58,21 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
         base = f"sites[{i}].storage"
         yield from _unique_names(site, base)
         if isinstance(site, AwsSite):
-            buckets = {b.name for b in site.storage.buckets}
             log_bucket = f"{stack}-{site.name}-access-logs"
-            if buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
+            if site.storage.buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
                 yield StorageIssue(
                     f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX)
                 )
+            zones = ", ".join(site.network.availability_zones)
             for j, lustre in enumerate(site.storage.lustre):
-                yield from _fsx(lustre, f"{base}.lustre[{j}]", buckets, workloads, prod)
+                if lustre.zone is not None and lustre.zone not in site.network.availability_zones:
+                    yield StorageIssue(
+                        f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
+                    )
+                yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
-                    zones = ", ".join(site.network.availability_zones)
                     yield StorageIssue(
                         f"{path}.zone", f"zone '{express.zone}' is not one of the site's zones ({zones})"
                     )
@@ -75,8 +87,18 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                 yield StorageIssue(
                     f"{base}.buckets", _too_long("usage-log bucket (project and stack)", GCS_BUCKET_NAME_MAX)
                 )
+            filesystems: dict[str, int] = {}
             for j, lustre in enumerate(site.storage.lustre):
                 yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+                first = filesystems.setdefault(lustre.filesystem, j)
+                if first != j:
+                    yield StorageIssue(
+                        f"{base}.lustre[{j}].name",
+                        f"'{lustre.name}' and '{site.storage.lustre[first].name}' (lustre[{first}]) both become the "
+                        f"Managed Lustre file system name '{lustre.filesystem}' (its first 8 letters and digits), and "
+                        "GKE's Lustre driver mounts one file system of a name per node; rename one so they differ "
+                        "within 8 letters and digits",
+                    )
             for j, share in enumerate(site.storage.filestore):
                 path = f"{base}.filestore[{j}]"
                 tier = FILESTORE_TIERS[share.tier]
@@ -86,7 +108,13 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                         f"{share.capacity_gib:,} GiB is not a {share.tier} Filestore size; {share.tier} takes "
                         f"{tier.describe()}",
                     )
-                if share.zone is not None and share.zone not in site.network.zones:
+                if share.zone is not None and tier.regional:
+                    yield StorageIssue(
+                        f"{path}.zone",
+                        f"a {share.tier} share lives in the region ({site.region}), not in a zone; remove zone, or "
+                        "choose a zonal tier (ZONAL, BASIC_HDD, BASIC_SSD, HIGH_SCALE_SSD)",
+                    )
+                elif share.zone is not None and share.zone not in site.network.zones:
                     yield StorageIssue(f"{path}.zone", f"zone '{share.zone}' is not one of the site's zones")
             yield from _buckets(site, base, stack, cloud="gcp")
         elif isinstance(site, KubernetesSite):
@@ -121,14 +149,26 @@ def _private_services_room(site: GcpSite, base: str) -> Iterator[StorageIssue]:
 
 
 def _unique_names(site, base: str) -> Iterator[StorageIssue]:
+    """Storage names become resource names and keys of the site's storage outputs, next to the node scratch tiers."""
     storage = site.storage
     keys = ("lustre", "filestore", "buckets", "express_checkpoints", "mounts")
     groups = [(key, getattr(storage, key)) for key in keys if hasattr(storage, key)]
+    # The implicit tiers: each cloud pool's NVMe scratch (<pool>-scratch), a grid / edge site's node scratch.
+    if isinstance(site, KubernetesSite):
+        reserved = {"scratch": "the site's node scratch tier"} if storage.scratch is not None else {}
+    else:
+        reserved = {f"{pool.name}-scratch": f"pool '{pool.name}''s node scratch tier" for pool in site.gpu_pools}
     seen: dict[str, str] = {}
     for key, entries in groups:
         for j, entry in enumerate(entries):
             where = f"{key}[{j}]"
-            if entry.name in seen:
+            if entry.name in reserved:
+                yield StorageIssue(
+                    f"{base}.{where}.name",
+                    f"'{entry.name}' is the name of {reserved[entry.name]} in the site's storage outputs; "
+                    "give this one another name",
+                )
+            elif entry.name in seen:
                 yield StorageIssue(
                     f"{base}.{where}.name",
                     f"'{entry.name}' already names {seen[entry.name]}; storage names become resource names, so "
@@ -143,7 +183,7 @@ def _nearest(steps, capacity: int) -> str:
     return f"nearest valid: {options} GiB" if options else "no size near it is valid"
 
 
-def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: bool) -> Iterator[StorageIssue]:
+def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool) -> Iterator[StorageIssue]:
     kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
     if kind is None:
         allowed = {"HDD": "PERSISTENT_1", "INTELLIGENT_TIERING": "PERSISTENT_2"}[lustre.storage_type]
@@ -166,6 +206,7 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
     tiered = kind.storage_type == "INTELLIGENT_TIERING"
+    size = None
     if tiered:
         yield from _intelligent_tiering(lustre, path)
     else:
@@ -173,7 +214,30 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
             if getattr(lustre, key) is not None:
                 yield StorageIssue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
         yield from _fsx_size(lustre, kind, path, workload is not None)
-        yield from _sizable(lustre, workload, path)
+        tier = lustre.throughput_mbps_per_tib
+        # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
+        if (tier is None or tier in kind.per_unit_throughputs) and not (lustre.efa and not kind.efa):
+            size = yield from _sized(lustre, workload, path)
+    if (
+        size is not None
+        and workload is not None
+        and (lustre.capacity_gib is None or (kind.per_unit_throughputs and lustre.throughput_mbps_per_tib is None))
+    ):
+        sized = f"capacity_gib: {size.capacity_gib}"
+        if kind.per_unit_throughputs:
+            sized += f", throughput_mbps_per_tib: {size.per_unit}"
+        fixed_tier = ", nor change an EFA-enabled one's throughput tier," if lustre.efa else ""
+        yield _pin(path, workload.name, sized, f"FSx cannot shrink a file system{fixed_tier} in place")
+    if kind.efa and lustre.efa:
+        yield from _efa_clients(site.gpu_pools, path)
+    elif kind.efa and size is not None and size.write_mbps > EFA_RECOMMENDED_ABOVE_MBPS:
+        yield StorageIssue(
+            f"{path}.efa",
+            f"the file system serves {size.write_mbps:,.0f} MB/s; AWS recommends EFA above "
+            f"{EFA_RECOMMENDED_ABOVE_MBPS:,} MB/s (10 GB/s) for per-client throughput: set efa: true (PERSISTENT_2, "
+            "fixed at creation)",
+            warning=True,
+        )
     if lustre.metadata_iops is not None:
         if not kind.metadata_configuration:
             yield StorageIssue(
@@ -190,7 +254,7 @@ def _fsx(lustre: FsxLustreSpec, path: str, buckets: set[str], workloads, prod: b
         yield StorageIssue(
             f"{path}.efa", "EFA-enabled file systems are PERSISTENT_2 only (set at creation); remove efa"
         )
-    yield from _durability(lustre, kind, path, buckets, prod)
+    yield from _durability(lustre, kind, path, {b.name for b in site.storage.buckets}, prod)
 
 
 def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -> Iterator[StorageIssue]:
@@ -233,17 +297,52 @@ def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -
         )
 
 
-def _sizable(lustre, workload, path: str) -> Iterator[StorageIssue]:
-    """A file system sized from its workload: the sizing must find a configuration that meets the budget."""
+def _sized(
+    lustre: FsxLustreSpec | ManagedLustreSpec, workload, path: str
+) -> Generator[StorageIssue, None, LustreSize | None]:
+    """The size the components will build (given, or sized from the workload); an issue if a workload cannot size it.
+
+    None where no size follows from the spec (values missing without a workload are reported on their keys).
+    """
     from components.storage.sizing import fsx_size, managed_lustre_size
 
-    if workload is None:
-        return
     size = fsx_size if isinstance(lustre, FsxLustreSpec) else managed_lustre_size
     try:
-        size(lustre, workload)
+        return size(lustre, workload)
     except ValueError as exc:
-        yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+        if workload is not None:
+            yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+        return None
+
+
+def _pin(path: str, workload: str, sized: str, limit: str) -> StorageIssue:
+    """A file system sized from its workload: the size is a creation-time choice the user should then pin."""
+    return StorageIssue(
+        f"{path}.workload",
+        f"sized for '{workload}' at plan time to {sized}; once it exists, pin these values in the stack file: a "
+        f"later change to the workload would resize it, and {limit}, so Pulumi would replace it (protect refuses "
+        "that in prod; elsewhere its data would be lost)",
+        warning=True,
+    )
+
+
+def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssue]:
+    """EFA pools whose type FSx does not take as an EFA client (trn2): they mount over TCP instead."""
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type
+
+    for pool in pools:
+        try:
+            instance = aws_instance_type(pool.instance_type)
+        except UnknownCatalogEntryError:
+            continue  # reported on the pool
+        if pool.uses_efa(instance.max_efa_interfaces > 0) and not fsx_efa_client(instance.name):
+            yield StorageIssue(
+                f"{path}.efa",
+                f"pool '{pool.name}' ({instance.name}) cannot be an EFA client of an FSx file system (AWS excludes "
+                f"{instance.name.split('.')[0]}); its fabric group is left out of this file system's EFA clients, "
+                "so it mounts through the cluster security group over TCP",
+                warning=True,
+            )
 
 
 def _intelligent_tiering(lustre: FsxLustreSpec, path: str) -> Iterator[StorageIssue]:
@@ -313,6 +412,7 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
         )
     paths: list[str] = []
     for k, repository in enumerate(durability.repositories):
+        earlier = durability.repositories[:k]
         if repository.bucket not in buckets:
             yield StorageIssue(
                 f"{where}.repositories[{k}].bucket",
@@ -326,7 +426,28 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
                 f"{repository.path} overlaps {clash}: repository paths of one file system may not nest; use "
                 "sibling directories",
             )
+        else:
+            named = next((m for m, other in enumerate(earlier) if other.slug == repository.slug), None)
+            if named is not None:
+                yield StorageIssue(
+                    f"{where}.repositories[{k}].path",
+                    f"{repository.path} and {earlier[named].path} (repositories[{named}]) both name the association "
+                    f"'repo-{repository.slug}' ('/' becomes '-' in resource names); rename one of the directories",
+                )
         paths.append(repository.path)
+        # FSx: each association of a file system needs its own bucket or a prefix that does not nest in another's.
+        shared = next(
+            (m for m, other in enumerate(earlier)
+             if other.bucket == repository.bucket and _nested(f"/{other.prefix}", f"/{repository.prefix}")),
+            None,
+        )  # fmt: skip
+        if shared is not None:
+            yield StorageIssue(
+                f"{where}.repositories[{k}].prefix",
+                f"s3://{repository.bucket}/{repository.prefix} overlaps repositories[{shared}] "
+                f"(s3://{earlier[shared].bucket}/{earlier[shared].prefix}): the associations of one file system "
+                "need distinct buckets or prefixes that do not nest; give each its own prefix",
+            )
 
 
 def _nested(a: str, b: str) -> bool:
@@ -346,7 +467,15 @@ def _managed_lustre(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
-    yield from _sizable(lustre, workloads.get(lustre.workload) if lustre.workload else None, path)
+    workload = workloads.get(lustre.workload) if lustre.workload else None
+    size = yield from _sized(lustre, workload, path)
+    if size is not None and workload is not None and (lustre.tier is None or lustre.capacity_gib is None):
+        yield _pin(
+            path,
+            workload.name,
+            f"tier: {size.tier}, capacity_gib: {size.capacity_gib}",
+            "Managed Lustre cannot shrink an instance or change its tier in place",
+        )
     if lustre.tier is None or lustre.capacity_gib is None:
         if lustre.workload is None:
             for key in ("tier", "capacity_gib"):
@@ -374,7 +503,21 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
                 f"{path}.lifecycle.cold_class",
                 f"{cold} is not a {'S3' if cloud == 'aws' else 'GCS'} class; use one of {', '.join(classes)}",
             )
+        cold_after, expire = bucket.cold_after(), bucket.lifecycle.expire_days
+        if cold_after is not None and expire is not None and expire <= cold_after:
+            yield StorageIssue(
+                f"{path}.lifecycle.expire_days",
+                f"objects would expire after {expire} days, before they move to the cold class after {cold_after}; "
+                "set expire_days above cold_after_days (or lower cold_after_days)",
+            )
         if cloud == "aws":
+            minimum = S3_MIN_DAYS_BEFORE.get(cold) if cold is not None else None
+            if cold_after is not None and minimum is not None and cold_after < minimum:
+                yield StorageIssue(
+                    f"{path}.lifecycle.cold_after_days",
+                    f"S3 moves objects to {cold} only after at least {minimum} days; set cold_after_days to "
+                    f"{minimum} or more, or choose GLACIER_IR or INTELLIGENT_TIERING",
+                )
             if bucket.hierarchical_namespace:
                 yield StorageIssue(
                     f"{path}.hierarchical_namespace",
@@ -397,6 +540,19 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
                 yield StorageIssue(
                     f"{path}.soft_delete_days",
                     f"{bucket.soft_delete_days} is not a soft-delete period GCS accepts; use 0 (off) or 7-90 days",
+                )
+            if bucket.hierarchical_namespace and bucket.lock is not None:
+                why = "immutable" if bucket.immutable is not None else "purpose audit (immutable by default)"
+                yield StorageIssue(
+                    f"{path}.hierarchical_namespace",
+                    f"Cloud Storage refuses a retention policy on a hierarchical-namespace bucket, and this bucket is "
+                    f"{why}; remove hierarchical_namespace, or keep write-once data in a bucket without it",
+                )
+            elif bucket.hierarchical_namespace and bucket.soft_delete == 0:
+                yield StorageIssue(
+                    f"{path}.soft_delete_days",
+                    "a hierarchical-namespace bucket cannot be versioned, so soft delete is its only way back from a "
+                    "deletion; keep soft_delete_days at 7-90",
                 )
             if bucket.immutable is not None and bucket.immutable.mode == "GOVERNANCE":
                 yield StorageIssue(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.storage import fsx_efa_client
 from ..spec import AwsSite
 from ..spec.model import WorkloadSpec
 from ..spec.storage import LifecycleSpec
@@ -35,6 +36,18 @@ class AwsSiteStorageArgs:
     # Security groups of the nodes that mount Lustre: "cluster" (every node), and each EFA pool's fabric group.
     cluster_security_group: pulumi.Input[str]
     efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    compliance_locks: bool = True  # Object Lock in COMPLIANCE mode unless a bucket says otherwise (prod)
+
+
+def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
+    """``<stack>-<site>-<bucket>-<account>``: global without a list position (the site key's policy names them too)."""
+    return pulumi.Output.concat(f"{stack}-{site}-{bucket}-", account)
+
+
+def fsx_linked_buckets(site: AwsSite) -> list[str]:
+    """The site's buckets that FSx file systems link to with data repository associations, in spec order."""
+    linked = (repository.bucket for lustre in site.storage.lustre for repository in lustre.durability.repositories)
+    return list(dict.fromkeys(linked))
 
 
 class AwsSiteStorage(pulumi.ComponentResource):
@@ -57,7 +70,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
             self.log_bucket = S3Bucket(
                 f"{name}-access-logs",
                 S3BucketArgs(
-                    bucket_name=pulumi.Output.concat(prefix, "-access-logs-", account),
+                    bucket_name=s3_bucket_name(tags.stack, site.name, "access-logs", account),
                     purpose="access-logs",
                     tags=tags,
                     protect=args.protect,
@@ -70,7 +83,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                 self.buckets[bucket.name] = S3Bucket(
                     f"{name}-{bucket.name}",
                     S3BucketArgs(
-                        bucket_name=pulumi.Output.concat(f"{prefix}-{bucket.name}-", account),
+                        bucket_name=s3_bucket_name(tags.stack, site.name, bucket.name, account),
                         purpose=bucket.purpose,
                         tags=tags,
                         protect=args.protect,
@@ -78,16 +91,24 @@ class AwsSiteStorage(pulumi.ComponentResource):
                         cold_after_days=bucket.cold_after(),
                         kms_key_arn=args.kms_key_arn,
                         lock=bucket.lock,
+                        compliance_lock=args.compliance_locks,
                         log_bucket=self.log_bucket.name,
                     ),
                     opts=child,
                 )
         first_zone = site.network.availability_zones[0]
+        # trn2 nodes cannot be EFA clients of FSx: they mount over TCP through the cluster security group.
+        instance_types = {pool.name: pool.instance_type for pool in site.gpu_pools}
+        efa_clients = {
+            f"efa-{pool}": group
+            for pool, group in args.efa_security_groups.items()
+            if fsx_efa_client(instance_types[pool])
+        }
         self.lustre = {}
         for lustre in storage.lustre:
             clients = {"cluster": args.cluster_security_group}
             if lustre.efa:
-                clients |= {f"efa-{pool}": group for pool, group in args.efa_security_groups.items()}
+                clients |= efa_clients
             self.lustre[lustre.name] = FsxLustre(
                 f"{name}-{lustre.name}",
                 FsxLustreArgs(

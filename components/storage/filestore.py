@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from ..catalog.storage import FILESTORE_TIERS
 from ..spec.storage import FilestoreSpec
 from ..tagging import TagContext
 from .contract import StorageTier
 
 CSI_DRIVER = "filestore.csi.storage.gke.io"
-REGIONAL_TIERS = ("REGIONAL", "ENTERPRISE")
 SHARE_NAME_MAX = 16  # letters, digits and underscores, starting with a letter
 
 
@@ -43,7 +43,7 @@ class Filestore(pulumi.ComponentResource):
         super().__init__("lattice:storage:Filestore", name, None, opts)
         spec = args.spec
         tags = args.tags.for_component("Filestore")
-        location = args.region if spec.tier in REGIONAL_TIERS else args.zone
+        location = args.region if FILESTORE_TIERS[spec.tier].regional else args.zone
         share = re.sub(r"[^a-z0-9_]", "_", spec.name.lower())[:SHARE_NAME_MAX]
         self.instance = gcp.filestore.Instance(
             f"{name}-instance",

@@ -127,11 +127,9 @@ class FsxLustre(pulumi.ComponentResource):
         )
         self.repositories = {}
         for repository in spec.durability.repositories:
-            # Named after the path, not the list position: reordering the list replaces nothing.
-            slug = repository.path.strip("/").replace("/", "-") or "root"
             events = aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=IMPORT_EVENTS)
             self.repositories[repository.path] = aws.fsx.DataRepositoryAssociation(
-                f"{name}-repo-{slug}",
+                f"{name}-repo-{repository.slug}",
                 file_system_id=self.file_system.id,
                 file_system_path=repository.path,
                 data_repository_path=pulumi.Output.concat(

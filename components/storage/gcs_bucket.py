@@ -6,7 +6,10 @@ log bucket; a lifecycle that moves objects to a colder class after N days, delet
 unfinished multipart uploads; soft delete; hierarchical namespace where asked. Immutable buckets get a
 retention policy — locked in prod, which can never be undone — and, because GCS refuses versioning on a
 bucket with a retention policy ("Object Versioning cannot be enabled on a bucket that currently has a
-retention policy"), no versioning; every other bucket is versioned. Every number comes from the spec.
+retention policy"), no versioning. Hierarchical-namespace buckets take neither ("Versioning is not supported
+for hierarchical namespace buckets", and likewise retention policies): soft delete is what brings their
+objects back, so the spec validators refuse them immutable or with soft delete off. Every other bucket is
+versioned. Every number comes from the spec.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class GcsBucket(pulumi.ComponentResource):
         labels = {PURPOSE_LABEL: args.purpose}
         if args.lock is not None:
             labels[IMMUTABLE_LABEL] = "true"
+        versioned = args.lock is None and not args.hierarchical_namespace
         self.bucket = gcp.storage.Bucket(
             f"{name}-bucket",
             name=args.bucket_name,
@@ -62,13 +66,13 @@ class GcsBucket(pulumi.ComponentResource):
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key_id),
-            versioning=gcp.storage.BucketVersioningArgs(enabled=True) if args.lock is None else None,
+            versioning=gcp.storage.BucketVersioningArgs(enabled=True) if versioned else None,
             retention_policy=gcp.storage.BucketRetentionPolicyArgs(
                 retention_period=str(args.lock.retention_days * SECONDS_PER_DAY), is_locked=args.locked
             )
             if args.lock is not None
             else None,
-            lifecycle_rules=lifecycle_rules(args.lifecycle, args.cold_after_days, versioned=args.lock is None),
+            lifecycle_rules=lifecycle_rules(args.lifecycle, args.cold_after_days, versioned=versioned),
             soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(
                 retention_duration_seconds=args.soft_delete_days * SECONDS_PER_DAY
             ),

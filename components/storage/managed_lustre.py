@@ -10,7 +10,6 @@ without ``gke_support_enabled`` (which moves it to the legacy port 6988).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pulumi
@@ -18,18 +17,12 @@ import pulumi_gcp as gcp
 
 from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
 
-from ..catalog.storage import MANAGED_LUSTRE_FILESYSTEM_MAX
 from ..spec.storage import ManagedLustreSpec
 from ..tagging import TagContext
 from .contract import StorageTier
 from .sizing import LustreSize
 
 CSI_DRIVER = "lustre.csi.storage.gke.io"
-
-
-def filesystem_name(name: str) -> str:
-    """Managed Lustre's file system name: at most eight letters and digits, starting with a letter."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())[:MANAGED_LUSTRE_FILESYSTEM_MAX]
 
 
 @dataclass
@@ -68,7 +61,7 @@ class ManagedLustre(pulumi.ComponentResource):
             project=args.project,
             location=args.zone,
             network=args.network_id,
-            filesystem=filesystem_name(spec.name),
+            filesystem=spec.filesystem,
             capacity_gib=str(size.capacity_gib),
             # Both are strings in the provider; the dynamic tier takes no per-unit throughput.
             per_unit_storage_throughput=None if dynamic else size.tier,
@@ -85,6 +78,7 @@ class ManagedLustre(pulumi.ComponentResource):
             ),
         )
         mount_point = self.instance.mount_point  # <ip>@tcp:/<filesystem>
+        ip = mount_point.apply(lambda point: point.split("@", 1)[0])
         self.tier = StorageTier(
             name=spec.name,
             kind="lustre",
@@ -92,13 +86,15 @@ class ManagedLustre(pulumi.ComponentResource):
             mount_path=spec.path,
             capacity_gib=size.capacity_gib,
             write_mbps=size.write_mbps,
-            server=mount_point.apply(lambda point: point.split("@", 1)[0]),
-            mount_name=filesystem_name(spec.name),
+            server=ip,
+            mount_name=spec.filesystem,
             volume_source={
                 "csi": {
                     "driver": CSI_DRIVER,
                     "volumeHandle": pulumi.Output.concat(args.project, "/", args.zone, "/", self.instance.instance_id),
-                    "volumeAttributes": {"mountpoint": mount_point},
+                    # Google's documented static-volume form: every driver version takes ip and filesystem
+                    # (`mountpoint` only from lustre-csi-driver v0.5.0; older ones refuse unknown keys).
+                    "volumeAttributes": {"ip": ip, "filesystem": spec.filesystem},
                 }
             },
         )

@@ -4,8 +4,9 @@ pulumi-aws 7 keeps each concern in its own resource (``aws.s3.Bucket`` and its s
 deprecated ``…V2`` ones): SSE-KMS with the site key and bucket keys; versioning; all four public-access
 blocks; ``BucketOwnerEnforced`` (ACLs off); a bucket policy that denies requests without TLS; server access
 logs to the site's log bucket; a lifecycle that moves objects to a colder class after N days, expires old
-versions and aborts unfinished uploads; and Object Lock with a default retention (COMPLIANCE: nobody, root
-included, can shorten it) for immutable buckets. Every number comes from the spec.
+versions and aborts unfinished uploads; and Object Lock with a default retention for immutable buckets
+(COMPLIANCE in prod: nobody, root included, can shorten it; GOVERNANCE elsewhere unless the spec says
+otherwise, so a dev bucket can be emptied). Every number comes from the spec.
 
 The site's **access-log bucket** is the one exception to the site key: S3 delivers server access logs
 only to buckets encrypted with SSE-S3 ("default bucket encryption with SSE-KMS is not supported" for log
@@ -39,6 +40,8 @@ class S3BucketArgs:
     cold_after_days: int | None = None
     kms_key_arn: pulumi.Input[str] | None = None  # None: SSE-S3 (the access-log bucket only)
     lock: ObjectLockSpec | None = None
+    # The lock's mode where the spec leaves it open: COMPLIANCE in prod, GOVERNANCE elsewhere.
+    compliance_lock: bool = True
     log_bucket: pulumi.Input[str] | None = None  # where this bucket's access logs go
     # Only for the access-log bucket: the account whose buckets may deliver logs, and their ARN pattern.
     log_sources: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
@@ -63,6 +66,8 @@ class S3Bucket(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
         bucket = self.bucket.id
+        # Deleting these would suspend versioning or drop the default retention of new objects: kept like the bucket.
+        guarded = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect)
         aws.s3.BucketOwnershipControls(
             f"{name}-ownership",
             bucket=bucket,
@@ -82,7 +87,7 @@ class S3Bucket(pulumi.ComponentResource):
             f"{name}-versioning",
             bucket=bucket,
             versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
-            opts=child,
+            opts=guarded,
         )
         by_default = (
             aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
@@ -129,7 +134,7 @@ class S3Bucket(pulumi.ComponentResource):
         if args.lock is not None:
             # S3's default retention takes days or years, not both.
             retention = aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                mode=args.lock.mode,
+                mode=args.lock.s3_mode(args.compliance_lock),
                 years=args.lock.years,
                 days=None if args.lock.years is not None else args.lock.retention_days,
             )
@@ -139,7 +144,7 @@ class S3Bucket(pulumi.ComponentResource):
                 object_lock_enabled="Enabled",
                 rule=aws.s3.BucketObjectLockConfigurationRuleArgs(default_retention=retention),
                 # Object Lock needs versioning on first.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning]),
+                opts=pulumi.ResourceOptions.merge(guarded, pulumi.ResourceOptions(depends_on=[versioning])),
             )
         self.name = self.bucket.bucket
         self.arn = self.bucket.arn

@@ -52,7 +52,7 @@ def fsx_size(spec: FsxLustreSpec, workload: WorkloadSpec | None) -> LustreSize:
         budget_seconds=budget,
         deployment=kind.key,
         tiers=(tier,) if tier is not None else None,
-        efa=spec.efa,
+        efa=spec.efa and kind.efa,  # EFA on another class is refused by the spec validators
         minimum_capacity_gib=spec.capacity_gib or 0,
     )
     return LustreSize(choice.capacity_gib, choice.per_unit_mbps_per_tib, None, choice.write_mbps, checkpoint, budget)

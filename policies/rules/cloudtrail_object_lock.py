@@ -10,6 +10,8 @@ TRAIL = "aws:cloudtrail/trail:Trail"
 LOCK_TYPES = s3_types("ObjectLockConfiguration")
 LOCK = LOCK_TYPES[0]
 DAYS_PER_YEAR = 365
+# COMPLIANCE is the stronger mode: it satisfies a GOVERNANCE requirement, not the other way round.
+MODE_STRENGTH = {"GOVERNANCE": 1, "COMPLIANCE": 2}
 
 
 def _trail_bucket(bucket: dict, plan: dict) -> bool:
@@ -28,14 +30,15 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
     description="CloudTrail buckets have object lock with a default retention of at least the minimum.",
     severity="high",
     remediation="Create the trail bucket with object_lock_enabled=True and add an "
-    "aws.s3.BucketObjectLockConfiguration with default_retention (mode COMPLIANCE) of at least minimumDays.",
+    "aws.s3.BucketObjectLockConfiguration with default_retention of at least minimumDays, in the configured mode "
+    "or a stronger one (COMPLIANCE in prod; dev and staging accept GOVERNANCE, Lattice's default there).",
     resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES),
     counterexample=Counterexample(
         LOCK, put("rule", "defaultRetention", "days", value=30), select=depending_on(_trail_bucket)
     ),
     config={
         "minimumDays": {"type": "integer", "default": OBJECT_LOCK_MIN_DAYS},
-        "mode": {"type": "string", "default": "COMPLIANCE"},
+        "mode": {"type": "string", "enum": list(MODE_STRENGTH), "default": "COMPLIANCE"},
     },
     checkov=("CKV_AWS_143",),
     category="retention",
@@ -62,7 +65,7 @@ def cloudtrail_bucket_object_lock(args):
         if days < minimum:
             yield bucket.urn, f"object lock retains CloudTrail logs for {days} days; at least {minimum} required"
         modes = {get(r, "mode") for r in retention}
-        if retention and config["mode"] not in modes:
+        if retention and max(MODE_STRENGTH.get(mode, 0) for mode in modes) < MODE_STRENGTH[config["mode"]]:
             yield (
                 bucket.urn,
                 (

@@ -29,11 +29,20 @@ def fsx_lustre_backup_retention(args):
         if get(system.props, "deploymentType", default="SCRATCH_1").startswith("SCRATCH"):
             continue  # scratch file systems have no backups by design; fsx-lustre-kms flags them
         days = get(system.props, "automaticBackupRetentionDays", default=0)
-        linked = any(
-            depends_on(repository, system) or known(repository.props, "fileSystemId") == known(system.props, "id")
-            for repository in repositories
-        )
+        linked = any(_links(repository, system) for repository in repositories)
         if days == 0 and linked:
             continue
         if days < minimum:
             yield system.urn, f"automatic backups are kept {days} days; at least {minimum} required"
+
+
+def _links(repository, system) -> bool:
+    """Whether a data repository association belongs to this file system.
+
+    It takes the file system's id as an input, so the engine records the dependency; failing that, both ids
+    must be known and equal. Two unknowns (a preview) or two absent values never match.
+    """
+    if depends_on(repository, system):
+        return True
+    target, own = known(repository.props, "fileSystemId"), known(system.props, "id")
+    return target is not None and own is not None and target == own

@@ -114,6 +114,24 @@ def test_size_rejects_unknown_machines_and_bad_workloads(capsys):
     assert "workload:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--target-checkpoint-seconds", "0", "argument --target-checkpoint-seconds: 0 must be above zero"),
+        ("--storage-gbps", "-1", "argument --storage-gbps: -1 must be above zero"),
+        ("--checkpoint-interval", "0", "argument --checkpoint-interval: 0 must be above zero"),
+        ("--nodes", "0", "argument --nodes: 0 must be above zero"),
+        ("--nodes", "1.5", "argument --nodes: '1.5' is not a number"),
+    ],
+)
+def test_size_flags_must_be_positive_numbers(capsys, flag, value, message):
+    with pytest.raises(SystemExit) as exited:
+        main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", flag, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_catalog_refresh_from_moto_reproduces_the_snapshot(tmp_path, capsys):
     from components.catalog.aws import AWS_SNAPSHOT
 

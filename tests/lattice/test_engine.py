@@ -17,6 +17,7 @@ from lattice.engine import (
     PlanError,
     engine_urn,
     run_plan,
+    run_program,
 )
 from tests.conftest import AWS_SITE, GRID_SITE, ROOT, cached_plan, spec_with
 
@@ -182,3 +183,25 @@ def test_independent_plans_do_not_leak_into_each_other(plan_spec):
     assert not any(r["type"].startswith("aws:") for r in only_grid.resources)
     with_aws = plan_spec(spec_with(AWS_SITE))
     assert not any(r["type"].startswith("kubernetes:") for r in with_aws.resources)
+
+
+def test_a_urn_registered_twice_is_a_plan_error_as_in_a_real_up():
+    import pulumi_aws as aws
+
+    def program():
+        aws.s3.Bucket("same")
+        aws.s3.Bucket("same")
+
+    with pytest.raises(PlanError, match=r"1 resource URN\(s\) registered twice, which `pulumi up` refuses: "
+                       r"urn:pulumi:t::lattice::aws:s3/bucket:Bucket::same;"):  # fmt: skip
+        run_program(program, stack="t")
+
+
+def test_same_names_of_different_types_or_parents_are_distinct_urns():
+    import pulumi_aws as aws
+
+    def program():
+        aws.s3.Bucket("same")
+        aws.s3.BucketVersioning("same", bucket="b", versioning_configuration={"status": "Enabled"})
+
+    assert len(run_program(program, stack="t").resources) == 3  # the stack and both resources

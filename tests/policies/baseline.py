@@ -31,7 +31,7 @@ GCP_PROJECT = "lattice-baseline"
 
 
 def program() -> None:
-    stateful = pulumi.ResourceOptions(protect=True)
+    stateful = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
     tags = TAGS.aws_tags()
     labels = TAGS.for_site("gcp-usc1", {}).gcp_labels()
     key = aws.kms.Key("key", enable_key_rotation=True, rotation_period_in_days=365, tags=tags, opts=stateful)
@@ -62,6 +62,7 @@ def program() -> None:
         rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
             default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(mode="COMPLIANCE", days=365)
         ),
+        opts=stateful,
     )
     aws.cloudtrail.Trail(
         "trail",
@@ -305,6 +306,7 @@ def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None
         name,
         bucket=bucket.id,
         versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
+        opts=pulumi.ResourceOptions(protect=True, retain_on_delete=True),
     )
     aws.s3.BucketPublicAccessBlock(
         name,

@@ -82,6 +82,7 @@ def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
 
 
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
 
 
 def _retype(plan, type_token, name, new_type):
@@ -116,6 +117,13 @@ def _template(plan):
 def _labels_without_immutable(plan):
     bucket = next(r for r in plan["resources"] if r["type"] == "gcp:storage/bucket:Bucket")
     return {k: v for k, v in bucket["inputs"]["labels"].items() if k != "lattice-immutable"}
+
+
+def _with_options(plan, type_token, name, **options):
+    """A copy of ``plan`` with resource options (protect, retainOnDelete) of one resource replaced."""
+    out = copy.deepcopy(plan)
+    next(r for r in out["resources"] if r["type"] == type_token and r["name"] == name).update(options)
+    return out
 
 
 def _without(plan, type_token, name):
@@ -292,6 +300,19 @@ def _without(plan, type_token, name):
             lambda p: edit(p, "aws:ebs/volume:Volume", "scratch", encrypted=False),
             ("ebs-volume-encryption", "the volume is not encrypted"),
         ),
+        # stateful resources are retained on delete too, their versioning and object lock included
+        (
+            lambda p: _with_options(p, "aws:kms/key:Key", "key", retainOnDelete=False),
+            ("protect-stateful-resources", "this stateful resource is not retained on delete"),
+        ),
+        (
+            lambda p: _with_options(p, LOCK, "trail", retainOnDelete=False),
+            ("protect-stateful-resources", "this stateful resource is not retained on delete"),
+        ),
+        (
+            lambda p: _with_options(p, "aws:s3/bucketVersioning:BucketVersioning", "data", protect=False),
+            ("protect-stateful-resources", "this stateful resource is not protected"),
+        ),
         # KMS: rotation on but too slow
         (
             lambda p: edit(p, "aws:kms/key:Key", "key", rotationPeriodInDays=730),
@@ -351,10 +372,32 @@ def test_edge_cases(change, expected, baseline):
         ),
         # HTTPS to the world is not an admin port
         lambda p: edit(p, "aws:ec2/securityGroupRule:SecurityGroupRule", "https", fromPort=80, toPort=443),
+        # a plan that does not record retainOnDelete (as CrossGuard's analyzer never hands it over) is judged on
+        # protect alone
+        lambda p: {**p, "resources": [{k: v for k, v in r.items() if k != "retainOnDelete"} for r in p["resources"]]},
     ],
 )
 def test_compliant_variations(change, baseline):
     assert findings(change(baseline)) == []
+
+
+@pytest.mark.parametrize(
+    ("required", "locked", "violation"),
+    [
+        ("GOVERNANCE", "COMPLIANCE", None),  # the stronger mode meets the weaker requirement
+        ("GOVERNANCE", "GOVERNANCE", None),
+        (
+            "COMPLIANCE",
+            "GOVERNANCE",
+            "object lock mode is GOVERNANCE; COMPLIANCE is required (GOVERNANCE can be bypassed by privileged users)",
+        ),
+    ],
+)
+def test_cloudtrail_lock_mode_is_at_least_the_configured_one(baseline, required, locked, violation):
+    plan = edit(baseline, LOCK, "trail", rule={"defaultRetention": {"mode": locked, "days": 365}})
+    config = PolicyConfig(levels={"all": "mandatory"}, settings={"cloudtrail-bucket-object-lock": {"mode": required}})
+    result = findings(plan, config)
+    assert result == ([("cloudtrail-bucket-object-lock", violation)] if violation else [])
 
 
 def test_config_overrides_thresholds(baseline, rules):
@@ -411,3 +454,43 @@ def test_a_redacted_key_is_a_secret_and_passes(baseline):
     vpn = next(r for r in baseline["resources"] if r["type"] == VPN)
     assert vpn["inputs"]["tunnel1PresharedKey"]["value"] == "[secret]"  # the engine's redaction, not the key
     assert [f for f in evaluate(baseline, EVERYTHING_MANDATORY).findings if f.policy == "vpn-preshared-key"] == []
+
+
+@pytest.mark.parametrize("preview", [False, True], ids=["plan", "preview"])
+def test_fsx_backups_excuse_only_the_file_system_its_repositories_link(plan_spec, rules, preview):
+    """A repository excuses its own file system, never another one, even when every id is unknown in preview."""
+    from tests.conftest import AWS_SITE, spec_with
+
+    lustre = {"capacity_gib": 2_400, "throughput_mbps_per_tib": 125}
+    site = {**AWS_SITE, "storage": {
+        "buckets": [{"name": "datasets", "purpose": "datasets"}],
+        "lustre": [{"name": "linked", **lustre, "durability": {"repositories": [{"bucket": "datasets",
+                                                                                "path": "/datasets"}]}},
+                   {"name": "other", **lustre}],
+    }}  # fmt: skip
+    plan = plan_spec(spec_with(site), preview=preview).to_dict()
+    systems = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == LUSTRE}
+    assert {name: fs["automaticBackupRetentionDays"] for name, fs in systems.items()} == {
+        "aws-use1-storage-linked-fs": 0,
+        "aws-use1-storage-other-fs": 0,
+    }
+    assert _backup_findings(plan, rules) == [
+        ("aws-use1-storage-other-fs", "automatic backups are kept 0 days; at least 7 required")
+    ]
+    if not preview:
+        # Without the recorded dependency, equal known ids still join an association to its file system.
+        repository = next(r for r in plan["resources"] if r["type"] == REPOSITORY)
+        repository["dependencies"] = []
+        assert len(_backup_findings(plan, rules)) == 2
+        linked = next(r for r in plan["resources"] if r["name"] == "aws-use1-storage-linked-fs")
+        linked["inputs"]["id"] = repository["inputs"]["fileSystemId"]
+        assert [urn for urn, _ in _backup_findings(plan, rules)] == ["aws-use1-storage-other-fs"]
+
+
+REPOSITORY = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+
+
+def _backup_findings(plan, rules) -> list[tuple[str, str]]:
+    result = evaluate(plan, EVERYTHING_MANDATORY, {"fsx-lustre-backup-retention": rules["fsx-lustre-backup-retention"]})
+    assert result.errors == [] and result.not_checked == []
+    return [(f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings]

@@ -79,3 +79,50 @@ def test_key_policy_never_names_a_role_that_does_not_exist_yet(plan_spec):
     key = plan.one("aws:kms/key:Key", "aws-use1-key-key")
     assert role["urn"] in key["dependencies"]  # the role exists before a policy names it
     assert _statements(key)["AutoScalingAttachesNodeVolumes"]["Principal"] == {"AWS": plan.state(role)["arn"]}
+
+
+FSX_S3_ROLES = (
+    "arn:aws:iam::123456789012:role/aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/"
+    "AWSServiceRoleForFSxS3Access_*"
+)
+
+
+def test_fsx_reads_and_writes_its_linked_sse_kms_buckets_through_the_key_policy(prod_plan):
+    """FSx's S3 service-linked role gets key rights only from the key policy, for the buckets it links to."""
+    associations = prod_plan.by_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
+    linked = {r["inputs"]["dataRepositoryPath"].removeprefix("s3://").split("/")[0] for r in associations}
+    assert linked == {"prod-aws-use1-datasets-123456789012", "prod-aws-use1-checkpoints-123456789012"}
+    statement = _statements(prod_plan.one("aws:kms/key:Key", "aws-use1-key-key"))[
+        "FsxS3AccessRolesUseTheKeyForLinkedBuckets"
+    ]
+    assert statement == {
+        "Sid": "FsxS3AccessRolesUseTheKeyForLinkedBuckets",
+        "Effect": "Allow",
+        # The role is named after a file system that does not exist yet: matched by ARN, in this account only.
+        "Principal": {"AWS": "*"},
+        "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+        "Resource": "*",
+        "Condition": {
+            "ArnLike": {"aws:PrincipalArn": FSX_S3_ROLES},
+            "StringEquals": {"kms:CallerAccount": "123456789012", "kms:ViaService": "s3.us-east-1.amazonaws.com"},
+            # S3 Bucket Keys are on: the encryption context is the bucket ARN, not bucket/*.
+            "StringLike": {"kms:EncryptionContext:aws:s3:arn": sorted(f"arn:aws:s3:::{b}" for b in linked)},
+        },
+    }
+
+
+def test_a_site_whose_file_systems_link_no_bucket_admits_no_fsx_role(plan_spec):
+    site = {
+        **AWS_SITE,
+        "storage": {
+            "buckets": [{"name": "datasets", "purpose": "datasets"}],
+            "lustre": [{"name": "shared", "capacity_gib": 2400, "throughput_mbps_per_tib": 250}],
+        },
+    }
+    statements = _statements(plan_spec(spec_with(site)).one("aws:kms/key:Key", "aws-use1-key-key"))
+    assert set(statements) == {
+        "AccountAdministersThroughIam",
+        "CloudWatchLogsEncryptsThisAccountsLogGroups",
+        "AutoScalingUsesTheKeyForNodeVolumes",
+        "AutoScalingAttachesNodeVolumes",
+    }

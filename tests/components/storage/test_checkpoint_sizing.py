@@ -62,3 +62,21 @@ def test_lattice_size_prints_bytes_throughput_choice_and_the_14_percent_example(
     for shown in ("980 GB", "300 s", "14.3%", "16,333 MB/s", "PERSISTENT_2/SSD at 1000 MB/s/TiB, 16,800 GiB",
                   "16,406 MB/s", "59.7 s", "3.2%"):  # fmt: skip
         assert shown in out, shown
+
+
+@pytest.mark.parametrize(
+    ("key", "per_unit", "message"),
+    [
+        ("SCRATCH_2/SSD", None, "SCRATCH_2/SSD at None MB/s/TiB cannot be EFA-enabled"),
+        ("PERSISTENT_1/SSD", 50, "PERSISTENT_1/SSD at 50 MB/s/TiB cannot be EFA-enabled"),
+        ("PERSISTENT_2/SSD", 300, "PERSISTENT_2/SSD at 300 MB/s/TiB cannot be EFA-enabled"),
+    ],
+)
+def test_efa_steps_of_a_class_or_tier_without_efa_are_a_value_error(key, per_unit, message):
+    with pytest.raises(ValueError, match=message):
+        FSX_LUSTRE_CLASSES[key].capacity_steps(per_unit, efa=True)
+
+
+def test_hdd_steps_need_an_hdd_tier():
+    with pytest.raises(ValueError, match="PERSISTENT_1/HDD takes a throughput tier of 12 or 40"):
+        FSX_LUSTRE_CLASSES["PERSISTENT_1/HDD"].capacity_steps(50, efa=False)

@@ -13,6 +13,7 @@ from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 S3 = "aws:s3/bucket:Bucket"
 GCS = "gcp:storage/bucket:Bucket"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
+MANAGED = "gcp:lustre/instance:Instance"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 
@@ -71,22 +72,38 @@ def test_immutable_buckets_lock_objects_in_compliance_mode(prod_plan, bucket, re
     assert versioning["urn"] in lock["dependencies"]  # Object Lock needs versioning on first
 
 
-def test_every_prod_gcs_bucket_is_cmek_uniform_private_and_versioned_or_locked(prod_plan):
+def test_every_prod_gcs_bucket_is_cmek_uniform_private_and_versioned_locked_or_soft_deleted(prod_plan):
+    """Versioning, a locked retention policy, or a hierarchical namespace with soft delete: GCS allows one."""
     key = prod_plan.state(prod_plan.one("gcp:kms/cryptoKey:CryptoKey", "gcp-usc1-key-key"))["id"]
     buckets = prod_plan.by_type(GCS)
     assert {b["inputs"]["name"] for b in buckets} == {f"lattice-prod-ml-prod-{n}" for n in
                                                        ("access-logs", "datasets", "checkpoints")}  # fmt: skip
     grant = prod_plan.one("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "gcp-usc1-storage-storage-agent")
+    recovery = {}
     for bucket in buckets:
         inputs = bucket["inputs"]
         assert inputs["encryption"] == {"defaultKmsKeyName": key}
         assert inputs["uniformBucketLevelAccess"] is True and inputs["publicAccessPrevention"] == "enforced"
-        assert ("versioning" in inputs) != ("retentionPolicy" in inputs)  # GCS refuses both on one bucket
         assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 7 * 86_400}
         assert grant["urn"] in bucket["dependencies"]  # the service agent may use the key first
         assert any(r["action"]["type"] == "AbortIncompleteMultipartUpload" for r in inputs["lifecycleRules"])
+        ways = [way for way, present in (
+            ("versioning", inputs.get("versioning") == {"enabled": True}),
+            ("locked retention", inputs.get("retentionPolicy", {}).get("isLocked") is True),
+            ("hierarchical namespace with soft delete", "hierarchicalNamespace" in inputs),
+        ) if present]  # fmt: skip
+        assert len(ways) == 1, (inputs["name"], ways)  # GCS refuses any two on one bucket
+        recovery[inputs["name"].removeprefix("lattice-prod-ml-prod-")] = ways[0]
+    assert recovery == {
+        "access-logs": "versioning",
+        "checkpoints": "versioning",
+        "datasets": "hierarchical namespace with soft delete",
+    }
     datasets = prod_plan.one(GCS, "gcp-usc1-storage-datasets-bucket")["inputs"]
     assert datasets["hierarchicalNamespace"] == {"enabled": True}
+    assert "versioning" not in datasets and "retentionPolicy" not in datasets
+    # nothing is noncurrent without versioning: no rule for old versions
+    assert not any("daysSinceNoncurrentTime" in r["condition"] for r in datasets["lifecycleRules"])
 
 
 def test_a_locked_retention_policy_in_prod_only(plan_spec):
@@ -101,9 +118,19 @@ def test_a_locked_retention_policy_in_prod_only(plan_spec):
 
 def test_every_stateful_resource_in_prod_is_protected_and_retained(prod_plan):
     stateful = [r for r in prod_plan.resources if r["type"] in STATEFUL]
-    assert {r["type"] for r in stateful} >= {S3, GCS, FSX, "aws:kms/key:Key", "aws:cloudwatch/logGroup:LogGroup",
-                                              "gcp:lustre/instance:Instance", "aws:s3/directoryBucket:DirectoryBucket",
-                                              "gcp:filestore/instance:Instance"}  # fmt: skip
+    assert {r["type"] for r in stateful} >= {
+        S3,
+        GCS,
+        FSX,
+        "aws:kms/key:Key",
+        "aws:cloudwatch/logGroup:LogGroup",
+        "gcp:lustre/instance:Instance",
+        "aws:s3/directoryBucket:DirectoryBucket",
+        "gcp:filestore/instance:Instance",
+        # deleting these would suspend versioning or drop the default retention of new objects
+        "aws:s3/bucketVersioning:BucketVersioning",
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+    }
     assert [r["name"] for r in stateful if not (r["protect"] and r["retainOnDelete"])] == []
 
 
@@ -196,6 +223,7 @@ def test_managed_lustre_behind_private_services_with_its_key(prod_plan):
     assert (address["inputs"]["address"], address["inputs"]["prefixLength"]) == ("10.30.96.0", 20)
     peering = prod_plan.one("gcp:servicenetworking/connection:Connection", "gcp-usc1-storage-private-services-peering")
     assert peering["urn"] in instance["dependencies"]
+    assert peering["inputs"]["deletionPolicy"] == "ABANDON"  # a destroy never cuts off a retained instance
     firewall = prod_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-storage-private-services-lustre")["inputs"]
     assert firewall["sourceRanges"] == ["10.30.96.0/20"] and firewall["allows"] == [
         {"protocol": "tcp", "ports": ["988"]}
@@ -241,7 +269,12 @@ def test_lustre_and_filestore_reach_gke_pods_through_gkes_drivers(prod_plan):
     lustre = prod_plan.one(PV, "gcp-usc1-storage-shared-fusion")["inputs"]["spec"]["csi"]
     assert lustre["driver"] == "lustre.csi.storage.gke.io"
     assert lustre["volumeHandle"] == "lattice-prod-ml/us-central1-a/prod-gcp-usc1-shared"
-    assert lustre["volumeAttributes"]["mountpoint"].endswith("@tcp:/shared")
+    # the documented static-volume attributes, taken from the instance's <ip>@tcp:/<filesystem> mount point
+    ip, filesystem = prod_plan.state(prod_plan.one(MANAGED, "gcp-usc1-storage-shared-instance"))["mountPoint"].split(
+        "@tcp:/"
+    )
+    assert lustre["volumeAttributes"] == {"ip": ip, "filesystem": filesystem}
+    assert filesystem == "shared"
     home = prod_plan.one(PV, "gcp-usc1-storage-home-fusion")["inputs"]["spec"]["csi"]
     assert home["driver"] == "filestore.csi.storage.gke.io"
     assert home["volumeHandle"] == "modeInstance/us-central1-a/prod-gcp-usc1-home/home"
@@ -285,3 +318,43 @@ def test_a_site_with_storage_but_no_teams_makes_no_claims(plan_spec):
     plan = plan_spec(spec_with(site))
     assert plan.by_type(PV) == [] and plan.by_type(PVC) == []
     assert plan.outputs["sites"]["grid-hpc"]["storage"]["nfs"]["server"] == "n"
+
+
+def test_the_dev_grid_site_exposes_its_scratch_and_lustre(dev_plan):
+    storage = dev_plan.outputs["sites"]["grid-hpc"]["storage"]
+    assert storage["scratch"]["pod"] == {"hostPath": {"path": "/scratch", "type": "Directory"}, "nodeSelector": {}}
+    assert (storage["lustre"]["kind"], storage["lustre"]["write_mbps"]) == ("lustre", 20_000)
+    assert storage["lustre"]["pod"] == {"persistentVolumeClaim": {"claimName": "lustre", "readOnly": False}}
+    volume = dev_plan.one(PV, "grid-hpc-storage-lustre-climate")["inputs"]["spec"]
+    assert volume["hostPath"] == {"path": "/lustre", "type": "Directory"}
+    claims = set(_claims(dev_plan, "grid-hpc"))
+    assert claims == {"grid-hpc-storage-lustre-climate", "grid-hpc-storage-lustre-materials"}
+
+
+def test_a_regional_filestore_share_lives_in_the_region(plan_spec):
+    from tests.conftest import GCP_SITE
+
+    site = {**GCP_SITE, "storage": {"filestore": [{"name": "home", "tier": "REGIONAL", "capacity_gib": 1024}]}}
+    plan = plan_spec(spec_with(site))
+    instance = plan.one("gcp:filestore/instance:Instance", "gcp-usc1-storage-home-instance")["inputs"]
+    assert (instance["location"], instance["tier"]) == ("us-central1", "REGIONAL")
+    home = plan.outputs["sites"]["gcp-usc1"]["storage"]["home"]
+    assert home["kind"] == "nfs" and home["capacity_gib"] == 1024
+
+
+def test_a_grid_mount_may_be_called_scratch_where_the_site_declares_no_node_scratch(plan_spec):
+    mount = {"name": "scratch", "kind": "lustre", "host_path": "/lustre/scratch", "capacity_gib": 1000}
+    plan = plan_spec(spec_with({**GRID_SITE, "storage": {"mounts": [mount]}}))
+    assert plan.outputs["sites"]["grid-hpc"]["storage"]["scratch"]["kind"] == "lustre"
+
+
+@pytest.mark.parametrize(
+    ("environment", "immutable", "mode"),
+    [("prod", None, "COMPLIANCE"), ("dev", None, "GOVERNANCE"), ("dev", {"mode": "COMPLIANCE"}, "COMPLIANCE")],
+)
+def test_audit_buckets_lock_in_compliance_mode_in_prod_and_governance_elsewhere(plan_spec, environment, immutable,
+                                                                                 mode):  # fmt: skip
+    bucket = {"name": "audit", "purpose": "audit", **({"immutable": immutable} if immutable else {})}
+    plan = plan_spec(spec_with({**AWS_SITE, "storage": {"buckets": [bucket]}}, environment=environment))
+    (lock,) = _side(plan, plan.one(S3, "aws-use1-storage-audit-bucket"), "ObjectLockConfiguration")
+    assert lock["inputs"]["rule"] == {"defaultRetention": {"mode": mode, "days": 365}}

@@ -75,7 +75,20 @@ FSX_INVALID = [
     ({"deployment_type": "PERSISTENT_1", "capacity_gib": 2_400, "throughput_mbps_per_tib": 50, "efa": True},
      "EFA-enabled file systems are PERSISTENT_2 only"),
     ({"capacity_gib": 2_400}, "set throughput_mbps_per_tib, or name a workload to size the file system"),
+    # sized from a workload: the class, tier and EFA choice are refused on their own keys, never a traceback
+    ({"deployment_type": "SCRATCH_2", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"deployment_type": "PERSISTENT_1", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"deployment_type": "PERSISTENT_1", "storage_type": "HDD", "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].efa", "EFA-enabled file systems are PERSISTENT_2 only")),
+    ({"throughput_mbps_per_tib": 300, "efa": True, "workload": "fusion-7b"},
+     ("1 problem in lattice:spec sites[0].storage.lustre[0].throughput_mbps_per_tib",
+      "300 MB/s/TiB is not a PERSISTENT_2/SSD tier")),
+    ({"capacity_gib": 2_400, "throughput_mbps_per_tib": 250, "zone": "us-east-1d"},
+     ("sites[0].storage.lustre[0].zone", "zone 'us-east-1d' is not one of the site's zones (us-east-1a, us-east-1b)")),
 ]  # fmt: skip
+WORKLOADS = [{"name": "fusion-7b", "parameters": "7B"}]
 
 
 def _refused(tmp_path, capsys, spec) -> str:
@@ -89,7 +102,9 @@ def _refused(tmp_path, capsys, spec) -> str:
 @pytest.mark.parametrize(("lustre", "message"), FSX_INVALID, ids=lambda v: str(v)[:60])
 def test_invalid_fsx_sizes_exit_2_with_the_nearest_valid(tmp_path, capsys, monkeypatch, lustre, message):
     monkeypatch.setenv("COLUMNS", "400")
-    assert message in _refused(tmp_path, capsys, spec_with(_aws(lustre)))
+    err = _refused(tmp_path, capsys, spec_with(_aws(lustre), workloads=WORKLOADS))
+    for fragment in (message,) if isinstance(message, str) else message:
+        assert fragment in err
 
 
 MANAGED_VALID = [
@@ -159,3 +174,94 @@ def test_a_hand_sized_file_system_that_misses_its_budget(tmp_path, capsys, monke
     lustre["durability"] = {"backups": {}}
     prod = spec_with(_aws(lustre), workloads=workloads, environment="prod")
     assert "over the 60 s budget (16,333 MB/s needed)" in _refused(tmp_path, capsys, prod)
+
+
+def _pool(name: str, instance_type: str) -> dict:
+    return {"name": name, "instance_type": instance_type, "availability_zones": ["us-east-1a"], "max_nodes": 2}
+
+
+def test_trn2_pools_are_not_efa_clients_of_an_efa_file_system(tmp_path, capsys, monkeypatch, plan_spec):
+    """AWS excludes trn2 from FSx's EFA clients: a warning, and its fabric group gets no all-traffic rules."""
+    monkeypatch.setenv("COLUMNS", "400")
+    site = _aws({"capacity_gib": 4_800, "throughput_mbps_per_tib": 1000, "efa": True},
+                gpu_pools=[_pool("train-p5", "p5.48xlarge"), _pool("train-trn2", "trn2.48xlarge")])  # fmt: skip
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec_with(site)))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "warning: sites[0].storage.lustre[0].efa: pool 'train-trn2' (trn2.48xlarge) cannot be an EFA client of an "
+        "FSx file system (AWS excludes trn2); its fabric group is left out" in err
+    )
+    assert "train-p5" not in err
+    prefix = "aws-use1-storage-shared-"
+    rules = {r["name"].removeprefix(prefix) for r in plan_spec(spec_with(site)).resources
+             if r["type"].startswith("aws:vpc/securityGroup") and r["name"].startswith(prefix)}  # fmt: skip
+    peers = ("self", "cluster", "efa-train-p5")
+    assert rules == {f"{way}-{peer}-all" for way in ("in", "out") for peer in peers} | {
+        "client-cluster-all",
+        "client-efa-train-p5-all",
+    }
+
+
+@pytest.mark.parametrize(("capacity", "warned"), [(12_000, True), (9_600, False)])
+def test_a_file_system_faster_than_10_gbps_without_efa_is_told_to_use_it(tmp_path, capsys, capacity, warned):
+    lustre = {"capacity_gib": capacity, "throughput_mbps_per_tib": 1000}
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec_with(_aws(lustre))))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    expected = ("warning: sites[0].storage.lustre[0].efa: the file system serves 11,719 MB/s; AWS recommends EFA "
+                "above 10,000 MB/s (10 GB/s) for per-client throughput: set efa: true")  # fmt: skip
+    assert (expected in err) is warned
+    assert ("AWS recommends EFA" in err) is warned
+
+
+def test_one_bucket_may_back_several_associations_under_sibling_prefixes(plan_spec):
+    site = _aws({"capacity_gib": 2_400, "throughput_mbps_per_tib": 250, "durability": {"repositories": [
+        {"bucket": "datasets", "path": "/raw", "prefix": "raw"},
+        {"bucket": "datasets", "path": "/curated", "prefix": "curated/v2"},
+    ]}})  # fmt: skip
+    site["storage"]["buckets"] = [{"name": "datasets", "purpose": "datasets"}]
+    plan = plan_spec(spec_with(site))
+    paths = {r["name"]: r["inputs"]["dataRepositoryPath"] for r in
+             plan.by_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")}  # fmt: skip
+    bucket = plan.one("aws:s3/bucket:Bucket", "aws-use1-storage-datasets-bucket")["inputs"]["bucket"]
+    assert paths == {
+        "aws-use1-storage-shared-repo-raw": f"s3://{bucket}/raw",
+        "aws-use1-storage-shared-repo-curated": f"s3://{bucket}/curated/v2",
+    }
+
+
+PIN = (
+    "once it exists, pin these values in the stack file: a later change to the workload would resize it, and "
+    "{limit}, so Pulumi would replace it (protect refuses that in prod; elsewhere its data would be lost)"
+)
+
+
+@pytest.mark.parametrize("environment", ["dev", "prod"])
+def test_a_file_system_sized_from_its_workload_is_told_to_pin_the_size(tmp_path, capsys, monkeypatch, environment):
+    """Sizing is a creation-time choice: every environment prints the sized values to pin (a warning, not an error)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    # 98 GB in 10 s: 9,800 MB/s, so 14,400 GiB at 1000 MB/s/TiB in EFA steps of 4,800
+    fsx = {"workload": "fusion-7b", "efa": True, "checkpoint_seconds": 10,
+           "durability": {"backups": {"retention_days": 14}}}  # fmt: skip
+    sites = [_aws(fsx), _gcp({"workload": "fusion-7b"})]
+    spec = spec_with(*sites, workloads=WORKLOADS, environment=environment)
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec, stack=environment))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    fsx_limit = "FSx cannot shrink a file system, nor change an EFA-enabled one's throughput tier, in place"
+    assert (
+        "warning: sites[0].storage.lustre[0].workload: sized for 'fusion-7b' at plan time to capacity_gib: 14400, "
+        f"throughput_mbps_per_tib: 1000; {PIN.format(limit=fsx_limit)}" in err
+    )
+    ml_limit = "Managed Lustre cannot shrink an instance or change its tier in place"
+    assert (
+        "warning: sites[1].storage.lustre[0].workload: sized for 'fusion-7b' at plan time to tier: 1000, "
+        f"capacity_gib: 9000; {PIN.format(limit=ml_limit)}" in err
+    )
+
+
+def test_a_pinned_size_is_only_checked_against_the_workload(tmp_path, capsys):
+    pinned = [_aws({"workload": "fusion-7b", "capacity_gib": 1_200, "throughput_mbps_per_tib": 500,
+                    "checkpoint_seconds": 300}),
+              _gcp({"workload": "fusion-7b", "tier": 1000, "capacity_gib": 9_000})]  # fmt: skip
+    spec = spec_with(*pinned, workloads=WORKLOADS)
+    assert main(["plan", "--stack-file", str(write_stack(tmp_path, spec))]) == 0
+    assert "warning" not in capsys.readouterr().err
