@@ -122,16 +122,30 @@ def _links_render(args: argparse.Namespace, out: Console) -> int:
             sys.stdout.write(f"### {name}{' (keys redacted: --output-dir writes them)' * (name == 'swanctl.conf')}\n")
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    for name, mode in FILES.items():
-        path = args.output_dir / name
-        # Created with its final mode: the key file is never readable by others, not even for a moment.
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(files[name])
-        os.chmod(path, mode)
-        out.print(f"wrote {path} (mode {mode:o})")
+    try:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        for name, mode in FILES.items():
+            _write(args.output_dir / name, files[name], mode)
+            out.print(f"wrote {args.output_dir / name} (mode {mode:o})")
+    except OSError as exc:
+        raise UsageError(f"{args.output_dir}: cannot write the configuration ({exc.strerror}); choose another "
+                         "--output-dir") from None  # fmt: skip
     return 0
+
+
+def _write(path: Path, text: str, mode: int) -> None:
+    """Write a file that has its final mode from its first byte: a temporary file created with the mode (no
+    other process can open it in between), then renamed over the target."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(descriptor, mode)  # the umask may have narrowed it; never widened
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _read_outputs(path: Path) -> dict[str, Any]:
@@ -160,9 +174,11 @@ def _vpn_files(outputs: dict[str, Any], site: str, source: str, gateway: str | N
             f"'{site}' has {len(gateways)} gateway hosts, each with its own tunnels; choose one with --gateway: "
             f"{', '.join(sorted(gateways))}"
         )
-    vpn = gateways.get(gateway) if gateway is not None else next(iter(gateways.values()))
-    if not isinstance(vpn, dict):
+    if gateway is not None and gateway not in gateways:
         raise UsageError(f"'{gateway}' is not a gateway of '{site}'; use one of: {', '.join(sorted(gateways))}")
+    vpn = gateways[gateway] if gateway is not None else next(iter(gateways.values()))
+    if not isinstance(vpn, dict):
+        raise UsageError(f"{source}: sites.{site}.vpn holds no configuration files; re-run `pulumi up`")
     secret = vpn.get("swanctl.conf")
     if not isinstance(secret, str) or secret == "[secret]" or (isinstance(secret, dict) and SECRET_SIG in secret):
         raise UsageError(

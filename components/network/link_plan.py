@@ -52,6 +52,9 @@ BLOCKS = tuple(
     if not any(reserved.subnet_of(block) for reserved in AWS_RESERVED_INSIDE)
 )
 
+# Regions without large tunnels (AWS Site-to-Site VPN "Tunnel options", Large Bandwidth Tunnels): there, more
+# standard connections carry the bandwidth instead.
+NO_LARGE_TUNNEL_REGIONS = ("ap-southeast-4", "ca-west-1", "eu-central-2", "il-central-1", "me-central-1")
 AWS_STANDARD_TUNNEL_GBPS = 1.25
 AWS_LARGE_TUNNEL_GBPS = 5.0
 GCP_TUNNEL_PPS = 250_000
@@ -141,7 +144,11 @@ def plan_pair(
 ) -> LinkPlan:
     """The plan for one pair (the validators refuse one whose bandwidth its tunnels cannot carry)."""
     kind = kind_of(cloud, peer)
-    large = kind != "gcp-onprem" and bandwidth > AWS_STANDARD_TUNNEL_GBPS
+    large = (
+        kind != "gcp-onprem"
+        and bandwidth > AWS_STANDARD_TUNNEL_GBPS
+        and getattr(cloud, "region", None) not in NO_LARGE_TUNNEL_REGIONS
+    )
     aws_tunnel = AWS_LARGE_TUNNEL_GBPS if large else AWS_STANDARD_TUNNEL_GBPS
     gcp_tunnel = gcp_tunnel_gbps(mean_packet_bytes)
     tunnel_gbps = {"aws-onprem": aws_tunnel, "gcp-onprem": gcp_tunnel, "aws-gcp": min(aws_tunnel, gcp_tunnel)}[kind]
@@ -151,6 +158,9 @@ def plan_pair(
         pairs = max(1, math.ceil(round(bandwidth / tunnel_gbps, 9)))
         if kind == "aws-gcp":
             pairs += pairs % 2  # two AWS connections (four tunnels) per HA VPN gateway pairing
+        if kind == "aws-onprem":
+            # every gateway host of the site gets a connection of its own (device redundancy)
+            pairs = max(pairs, len(getattr(getattr(peer.network, "vpn_gateway", None), "public_ips", ())))
     block = ipaddress.ip_network(pinned) if pinned else derived_block(cloud.name, peer.name)
     return LinkPlan(
         cloud=cloud.name,

@@ -84,6 +84,9 @@ class CrossSiteLinks(pulumi.ComponentResource):
                 remote_cidrs=ranges_behind(spec, plan),
                 aws=self._aws_end(aws_site, args) if aws_site else None,
                 gcp=self._gcp_end(gcp_site, args) if gcp_site else None,
+                admit=list(link.admit),
+                cloud_ranges=tuple(str(net) for net in routed_networks(cloud)),
+                far_ranges=tuple(str(net) for net in routed_networks(peer)),
                 peer=PeerEnd(
                     site=peer.name,
                     asn=peer.network.asn,
@@ -129,6 +132,7 @@ class CrossSiteLinks(pulumi.ComponentResource):
             route_table=network.transit_route_table,
             log_group_arn=network.vpn_log_group.arn,
             tags=args.tags[site.name],
+            cluster_security_group_id=built.eks.cluster_security_group_id,
         )
 
     @staticmethod
@@ -143,6 +147,7 @@ class CrossSiteLinks(pulumi.ComponentResource):
             router=built.vpn.router,
             gateways=built.vpn.gateways,
             tags=args.tags[site.name],
+            network_id=built.network.network_id,
         )
 
     @staticmethod

@@ -20,7 +20,7 @@ How the operator applies them (as root)::
     swanctl --load-all
     sed -i 's/^bgpd=no/bgpd=yes/' /etc/frr/daemons           # Debian ships bgpd disabled; restart frr once
     install -m 640 -o frr -g frr frr.conf /etc/frr/frr.conf
-    systemctl reload frr
+    systemctl restart frr                                     # (later changes: systemctl reload frr)
 
 Choices, and why:
 
@@ -34,7 +34,14 @@ Choices, and why:
 - ``keyingtries = 0`` keeps retrying after a failed connect (the default gives up after one sequence), so a tunnel
   comes back after a cloud endpoint replacement without the operator.
 - ``encap`` stays at its default: both clouds support NAT traversal, which strongSwan detects by itself.
-  Behind 1:1 NAT, replace ``local_addrs`` with the gateway's private address and keep ``id`` (the public one).
+  ``local_addrs = %any`` so a host behind the site firewall's 1:1 NAT (which does not own its public address)
+  works as well as one that does; the public address is the IKE identity (``id``) the cloud expects.
+- Tunnel MTU: AWS Site-to-Site VPN carries 1,446-byte packets (quotas: "Maximum transmission unit (MTU) 1446
+  bytes, maximum segment size 1406"), Cloud VPN 1,460 (its gateway MTU; "MTU considerations"). The XFRM
+  interfaces get that MTU and TCP MSS is clamped to it, so bulk transfers do not stall where the path drops
+  ICMP "fragmentation needed".
+- FRR announces only the site's own ranges to every cloud (an outbound prefix list): a site linked to two
+  clouds never becomes a transit between them.
 - Each PSK is bound to both public addresses (``id-1`` remote, ``id-2`` local): strongSwan picks the secret that
   matches both identities best, so two tunnels to the same cloud endpoint from different local addresses keep
   their own keys.
@@ -100,6 +107,9 @@ REKEY_FRACTION = 0.9  # of the cloud's lifetime
 DPD_DELAY = "10s"
 BGP_TIMERS = (10, 30)  # keepalive, hold
 STATIC_METRIC_BASE = 100
+AWS_TUNNEL_MTU = 1446  # AWS Site-to-Site VPN quotas
+GCP_TUNNEL_MTU = 1460  # Cloud VPN gateway MTU
+OWN_RANGES = "LATTICE-OWN-RANGES"  # what the site announces: its own ranges only, never learned routes
 MAX_IF_ID = 2**32 - 1  # XFRM interface ids are 32-bit and not 0; "xfrm-4294967295" is 15 characters, the limit
 MAX_ASN = 2**32 - 1
 NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -124,6 +134,7 @@ class PeerTunnel:
     dh_groups: tuple[int, ...] = (20,)
     phase1_lifetime_seconds: int = 28800
     phase2_lifetime_seconds: int = 3600
+    mtu: int = AWS_TUNNEL_MTU  # packets the cloud's tunnel carries: AWS 1,446, Cloud VPN 1,460
 
     @property
     def interface(self) -> str:
@@ -158,7 +169,9 @@ def render_swanctl(config: PeerConfig, *, redact: bool) -> str:
             f"  {tunnel.name} {{",
             f"    # to {tunnel.cloud_site} over {tunnel.interface}, inside {tunnel.local_inside}/30, {tunnel.routing}",
             "    version = 2",
-            f"    local_addrs = {tunnel.local_public_ip}",
+            # Any local address: behind the site firewall's 1:1 NAT the host does not own its public one. The
+            # public address stays the IKE identity, which is what the cloud knows.
+            "    local_addrs = %any",
             f"    remote_addrs = {tunnel.remote_public_ip}",
             f"    proposals = {ike}",
             f"    rekey_time = {ike_rekey}s",
@@ -210,7 +223,7 @@ def render_frr(config: PeerConfig) -> str:
         "frr defaults traditional",
         "!",
         f"! Lattice: BGP of site {config.site} (FRR frr.conf).",
-        "! Install as /etc/frr/frr.conf with bgpd=yes in /etc/frr/daemons, then: systemctl reload frr",
+        "! Install as /etc/frr/frr.conf with bgpd=yes in /etc/frr/daemons, then: systemctl restart frr",
     ]
     lines += [f"! {t.name} to {t.cloud_site} routes statically: its routes are in xfrm-interfaces.sh." for t in static]
     if not bgp:
@@ -236,11 +249,17 @@ def render_frr(config: PeerConfig) -> str:
             lines.append(f" ! {tunnel.name} is expected to announce {', '.join(tunnel.remote_cidrs)}")
     lines += [" !", " address-family ipv4 unicast"]
     lines += [f"  network {cidr}" for cidr in config.advertised]
-    lines += [f"  neighbor {tunnel.remote_inside} activate" for tunnel in bgp]
+    for tunnel in bgp:
+        lines += [
+            f"  neighbor {tunnel.remote_inside} activate",
+            f"  neighbor {tunnel.remote_inside} prefix-list {OWN_RANGES} out",
+        ]
     lines += [
         f"  maximum-paths {len(bgp)}",
         " exit-address-family",
         "exit",
+        "!",
+        *[f"ip prefix-list {OWN_RANGES} seq {5 * (k + 1)} permit {cidr}" for k, cidr in enumerate(config.advertised)],
         "!",
         "end",
     ]
@@ -267,11 +286,21 @@ def render_interfaces(config: PeerConfig) -> str:
             f"ip link show {dev} >/dev/null 2>&1 ||"
             f' ip link add {dev} type xfrm dev "${{UPLINK:-eth0}}" if_id {tunnel.if_id}',
             f"ip addr replace {tunnel.local_inside}/30 dev {dev}",
-            f"ip link set {dev} up",
+            f"ip link set {dev} mtu {tunnel.mtu} up",
             f"sysctl -w net.ipv4.conf.{dev}.disable_policy=1",
             # Loose reverse-path filtering: the cloud may answer over another tunnel than the one we sent on.
             f"sysctl -w net.ipv4.conf.{dev}.rp_filter=2",
         ]
+    lines += [
+        "",
+        "# TCP segments fit the tunnels' MTU (clamped on the way in and out of every XFRM interface).",
+        "iptables -t mangle -C FORWARD -o xfrm-+ -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu"
+        " 2>/dev/null ||",
+        "  iptables -t mangle -A FORWARD -o xfrm-+ -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu",
+        "iptables -t mangle -C FORWARD -i xfrm-+ -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu"
+        " 2>/dev/null ||",
+        "  iptables -t mangle -A FORWARD -i xfrm-+ -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu",
+    ]
     static = [t for t in config.tunnels if t.routing == "static"]
     if static:
         lines += [

@@ -36,11 +36,11 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_random as random
 
-from ..spec.links import IkeSpec
+from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
 from .aws_site_network import join_route_table
 from .link_plan import BLOCKS, LinkPlan, Tunnel
-from .peer_config import PeerTunnel
+from .peer_config import AWS_TUNNEL_MTU, GCP_TUNNEL_MTU, PeerTunnel
 
 PSK_LENGTH = 48
 # What the gateway's public files (frr.conf, the interface script, the redacted swanctl.conf) carry as the key.
@@ -139,6 +139,7 @@ class AwsEnd:
     route_table: aws.ec2transitgateway.RouteTable
     log_group_arn: pulumi.Input[str]
     tags: TagContext
+    cluster_security_group_id: pulumi.Input[str] | None = None  # admit rules land here (every node has it)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class GcpEnd:
     router: gcp.compute.Router
     gateways: list[gcp.compute.HaVpnGateway]
     tags: TagContext
+    network_id: pulumi.Input[str] | None = None  # admit firewall rules land here
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,9 @@ class LinkArgs:
     aws: AwsEnd | None = None
     gcp: GcpEnd | None = None
     peer_tunnels: list[PeerTunnelOut] = field(default_factory=list)
+    admit: list[AdmitSpec] = field(default_factory=list)
+    cloud_ranges: tuple[str, ...] = ()  # the cloud end's ranges (AWS <-> GCP: the AWS site's)
+    far_ranges: tuple[str, ...] = ()  # the far end's ranges (the grid / edge site's, or the GCP site's)
 
 
 class VpnLink(pulumi.ComponentResource):
@@ -208,6 +213,7 @@ class VpnLink(pulumi.ComponentResource):
             self._gcp_peer(name, args)
         else:
             self._aws_gcp(name, args)
+        self._admit(name, args)
         self.register_outputs(
             {"tunnels": plan.tunnel_count, "capacity_gbps": plan.capacity_gbps, "inside_block": plan.inside_block}
         )
@@ -270,7 +276,9 @@ class VpnLink(pulumi.ComponentResource):
         bgp = plan.routing == "bgp"
         # Named after the address, not its position: reordering the site's public_ips replaces nothing.
         gateways = [
-            self._customer_gateway(f"{name}-cgw-{ip.replace('.', '-')}", end, ip, peer.asn, f"{peer.site}-{k}")
+            self._customer_gateway(
+                f"{name}-cgw-{ip.replace('.', '-')}", end, ip, peer.asn, f"{peer.site}-{k}-to-{plan.cloud}"
+            )
             for k, ip in enumerate(peer.public_ips)
         ]
         for index in range(plan.aws_connections):
@@ -311,6 +319,7 @@ class VpnLink(pulumi.ComponentResource):
                     dh_groups=tuple(ike.dh_groups),
                     phase1_lifetime_seconds=ike.phase1_lifetime_seconds,
                     phase2_lifetime_seconds=ike.phase2_lifetime_seconds,
+                    mtu=GCP_TUNNEL_MTU if plan.kind == "gcp-onprem" else AWS_TUNNEL_MTU,
                 ),
                 remote_public_ip=remote_ip,
                 psk=self._keys[tunnel.index],
@@ -448,6 +457,54 @@ class VpnLink(pulumi.ComponentResource):
                     external=external,
                     peer_interface=j,
                 )
+
+    # --- what the far end may start --------------------------------------------------------------------
+
+    def _admit(self, name: str, args: LinkArgs) -> None:
+        """Security group / firewall rules for ``links[].admit``: the far end's ranges reach the cloud end's
+        nodes and pods on the listed protocols and ports (AWS <-> GCP: both ways)."""
+        if not args.admit:
+            return
+        plan = args.plan
+        if args.aws is not None and args.aws.cluster_security_group_id is not None:
+            end = args.aws
+            tags = end.tags.for_component("VpnLink")
+            for cidr in args.far_ranges:
+                for rule in args.admit:
+                    low, high = rule.port_range or (None, None)
+                    suffix = f"{rule.protocol}-{low}-{high}" if low is not None else rule.protocol
+                    aws.vpc.SecurityGroupIngressRule(
+                        f"{name}-admit-{cidr.replace('.', '-').replace('/', '-')}-{suffix}",
+                        security_group_id=end.cluster_security_group_id,
+                        cidr_ipv4=cidr,
+                        ip_protocol="-1" if rule.protocol == "all" else rule.protocol,
+                        from_port=low if low is not None else (-1 if rule.protocol == "icmp" else None),
+                        to_port=high if high is not None else (-1 if rule.protocol == "icmp" else None),
+                        description=f"{plan.peer} over the link ({rule.protocol} {rule.ports or ''})".strip(),
+                        tags=tags.aws_tags(),
+                        opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+                    )
+        if args.gcp is not None and args.gcp.network_id is not None:
+            end = args.gcp
+            sources = args.cloud_ranges if plan.kind == "aws-gcp" else args.far_ranges
+            other = plan.cloud if plan.kind == "aws-gcp" else plan.peer
+            gcp.compute.Firewall(
+                f"{name}-admit",
+                name=f"{end.tags.stack}-{end.site}-from-{other}",
+                project=end.project,
+                network=end.network_id,
+                direction="INGRESS",
+                source_ranges=list(sources),
+                allows=[
+                    gcp.compute.FirewallAllowArgs(
+                        protocol=rule.protocol,
+                        ports=[str(rule.ports)] if rule.ports is not None else None,
+                    )
+                    for rule in args.admit
+                ],
+                description=f"Lattice: what {other} may start over the link",
+                opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
+            )
 
 
 @dataclass

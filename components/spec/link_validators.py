@@ -29,8 +29,7 @@ def _site_paths(link: LinkSpec, i: int) -> list[tuple[str, str]]:
         return [(name, f"links[{i}].sites[{k}]") for k, name in enumerate(link.sites)]
     out = [(link.hub, f"links[{i}].hub")]
     for k, spoke in enumerate(link.spokes):
-        name = spoke if isinstance(spoke, str) else spoke.site
-        out.append((name, f"links[{i}].spokes[{k}]" + ("" if isinstance(spoke, str) else ".site")))
+        out.append((spoke.site, f"links[{i}].spokes[{k}]"))
     return out
 
 
@@ -47,6 +46,12 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
     index = {site.name: i for i, site in enumerate(spec.sites)}
     names = ", ".join(sites)
     linked: dict[str, str] = {}  # site -> the first link path naming it
+    derived = set()  # every buildable pair's derived block: never offered as a free one
+    for link in spec.links:
+        for a, b, *_ in link.pairs():
+            ordered = order(sites[a], sites[b]) if a in sites and b in sites else None
+            if ordered is not None:
+                derived.add(str(derived_block(ordered[0].name, ordered[1].name)))
     seen_pairs: dict[frozenset[str], str] = {}
     blocks: dict[str, tuple[str, str]] = {}  # block -> (pair key, path)
     for i, link in enumerate(spec.links):
@@ -62,9 +67,8 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
         for k, (a, b, bandwidth, routing, pinned, sub) in enumerate(link.pairs()):
             path = f"links[{i}]{sub}"
             spoke = link.spokes[k] if link.hub is not None else None
-            own = spoke is not None and not isinstance(spoke, str)
-            bandwidth_path = f"{path}.bandwidth_gbps" if own and spoke.bandwidth_gbps is not None else None
-            routing_path = f"{path}.routing" if own and spoke.routing is not None else None
+            bandwidth_path = f"{path}.bandwidth_gbps" if spoke is not None and spoke.bandwidth_gbps else None
+            routing_path = f"{path}.routing" if spoke is not None and spoke.routing is not None else None
             if a == b:
                 yield path, f"'{a}' is linked to itself; a link joins two different sites"
                 continue
@@ -124,15 +128,15 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
                 continue
             clash = blocks.get(plan.inside_block)
             if clash is not None:
-                free = next(
-                    str(b) for b in BLOCKS if str(b) not in blocks and b != derived_block(cloud.name, peer.name)
-                )
+                # Which of the two is new, only the user knows: name both, and a block no pair derives.
+                taken = set(blocks) | derived
+                free = next(str(b) for b in BLOCKS if str(b) not in taken)
                 how = "pinned" if pinned else "derived from the site names"
                 yield (
                     pin_path,
-                    f"the tunnel inside block {plan.inside_block} ({how}) is already {clash[0]}'s ({clash[1]}); pin "
-                    f"the link you are adding to a free one, e.g. inside_block: {free}, so existing tunnels keep "
-                    "their addresses",
+                    f"{plan.key} and {clash[0]} ({clash[1]}) would share the tunnel inside block "
+                    f"{plan.inside_block} ({how}); pin the link you are adding to a free block (e.g. inside_block: "
+                    f"{free}) and leave the other as it is, so existing tunnels keep their addresses",
                 )
                 continue
             blocks[plan.inside_block] = (plan.key, path)

@@ -11,9 +11,10 @@ resources are named after its two sites, never a position in the list.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from components.standards import (
     VPN_DEFAULT_BANDWIDTH_GBPS,
@@ -30,18 +31,39 @@ Routing = Literal["bgp", "static"]
 Encryption = Literal["AES256-GCM-16"]
 Integrity = Literal["SHA2-384", "SHA2-512"]
 DhGroup = Literal[20, 21]
+
+
+def _inside_block(value: str) -> str:
+    try:
+        block = ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError(
+            f"'{value}' is not a /26 network with its host bits zero; write it like 169.254.42.64/26"
+        ) from None
+    if block.version != 4 or block.prefixlen != 26 or not block.subnet_of(ipaddress.ip_network("169.254.0.0/16")):
+        raise ValueError(f"'{value}' is not a /26 of 169.254.0.0/16; write it like 169.254.42.64/26")
+    return str(block)
+
+
 InsideBlock = Annotated[
     str,
+    AfterValidator(_inside_block),
     Field(
-        pattern=r"^169\.254\.\d{1,3}\.\d{1,3}/26$",
         description="A /26 of 169.254.0.0/16 for this link's tunnel inside addresses (pins it; default: derived "
-        "from the two site names).",
+        "from the two site names)."
     ),
 ]
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unique(values: list) -> list:
+    twice = sorted({str(v) for v in values if values.count(v) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} listed more than once; list each value once")
+    return values
 
 
 class IkeSpec(Strict):
@@ -52,17 +74,42 @@ class IkeSpec(Strict):
     (Cloud VPN fails to rekey when the AWS side offers several).
     """
 
-    encryption: list[Encryption] = Field(
+    encryption: Annotated[list[Encryption], AfterValidator(_unique)] = Field(
         default_factory=lambda: list(VPN_ENCRYPTION_STRONG[:1]), min_length=1, description="Phase 1 and 2 ciphers."
     )
-    integrity: list[Integrity] = Field(
+    integrity: Annotated[list[Integrity], AfterValidator(_unique)] = Field(
         default_factory=lambda: list(VPN_INTEGRITY_STRONG[:1]), min_length=1, description="Phase 1 and 2 integrity."
     )
-    dh_groups: list[DhGroup] = Field(
+    dh_groups: Annotated[list[DhGroup], AfterValidator(_unique)] = Field(
         default_factory=lambda: list(VPN_DH_GROUPS_STRONG[:1]), min_length=1, description="Phase 1 and 2 DH groups."
     )
     phase1_lifetime_seconds: int = Field(28_800, ge=900, le=28_800)
     phase2_lifetime_seconds: int = Field(3_600, ge=900, le=3_600)
+
+
+class AdmitSpec(Strict):
+    """Traffic a link's far end may start towards the cloud end's nodes and pods."""
+
+    protocol: Literal["tcp", "udp", "icmp", "all"] = "tcp"
+    ports: Annotated[str, Field(pattern=r"^\d{1,5}(-\d{1,5})?$")] | int | None = Field(
+        None, description="A port or range ('8000-8100'); tcp and udp only."
+    )
+
+    @model_validator(mode="after")
+    def _ports_fit(self) -> AdmitSpec:
+        if (self.ports is not None) != (self.protocol in ("tcp", "udp")):
+            raise ValueError("tcp and udp take ports (a port or 'from-to'); icmp and all take none")
+        low, _, high = str(self.ports or "0").partition("-")
+        if self.ports is not None and not 1 <= int(low) <= int(high or low) <= 65_535:
+            raise ValueError(f"'{self.ports}' is not a port range within 1-65535")
+        return self
+
+    @property
+    def port_range(self) -> tuple[int, int] | None:
+        if self.ports is None:
+            return None
+        low, _, high = str(self.ports).partition("-")
+        return int(low), int(high or low)
 
 
 class SpokeSpec(Strict):
@@ -72,6 +119,13 @@ class SpokeSpec(Strict):
     inside_block: InsideBlock | None = None
 
 
+# A spoke is written as a site name or as an object; both are read as a SpokeSpec, so errors have one path.
+Spoke = Annotated[
+    SpokeSpec,
+    BeforeValidator(lambda v: {"site": v} if isinstance(v, str) else v, json_schema_input_type=SiteName | SpokeSpec),
+]
+
+
 class LinkSpec(Strict):
     """One link entry: a pair of sites, or a hub site with its spokes."""
 
@@ -79,7 +133,9 @@ class LinkSpec(Strict):
         None, min_length=2, max_length=2, description="The two sites of a point-to-point link."
     )
     hub: SiteName | None = Field(None, description="A cloud site every spoke links to (AWS: its transit gateway).")
-    spokes: list[SiteName | SpokeSpec] = Field(default_factory=list, description="Sites linked to the hub.")
+    spokes: list[Spoke] = Field(
+        default_factory=list, description="Sites linked to the hub: names, or {site, bandwidth_gbps, routing, …}."
+    )
     bandwidth_gbps: float = Field(
         VPN_DEFAULT_BANDWIDTH_GBPS,
         gt=0,
@@ -89,6 +145,11 @@ class LinkSpec(Strict):
         "bgp", description="bgp (dynamic, ECMP across tunnels) or static (AWS <-> grid / edge only, one tunnel)."
     )
     ike: IkeSpec = Field(default_factory=IkeSpec)
+    admit: list[AdmitSpec] = Field(
+        default_factory=list,
+        description="What the far end may start towards the cloud end's nodes and pods (security group / "
+        "firewall rules from its ranges). Default: nothing — replies to what the cloud starts always pass.",
+    )
     mean_packet_bytes: int = Field(
         VPN_MEAN_PACKET_BYTES,
         ge=64,
@@ -116,8 +177,7 @@ class LinkSpec(Strict):
         if self.sites is not None:
             return [(self.sites[0], self.sites[1], self.bandwidth_gbps, self.routing, self.inside_block, "")]
         out = []
-        for k, spoke in enumerate(self.spokes):
-            spec = spoke if isinstance(spoke, SpokeSpec) else SpokeSpec(site=spoke)
+        for k, spec in enumerate(self.spokes):
             out.append(
                 (
                     self.hub,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import (
@@ -193,10 +193,17 @@ class GkeSpec(Strict):
     )
 
 
+def _distinct(values: list) -> list:
+    twice = sorted({str(v) for v in values if values.count(v) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} listed more than once; list each address once")
+    return values
+
+
 class VpnGatewaySpec(Strict):
     """The site's own IPsec gateway (a Linux host with strongSwan and FRR, or a router), for cross-site links."""
 
-    public_ips: list[PublicIp] = Field(
+    public_ips: Annotated[list[PublicIp], AfterValidator(_distinct)] = Field(
         min_length=1,
         max_length=2,
         description="Its outside address(es) as the internet sees them; two for two devices (GCP then pairs each "

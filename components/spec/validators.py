@@ -73,20 +73,48 @@ def tier_matches_provider(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
 def networks_do_not_overlap(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     # Every range a site routes: its CIDR (a cloud site's node, pod, service, control-plane and private-services
     # ranges are all carved from it) and a grid / edge site's routed_cidrs (e.g. pod CIDRs announced over BGP).
+    # An EKS cluster's service range is not carved from the VPC: EKS picks 172.20.0.0/16 when the VPC is in
+    # 10.0.0.0/8, else 10.100.0.0/16, and its pods cannot reach a linked site's hosts inside it.
     networks = []
     for i, site in enumerate(spec.sites):
         networks.append((i, f"sites[{i}].network.cidr", ipaddress.ip_network(site.network.cidr)))
         for k, cidr in enumerate(getattr(site.network, "routed_cidrs", [])):
             networks.append((i, f"sites[{i}].network.routed_cidrs[{k}]", ipaddress.ip_network(cidr)))
-    for (i, path_a, a), (j, path_b, b) in combinations(networks, 2):
-        if a.overlaps(b):
-            what = path_a.rpartition(".")[2] if "routed_cidrs" in path_a else None
-            whose = f"sites[{i}] ('{spec.sites[i].name}')" if i != j else "this site"
+        if isinstance(site, AwsSite) and spec.links:
+            networks.append((i, f"sites[{i}].kubernetes {EKS_SERVICES}", eks_service_range(site)))
+    for first, second in combinations(networks, 2):
+        if not first[2].overlaps(second[2]):
+            continue
+        services = [n for n in (first, second) if EKS_SERVICES in n[1]]
+        if len(services) == 2:
+            continue  # two clusters' service ranges stay inside their clusters
+        if services:
+            (i, _, service), other = services[0], (second if services[0] is first else first)
             yield Issue(
-                path_b,
-                f"{b} overlaps {a}{f' ({what})' if what else ''} of {whose}; sites are joined by routed links, "
-                "so give every range a distinct, non-overlapping block",
+                other[1],
+                f"{other[2]} overlaps {service}, the service range EKS gives sites[{i}] ('{spec.sites[i].name}') "
+                "(172.20.0.0/16 for a VPC in 10.0.0.0/8, else 10.100.0.0/16): its pods could not reach this range "
+                "over the link; move the range",
             )
+            continue
+        (i, path_a, a), (_, path_b, b) = first, second
+        what = path_a.rpartition(".")[2] if "routed_cidrs" in path_a else None
+        whose = f"sites[{i}] ('{spec.sites[i].name}')" if path_a.split(".")[0] != path_b.split(".")[0] else "this site"
+        yield Issue(
+            path_b,
+            f"{b} overlaps {a}{f' ({what})' if what else ''} of {whose}; sites are joined by routed links, "
+            "so give every range a distinct, non-overlapping block",
+        )
+
+
+EKS_SERVICE_RANGES = ("172.20.0.0/16", "10.100.0.0/16")
+EKS_SERVICES = "(EKS's service range)"
+
+
+def eks_service_range(site: AwsSite) -> ipaddress.IPv4Network:
+    """The service range EKS gives a cluster that does not set one (EKS user guide, service_ipv4_cidr)."""
+    in_ten = ipaddress.ip_network(site.network.cidr).subnet_of(ipaddress.ip_network("10.0.0.0/8"))
+    return ipaddress.ip_network(EKS_SERVICE_RANGES[0] if in_ten else EKS_SERVICE_RANGES[1])
 
 
 def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:

@@ -232,6 +232,54 @@ def _without(plan, type_token, name):
             lambda p: edit(p, "gcp:projects/iAMAuditConfig:IAMAuditConfig", "audit", service="storage.googleapis.com"),
             ("gcp-data-access-audit", "does not record ADMIN_READ, DATA_READ, DATA_WRITE audit logs for container"),
         ),
+        # Cloud VPN: weak phase 2 or PRF
+        (
+            lambda p: edit(
+                p,
+                "gcp:compute/vPNTunnel:VPNTunnel",
+                "tunnel",
+                cipherSuite={
+                    "phase1": {"encryptions": ["AES-GCM-16-256"], "prves": ["PRF-HMAC-SHA1"], "dhs": ["Group-20"]},
+                    "phase2": {"encryptions": ["AES-GCM-16-256"], "pfs": ["Group-20"]},
+                },
+            ),
+            ("vpn-strong-crypto", "phase1 allows weak PRFs: PRF-HMAC-SHA1"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                "gcp:compute/vPNTunnel:VPNTunnel",
+                "tunnel",
+                cipherSuite={
+                    "phase1": {"encryptions": ["AES-GCM-16-256"], "prves": ["PRF-HMAC-SHA2-384"], "dhs": ["Group-20"]},
+                    "phase2": {"encryptions": ["AES-GCM-16-256"], "pfs": ["Group-2"]},
+                },
+            ),
+            ("vpn-strong-crypto", "phase2 allows weak PFS groups: Group-2"),
+        ),
+        # AWS tunnel logs: logging on without a log group is no logging
+        (
+            lambda p: edit(
+                p,
+                "aws:ec2/vpnConnection:VpnConnection",
+                "vpn",
+                tunnel2LogOptions={
+                    "cloudwatchLogOptions": {
+                        "logEnabled": True,
+                        "bgpLogEnabled": True,
+                        "bgpLogGroupArn": "arn:aws:logs:us-east-1:1:log-group:x",
+                    }
+                },
+            ),
+            ("vpn-tunnel-logging", "tunnel2 does not log to CloudWatch Logs"),
+        ),
+        # a GCP tunnel's key in plain text in an offline plan was never a secret
+        (
+            lambda p: edit(
+                p, "gcp:compute/vPNTunnel:VPNTunnel", "tunnel", sharedSecret="Plain.text.key.long.enough.12345"
+            ),
+            ("vpn-preshared-key", "the tunnel's pre-shared key is in plain text in the plan"),
+        ),
         # AWS tunnel logs: a BGP connection logs its sessions too
         (
             lambda p: edit(
@@ -494,3 +542,17 @@ def _backup_findings(plan, rules) -> list[tuple[str, str]]:
     result = evaluate(plan, EVERYTHING_MANDATORY, {"fsx-lustre-backup-retention": rules["fsx-lustre-backup-retention"]})
     assert result.errors == [] and result.not_checked == []
     return [(f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings]
+
+
+def test_a_static_connection_needs_no_bgp_logs(baseline):
+    static = edit(
+        baseline,
+        VPN,
+        "vpn",
+        staticRoutesOnly=True,
+        **{
+            f"tunnel{n}LogOptions": {"cloudwatchLogOptions": {"logEnabled": True, "logGroupArn": "arn:x"}}
+            for n in (1, 2)
+        },
+    )
+    assert [f for f in evaluate(static, EVERYTHING_MANDATORY).findings if f.policy == "vpn-tunnel-logging"] == []

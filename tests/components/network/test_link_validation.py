@@ -57,7 +57,7 @@ INVALID = [
     # unknown sites, at the key that names them
     (_spec({"hub": "aws-use1", "spokes": ["grid-hcp"]}), "links[0].spokes[0]", "unknown site 'grid-hcp'; use one of"),
     (_spec({"sites": ["aws-use2", "grid-hpc"]}), "links[0].sites[0]", "unknown site 'aws-use2'"),
-    (_spec({"hub": "aws-use1", "spokes": [{"site": "nowhere"}]}), "links[0].spokes[0].site", "unknown site 'nowhere'"),
+    (_spec({"hub": "aws-use1", "spokes": [{"site": "nowhere"}]}), "links[0].spokes[0]", "unknown site 'nowhere'"),
     # pairs Lattice cannot build
     (_spec({"sites": ["grid-hpc", "edge-beamline"]}), "links[0]", "two grid / edge sites have no cloud side"),
     (_spec({"sites": ["aws-use1", "aws-use1"]}), "links[0]", "'aws-use1' is linked to itself"),
@@ -118,6 +118,42 @@ INVALID = [
         "10.60.0.0/20 overlaps 10.60.0.0/16 (routed_cidrs[0]) of sites[2] ('grid-hpc')",
     ),
     (_spec(sites=(_with(AWS, cidr="169.254.0.0/16"), GCP, GRID, EDGE)), "sites[0].network.cidr", "link-local"),
+    # inside blocks, gateways and proposals written wrong
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "inside_block": "169.254.10.5/26"}),
+        "links[0].inside_block",
+        "is not a /26 network with its host bits zero",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "inside_block": "10.0.0.0/26"}),
+        "links[0].inside_block",
+        "is not a /26 of 169.254.0.0/16",
+    ),
+    (
+        _spec(sites=(AWS, GCP, _with(GRID, vpn_gateway={"public_ips": ["192.0.2.10", "192.0.2.10"]}), EDGE)),
+        "sites[2].network.vpn_gateway.public_ips",
+        "192.0.2.10 listed more than once",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "ike": {"dh_groups": [20, 20]}}),
+        "links[0].ike.dh_groups",
+        "20 listed more than once",
+    ),
+    (
+        _spec({"hub": "aws-use1", "spokes": [{"site": "grid-hpc", "bandwidht": 2}]}),
+        "links[0].spokes[0].bandwidht",
+        "unknown key 'bandwidht'; did you mean 'bandwidth_gbps'?",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"], "admit": [{"protocol": "icmp", "ports": 8}]}),
+        "links[0].admit[0]",
+        "icmp and all take none",
+    ),
+    (
+        _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(AWS, GCP, _with(GRID, routed_cidrs=["172.20.0.0/16"]), EDGE)),
+        "sites[2].network.routed_cidrs[0]",
+        "the service range EKS gives sites[0] ('aws-use1')",
+    ),
     # inside blocks
     (
         _spec({"sites": ["aws-use1", "grid-hpc"], "inside_block": "169.254.169.192/26"}),
@@ -130,8 +166,8 @@ INVALID = [
             {"hub": "aws-use1", "spokes": [{"site": "edge-beamline", "inside_block": "169.254.40.0/26"}]},
         ),
         "links[1].spokes[0].inside_block",
-        "the tunnel inside block 169.254.40.0/26 (pinned) is already aws-use1--grid-hpc's (links[0]); pin the link "
-        "you are adding to a free one",
+        "aws-use1--edge-beamline and aws-use1--grid-hpc (links[0]) would share the tunnel inside block "
+        "169.254.40.0/26 (pinned); pin the link you are adding to a free block",
     ),
 ]
 

@@ -7,6 +7,7 @@ import ipaddress
 import json
 import os
 import stat
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -43,8 +44,9 @@ def _inside(connection: dict) -> list[str]:
 
 
 class _Site:
-    def __init__(self, name: str, provider: str):
-        self.name, self.provider = name, provider
+    def __init__(self, name: str, provider: str, region: str = "us-east-1", gateways: int = 1):
+        self.name, self.provider, self.region = name, provider, region
+        self.network = SimpleNamespace(vpn_gateway=SimpleNamespace(public_ips=["192.0.2.1"] * gateways))
 
 
 @pytest.mark.parametrize(
@@ -70,6 +72,32 @@ def test_tunnels_come_from_bandwidth_in_redundant_pairs(cloud, peer, bandwidth, 
         mean_packet_bytes=1_000,
     )
     assert (plan.pairs, plan.tunnel_count, plan.large, plan.tunnel_gbps, plan.capacity_gbps) == expected
+
+
+def test_without_large_tunnels_in_the_region_standard_connections_carry_the_bandwidth():
+    plan = plan_pair(
+        _Site("a", "aws", region="ca-west-1"),
+        _Site("b", "kubernetes"),
+        bandwidth=5,
+        routing="bgp",
+        pinned=None,
+        path="links[0]",
+        mean_packet_bytes=1_000,
+    )
+    assert (plan.large, plan.pairs, plan.capacity_gbps) == (False, 4, 5.0)
+
+
+def test_each_gateway_host_gets_its_own_connection():
+    plan = plan_pair(
+        _Site("a", "aws"),
+        _Site("b", "kubernetes", gateways=2),
+        bandwidth=1,
+        routing="bgp",
+        pinned=None,
+        path="links[0]",
+        mean_packet_bytes=1_000,
+    )
+    assert (plan.pairs, plan.aws_connections) == (2, 2)
 
 
 def test_inside_blocks_avoid_aws_reserved_addresses_and_tunnels_split_each_slash_30():
@@ -217,15 +245,31 @@ def test_gcp_to_aws_is_four_tunnels_with_distinct_inside_cidrs_and_four_bgp_sess
 
 
 def test_each_gcp_tunnel_shares_its_key_with_its_aws_tunnel(prod_plan):
+    """GCP tunnel 4g+j holds the key of AWS connection 2g + j // 2's tunnel j % 2 + 1: exactly that one."""
     key = "aws-use1--gcp-usc1"
-    passwords = {r["urn"]: r["name"] for r in prod_plan.by_type(PASSWORD)}
-    a, b = _connections(prod_plan, key)
+    connections = _connections(prod_plan, key)
     tunnels = sorted((r for r in prod_plan.by_type(TUNNEL) if r["name"].startswith(key)), key=lambda r: r["name"])
-    for connection, pair in ((a, tunnels[:2]), (b, tunnels[2:])):
-        used = sorted(passwords[d] for d in connection["dependencies"] if d in passwords)
-        for tunnel in pair:
-            (own,) = [passwords[d] for d in tunnel["dependencies"] if d in passwords]
-            assert own in used
+    for index, tunnel in enumerate(tunnels):
+        aws_key = prod_plan.state(connections[index // 2])[f"tunnel{index % 2 + 1}PresharedKey"]["value"]
+        assert prod_plan.state(tunnel)["sharedSecret"]["value"] == aws_key
+        assert len({prod_plan.state(t)["sharedSecret"]["value"] for t in tunnels}) == 4  # four distinct keys
+
+
+def test_what_the_far_end_may_start_is_admitted_from_its_ranges_only(prod_plan):
+    rules = [r["inputs"] for r in prod_plan.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+             if "-admit-" in r.get("name", "")]  # fmt: skip
+    cluster_sg = prod_plan.state(prod_plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster"))["vpcConfig"][
+        "clusterSecurityGroupId"
+    ]
+    assert {(r["cidrIpv4"], r["ipProtocol"], r.get("fromPort"), r.get("toPort")) for r in rules} == {
+        (cidr, protocol, low, high)
+        for cidr in ("10.50.0.0/16", "10.51.0.0/16", "10.60.0.0/20", "10.30.0.0/16")
+        for protocol, low, high in (("tcp", 443, 443), ("icmp", -1, -1))
+    }
+    assert {r["securityGroupId"] for r in rules} == {cluster_sg}
+    (firewall,) = [r for r in prod_plan.by_type("gcp:compute/firewall:Firewall") if r["name"].endswith("-admit")]
+    assert firewall["inputs"]["sourceRanges"] == ["10.20.0.0/16"]  # the AWS end, over the AWS <-> GCP link
+    assert firewall["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["443"]}, {"protocol": "icmp"}]
 
 
 # --- keys: secret end to end ------------------------------------------------------------------------
@@ -327,6 +371,11 @@ def test_gcp_to_a_grid_gateway_pairs_both_ha_interfaces_with_it(plan_spec):
         assert peer["inputs"]["peerAsn"] == 64800
     router = plan.one("gcp:compute/router:Router", "gcp-usc1-vpn-router")
     assert router["inputs"]["bgp"] == {"asn": 64700, "advertiseMode": "DEFAULT"}
+    # no admit: nothing opened towards the GCP nodes from the grid
+    assert not [r for r in plan.by_type("gcp:compute/firewall:Firewall") if r["name"].endswith("-admit")]
+    script = plan.revealed_outputs["sites"]["grid-hpc"]["vpn"]["192.0.2.10"]["xfrm-interfaces.sh"]
+    assert "mtu 1460 up" in script and "mtu 1446" not in script  # Cloud VPN's MTU
+    assert "TCPMSS --clamp-mss-to-pmtu" in script
 
 
 def test_a_static_link_routes_the_sites_ranges_to_its_one_connection(plan_spec):

@@ -122,7 +122,7 @@ def test_braces_balance_and_every_tunnel_has_one_connection_and_one_secret_in_or
 def test_a_connection_is_a_route_based_ikev2_tunnel_with_psk_auth():
     assert _connection(render_swanctl(_config(), redact=False), "aws-use1-t0") == {
         "version": "2",
-        "local_addrs": "198.51.100.10",
+        "local_addrs": "%any",  # behind the site's 1:1 NAT the host does not own its public address
         "remote_addrs": "203.0.113.1",
         "proposals": "aes256gcm16-prfsha384-ecp384",
         "rekey_time": "25920s",
@@ -255,9 +255,18 @@ def test_frr_peers_with_every_bgp_tunnel_and_announces_the_sites_ranges():
         "  network 10.20.0.0/16",
         "  network 10.21.0.0/16",
         "  neighbor 169.254.10.1 activate",
+        "  neighbor 169.254.10.1 prefix-list LATTICE-OWN-RANGES out",
         "  neighbor 169.254.10.5 activate",
+        "  neighbor 169.254.10.5 prefix-list LATTICE-OWN-RANGES out",
         "  maximum-paths 2",
         " exit-address-family",
+    ]
+    # only the site's own ranges are announced: never a route learned from one cloud to another
+    assert lines[-4:] == [
+        "ip prefix-list LATTICE-OWN-RANGES seq 5 permit 10.20.0.0/16",
+        "ip prefix-list LATTICE-OWN-RANGES seq 10 permit 10.21.0.0/16",
+        "!",
+        "end",
     ]
     assert "! gcp-euw4-t0 to gcp-euw4 routes statically: its routes are in xfrm-interfaces.sh." in lines
     assert "169.254.20.1" not in text  # static tunnels get no neighbour
@@ -272,7 +281,7 @@ def test_without_bgp_tunnels_frr_says_bgp_is_unused():
         "frr defaults traditional\n"
         "!\n"
         "! Lattice: BGP of site grid-hpc (FRR frr.conf).\n"
-        "! Install as /etc/frr/frr.conf with bgpd=yes in /etc/frr/daemons, then: systemctl reload frr\n"
+        "! Install as /etc/frr/frr.conf with bgpd=yes in /etc/frr/daemons, then: systemctl restart frr\n"
         "! gcp-euw4-t0 to gcp-euw4 routes statically: its routes are in xfrm-interfaces.sh.\n"
         "! gcp-euw4-t1 to gcp-euw4 routes statically: its routes are in xfrm-interfaces.sh.\n"
         "! BGP is not used: no tunnel of this site routes with BGP.\n"
@@ -292,7 +301,7 @@ def test_script_creates_each_interface_idempotently():
     assert lines[block + 1 : block + 7] == [
         'ip link show xfrm-2 >/dev/null 2>&1 || ip link add xfrm-2 type xfrm dev "${UPLINK:-eth0}" if_id 2',
         "ip addr replace 169.254.10.6/30 dev xfrm-2",
-        "ip link set xfrm-2 up",
+        "ip link set xfrm-2 mtu 1446 up",  # AWS tunnels carry 1,446-byte packets
         "sysctl -w net.ipv4.conf.xfrm-2.disable_policy=1",
         "sysctl -w net.ipv4.conf.xfrm-2.rp_filter=2",
         "",
