@@ -200,7 +200,11 @@ class LatticeMocks(mocks.Mocks):
                     ],
                 },
                 # An S3 bucket's id is its name, as the provider reports it.
-                ("s3", "Bucket"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
+                ("s3", "Bucket"): {
+                    "id": state.get("bucket", name),
+                    "bucket": state.get("bucket", name),
+                    "arn": f"arn:aws:s3:::{state.get('bucket', name)}",  # S3 ARNs carry no region or account
+                },
                 ("s3", "BucketV2"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
                 ("s3", "DirectoryBucket"): {"id": state.get("bucket", name), "bucket": state.get("bucket", name)},
                 ("fsx", "LustreFileSystem"): {

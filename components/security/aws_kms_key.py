@@ -56,6 +56,8 @@ class AwsKmsKeyArgs:
     description: str = "Lattice site key"
     # S3 buckets (names) that FSx file systems link to with data repository associations.
     fsx_linked_buckets: list[pulumi.Input[str]] = field(default_factory=list)
+    # The site's CloudTrail trail (name), which encrypts its log files with this key.
+    cloudtrail_trail: str | None = None
 
 
 class AwsKmsKey(pulumi.ComponentResource):
@@ -101,6 +103,7 @@ class AwsKmsKey(pulumi.ComponentResource):
                     region=args.region,
                     autoscaling_role_arn=values[2],
                     fsx_linked_buckets=values[3:],
+                    cloudtrail_trail=args.cloudtrail_trail,
                 )
             ),
             tags=tags.aws_tags(),
@@ -123,8 +126,40 @@ def key_policy(
     region: str,
     autoscaling_role_arn: str,
     fsx_linked_buckets: list[str] | tuple[str, ...] = (),
+    *,
+    cloudtrail_trail: str | None = None,
 ) -> str:
     logs_arn = f"arn:{partition}:logs:{region}:{account_id}:log-group:*"
+    trail = []
+    if cloudtrail_trail is not None:
+        # CloudTrail for this site's trail only (CloudTrail user guide, "Configure AWS KMS key policies for
+        # CloudTrail"): the trail's ARN as the calling source, and as the encryption context of its log files.
+        trail_arn = f"arn:{partition}:cloudtrail:{region}:{account_id}:trail/{cloudtrail_trail}"
+        trail = [
+            {
+                "Sid": "CloudTrailEncryptsThisSitesTrail",
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudtrail.amazonaws.com"},
+                "Action": "kms:GenerateDataKey*",
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"aws:SourceArn": trail_arn},
+                    "StringLike": {
+                        "kms:EncryptionContext:aws:cloudtrail:arn": (
+                            f"arn:{partition}:cloudtrail:*:{account_id}:trail/{cloudtrail_trail}"
+                        )
+                    },
+                },
+            },
+            {
+                "Sid": "CloudTrailDescribesTheKey",
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudtrail.amazonaws.com"},
+                "Action": "kms:DescribeKey",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:SourceArn": trail_arn}},
+            },
+        ]
     fsx = []
     if fsx_linked_buckets:
         fsx.append(
@@ -190,6 +225,7 @@ def key_policy(
                     "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
                 },
                 *fsx,
+                *trail,
             ],
         },
         sort_keys=True,

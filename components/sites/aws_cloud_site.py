@@ -19,11 +19,19 @@ from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
+from ..security.aws_cloudtrail import AwsCloudTrail, AwsCloudTrailArgs, trail_name
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
-from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs, fsx_linked_buckets, s3_bucket_name
+from ..storage.aws_site_storage import (
+    AwsSiteStorage,
+    AwsSiteStorageArgs,
+    fsx_linked_buckets,
+    s3_bucket_name,
+    trail_bucket_name,
+    with_trail_bucket,
+)
 from ..tagging import TagContext
 
 
@@ -74,6 +82,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 protect=args.protect,
                 autoscaling_service_role=site.encryption.autoscaling_service_role,
                 fsx_linked_buckets=linked_buckets,
+                cloudtrail_trail=trail_name(tags.stack, site.name) if site.audit.cloudtrail else None,
             ),
             opts=scoped,
         )
@@ -135,11 +144,13 @@ class AwsCloudSite(pulumi.ComponentResource):
                 opts=scoped,
             )
         self.storage = None
-        if any(getattr(site.storage, kind) for kind in ("lustre", "buckets", "express_checkpoints")):
+        stored = with_trail_bucket(site, args.compliance_locks)  # a bucket for the trail, if the spec has none
+        if any(getattr(stored.storage, kind) for kind in ("lustre", "buckets", "express_checkpoints")):
             self.storage = AwsSiteStorage(
                 f"{name}-storage",
                 AwsSiteStorageArgs(
-                    site=site,
+                    site=stored,
+                    trail_name=trail_name(tags.stack, site.name) if site.audit.cloudtrail else None,
                     workloads=args.workloads,
                     vpc_id=self.network.vpc_id,
                     subnet_ids={zone: subnet.id for zone, subnet in subnet_by_zone.items()},
@@ -153,6 +164,35 @@ class AwsCloudSite(pulumi.ComponentResource):
                         for pool_name, pool in self.pools.items()
                         if pool.security_group is not None
                     },
+                ),
+                opts=scoped,
+            )
+        self.trail = None
+        if site.audit.cloudtrail:
+            invoke = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
+            account = aws.get_caller_identity_output(opts=invoke).account_id
+            partition = aws.get_partition_output(opts=invoke).partition
+            audit = self.storage.buckets[trail_bucket_name(stored)]
+            default_events = [b.name for b in site.storage.buckets if b.purpose in ("datasets", "checkpoints")]
+            audited = site.audit.data_events if site.audit.data_events is not None else default_events
+            self.trail = AwsCloudTrail(
+                f"{name}-trail",
+                AwsCloudTrailArgs(
+                    region=site.region,
+                    bucket_name=audit.name,
+                    kms_key_arn=self.key.key_arn,
+                    log_retention_days=site.audit.log_retention_days,
+                    tags=tags,
+                    protect=args.protect,
+                    # ARNs from the names, not the buckets' outputs: the trail then depends only on the bucket it
+                    # delivers to, which is how the policy pack tells that bucket from the ones it audits.
+                    data_event_bucket_arns=[
+                        pulumi.Output.concat(
+                            "arn:", partition, ":s3:::", s3_bucket_name(tags.stack, site.name, b, account)
+                        )
+                        for b in audited
+                    ],
+                    depends_on=[audit.policy, self.key.key],
                 ),
                 opts=scoped,
             )

@@ -363,6 +363,24 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                     f"unknown bucket '{name}'; use one of this site's buckets: {', '.join(sorted(buckets)) or 'none'}",
                 )
         audits = [b.name for b in getattr(site.storage, "buckets", []) if b.purpose == "audit"]
+        if isinstance(site, AwsSite) and site.audit.cloudtrail and not audits:
+            # CloudTrail gets a bucket of its own, named audit-trail: the name must be free and fit S3's limit.
+            from components.storage.aws_site_storage import TRAIL_BUCKET
+
+            from .storage_validators import ACCOUNT_ID_LENGTH, S3_BUCKET_NAME_MAX
+
+            if TRAIL_BUCKET in buckets:
+                yield Issue(
+                    f"sites[{i}].storage.buckets",
+                    f"CloudTrail needs an audit bucket and would create '{TRAIL_BUCKET}', which names another "
+                    "bucket here; make that bucket purpose audit (the trail then uses it) or rename it",
+                )
+            if len(f"{ctx.stack}-{site.name}-{TRAIL_BUCKET}") > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
+                yield Issue(
+                    f"sites[{i}].name",
+                    f"the CloudTrail bucket '{ctx.stack}-{site.name}-{TRAIL_BUCKET}-<account>' would exceed S3's "
+                    f"{S3_BUCKET_NAME_MAX} characters; shorten the site name or declare an audit bucket",
+                )
         if len(audits) > 1:
             yield Issue(
                 f"sites[{i}].storage.buckets",

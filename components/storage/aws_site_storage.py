@@ -13,9 +13,10 @@ import pulumi
 import pulumi_aws as aws
 
 from ..catalog.storage import fsx_efa_client
+from ..security.aws_cloudtrail import trail_arn
 from ..spec import AwsSite
 from ..spec.model import WorkloadSpec
-from ..spec.storage import LifecycleSpec
+from ..spec.storage import BucketSpec, LifecycleSpec, ObjectLockSpec
 from ..tagging import TagContext
 from .contract import StorageTier
 from .fsx_lustre import FsxLustre, FsxLustreArgs
@@ -37,11 +38,32 @@ class AwsSiteStorageArgs:
     cluster_security_group: pulumi.Input[str]
     efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     compliance_locks: bool = True  # Object Lock in COMPLIANCE mode unless a bucket says otherwise (prod)
+    trail_name: str | None = None  # the site's CloudTrail trail, which delivers into its audit bucket
 
 
 def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
     """``<stack>-<site>-<bucket>-<account>``: global without a list position (the site key's policy names them too)."""
     return pulumi.Output.concat(f"{stack}-{site}-{bucket}-", account)
+
+
+TRAIL_BUCKET = "audit-trail"
+
+
+def with_trail_bucket(site: AwsSite, compliance: bool) -> AwsSite:
+    """The site as storage builds it: with a bucket for CloudTrail when the trail is on and the spec has no
+    audit bucket (Object Lock for the spec's audit.immutable_days)."""
+    if not site.audit.cloudtrail or trail_bucket_name(site) is not None:
+        return site
+    lock = ObjectLockSpec(days=site.audit.immutable_days, mode="COMPLIANCE" if compliance else "GOVERNANCE")
+    bucket = BucketSpec(name=TRAIL_BUCKET, purpose="audit", immutable=lock)
+    return site.model_copy(
+        update={"storage": site.storage.model_copy(update={"buckets": [*site.storage.buckets, bucket]})}
+    )
+
+
+def trail_bucket_name(site: AwsSite) -> str | None:
+    """The spec's bucket CloudTrail delivers to: its audit bucket (validation allows one)."""
+    return next((bucket.name for bucket in site.storage.buckets if bucket.purpose == "audit"), None)
 
 
 def fsx_linked_buckets(site: AwsSite) -> list[str]:
@@ -93,6 +115,14 @@ class AwsSiteStorage(pulumi.ComponentResource):
                         lock=bucket.lock,
                         compliance_lock=args.compliance_locks,
                         log_bucket=self.log_bucket.name,
+                        trail=(
+                            account,
+                            pulumi.Output.all(partition, account).apply(
+                                lambda v: trail_arn(v[0], site.region, v[1], args.trail_name)
+                            ),
+                        )
+                        if args.trail_name is not None and bucket.purpose == "audit"
+                        else None,
                     ),
                     opts=child,
                 )

@@ -45,6 +45,8 @@ class S3BucketArgs:
     log_bucket: pulumi.Input[str] | None = None  # where this bucket's access logs go
     # Only for the access-log bucket: the account whose buckets may deliver logs, and their ARN pattern.
     log_sources: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
+    # Only for the site's audit bucket: the account and the ARN of the trail that delivers into it.
+    trail: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
 
 
 class S3Bucket(pulumi.ComponentResource):
@@ -109,11 +111,13 @@ class S3Bucket(pulumi.ComponentResource):
             ],
             opts=child,
         )
-        aws.s3.BucketPolicy(
+        log_sources = pulumi.Output.all(*(args.log_sources or ()))
+        trail = pulumi.Output.all(*(args.trail or ()))
+        self.policy = aws.s3.BucketPolicy(
             f"{name}-policy",
             bucket=bucket,
-            policy=pulumi.Output.all(self.bucket.arn, *(args.log_sources or ())).apply(
-                lambda values: bucket_policy(values[0], *values[1:])
+            policy=pulumi.Output.all(self.bucket.arn, log_sources, trail).apply(
+                lambda values: bucket_policy(values[0], *values[1], trail=tuple(values[2]) or None)
             ),
             opts=child,
         )
@@ -198,8 +202,14 @@ def lifecycle_rules(
     return rules
 
 
-def bucket_policy(bucket_arn: str, log_account: str | None = None, log_source_arns: str | None = None) -> str:
-    """Deny every request without TLS; on the access-log bucket, let S3 deliver this account's logs."""
+def bucket_policy(
+    bucket_arn: str,
+    log_account: str | None = None,
+    log_source_arns: str | None = None,
+    trail: tuple[str, str] | None = None,
+) -> str:
+    """Deny every request without TLS; on the access-log bucket, let S3 deliver this account's logs; on the
+    audit bucket, let the site's trail (and only it) check the bucket and deliver its log files."""
     statements: list[dict] = [
         {
             "Sid": "DenyInsecureTransport",
@@ -224,4 +234,25 @@ def bucket_policy(bucket_arn: str, log_account: str | None = None, log_source_ar
                 },
             }
         )
+    if trail is not None:
+        account, trail_arn = trail
+        source = {"aws:SourceArn": trail_arn}
+        statements += [
+            {
+                "Sid": "CloudTrailChecksTheBucket",
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudtrail.amazonaws.com"},
+                "Action": "s3:GetBucketAcl",
+                "Resource": bucket_arn,
+                "Condition": {"StringEquals": source},
+            },
+            {
+                "Sid": "CloudTrailDeliversThisSitesTrail",
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudtrail.amazonaws.com"},
+                "Action": "s3:PutObject",
+                "Resource": f"{bucket_arn}/AWSLogs/{account}/*",
+                "Condition": {"StringEquals": {**source, "s3:x-amz-acl": "bucket-owner-full-control"}},
+            },
+        ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})

@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     admin_ingress,
     cloudtrail_kms,
     cloudtrail_logging,
+    cloudtrail_management_events,
     cloudtrail_multi_region,
     cloudtrail_object_lock,
     cloudtrail_validation,

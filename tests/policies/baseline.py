@@ -68,8 +68,28 @@ def program() -> None:
         "trail",
         s3_bucket_name="baseline-trail",
         is_multi_region_trail=True,
+        include_global_service_events=True,
         enable_log_file_validation=True,
         kms_key_id=key.arn,
+        advanced_event_selectors=[
+            aws.cloudtrail.TrailAdvancedEventSelectorArgs(
+                name="management",
+                field_selectors=[
+                    aws.cloudtrail.TrailAdvancedEventSelectorFieldSelectorArgs(
+                        field="eventCategory", equals=["Management"]
+                    )
+                ],
+            ),
+            aws.cloudtrail.TrailAdvancedEventSelectorArgs(
+                name="data",
+                field_selectors=[
+                    aws.cloudtrail.TrailAdvancedEventSelectorFieldSelectorArgs(field="eventCategory", equals=["Data"]),
+                    aws.cloudtrail.TrailAdvancedEventSelectorFieldSelectorArgs(
+                        field="resources.type", equals=["AWS::S3::Object"]
+                    ),
+                ],
+            ),
+        ],
         tags=tags,
     )
 

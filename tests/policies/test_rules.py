@@ -27,6 +27,7 @@ COUNTEREXAMPLE_MESSAGE = {
     "fsx-lustre-kms": "no kms_key_id",
     "gcp-data-access-audit": "project lattice-baseline does not record DATA_READ, DATA_WRITE audit logs",
     "gcp-audit-log-store": "the audit log bucket is not locked",
+    "cloudtrail-management-events": "the advanced event selectors select no management events",
     "gcp-kms-key-rotation": "the key never rotates",
     "gcs-cmek": "no default KMS key",
     "gcs-locked-retention": "the retention policy of an immutable bucket is not locked",
@@ -213,6 +214,38 @@ def _without(plan, type_token, name):
                 },
             ),
             ("vpn-strong-crypto", "phase1 integrity algorithms are not pinned"),
+        ),
+        # CloudTrail: management reads only, basic selectors off, no global services
+        (
+            lambda p: edit(
+                p,
+                "aws:cloudtrail/trail:Trail",
+                "trail",
+                advancedEventSelectors=[
+                    {
+                        "name": "m",
+                        "fieldSelectors": [
+                            {"field": "eventCategory", "equals": ["Management"]},
+                            {"field": "readOnly", "equals": ["true"]},
+                        ],
+                    }
+                ],
+            ),
+            ("cloudtrail-management-events", "keeps only reads or only writes"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                "aws:cloudtrail/trail:Trail",
+                "trail",
+                advancedEventSelectors=None,
+                eventSelectors=[{"includeManagementEvents": False}],
+            ),
+            ("cloudtrail-management-events", "an event selector turns management events off"),
+        ),
+        (
+            lambda p: edit(p, "aws:cloudtrail/trail:Trail", "trail", includeGlobalServiceEvents=False),
+            ("cloudtrail-management-events", "leaves out global service events"),
         ),
         # GCP audit log store: short retention, no customer key, no sink at all
         (

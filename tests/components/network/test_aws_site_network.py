@@ -125,7 +125,10 @@ def test_flow_logs_can_be_turned_off(plan_spec):
     site = {**AWS_SITE, "network": {**AWS_SITE["network"], "flow_logs": False}}
     plan = plan_spec(spec_with(site))
     assert plan.by_type("aws:ec2/flowLog:FlowLog") == []
-    assert [r["name"] for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup")] == ["aws-use1-eks-control-plane"]
+    assert sorted(r["name"] for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup")) == [
+        "aws-use1-eks-control-plane",
+        "aws-use1-trail-logs",
+    ]  # no flow-log group
 
 
 def _subnet_cidrs(plan) -> dict[str, str]:

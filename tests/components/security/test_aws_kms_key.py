@@ -125,4 +125,6 @@ def test_a_site_whose_file_systems_link_no_bucket_admits_no_fsx_role(plan_spec):
         "CloudWatchLogsEncryptsThisAccountsLogGroups",
         "AutoScalingUsesTheKeyForNodeVolumes",
         "AutoScalingAttachesNodeVolumes",
+        "CloudTrailEncryptsThisSitesTrail",  # every AWS site's trail, whatever its storage
+        "CloudTrailDescribesTheKey",
     }

@@ -195,3 +195,76 @@ def test_gke_team_identity_reaches_its_prefix_by_iam_condition(prod_plan):
     cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")
     assert cluster["inputs"]["authenticatorGroupsConfig"] == {"securityGroup": "gke-security-groups@example.edu"}
     assert cluster["inputs"]["costManagementConfig"] == {"enabled": True}
+
+
+# --- AWS CloudTrail --------------------------------------------------------------------------------------
+
+TRAIL = "aws:cloudtrail/trail:Trail"
+
+
+def test_the_aws_trail_records_everything_encrypted_validated_and_in_both_stores(prod_plan):
+    (trail,) = prod_plan.by_type(TRAIL)
+    inputs = trail["inputs"]
+    key = prod_plan.state(prod_plan.one("aws:kms/key:Key", "aws-use1-key-key"))["arn"]
+    audit = prod_plan.one(S3, "aws-use1-storage-audit-bucket")
+    log_group = prod_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-trail-logs")
+    assert (inputs["name"], inputs["isMultiRegionTrail"], inputs["includeGlobalServiceEvents"]) == (
+        "lattice-prod-aws-use1",
+        True,
+        True,
+    )
+    assert (inputs["enableLogFileValidation"], inputs["enableLogging"], inputs["kmsKeyId"]) == (True, True, key)
+    assert inputs["s3BucketName"] == prod_plan.state(audit)["bucket"]
+    assert inputs["cloudWatchLogsGroupArn"] == prod_plan.state(log_group)["arn"] + ":*"  # CloudTrail wants :*
+    assert (log_group["inputs"]["retentionInDays"], log_group["inputs"]["kmsKeyId"]) == (731, key)
+    management, data = inputs["advancedEventSelectors"]
+    assert management["fieldSelectors"] == [{"field": "eventCategory", "equals": ["Management"]}]
+    buckets = {
+        n: prod_plan.state(prod_plan.one(S3, f"aws-use1-storage-{n}-bucket"))["arn"]
+        for n in ("datasets", "checkpoints")
+    }
+    assert data["fieldSelectors"] == [
+        {"field": "eventCategory", "equals": ["Data"]},
+        {"field": "resources.type", "equals": ["AWS::S3::Object"]},
+        {"field": "resources.ARN", "startsWiths": [f"{buckets['datasets']}/", f"{buckets['checkpoints']}/"]},
+    ]
+    # it waits for the bucket policy and the key that admit it
+    policy = prod_plan.one("aws:s3/bucketPolicy:BucketPolicy", "aws-use1-storage-audit-policy")
+    assert policy["urn"] in trail["dependencies"] and trail["protect"]
+
+
+def test_the_audit_bucket_locks_for_the_specs_retention_and_admits_this_trail_only(prod_plan):
+    audit = prod_plan.one(S3, "aws-use1-storage-audit-bucket")
+    assert audit["inputs"]["objectLockEnabled"] is True
+    lock = next(
+        r
+        for r in prod_plan.by_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+        if audit["urn"] in r["dependencies"]
+    )
+    assert lock["inputs"]["rule"] == {"defaultRetention": {"mode": "COMPLIANCE", "days": 365}}
+    statements = json.loads(
+        prod_plan.one("aws:s3/bucketPolicy:BucketPolicy", "aws-use1-storage-audit-policy")["inputs"]["policy"]
+    )["Statement"]
+    trail_arn = "arn:aws:cloudtrail:us-east-1:123456789012:trail/lattice-prod-aws-use1"
+    write = next(s for s in statements if s["Sid"] == "CloudTrailDeliversThisSitesTrail")
+    assert write["Principal"] == {"Service": "cloudtrail.amazonaws.com"}
+    assert write["Resource"].endswith("/AWSLogs/123456789012/*")
+    assert write["Condition"]["StringEquals"]["aws:SourceArn"] == trail_arn
+    key_policy = json.loads(prod_plan.one("aws:kms/key:Key", "aws-use1-key-key")["inputs"]["policy"])["Statement"]
+    encrypt = next(s for s in key_policy if s["Sid"] == "CloudTrailEncryptsThisSitesTrail")
+    assert encrypt["Condition"]["StringEquals"] == {"aws:SourceArn": trail_arn}
+
+
+def test_without_an_audit_bucket_the_trail_gets_its_own_locked_for_the_specs_days(dev_plan):
+    bucket = dev_plan.one(S3, "aws-use1-storage-audit-trail-bucket")
+    assert bucket["inputs"]["objectLockEnabled"] is True
+    lock = next(
+        r
+        for r in dev_plan.by_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+        if bucket["urn"] in r["dependencies"]
+    )
+    # dev: GOVERNANCE (emptiable), for the dev stack's immutable_days
+    assert lock["inputs"]["rule"]["defaultRetention"]["mode"] == "GOVERNANCE"
+    (trail,) = dev_plan.by_type(TRAIL)
+    assert trail["inputs"]["s3BucketName"] == dev_plan.state(bucket)["bucket"]
+    assert trail["protect"] is False
