@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from ..spec import TeamSpec
+from ..spec.teams import TeamOnSite
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
 from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
 from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
-from .storage_access import StorageAccess, StorageAccessArgs
+from .storage_access import StorageAccess, StorageAccessArgs, claim_gib
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
 
 
 @dataclass
 class ClusterWorkloadsArgs:
     tags: TagContext
-    teams: list[TeamSpec] = field(default_factory=list)
+    teams: list[TeamOnSite] = field(default_factory=list)  # the site's teams, resolved for it
     flavors: list[Flavor] = field(default_factory=list)
     addons: ClusterAddonsArgs = field(default_factory=ClusterAddonsArgs)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
@@ -47,16 +47,15 @@ class ClusterWorkloads(pulumi.ComponentResource):
         super().__init__(
             "lattice:platform:ClusterWorkloads", name, None, moved_from("lattice:compute:ClusterWorkloads", opts)
         )
+        claims = [claim_gib(tier) for tier in args.storage if tier.access == "pvc"]
         self.teams = {
-            team.name: TeamNamespace(
-                f"{name}-{team.name}",
+            team.team: TeamNamespace(
+                f"{name}-{team.team}",
                 TeamNamespaceArgs(
-                    team=team.name,
-                    namespace=team.namespace_name,
-                    accelerator_quota=team.quota_for(args.tags.site),
-                    neuron_cores_per_device=args.neuron_cores_per_device,
-                    groups=team.groups,
+                    team=team,
                     tags=args.tags,
+                    neuron_cores_per_device=args.neuron_cores_per_device,
+                    site_claims_gib=claims,
                     depends_on=args.access,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
@@ -96,4 +95,4 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self.gpus = self.scheduler.gpus
-        self.register_outputs({"namespaces": sorted(t.namespace_name for t in args.teams), "gpus": self.gpus})
+        self.register_outputs({"namespaces": sorted(t.namespace for t in args.teams), "gpus": self.gpus})

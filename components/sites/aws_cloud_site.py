@@ -22,6 +22,7 @@ from ..platform.kueue_scheduler import Flavor
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
+from ..spec.teams import team_on_site
 from ..storage.aws_site_storage import AwsSiteStorage, AwsSiteStorageArgs
 from ..tagging import TagContext
 
@@ -169,7 +170,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
                 flavors=[
                     Flavor(
                         name=pool.name,

@@ -17,6 +17,7 @@ from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..spec import KubernetesSite, TeamSpec
+from ..spec.teams import team_on_site
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
 
@@ -51,7 +52,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
                 flavors=[
                     Flavor(
                         name=pool.name,

@@ -23,6 +23,7 @@ from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..spec import GcpSite, TeamSpec
 from ..spec.model import WorkloadSpec
+from ..spec.teams import team_on_site
 from ..storage.gcp_site_storage import GcpSiteStorage, GcpSiteStorageArgs, storage_apis
 from ..tagging import TagContext
 
@@ -246,7 +247,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
                 flavors=flavors,
                 addons=ClusterAddonsArgs(gpu_operator=False),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],

@@ -8,12 +8,23 @@ and explained on its own, as aws-parallelcluster keeps schema and validators apa
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
-from components.standards import KEY_ROTATION_MAX_DAYS, LOG_RETENTION_MIN_DAYS
+from components.standards import (
+    KEY_ROTATION_MAX_DAYS,
+    LOG_RETENTION_MIN_DAYS,
+    POD_SECURITY_DEFAULT,
+    TEAM_BASE_CPU,
+    TEAM_BASE_MEMORY_GIB,
+    TEAM_CPU_PER_ACCELERATOR,
+    TEAM_LIMITS_OVER_REQUESTS,
+    TEAM_MEMORY_GIB_PER_ACCELERATOR,
+    TEAM_STORAGE_GIB,
+    TEAM_VOLUME_CLAIMS,
+)
 
 from .links import LinkSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
@@ -40,6 +51,7 @@ from .types import (
     TagValue,
     TeamName,
     Zone,
+    per_site,
 )
 
 PoolName = SiteName
@@ -413,15 +425,53 @@ Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provid
 
 
 QuotaCount = Annotated[int, Field(ge=0, le=100_000)]
+PodSecurity = Literal["restricted", "baseline", "privileged"]
+CpuCount = Annotated[int, Field(ge=1, le=10_000_000)]
+MemoryGiB = Annotated[int, Field(ge=1, le=1_000_000_000)]
+StorageGiB = Annotated[int, Field(ge=0, le=1_000_000_000)]
+ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
 
 
 class TeamSpec(Strict):
     name: TeamName
     namespace: Namespace | None = Field(None, description="Defaults to the team name.")
-    gpu_quota: QuotaCount | dict[SiteName, QuotaCount] = Field(
+    gpu_quota: per_site(QuotaCount) = Field(
         0,
         description="Accelerators (GPUs, Neuron devices, TPU chips: of each kind) the team may request: one "
         "number for every site it is on, or per site, e.g. {grid-hpc: 32, aws-use1: 8} (unlisted sites: 0).",
+    )
+    pod_security: per_site(PodSecurity) | None = Field(
+        None,
+        description="Pod Security Admission level the team's namespace enforces (warn and audit are always "
+        "restricted): one level or per site, e.g. {grid-hpc: privileged} (unlisted sites: restricted). Anything "
+        "above restricted needs pod_security_reason.",
+    )
+    pod_security_reason: NonEmpty | None = Field(
+        None,
+        description="Why the team needs more than restricted (e.g. RDMA pods need IPC_LOCK); written on the "
+        "namespace as the lattice.dev/pod-security-reason annotation.",
+    )
+    cpu: per_site(CpuCount) | None = Field(
+        None,
+        description=f"CPUs the team's pods may request (ResourceQuota requests.cpu; limits.cpu is "
+        f"{TEAM_LIMITS_OVER_REQUESTS}x): one number or per site. Default: {TEAM_BASE_CPU} plus, per accelerator of "
+        f"gpu_quota, its host's share (from the catalog; {TEAM_CPU_PER_ACCELERATOR} for hosts it does not know).",
+    )
+    memory_gib: per_site(MemoryGiB) | None = Field(
+        None,
+        description=f"Memory (GiB) the team's pods may request (requests.memory; limits.memory is "
+        f"{TEAM_LIMITS_OVER_REQUESTS}x). Default: {TEAM_BASE_MEMORY_GIB} plus each accelerator's host share "
+        f"({TEAM_MEMORY_GIB_PER_ACCELERATOR} for hosts the catalog does not know).",
+    )
+    storage_gib: per_site(StorageGiB) | None = Field(
+        None,
+        description=f"Storage (GiB) the team's own PersistentVolumeClaims may request (default {TEAM_STORAGE_GIB}); "
+        "the claims Lattice makes for the site's file systems are added on top.",
+    )
+    volume_claims: per_site(ClaimCount) | None = Field(
+        None,
+        description=f"PersistentVolumeClaims the team may create itself (default {TEAM_VOLUME_CLAIMS}); Lattice's "
+        "own claims are added on top.",
     )
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
@@ -438,6 +488,25 @@ class TeamSpec(Strict):
 
     def quota_for(self, site: str) -> int:
         return self.gpu_quota if isinstance(self.gpu_quota, int) else self.gpu_quota.get(site, 0)
+
+    def pod_security_for(self, site: str) -> tuple[PodSecurity, bool]:
+        """The level the team's namespace on ``site`` enforces, and whether the spec chose it for that site."""
+        chosen = self.pod_security.get(site) if isinstance(self.pod_security, dict) else self.pod_security
+        return (chosen or POD_SECURITY_DEFAULT), chosen is not None
+
+    def site_value(self, key: str, site: str) -> int | None:
+        """A per-site resource key (cpu, memory_gib, storage_gib, volume_claims) on ``site``; None: the default."""
+        value = getattr(self, key)
+        return value.get(site) if isinstance(value, dict) else value
+
+    PER_SITE_KEYS: ClassVar[tuple[str, ...]] = (
+        "gpu_quota",
+        "pod_security",
+        "cpu",
+        "memory_gib",
+        "storage_gib",
+        "volume_claims",
+    )
 
 
 class WorkloadSpec(Strict):
