@@ -20,12 +20,14 @@ from .cluster_addons import ClusterAddons, ClusterAddonsArgs
 from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
 from .storage_access import StorageAccess, StorageAccessArgs, claim_gib
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
+from .team_policies import TeamNetwork
 
 
 @dataclass
 class ClusterWorkloadsArgs:
     tags: TagContext
     teams: list[TeamOnSite] = field(default_factory=list)  # the site's teams, resolved for it
+    network: TeamNetwork | None = None  # required with teams
     flavors: list[Flavor] = field(default_factory=list)
     addons: ClusterAddonsArgs = field(default_factory=ClusterAddonsArgs)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
@@ -48,12 +50,15 @@ class ClusterWorkloads(pulumi.ComponentResource):
             "lattice:platform:ClusterWorkloads", name, None, moved_from("lattice:compute:ClusterWorkloads", opts)
         )
         claims = [claim_gib(tier) for tier in args.storage if tier.access == "pvc"]
+        if args.teams and args.network is None:
+            raise ValueError(f"site '{args.tags.site}' has teams but no TeamNetwork for their NetworkPolicies")
         self.teams = {
             team.team: TeamNamespace(
                 f"{name}-{team.team}",
                 TeamNamespaceArgs(
                     team=team,
                     tags=args.tags,
+                    network=args.network,
                     neuron_cores_per_device=args.neuron_cores_per_device,
                     site_claims_gib=claims,
                     depends_on=args.access,

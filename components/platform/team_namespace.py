@@ -8,6 +8,9 @@
 - A LimitRange gives containers that name no requests or limits the standards' defaults, so they still count
   against the quota (a quota on ``requests.cpu`` refuses pods without requests otherwise).
 - A least-privilege Role (``team_policies.ROLE_RULES``) bound to the team's groups, instead of ``edit``.
+- NetworkPolicies (``team_policies.network_policies``): deny all in and out, then allow the namespace itself,
+  cluster DNS, HTTPS out of the site, the cloud credential endpoint, the platform's monitoring, linked sites for
+  data staging and, where the team asks, the Kubernetes API.
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from ..standards import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST, TEAM
 from ..tagging import TagContext
 from . import moved_from
 from .accelerators import accelerator_quota
-from .team_policies import POD_SECURITY_REASON, ROLE_RULES, TEAM_LABEL, TEAM_ROLE, pod_security_labels
+from .team_policies import (
+    POD_SECURITY_REASON,
+    ROLE_RULES,
+    TEAM_LABEL,
+    TEAM_ROLE,
+    TeamNetwork,
+    network_policies,
+    pod_security_labels,
+)
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
@@ -31,6 +42,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 class TeamNamespaceArgs:
     team: TeamOnSite
     tags: TagContext
+    network: TeamNetwork
     neuron_cores_per_device: int = 0  # the most any Neuron pool of the site has
     # The size (GiB) of each claim Lattice makes in the namespace for the site's file systems (StorageAccess).
     site_claims_gib: list[int] = field(default_factory=list)
@@ -44,6 +56,7 @@ class TeamNamespace(pulumi.ComponentResource):
     limits: k8s.core.v1.LimitRange
     role: k8s.rbac.v1.Role
     role_binding: k8s.rbac.v1.RoleBinding | None
+    network_policies: dict[str, k8s.networking.v1.NetworkPolicy]
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -116,6 +129,12 @@ class TeamNamespace(pulumi.ComponentResource):
                 ],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.role]),
             )
+        self.network_policies = {
+            policy: k8s.networking.v1.NetworkPolicy(
+                f"{name}-netpol-{policy}", metadata=meta(policy), spec=spec, opts=child
+            )
+            for policy, spec in network_policies(args.network, team.kubernetes_api).items()
+        }
         self.register_outputs({"namespace": namespace})
 
 

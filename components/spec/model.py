@@ -473,6 +473,11 @@ class TeamSpec(Strict):
         description=f"PersistentVolumeClaims the team may create itself (default {TEAM_VOLUME_CLAIMS}); Lattice's "
         "own claims are added on top.",
     )
+    kubernetes_api: bool = Field(
+        False,
+        description="Let the team's pods call the cluster's Kubernetes API (KubeRay autoscalers, Spark drivers, "
+        "workflow engines); off, their NetworkPolicies leave it unreachable. RBAC still applies.",
+    )
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
         None, description="Sites where the team gets a namespace; defaults to every grid and edge site."

@@ -87,6 +87,7 @@ class TeamOnSite:
     pod_security: str
     pod_security_explicit: bool
     pod_security_reason: str | None
+    kubernetes_api: bool
     groups: tuple[str, ...]
 
 
@@ -110,5 +111,6 @@ def team_on_site(team: TeamSpec, site) -> TeamOnSite:
         pod_security=level,
         pod_security_explicit=explicit,
         pod_security_reason=team.pod_security_reason,
+        kubernetes_api=team.kubernetes_api,
         groups=tuple(team.groups),
     )
