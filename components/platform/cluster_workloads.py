@@ -17,7 +17,7 @@ from ..storage.contract import StorageTier
 from ..tagging import TagContext
 from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
-from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
+from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs, TeamQueue
 from .storage_access import StorageAccess, StorageAccessArgs, claim_gib
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
 from .team_policies import TeamNetwork
@@ -94,7 +94,17 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 KueueSchedulerArgs(
                     flavors=args.flavors,
                     tags=args.tags,
-                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
+                    teams=[
+                        TeamQueue(
+                            team=team.team,
+                            namespace=self.teams[team.team].namespace.metadata.name,
+                            accelerators=team.accelerators,
+                            guarantee=team.guarantee,
+                            cpu=team.cpu,
+                            memory_gib=team.memory_gib,
+                        )
+                        for team in args.teams
+                    ],
                     depends_on=[self.addons.kueue],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),

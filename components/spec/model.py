@@ -440,6 +440,13 @@ class TeamSpec(Strict):
         description="Accelerators (GPUs, Neuron devices, TPU chips: of each kind) the team may request: one "
         "number for every site it is on, or per site, e.g. {grid-hpc: 32, aws-use1: 8} (unlisted sites: 0).",
     )
+    gpu_guarantee: per_site(QuotaCount) = Field(
+        0,
+        description="Accelerators of each pool reserved for the team in its site's Kueue cohort (its ClusterQueue's "
+        "nominal quota, at most gpu_quota): lent to the other teams while idle, reclaimed by preempting their "
+        "borrowed work. One number or per site; default 0: everything is shared, each team borrowing up to "
+        "gpu_quota.",
+    )
     pod_security: per_site(PodSecurity) | None = Field(
         None,
         description="Pod Security Admission level the team's namespace enforces (warn and audit are always "
@@ -494,6 +501,9 @@ class TeamSpec(Strict):
     def quota_for(self, site: str) -> int:
         return self.gpu_quota if isinstance(self.gpu_quota, int) else self.gpu_quota.get(site, 0)
 
+    def guarantee_for(self, site: str) -> int:
+        return self.gpu_guarantee if isinstance(self.gpu_guarantee, int) else self.gpu_guarantee.get(site, 0)
+
     def pod_security_for(self, site: str) -> tuple[PodSecurity, bool]:
         """The level the team's namespace on ``site`` enforces, and whether the spec chose it for that site."""
         chosen = self.pod_security.get(site) if isinstance(self.pod_security, dict) else self.pod_security
@@ -506,6 +516,7 @@ class TeamSpec(Strict):
 
     PER_SITE_KEYS: ClassVar[tuple[str, ...]] = (
         "gpu_quota",
+        "gpu_guarantee",
         "pod_security",
         "cpu",
         "memory_gib",

@@ -1,5 +1,5 @@
 """Cross-field rules for teams: per-site keys, Pod Security levels and what the sites' hardware needs of them,
-and CPU and memory quotas that can host the team's accelerators.
+CPU and memory quotas that can host the team's accelerators, and Kueue guarantees the pools can honour.
 
 Pod Security: the Pod Security Standards' baseline level admits only the default capabilities (AUDIT_WRITE,
 CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, MKNOD, NET_BIND_SERVICE, SETFCAP, SETGID, SETPCAP, SETUID, SYS_CHROOT)
@@ -37,6 +37,7 @@ def team_issues(spec: StackSpec) -> Iterator[Issue]:
         yield from _per_site_keys(team, index, sites)
         yield from _pod_security(team, index, spec)
         yield from _hosts_fit(team, index, spec)
+    yield from _guarantees_fit(spec)
 
 
 def _path(team: TeamSpec, index: int, key: str, site: str) -> str:
@@ -172,3 +173,44 @@ def _hosts_fit(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                 f"({host.machine}: {size(host):g} {unit}) — needs {needed[host]}; raise {key} to at least "
                 f"{needed[host]} ({key}: {{{site.name}: {needed[host]}}}) or remove it to take the default",
             )
+
+
+def _guarantees_fit(spec: StackSpec) -> Iterator[Issue]:
+    for index, team in enumerate(spec.teams):
+        for site in spec.sites:
+            guarantee, quota = team.guarantee_for(site.name), team.quota_for(site.name)
+            if team.on(site) and guarantee > quota:
+                yield Issue(
+                    _path(team, index, "gpu_guarantee", site.name),
+                    f"team '{team.name}' is guaranteed {guarantee} accelerators on '{site.name}' but may request only "
+                    f"{quota} (gpu_quota); lower gpu_guarantee or raise gpu_quota",
+                )
+    for site in spec.sites:
+        members = [(i, t) for i, t in enumerate(spec.teams) if t.on(site) and t.guarantee_for(site.name)]
+        if not members:
+            continue
+        for pool in site.gpu_pools:
+            host = next((h for h in pool_hosts(site) if h.pool == pool.name), None)
+            capacity = _pool_accelerators(site, pool, host)
+            if capacity is None:
+                continue
+            reserved = {i: min(t.guarantee_for(site.name), capacity) for i, t in members}
+            if sum(reserved.values()) > capacity:
+                shares = ", ".join(f"teams[{i}] {n}" for i, n in reserved.items())
+                yield Issue(
+                    f"teams[{members[-1][0]}].gpu_guarantee",
+                    f"teams guarantee {sum(reserved.values())} accelerators of pool '{pool.name}' on '{site.name}' "
+                    f"({shares}), which never has more than {capacity}; lower gpu_guarantee so the guarantees add "
+                    f"up to at most {capacity}",
+                )
+
+
+def _pool_accelerators(site, pool, host) -> int | None:
+    """The most accelerators a pool ever has (every node up); None where the catalog cannot tell."""
+    if isinstance(pool, GcpGpuPoolSpec) and pool.tpu is not None:
+        from .validators import _slice_chips
+
+        return _slice_chips(pool) or None
+    if host is None or host.accelerators == 0:
+        return None
+    return host.accelerators * pool.max_nodes

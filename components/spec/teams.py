@@ -80,6 +80,7 @@ class TeamOnSite:
     team: str
     namespace: str
     accelerators: int  # of each kind (gpu_quota)
+    guarantee: int  # of each pool (gpu_guarantee)
     cpu: int  # requests.cpu
     memory_gib: int  # requests.memory
     storage_gib: int  # the team's own claims
@@ -104,6 +105,7 @@ def team_on_site(team: TeamSpec, site) -> TeamOnSite:
         team=team.name,
         namespace=team.namespace_name,
         accelerators=accelerators,
+        guarantee=team.guarantee_for(site.name),
         cpu=value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
         memory_gib=value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
         storage_gib=value("storage_gib", TEAM_STORAGE_GIB),
