@@ -56,6 +56,9 @@ SECONDS_PER_DAY = 86_400  # GCP expresses rotation and retention periods in seco
 # Pod Security Admission: a namespace enforces the team's level and always warns and audits at restricted.
 POD_SECURITY_LEVELS = ("restricted", "baseline", "privileged")
 POD_SECURITY_DEFAULT = "restricted"
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/{mode}"  # mode: enforce, warn, audit
+# Marks a namespace as a team's (value: the team), which the policy pack holds to the isolation contract.
+TEAM_NAMESPACE_LABEL = "lattice.dev/team"
 # The host a team's accelerator pods take, per accelerator, where the catalog does not know the pool's hosts
 # (grid / edge hardware, TPU hosts): an 8-GPU H100 server — p5.48xlarge (192 vCPU, 2,048 GiB) or a DGX H100
 # (224 threads, 2 TiB) — gives each GPU 24-28 CPUs and 256 GiB. Catalog pools use their own figures.

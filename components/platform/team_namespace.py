@@ -21,14 +21,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..spec.teams import TeamOnSite
-from ..standards import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST, TEAM_LIMITS_OVER_REQUESTS
+from ..standards import (
+    CONTAINER_DEFAULT_LIMIT,
+    CONTAINER_DEFAULT_REQUEST,
+    TEAM_LIMITS_OVER_REQUESTS,
+    TEAM_NAMESPACE_LABEL,
+)
 from ..tagging import TagContext
 from . import moved_from
 from .accelerators import accelerator_quota
 from .team_policies import (
     POD_SECURITY_REASON,
     ROLE_RULES,
-    TEAM_LABEL,
     TEAM_ROLE,
     TeamNetwork,
     network_policies,
@@ -71,7 +75,7 @@ class TeamNamespace(pulumi.ComponentResource):
             f"{name}-namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=team.namespace,
-                labels={**labels, TEAM_LABEL: team.team, **pod_security_labels(team.pod_security)},
+                labels={**labels, TEAM_NAMESPACE_LABEL: team.team, **pod_security_labels(team.pod_security)},
                 annotations=annotations,
             ),
             opts=child,

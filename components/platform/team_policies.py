@@ -24,6 +24,7 @@ from typing import Literal
 import pulumi_kubernetes as k8s
 
 from ..network.ports import GKE_METADATA_PORT, HTTP, HTTPS, SSH
+from ..standards import POD_SECURITY_LABEL
 
 TEAM_ROLE = "lattice-team"
 READ = ("get", "list", "watch")
@@ -62,9 +63,7 @@ ROLE_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = (
     ("rbac.authorization.k8s.io", ("roles", "rolebindings"), READ, "see who may do what, never grant it"),
 )
 
-POD_SECURITY_LABEL = "pod-security.kubernetes.io/{mode}"
 POD_SECURITY_REASON = "lattice.dev/pod-security-reason"
-TEAM_LABEL = "lattice.dev/team"
 # What every team namespace warns and audits at, whatever it enforces.
 WATCHED_LEVEL = "restricted"
 
