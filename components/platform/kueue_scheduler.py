@@ -10,7 +10,8 @@ catalog knows its hosts, CPUs and memory — is split between the site's Kueue `
   ``gpu_quota`` (``borrowingLimit``: the namespace's ResourceQuota would refuse the pods of anything more); CPU and
   memory follow the accelerators' host share, capped by the namespace's CPU and memory quota;
 - the Cohort holds the rest as a shared pool ("nominalQuota defined at the Cohort level represents additional
-  resources on top of those defined by ClusterQueues", Kueue's cohort concept page).
+  resources on top of those defined by ClusterQueues", Kueue's cohort concept page; the Cohort controller runs
+  under the HierarchicalCohorts feature gate, beta and on by default since 0.11).
 
 So the cohort's quotas add up to exactly the site's schedulable capacity: however the teams borrow, Kueue never
 admits more than the nodes that can run. A team reclaims its lent guarantee by preempting borrowers

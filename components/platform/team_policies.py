@@ -1,9 +1,10 @@
 """What a team may do and reach from its namespace: its Role's rules and its NetworkPolicies.
 
 The team's Role replaces the built-in ``edit`` ClusterRole, which lets its holders delete the namespace's
-NetworkPolicies (and so undo the isolation below) and edit its quotas' neighbours. Each rule says why ML teams
-need it; the Kueue and training-operator rules follow Kueue 0.14.3's own ``batch-user-role`` aggregate
-(``config/components/rbac``: workloads and localqueues read, jobs and jobsets and Kubeflow jobs edited).
+NetworkPolicies (and so undo the isolation below) and grows with every role a cluster add-on aggregates into it.
+Each rule says why ML teams need it; the Kueue and training-operator rules follow Kueue 0.14.3's own
+``batch-user-role`` aggregate (``config/components/rbac``: workloads and localqueues read, jobs, jobsets and
+Kubeflow jobs edited).
 Quotas, LimitRanges, NetworkPolicies, Roles, RoleBindings and the namespace itself are read-only: a team sees
 its limits but cannot lift them.
 
