@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from .network.links import CrossSiteLinks, CrossSiteLinksArgs, transit_routes, vpn_gateway_count
+from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
 from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
 from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
@@ -72,6 +72,7 @@ class HybridStack(pulumi.ComponentResource):
                         workloads=workloads,
                         locked_retention=spec.environment == "prod",
                         vpn_gateways=vpn_gateway_count(spec, site),
+                        linked_ranges=linked_ranges(spec, site),
                     ),
                     opts=child,
                 )
@@ -88,6 +89,7 @@ class HybridStack(pulumi.ComponentResource):
                         tags=tags,
                         kubeconfig=args.secret(secret_key) if secret_key is not None else None,
                         teams=teams,
+                        linked_ranges=linked_ranges(spec, site),
                     ),
                     opts=child,
                 )

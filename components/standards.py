@@ -54,3 +54,31 @@ CHECKPOINT_SECONDS_TAG = "lattice:checkpoint-seconds"
 IMMUTABLE_LABEL = "lattice-immutable"
 
 SECONDS_PER_DAY = 86_400  # GCP expresses rotation and retention periods in seconds
+
+# Team namespaces (components/spec/model.py TeamSpec defaults; components/platform/team_namespace.py).
+# Pod Security Admission: a namespace enforces the team's level and always warns and audits at restricted.
+POD_SECURITY_LEVELS = ("restricted", "baseline", "privileged")
+POD_SECURITY_DEFAULT = "restricted"
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/{mode}"  # mode: enforce, warn, audit
+# Marks a namespace as a team's (value: the team), which the policy pack holds to the isolation contract.
+TEAM_NAMESPACE_LABEL = "lattice.dev/team"
+# The host a team's accelerator pods take, per accelerator, where the catalog does not know the pool's hosts
+# (grid / edge hardware, TPU hosts): an 8-GPU H100 server — p5.48xlarge (192 vCPU, 2,048 GiB) or a DGX H100
+# (224 threads, 2 TiB) — gives each GPU 24-28 CPUs and 256 GiB. Catalog pools use their own figures.
+TEAM_CPU_PER_ACCELERATOR = 24
+TEAM_MEMORY_GIB_PER_ACCELERATOR = 256
+# What a team runs besides its accelerator pods (notebooks, data preparation, small services): the whole quota
+# of a team with no accelerators on a site.
+TEAM_BASE_CPU = 16
+TEAM_BASE_MEMORY_GIB = 64
+# Claims a team makes itself (dynamically provisioned scratch, caches); Lattice's own claims for the site's file
+# systems are added on top, so they always fit.
+TEAM_STORAGE_GIB = 1024
+TEAM_VOLUME_CLAIMS = 20
+# limits.cpu / limits.memory quota as a multiple of the requests quota: containers may burst above their requests.
+TEAM_LIMITS_OVER_REQUESTS = 2
+# LimitRange defaults for a container that names no requests or limits, so it still counts against the quota.
+# A container that sets requests above the default limit must set its limits too (Kubernetes refuses a request
+# above the limit it would default to).
+CONTAINER_DEFAULT_REQUEST = {"cpu": "500m", "memory": "1Gi"}
+CONTAINER_DEFAULT_LIMIT = {"cpu": "2", "memory": "4Gi"}

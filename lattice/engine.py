@@ -69,7 +69,7 @@ class Plan:
     # What the mocks answered per URN (ids, ARNs, endpoints). Not part of the JSON contract:
     # tests use it to check that one resource's output is wired into another's input.
     states: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    # Resource options outside the JSON contract (aliases, ignoreChanges), per URN, for the same tests.
+    # Resource options outside the JSON contract (aliases, ignoreChanges, replaceOnChanges), per URN, for tests.
     options: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     # The stack outputs with secrets revealed, in memory only (never in the JSON): what
     # `pulumi stack output --show-secrets` would print, for `lattice links render --output-dir`.
@@ -403,6 +403,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self.options[urn] = {
             "ignoreChanges": sorted(request.ignoreChanges),
             "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+            "replaceOnChanges": sorted(request.replaceOnChanges),
             "aliases": [json_format.MessageToDict(alias) for alias in request.aliases],
         }
         return response

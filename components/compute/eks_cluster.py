@@ -5,6 +5,12 @@ which cannot be mocked and so could not be checked offline. The control-plane lo
 is created first under the name EKS writes to (``/aws/eks/<cluster>/cluster``), so
 retention and the site key apply from the first log line rather than EKS creating an
 unencrypted, never-expiring group itself.
+
+Kubernetes NetworkPolicies (team isolation) are enforced on EKS only by the VPC CNI's network policy agent, which
+runs once the managed ``vpc-cni`` add-on is configured with ``enableNetworkPolicy`` (a string, as the add-on's
+configuration schema has it; VPC CNI 1.14 or later on nodes with kernel 5.10 or later, which every EKS version
+Lattice pins and the AL2023 AMIs meet: docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html).
+EKS installs the CNI self-managed at creation; the managed add-on takes it over (conflicts resolved in its favour).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from ..security.aws_log_group import encrypted_log_group
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 
+VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -69,6 +76,7 @@ class EksCluster(pulumi.ComponentResource):
     log_group: aws.cloudwatch.LogGroup
     system_nodes: aws.eks.NodeGroup
     system_launch_template: aws.ec2.LaunchTemplate
+    vpc_cni: aws.eks.Addon
     cluster_name: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     endpoint: pulumi.Output[str]
@@ -194,6 +202,16 @@ class EksCluster(pulumi.ComponentResource):
             )
             for cidr in args.runner_cidrs
         ]
+        self.vpc_cni = aws.eks.Addon(
+            f"{name}-vpc-cni",
+            cluster_name=self.cluster.name,
+            addon_name="vpc-cni",
+            configuration_values=json.dumps(VPC_CNI_CONFIGURATION),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags.aws_tags(),
+            opts=child,
+        )
         self.system_nodes = self._system_nodes(name, args, tags, partition)
         self.cluster_name = self.cluster.name
         self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id

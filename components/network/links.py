@@ -31,6 +31,22 @@ def transit_routes(spec: StackSpec, site: AwsSite) -> list[str] | None:
     return [str(net) for other in spec.sites if other.name in others for net in routed_networks(other)]
 
 
+def linked_ranges(spec: StackSpec, site) -> list[str]:
+    """Ranges ``site`` reaches over its links: each linked site's, and through an AWS site's transit gateway (which
+    routes between its attachments), those of every other site linked to that AWS site. In spec order."""
+    plans = link_plans(spec)
+    sites = {s.name: s for s in spec.sites}
+
+    def peers(name: str) -> set[str]:
+        return {p.peer if p.cloud == name else p.cloud for p in plans if name in (p.cloud, p.peer)}
+
+    reached = set()
+    for other in peers(site.name):
+        reached |= {other, *(peers(other) if isinstance(sites[other], AwsSite) else ())}
+    reached.discard(site.name)
+    return [str(net) for other in spec.sites if other.name in reached for net in routed_networks(other)]
+
+
 def vpn_gateway_count(spec: StackSpec, site: GcpSite) -> int:
     """HA VPN gateways a GCP site needs: one per tunnel pair of its widest grid / edge link (0: no links)."""
     plans = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]

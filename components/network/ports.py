@@ -1,3 +1,7 @@
 """Well-known ports the network components open, named once."""
 
+SSH = 22
+HTTP = 80
 HTTPS = 443
+KUBERNETES_API = 6443  # kubeadm's default API server port (grid and edge clusters)
+GKE_METADATA_PORT = 988  # the GKE metadata server's second listener (Workload Identity)

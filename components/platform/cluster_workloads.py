@@ -12,20 +12,22 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from ..spec import TeamSpec
+from ..spec.teams import TeamOnSite
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
 from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
-from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs
-from .storage_access import StorageAccess, StorageAccessArgs
+from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs, TeamQueue
+from .storage_access import StorageAccess, StorageAccessArgs, claim_gib
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
+from .team_policies import TeamNetwork
 
 
 @dataclass
 class ClusterWorkloadsArgs:
     tags: TagContext
-    teams: list[TeamSpec] = field(default_factory=list)
+    teams: list[TeamOnSite] = field(default_factory=list)  # the site's teams, resolved for it
+    network: TeamNetwork | None = None  # required with teams
     flavors: list[Flavor] = field(default_factory=list)
     addons: ClusterAddonsArgs = field(default_factory=ClusterAddonsArgs)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the node pools
@@ -47,16 +49,18 @@ class ClusterWorkloads(pulumi.ComponentResource):
         super().__init__(
             "lattice:platform:ClusterWorkloads", name, None, moved_from("lattice:compute:ClusterWorkloads", opts)
         )
+        claims = [claim_gib(tier) for tier in args.storage if tier.access == "pvc"]
+        if args.teams and args.network is None:
+            raise ValueError(f"site '{args.tags.site}' has teams but no TeamNetwork for their NetworkPolicies")
         self.teams = {
-            team.name: TeamNamespace(
-                f"{name}-{team.name}",
+            team.team: TeamNamespace(
+                f"{name}-{team.team}",
                 TeamNamespaceArgs(
-                    team=team.name,
-                    namespace=team.namespace_name,
-                    accelerator_quota=team.quota_for(args.tags.site),
-                    neuron_cores_per_device=args.neuron_cores_per_device,
-                    groups=team.groups,
+                    team=team,
                     tags=args.tags,
+                    network=args.network,
+                    neuron_cores_per_device=args.neuron_cores_per_device,
+                    site_claims_gib=claims,
                     depends_on=args.access,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
@@ -90,10 +94,20 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 KueueSchedulerArgs(
                     flavors=args.flavors,
                     tags=args.tags,
-                    namespaces={team: ns.namespace.metadata.name for team, ns in self.teams.items()},
+                    teams=[
+                        TeamQueue(
+                            team=team.team,
+                            namespace=self.teams[team.team].namespace.metadata.name,
+                            accelerators=team.accelerators,
+                            guarantee=team.guarantee,
+                            cpu=team.cpu,
+                            memory_gib=team.memory_gib,
+                        )
+                        for team in args.teams
+                    ],
                     depends_on=[self.addons.kueue],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self.gpus = self.scheduler.gpus
-        self.register_outputs({"namespaces": sorted(t.namespace_name for t in args.teams), "gpus": self.gpus})
+        self.register_outputs({"namespaces": sorted(t.namespace for t in args.teams), "gpus": self.gpus})

@@ -1,13 +1,28 @@
-"""The scheduler's view of a site's accelerator pools: Kueue flavors, one cluster queue, team queues.
+"""The scheduler's view of a site's accelerator pools: Kueue flavors, a cohort per site, a queue per team.
 
-Each pool becomes a ResourceFlavor that selects its nodes and tolerates its accelerator taint;
-the site's ClusterQueue offers every pool's accelerators (GPUs, Neuron devices, TPU chips) as
-that flavor's quota; each team namespace on the site gets a LocalQueue pointing at it. Jobs then
-queue fairly for the real hardware instead of racing for it.
+Each pool becomes a ResourceFlavor that selects its nodes and tolerates its accelerator taint. The site's
+capacity — every pool's schedulable accelerators (GPUs, Neuron devices and cores, TPU chips) and, where the
+catalog knows its hosts, CPUs and memory — is split between the site's Kueue ``Cohort`` and its teams'
+``ClusterQueue``s, which all belong to that cohort (Kueue 0.14.3, ``kueue.x-k8s.io/v1beta1``):
+
+- a team's ClusterQueue holds its guarantee as nominal quota (``gpu_guarantee`` of each pool, scaled down
+  together where a pool has fewer schedulable accelerators than the guarantees add up to) and may borrow up to its
+  ``gpu_quota`` (``borrowingLimit``: the namespace's ResourceQuota would refuse the pods of anything more); CPU and
+  memory follow the accelerators' host share, capped by the namespace's CPU and memory quota;
+- the Cohort holds the rest as a shared pool ("nominalQuota defined at the Cohort level represents additional
+  resources on top of those defined by ClusterQueues", Kueue's cohort concept page; the Cohort controller runs
+  under the HierarchicalCohorts feature gate, beta and on by default since 0.11).
+
+So the cohort's quotas add up to exactly the site's schedulable capacity: however the teams borrow, Kueue never
+admits more than the nodes that can run. A team reclaims its lent guarantee by preempting borrowers
+(``reclaimWithinCohort: Any``); within a team, higher priority preempts lower. Each queue admits only its own
+namespace (``namespaceSelector``), so a LocalQueue elsewhere cannot point at it. Flex-start flavors go through
+ProvisioningRequest admission checks on every team queue.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pulumi
@@ -24,6 +39,7 @@ KUEUE_API = "kueue.x-k8s.io/v1beta1"
 UNLIMITED_CPU = "100000"
 UNLIMITED_MEMORY = "1000Ti"
 LOCAL_QUEUE = "gpus"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 @dataclass(frozen=True)
@@ -48,17 +64,31 @@ class Flavor:
         return {self.resource: self.quantity, **self.also}
 
 
+@dataclass(frozen=True)
+class TeamQueue:
+    """A team's share of the site: its namespace, accelerator quota and guarantee, CPU and memory quota."""
+
+    team: str
+    namespace: pulumi.Input[str]
+    accelerators: int  # gpu_quota: the most of each accelerator kind it may hold
+    guarantee: int = 0  # gpu_guarantee: of each pool
+    cpu: int = 0  # its namespace's requests.cpu
+    memory_gib: int = 0  # its namespace's requests.memory
+
+
 @dataclass
 class KueueSchedulerArgs:
     flavors: list[Flavor]
     tags: TagContext
-    namespaces: dict[str, pulumi.Input[str]] = field(default_factory=dict)  # team -> namespace
+    teams: list[TeamQueue] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the Kueue release (CRDs)
 
 
 class KueueScheduler(pulumi.ComponentResource):
     flavors: dict[str, k8s.apiextensions.CustomResource]
-    cluster_queue: k8s.apiextensions.CustomResource
+    cohort: k8s.apiextensions.CustomResource
+    cluster_queues: dict[str, k8s.apiextensions.CustomResource]
+    local_queues: dict[str, k8s.apiextensions.CustomResource]
     gpus: int
 
     def __init__(self, name: str, args: KueueSchedulerArgs, opts: pulumi.ResourceOptions | None = None):
@@ -84,39 +114,72 @@ class KueueScheduler(pulumi.ComponentResource):
         }
         self.gpus = sum(f.quantity for f in args.flavors if f.resource == NVIDIA_GPU)
         accelerators = sorted({resource for flavor in args.flavors for resource in flavor.resources})
-        queue_name = f"{args.tags.site}-gpus"
+        covered = ["cpu", "memory", *accelerators]
+        shares = {flavor.name: split(flavor, args.teams, accelerators) for flavor in args.flavors}
+        cohort_name = args.tags.site
         checks = self._provisioning_checks(name, labels, args)
-        self.cluster_queue = k8s.apiextensions.CustomResource(
-            f"{name}-queue",
+        # One resource group covering every resource, each flavor listing all of them: Kueue then picks one
+        # flavor (one pool) for all of a workload's resources.
+        self.cohort = k8s.apiextensions.CustomResource(
+            f"{name}-cohort",
             api_version=KUEUE_API,
-            kind="ClusterQueue",
-            metadata={"name": queue_name, "labels": labels},
+            kind="Cohort",
+            metadata={"name": cohort_name, "labels": labels},
             spec={
-                "namespaceSelector": {},
-                **checks,
-                # One resource group covering every resource, each flavor listing all of them: Kueue
-                # then picks one flavor (one pool) for all of a workload's resources.
                 "resourceGroups": [
                     {
-                        "coveredResources": ["cpu", "memory", *accelerators],
-                        "flavors": [{"name": f.name, "resources": _quotas(f, accelerators)} for f in args.flavors],
+                        "coveredResources": covered,
+                        "flavors": [
+                            {"name": f.name, "resources": shares[f.name].shared(covered)} for f in args.flavors
+                        ],
                     }
-                ],
+                ]
             },
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*args.depends_on, *self.flavors.values(), *self._check_resources]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self.flavors.values()]),
         )
-        for team, namespace in args.namespaces.items():
-            k8s.apiextensions.CustomResource(
-                f"{name}-{team}",
+        self.cluster_queues, self.local_queues = {}, {}
+        for team in args.teams:
+            queue_name = f"{cohort_name}-{team.team}"
+            self.cluster_queues[team.team] = k8s.apiextensions.CustomResource(
+                f"{name}-{team.team}-queue",
+                api_version=KUEUE_API,
+                kind="ClusterQueue",
+                metadata={"name": queue_name, "labels": labels},
+                spec={
+                    "cohort": cohort_name,
+                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: team.namespace}},
+                    "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                    **checks,
+                    "resourceGroups": [
+                        {
+                            "coveredResources": covered,
+                            "flavors": [
+                                {"name": f.name, "resources": shares[f.name].team(team.team, covered)}
+                                for f in args.flavors
+                            ],
+                        }
+                    ],
+                },
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[*args.depends_on, self.cohort, *self.flavors.values(), *self._check_resources],
+                ),
+            )
+            # A LocalQueue's clusterQueue is immutable (Kueue's CRD validation): repointing it means a new one.
+            self.local_queues[team.team] = k8s.apiextensions.CustomResource(
+                f"{name}-{team.team}",
                 api_version=KUEUE_API,
                 kind="LocalQueue",
-                metadata={"name": LOCAL_QUEUE, "namespace": namespace, "labels": labels},
+                metadata={"name": LOCAL_QUEUE, "namespace": team.namespace, "labels": labels},
                 spec={"clusterQueue": queue_name},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster_queue]),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[self.cluster_queues[team.team]],
+                    replace_on_changes=["spec.clusterQueue"],
+                    delete_before_replace=True,
+                ),
             )
-        self.register_outputs({"cluster_queue": queue_name, "gpus": self.gpus})
+        self.register_outputs({"cohort": cohort_name, "gpus": self.gpus})
 
     def _provisioning_checks(self, name: str, labels: dict[str, str], args: KueueSchedulerArgs) -> dict:
         """ProvisioningRequest admission for the flavors of queued-provisioning (flex-start) pools."""
@@ -159,11 +222,70 @@ class KueueScheduler(pulumi.ComponentResource):
         }
 
 
-def _quotas(flavor: Flavor, accelerators: list[str]) -> list[dict]:
-    cpu = str(flavor.cpus) if flavor.cpus is not None else UNLIMITED_CPU
-    memory = f"{flavor.memory_gib:g}Gi" if flavor.memory_gib is not None else UNLIMITED_MEMORY
-    return [
-        {"name": "cpu", "nominalQuota": cpu},
-        {"name": "memory", "nominalQuota": memory},
-        *[{"name": resource, "nominalQuota": flavor.resources.get(resource, 0)} for resource in accelerators],
-    ]
+@dataclass(frozen=True)
+class FlavorSplit:
+    """One flavor's capacity per resource, as the teams' nominal quotas, their borrowing limits and the rest."""
+
+    capacity: dict[str, float | None]  # None: not known (covered without a limit)
+    nominal: dict[str, dict[str, float]]  # team -> resource -> nominal quota
+    borrowing: dict[str, dict[str, float]]  # team -> resource -> borrowing limit
+
+    def shared(self, covered: list[str]) -> list[dict]:
+        """The cohort's pool: what the teams' nominal quotas leave of the flavor."""
+        return [
+            {"name": r, "nominalQuota": _quantity(r, self._left(r))} for r in covered
+        ]  # fmt: skip
+
+    def team(self, team: str, covered: list[str]) -> list[dict]:
+        return [
+            {
+                "name": r,
+                "nominalQuota": _quantity(r, self.nominal[team][r]),
+                "borrowingLimit": _quantity(r, self.borrowing[team][r]),
+            }
+            for r in covered
+        ]
+
+    def _left(self, resource: str) -> float | None:
+        capacity = self.capacity[resource]
+        if capacity is None:
+            return None
+        return capacity - sum(team[resource] for team in self.nominal.values())
+
+
+def split(flavor: Flavor, teams: list[TeamQueue], accelerators: list[str]) -> FlavorSplit:
+    """Teams' guarantees on one flavor, scaled down together when they exceed its schedulable accelerators."""
+    total = flavor.quantity
+    capacity: dict[str, float | None] = {"cpu": flavor.cpus, "memory": flavor.memory_gib}
+    capacity |= {resource: flavor.resources.get(resource, 0) for resource in accelerators}
+    wanted = {team.team: min(team.guarantee, total) for team in teams}
+    scale = min(1.0, total / sum(wanted.values())) if sum(wanted.values()) else 1.0
+    nominal, borrowing = {}, {}
+    for team in teams:
+        held = math.floor(wanted[team.team] * scale)  # accelerators of the flavor's own resource
+        ceiling = min(team.accelerators, total)
+        share = held / total if total else 0.0
+        most = ceiling / total if total else 0.0
+        nominal[team.team] = {r: capacity[r] * share for r in accelerators}
+        borrowing[team.team] = {r: capacity[r] * (most - share) for r in accelerators}
+        for resource, team_limit in (("cpu", team.cpu), ("memory", team.memory_gib)):
+            host = capacity[resource]
+            if host is None:  # hosts Lattice does not know: nothing guaranteed, the namespace's quota as the limit
+                nominal[team.team][resource], borrowing[team.team][resource] = 0, team_limit
+            else:
+                held_host = math.floor(host * share)
+                nominal[team.team][resource] = held_host
+                borrowing[team.team][resource] = max(0, min(team_limit, host) - held_host)
+    return FlavorSplit(capacity, nominal, borrowing)
+
+
+def _quantity(resource: str, value: float | None) -> int | str:
+    """Kueue quantities: accelerators as integers, cpu as a core count, memory in Gi (whole where it is whole)."""
+    if resource == "cpu":
+        return UNLIMITED_CPU if value is None else str(round(value))
+    if resource == "memory":
+        if value is None:
+            return UNLIMITED_MEMORY
+        whole = round(value)
+        return f"{whole}Gi" if abs(value - whole) < 1e-9 else f"{value:.3f}".rstrip("0") + "Gi"
+    return round(value)

@@ -69,7 +69,7 @@ class StorageAccess(pulumi.ComponentResource):
 
     def _claim(self, name: str, namespace: pulumi.Input[str], tier: StorageTier) -> k8s.core.v1.PersistentVolumeClaim:
         labels, child = self._labels, self._child
-        size = f"{tier.capacity_gib or NOMINAL_GIB}Gi"
+        size = f"{claim_gib(tier)}Gi"
         mode = "ReadOnlyMany" if tier.read_only else "ReadWriteMany"
         # Cluster-scoped and one per claim: a PersistentVolume binds a single claim.
         volume_name = pulumi.Output.concat(tier.name, "-", namespace)
@@ -99,3 +99,8 @@ class StorageAccess(pulumi.ComponentResource):
             },
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[volume])),
         )
+
+
+def claim_gib(tier: StorageTier) -> int:
+    """The size of the claim a team namespace gets for ``tier`` (what its storage quota must make room for)."""
+    return tier.capacity_gib or NOMINAL_GIB

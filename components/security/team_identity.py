@@ -27,10 +27,10 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..spec import TeamSpec
+from ..spec.teams import team_group
 from ..tagging import TagContext
 from .iam import service_trust_policy
 
-TEAM_GROUP_PREFIX = "lattice:team:"
 WORKLOAD_SERVICE_ACCOUNT = "team-workload"
 GCP_ACCOUNT_PREFIX = "team-"
 GCP_ACCOUNT_ID_MAX = 30
@@ -45,11 +45,6 @@ S3_OBJECT_ACTIONS = (
     "s3:AbortMultipartUpload",
     "s3:ListMultipartUploadParts",
 )
-
-
-def team_group(team: str) -> str:
-    """The Kubernetes group a team's cloud identities are mapped to, on every cloud site."""
-    return f"{TEAM_GROUP_PREFIX}{team}"
 
 
 def team_prefix(team: str) -> str:
@@ -260,16 +255,3 @@ class GcpTeamIdentity(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=args.cluster_provider, depends_on=args.depends_on),
         )
         self.register_outputs({"workload_service_account": self.service_account.email})
-
-
-def team_subjects(team: TeamSpec, provider: str) -> list[dict[str, str]]:
-    """Who a team's RoleBinding names on a site: its identity-provider groups, the group its cloud identities
-    map to (EKS access entries), and on GKE its Google members (Google Groups for RBAC for group: members)."""
-    subjects = [{"kind": "Group", "name": group} for group in team.groups]
-    if provider in ("aws", "gcp"):
-        subjects.append({"kind": "Group", "name": team_group(team.name)})
-    if provider == "gcp":
-        for member in team.gcp_members:
-            kind, _, email = member.partition(":")
-            subjects.append({"kind": "Group" if kind == "group" else "User", "name": email})
-    return [{**subject, "apiGroup": "rbac.authorization.k8s.io"} for subject in subjects]

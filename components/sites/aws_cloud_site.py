@@ -14,16 +14,19 @@ from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePoo
 from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
+from ..network.ports import HTTPS
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
+from ..platform.team_policies import TeamNetwork
 from ..security.aws_cloudtrail import AwsCloudTrail, AwsCloudTrailArgs, trail_name
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
 from ..spec import AwsSite, TeamSpec
 from ..spec.model import WorkloadSpec
+from ..spec.teams import team_on_site
 from ..storage.aws_site_storage import (
     AwsSiteStorage,
     AwsSiteStorageArgs,
@@ -220,7 +223,14 @@ class AwsCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
+                # Pods take VPC addresses (VPC CNI); the API's private endpoint sits in the cluster's subnets.
+                network=TeamNetwork(
+                    kind="eks",
+                    site_ranges=(site.network.cidr,),
+                    linked_ranges=tuple(args.transit_routes or ()),
+                    api=((site.network.cidr, (HTTPS,)),),
+                ),
                 flavors=[
                     Flavor(
                         name=pool.name,

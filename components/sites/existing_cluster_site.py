@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..network.ports import HTTPS, KUBERNETES_API
 from ..platform.accelerators import NVIDIA_GPU
 from ..platform.audit_policy import api_server_flags, audit_policy_yaml
 from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
+from ..platform.team_policies import TeamNetwork
 from ..spec import KubernetesSite, TeamSpec
+from ..spec.teams import team_on_site
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
 
@@ -28,6 +31,7 @@ class ExistingClusterSiteArgs:
     tags: TagContext
     kubeconfig: pulumi.Input[str] | None = None
     teams: list[TeamSpec] = field(default_factory=list)
+    linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
 
 
 class ExistingClusterSite(pulumi.ComponentResource):
@@ -52,7 +56,15 @@ class ExistingClusterSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
+                # The site's network and the ranges its CNI routes (pod CIDRs); Lattice does not know where the API
+                # server listens, so its API rule names the site network on 443 and kubeadm's 6443.
+                network=TeamNetwork(
+                    kind="kubernetes",
+                    site_ranges=(site.network.cidr, *site.network.routed_cidrs),
+                    linked_ranges=tuple(args.linked_ranges),
+                    api=((site.network.cidr, (HTTPS, KUBERNETES_API)),),
+                ),
                 flavors=[
                     Flavor(
                         name=pool.name,

@@ -13,17 +13,20 @@ from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, Gc
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
+from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
 from ..platform.kueue_scheduler import Flavor
+from ..platform.team_policies import TeamNetwork
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..security.team_identity import GcpTeamIdentity, GcpTeamIdentityArgs, gcp_team_account_email
 from ..spec import GcpSite, TeamSpec
 from ..spec.model import WorkloadSpec
+from ..spec.teams import team_on_site
 from ..storage.gcp_site_storage import GcpSiteStorage, GcpSiteStorageArgs, storage_apis
 from ..tagging import TagContext
 
@@ -45,6 +48,7 @@ class GcpCloudSiteArgs:
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
     locked_retention: bool = False  # lock immutable buckets' retention policies (prod)
     vpn_gateways: int = 0  # cross-site links: HA VPN gateways to build (0: no links)
+    linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -267,7 +271,14 @@ class GcpCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=args.teams,
+                teams=[team_on_site(team, site) for team in args.teams],
+                # Nodes, pods, services and the control plane's private endpoint are all carved from the site CIDR.
+                network=TeamNetwork(
+                    kind="gke",
+                    site_ranges=(site.network.cidr,),
+                    linked_ranges=tuple(args.linked_ranges),
+                    api=((self.network.ranges.control_plane, (HTTPS,)),),
+                ),
                 flavors=flavors,
                 addons=ClusterAddonsArgs(gpu_operator=False),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],

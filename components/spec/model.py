@@ -8,7 +8,7 @@ and explained on its own, as aws-parallelcluster keeps schema and validators apa
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -18,6 +18,14 @@ from components.standards import (
     KEY_ROTATION_MAX_DAYS,
     LOG_RETENTION_MIN_DAYS,
     OBJECT_LOCK_MIN_DAYS,
+    POD_SECURITY_DEFAULT,
+    TEAM_BASE_CPU,
+    TEAM_BASE_MEMORY_GIB,
+    TEAM_CPU_PER_ACCELERATOR,
+    TEAM_LIMITS_OVER_REQUESTS,
+    TEAM_MEMORY_GIB_PER_ACCELERATOR,
+    TEAM_STORAGE_GIB,
+    TEAM_VOLUME_CLAIMS,
 )
 
 from .links import LinkSpec
@@ -46,6 +54,7 @@ from .types import (
     TagValue,
     TeamName,
     Zone,
+    per_site,
 )
 
 PoolName = SiteName
@@ -461,15 +470,65 @@ Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provid
 
 
 QuotaCount = Annotated[int, Field(ge=0, le=100_000)]
+PodSecurity = Literal["restricted", "baseline", "privileged"]
+CpuCount = Annotated[int, Field(ge=1, le=10_000_000)]
+MemoryGiB = Annotated[int, Field(ge=1, le=1_000_000_000)]
+StorageGiB = Annotated[int, Field(ge=0, le=1_000_000_000)]
+ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
 
 
 class TeamSpec(Strict):
     name: TeamName
     namespace: Namespace | None = Field(None, description="Defaults to the team name.")
-    gpu_quota: QuotaCount | dict[SiteName, QuotaCount] = Field(
+    gpu_quota: per_site(QuotaCount) = Field(
         0,
         description="Accelerators (GPUs, Neuron devices, TPU chips: of each kind) the team may request: one "
         "number for every site it is on, or per site, e.g. {grid-hpc: 32, aws-use1: 8} (unlisted sites: 0).",
+    )
+    gpu_guarantee: per_site(QuotaCount) = Field(
+        0,
+        description="Accelerators of each pool reserved for the team in its site's Kueue cohort (its ClusterQueue's "
+        "nominal quota, at most gpu_quota): lent to the other teams while idle, reclaimed by preempting their "
+        "borrowed work. One number or per site; default 0: everything is shared, each team borrowing up to "
+        "gpu_quota.",
+    )
+    pod_security: per_site(PodSecurity) | None = Field(
+        None,
+        description="Pod Security Admission level the team's namespace enforces (warn and audit are always "
+        "restricted): one level or per site, e.g. {grid-hpc: privileged} (unlisted sites: restricted). Anything "
+        "above restricted needs pod_security_reason.",
+    )
+    pod_security_reason: NonEmpty | None = Field(
+        None,
+        description="Why the team needs more than restricted (e.g. RDMA pods need IPC_LOCK); written on the "
+        "namespace as the lattice.dev/pod-security-reason annotation.",
+    )
+    cpu: per_site(CpuCount) | None = Field(
+        None,
+        description=f"CPUs the team's pods may request (ResourceQuota requests.cpu; limits.cpu is "
+        f"{TEAM_LIMITS_OVER_REQUESTS}x): one number or per site. Default: {TEAM_BASE_CPU} plus, per accelerator of "
+        f"gpu_quota, its host's share (from the catalog; {TEAM_CPU_PER_ACCELERATOR} for hosts it does not know).",
+    )
+    memory_gib: per_site(MemoryGiB) | None = Field(
+        None,
+        description=f"Memory (GiB) the team's pods may request (requests.memory; limits.memory is "
+        f"{TEAM_LIMITS_OVER_REQUESTS}x). Default: {TEAM_BASE_MEMORY_GIB} plus each accelerator's host share "
+        f"({TEAM_MEMORY_GIB_PER_ACCELERATOR} for hosts the catalog does not know).",
+    )
+    storage_gib: per_site(StorageGiB) | None = Field(
+        None,
+        description=f"Storage (GiB) the team's own PersistentVolumeClaims may request (default {TEAM_STORAGE_GIB}); "
+        "the claims Lattice makes for the site's file systems are added on top.",
+    )
+    volume_claims: per_site(ClaimCount) | None = Field(
+        None,
+        description=f"PersistentVolumeClaims the team may create itself (default {TEAM_VOLUME_CLAIMS}); Lattice's "
+        "own claims are added on top.",
+    )
+    kubernetes_api: bool = Field(
+        False,
+        description="Let the team's pods call the cluster's Kubernetes API (KubeRay autoscalers, Spark drivers, "
+        "workflow engines); off, their NetworkPolicies leave it unreachable. RBAC still applies.",
     )
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
@@ -497,6 +556,29 @@ class TeamSpec(Strict):
 
     def quota_for(self, site: str) -> int:
         return self.gpu_quota if isinstance(self.gpu_quota, int) else self.gpu_quota.get(site, 0)
+
+    def guarantee_for(self, site: str) -> int:
+        return self.gpu_guarantee if isinstance(self.gpu_guarantee, int) else self.gpu_guarantee.get(site, 0)
+
+    def pod_security_for(self, site: str) -> tuple[PodSecurity, bool]:
+        """The level the team's namespace on ``site`` enforces, and whether the spec chose it for that site."""
+        chosen = self.pod_security.get(site) if isinstance(self.pod_security, dict) else self.pod_security
+        return (chosen or POD_SECURITY_DEFAULT), chosen is not None
+
+    def site_value(self, key: str, site: str) -> int | None:
+        """A per-site resource key (cpu, memory_gib, storage_gib, volume_claims) on ``site``; None: the default."""
+        value = getattr(self, key)
+        return value.get(site) if isinstance(value, dict) else value
+
+    PER_SITE_KEYS: ClassVar[tuple[str, ...]] = (
+        "gpu_quota",
+        "gpu_guarantee",
+        "pod_security",
+        "cpu",
+        "memory_gib",
+        "storage_gib",
+        "volume_claims",
+    )
 
 
 class WorkloadSpec(Strict):

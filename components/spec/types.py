@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, TypeAdapter, ValidationError, WrapValidator
 
 # The values CloudWatch Logs accepts for retentionInDays (PutRetentionPolicy).
 # Anything else is rejected by AWS at apply time; we reject it at plan time.
@@ -280,3 +280,36 @@ KubernetesVersion = Annotated[str, AfterValidator(_k8s_version)]
 TagKey = Annotated[str, AfterValidator(_tag_key)]
 TagValue = Annotated[str, Field(max_length=256)]
 NonEmpty = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+def per_site(inner: Any) -> Any:
+    """One value for every site a team is on, or ``{site: value}`` (unlisted sites take the default).
+
+    Validated here rather than as a plain union so a wrong value gets one message naming the site, not one
+    per union member (``constrained-int``, ``dict[…]``) as pydantic reports unions.
+    """
+    scalar = TypeAdapter(inner)
+    site = TypeAdapter(SiteName)
+
+    def validate(value: Any, handler: Any) -> Any:
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                out[_checked(site, key, f"site name {key!r}")] = _checked(scalar, item, f"the value for {key!r}")
+            return out
+        return _checked(scalar, value, "the value")
+
+    return Annotated[inner | dict[SiteName, inner], WrapValidator(validate)]
+
+
+def _checked(adapter: TypeAdapter, value: Any, what: str) -> Any:
+    try:
+        return adapter.validate_python(value, strict=isinstance(value, bool))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        reason = error["msg"].removeprefix("Value error, ")
+        got = "" if error["type"] == "value_error" else f" (got {value!r})"
+        raise ValueError(
+            f"{what}: {reason}{got}; give one value for every site the team is on, or one per site: "
+            "{site-name: value}"
+        ) from None

@@ -411,19 +411,9 @@ def site_accelerators(site) -> dict[str, int]:
 
 
 def team_quotas_fit_their_sites(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    sites = {site.name: site for site in spec.sites}
+    # Keys naming unknown sites, or sites the team is not on: team_validators.
     for index, team in enumerate(spec.teams):
         path = f"teams[{index}].gpu_quota"
-        if isinstance(team.gpu_quota, dict):
-            for name in team.gpu_quota:
-                if name not in sites:
-                    yield Issue(f"{path}.{name}", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
-                elif not team.on(sites[name]):
-                    yield Issue(
-                        f"{path}.{name}",
-                        f"team '{team.name}' has no namespace on '{name}'; add '{name}' to the team's sites or "
-                        "remove its quota",
-                    )
         for site in spec.sites:
             quota = team.quota_for(site.name)
             if not team.on(site) or quota == 0:
@@ -722,6 +712,12 @@ def links_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
         yield Issue(path, message)
 
 
+def teams_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .team_validators import team_issues
+
+    yield from team_issues(spec)
+
+
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
@@ -744,6 +740,7 @@ VALIDATORS: tuple[Validator, ...] = (
     teams_are_consistent,
     gpu_pools_are_valid,
     team_quotas_fit_their_sites,
+    teams_are_valid,
     existing_pools_are_selected_not_labelled,
     private_nodes_can_reach_their_images,
     gpu_nic_ranges_are_free,

@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     s3_public_access_block,
     s3_tls_only,
     s3_versioning,
+    team_namespace_isolation,
     vpn_crypto,
     vpn_ikev2,
     vpn_logging,

@@ -299,6 +299,7 @@ def program() -> None:
     )
 
     k8s_labels = TAGS.for_site("grid-hpc", {}).k8s_labels()
+    _team_namespace(k8s_labels)
     k8s.rbac.v1.ClusterRoleBinding(
         "platform-admins",
         metadata=k8s.meta.v1.ObjectMetaArgs(name="platform-admins", labels=k8s_labels),
@@ -306,6 +307,80 @@ def program() -> None:
             api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"
         ),
         subjects=[k8s.rbac.v1.SubjectArgs(kind="Group", name="system:masters", api_group="rbac.authorization.k8s.io")],
+    )
+
+
+def _team_namespace(labels: dict[str, str]) -> None:
+    """A team namespace as Lattice builds it: Pod Security label, quotas, container defaults, default-deny
+    networking, a LocalQueue on a cluster that runs Kueue, and the team's groups bound to a namespaced Role."""
+    namespace = k8s.core.v1.Namespace(
+        "team",
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name="climate",
+            labels={**labels, "lattice.dev/team": "climate", "pod-security.kubernetes.io/enforce": "baseline"},
+            annotations={"lattice.dev/pod-security-reason": "images run as root"},
+        ),
+    )
+    name = namespace.metadata.name
+
+    def meta(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:
+        return k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=name, labels=labels)
+
+    k8s.core.v1.ResourceQuota(
+        "team-gpu", metadata=meta("gpu"), spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={"requests.nvidia.com/gpu": "8"})
+    )
+    k8s.core.v1.ResourceQuota(
+        "team-compute",
+        metadata=meta("compute"),
+        spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={"requests.cpu": "208", "requests.memory": "2112Gi"}),
+    )
+    k8s.core.v1.LimitRange(
+        "team",
+        metadata=meta("container-defaults"),
+        spec=k8s.core.v1.LimitRangeSpecArgs(
+            limits=[k8s.core.v1.LimitRangeItemArgs(type="Container", default_request={"cpu": "500m"})]
+        ),
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "team-deny",
+        metadata=meta("default-deny"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(), policy_types=["Ingress", "Egress"]
+        ),
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "team-same-namespace",
+        metadata=meta("same-namespace"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(),
+            policy_types=["Ingress"],
+            ingress=[k8s.networking.v1.NetworkPolicyIngressRuleArgs(from_=[{"podSelector": {}}])],
+        ),
+    )
+    k8s.apiextensions.CustomResource(
+        "team-queue",
+        api_version="kueue.x-k8s.io/v1beta1",
+        kind="ClusterQueue",
+        metadata={"name": "grid-hpc-climate", "labels": labels},
+        spec={"cohort": "grid-hpc", "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": name}}},
+    )
+    k8s.apiextensions.CustomResource(
+        "team-local-queue",
+        api_version="kueue.x-k8s.io/v1beta1",
+        kind="LocalQueue",
+        metadata={"name": "gpus", "namespace": name, "labels": labels},
+        spec={"clusterQueue": "grid-hpc-climate"},
+    )
+    k8s.rbac.v1.Role(
+        "team",
+        metadata=meta("lattice-team"),
+        rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=["batch"], resources=["jobs"], verbs=["create", "get"])],
+    )
+    k8s.rbac.v1.RoleBinding(
+        "team",
+        metadata=meta("lattice-team"),
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="lattice-team"),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="Group", name="climate-ml", api_group="rbac.authorization.k8s.io")],
     )
 
 

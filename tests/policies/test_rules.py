@@ -51,6 +51,8 @@ COUNTEREXAMPLE_MESSAGE = {
     "s3-checkpoint-lifecycle": "a checkpoint bucket has no enabled lifecycle rule",
     "s3-public-access-block": "public access block leaves restrictPublicBuckets off",
     "s3-tls-only": "no bucket policy denies requests made without TLS",
+    "team-namespace-isolation": "team namespace 'climate' has no valid pod-security.kubernetes.io/enforce label; "
+    "set it to one of restricted, baseline, privileged",
     "vpn-ikev2": "tunnel1 allows ikev1",
     "vpn-strong-crypto": "tunnel2 phase1 allows weak DH groups: 2",
     "vpn-tunnel-logging": "tunnel2 does not log to CloudWatch Logs",
@@ -59,6 +61,26 @@ COUNTEREXAMPLE_MESSAGE = {
 
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+
+
+def _deny(plan):
+    return next(r for r in plan["resources"] if r["type"] == NETPOL and r["name"] == "team-deny")["inputs"]["spec"]
+
+
+def _team_labels(plan, **changes):
+    """The team namespace's metadata with labels changed (None removes one)."""
+    metadata = copy.deepcopy(next(r for r in plan["resources"] if r["type"] == NAMESPACE)["inputs"]["metadata"])
+    for key, value in changes.items():
+        if value is None:
+            metadata["labels"].pop(key)
+        else:
+            metadata["labels"][key] = value
+    return metadata
 
 
 def findings(plan, config=EVERYTHING_MANDATORY):
@@ -399,6 +421,51 @@ def _without(plan, type_token, name):
             lambda p: edit(p, "aws:kms/key:Key", "key", rotationPeriodInDays=730),
             ("kms-key-rotation", "the key rotates every 730 days; at most 365 allowed"),
         ),
+        # team namespaces: every part of the isolation contract, one at a time
+        (
+            lambda p: edit(p, QUOTA, "team-compute", spec={"hard": {"requests.memory": "2112Gi"}}),
+            ("team-namespace-isolation", "team namespace 'climate' has no ResourceQuota on cpu"),
+        ),
+        (
+            lambda p: _without(p, QUOTA, "team-gpu"),
+            ("team-namespace-isolation", "team namespace 'climate' has no ResourceQuota on an accelerator"),
+        ),
+        (
+            lambda p: _without(p, "kubernetes:core/v1:LimitRange", "team"),
+            ("team-namespace-isolation", "team namespace 'climate' has no LimitRange"),
+        ),
+        (
+            lambda p: edit(p, NETPOL, "team-deny", spec={**_deny(p), "ingress": [{"from": [{"podSelector": {}}]}]}),
+            ("team-namespace-isolation", "team namespace 'climate' has no default-deny NetworkPolicy"),
+        ),
+        (
+            lambda p: edit(p, NETPOL, "team-deny", spec={**_deny(p), "policyTypes": ["Ingress"]}),
+            ("team-namespace-isolation", "team namespace 'climate' has no default-deny NetworkPolicy"),
+        ),
+        (
+            lambda p: edit(p, NETPOL, "team-deny", spec={**_deny(p), "podSelector": {"matchLabels": {"app": "x"}}}),
+            ("team-namespace-isolation", "team namespace 'climate' has no default-deny NetworkPolicy"),
+        ),
+        (
+            lambda p: edit(p, LOCAL_QUEUE, "team-local-queue", metadata={"name": "gpus", "namespace": "materials"}),
+            ("team-namespace-isolation", "team namespace 'climate' has no Kueue LocalQueue, though its cluster runs"),
+        ),
+        (
+            lambda p: edit(
+                p, NAMESPACE, "team", metadata=_team_labels(p, **{"pod-security.kubernetes.io/enforce": "off"})
+            ),
+            ("team-namespace-isolation", "has no valid pod-security.kubernetes.io/enforce label ('off')"),
+        ),
+        # a namespaced binding of a team group to cluster-admin is as bad as a cluster-wide one
+        (
+            lambda p: edit(
+                p,
+                "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+                "team",
+                roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            ),
+            ("no-cluster-admin-for-non-admin-groups", "Group 'climate-ml' is bound to cluster-admin"),
+        ),
     ],
 )
 def test_edge_cases(change, expected, baseline):
@@ -456,6 +523,14 @@ def test_edge_cases(change, expected, baseline):
         # a plan that does not record retainOnDelete (as CrossGuard's analyzer never hands it over) is judged on
         # protect alone
         lambda p: {**p, "resources": [{k: v for k, v in r.items() if k != "retainOnDelete"} for r in p["resources"]]},
+        # a namespace that is not a team's is not held to the team contract
+        lambda p: _without(
+            edit(p, NAMESPACE, "team", metadata=_team_labels(p, **{"lattice.dev/team": None})), QUOTA, "team-gpu"
+        ),
+        # a cluster without Kueue (no accelerator pools) has no queue to give a team
+        lambda p: _without(_without(p, LOCAL_QUEUE, "team-local-queue"), CLUSTER_QUEUE, "team-queue"),
+        # a quota may name cpu and memory bare
+        lambda p: edit(p, QUOTA, "team-compute", spec={"hard": {"cpu": "208", "memory": "2112Gi"}}),
     ],
 )
 def test_compliant_variations(change, baseline):

@@ -9,6 +9,7 @@ import pytest
 from components.catalog import aws_instance_type, aws_instance_types
 from lattice.engine import run_program
 from tests.conftest import AWS_SITE, spec_with
+from tests.kueue import site_capacity
 
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -279,8 +280,4 @@ def test_a_past_scheduled_action_never_fails_a_later_up(plan_spec, moment, actio
     with clock.frozen_at(datetime.fromisoformat(moment)):
         plan = plan_spec(spec_with(_block_site()))
     assert sorted(s["name"] for s in plan.by_type("aws:autoscaling/schedule:Schedule")) == actions
-    (group,) = plan.one("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", "aws-use1-kueue-queue")["inputs"]["spec"][
-        "resourceGroups"
-    ]
-    quotas = {r["name"]: r["nominalQuota"] for r in group["flavors"][0]["resources"]}
-    assert quotas["nvidia.com/gpu"] == gpus
+    assert site_capacity(plan, "aws-use1")["block"]["nvidia.com/gpu"] == gpus

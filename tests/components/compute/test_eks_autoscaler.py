@@ -9,9 +9,9 @@ import pytest
 
 from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
 from tests.conftest import AWS_SITE, spec_with
+from tests.kueue import COHORT, site_capacity
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
 
 
 def test_max_nodes_means_something_on_eks(dev_plan):
@@ -64,9 +64,7 @@ def test_prod_capacity_block_site_needs_no_autoscaler(prod_plan):
 
 
 def _quota(plan, flavor: str) -> dict:
-    (group,) = plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
-    resources = next(f["resources"] for f in group["flavors"] if f["name"] == flavor)
-    return {r["name"]: r["nominalQuota"] for r in resources}
+    return site_capacity(plan, "aws-use1")[flavor]
 
 
 @pytest.mark.parametrize(
@@ -88,7 +86,7 @@ def test_kueue_admits_neuron_jobs_whichever_name_they_request_devices_by(plan_sp
     """Neuron recommends neurondevice / neuroncore; a queue covering only aws.amazon.com/neuron admits neither."""
     site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
     plan = plan_spec(spec_with(site))
-    (group,) = plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
+    (group,) = plan.one(COHORT, "aws-use1-kueue-cohort")["inputs"]["spec"]["resourceGroups"]
     assert group["coveredResources"] == [
         "cpu",
         "memory",

@@ -13,11 +13,10 @@ from components.platform.cluster_addons import (
 from components.platform.storage_access import FSX_CSI_VERSION
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
+from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, site_capacity
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
 
 
 def _releases(plan, site):
@@ -102,7 +101,7 @@ def test_operator_installs_drivers_when_the_site_asks(plan_spec):
     assert plan.by_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")
 
 
-def test_kueue_flavor_queue_and_team_queues(prod_plan):
+def test_kueue_flavor_cohort_and_team_queues(prod_plan):
     flavor = prod_plan.one(FLAVOR, "grid-hpc-kueue-ib-h100")
     assert flavor["inputs"]["spec"]["nodeLabels"] == {"lattice.dev/pool": "ib-h100"}
     assert flavor["inputs"]["spec"]["tolerations"] == [
@@ -110,34 +109,38 @@ def test_kueue_flavor_queue_and_team_queues(prod_plan):
     ]
     kueue = _releases(prod_plan, "grid-hpc")["kueue"]
     assert kueue["urn"] in flavor["dependencies"]
-    queue = prod_plan.one(CLUSTER_QUEUE, "grid-hpc-kueue-queue")["inputs"]
-    assert queue["metadata"]["name"] == "grid-hpc-gpus"
-    assert queue["spec"]["resourceGroups"] == [
+    cohort = prod_plan.one(COHORT, "grid-hpc-kueue-cohort")["inputs"]
+    assert cohort["metadata"]["name"] == "grid-hpc"
+    # 256 H100s: climate is guaranteed 32 and materials 16; the cohort shares the other 208. Existing hardware:
+    # Lattice knows the GPUs, not the hosts' cpu / memory, so the cohort covers them without a limit.
+    assert cohort["spec"]["resourceGroups"] == [
         {
             "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
             "flavors": [
                 {
                     "name": "ib-h100",
-                    # existing hardware: Lattice knows the GPUs, not the hosts' cpu / memory
                     "resources": [
                         {"name": "cpu", "nominalQuota": "100000"},
                         {"name": "memory", "nominalQuota": "1000Ti"},
-                        {"name": "nvidia.com/gpu", "nominalQuota": 256},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 208},
                     ],
                 }
             ],
         }
     ]
+    assert site_capacity(prod_plan, "grid-hpc")["ib-h100"]["nvidia.com/gpu"] == 256
     local = {r["name"]: r["inputs"] for r in prod_plan.by_type(LOCAL_QUEUE) if r["name"].startswith("grid-hpc-")}
-    assert {q["metadata"]["namespace"] for q in local.values()} == {"climate", "materials-sim"}
-    assert {q["spec"]["clusterQueue"] for q in local.values()} == {"grid-hpc-gpus"}
+    assert {q["metadata"]["namespace"]: q["spec"]["clusterQueue"] for q in local.values()} == {
+        "climate": "grid-hpc-climate",
+        "materials-sim": "grid-hpc-materials",
+    }
     assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256
 
 
 def test_sites_without_pools_get_no_addons(plan_spec):
     plan = plan_spec(spec_with(GRID_SITE, teams=[{"name": "climate"}]))
     assert _releases(plan, "grid-hpc") == {}
-    assert plan.by_type(FLAVOR) == [] and plan.by_type(CLUSTER_QUEUE) == []
+    assert plan.by_type(FLAVOR) == [] and plan.by_type(CLUSTER_QUEUE) == [] and plan.by_type(COHORT) == []
     assert plan.outputs["sites"]["grid-hpc"]["gpus"] == 0
 
 
@@ -163,9 +166,9 @@ def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
     assert groups <= set(releases["kueue"]["dependencies"])
 
 
-def test_eks_queue_offers_every_pool(dev_plan):
-    queue = dev_plan.one(CLUSTER_QUEUE, "aws-use1-kueue-queue")["inputs"]
-    assert queue["spec"]["resourceGroups"] == [
+def test_eks_cohort_offers_every_pool(dev_plan):
+    cohort = dev_plan.one(COHORT, "aws-use1-kueue-cohort")["inputs"]
+    assert cohort["spec"]["resourceGroups"] == [
         {
             "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
             "flavors": [
@@ -188,6 +191,8 @@ def test_eks_queue_offers_every_pool(dev_plan):
             ],
         }
     ]
+    # no team is on the dev AWS site: no queue admits work there
+    assert [q for q in dev_plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"]["cohort"] == "aws-use1"] == []
     assert dev_plan.outputs["sites"]["aws-use1"]["gpus"] == 48
 
 
@@ -207,9 +212,9 @@ def test_gke_gets_kueue_and_dcgm_but_no_gpu_operator(prod_plan):
     assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue"}
     cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
-    (group,) = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")["inputs"]["spec"]["resourceGroups"]
+    (group,) = prod_plan.one(COHORT, "gcp-usc1-kueue-cohort")["inputs"]["spec"]["resourceGroups"]
     assert group["coveredResources"] == ["cpu", "memory", "google.com/tpu", "nvidia.com/gpu"]
-    quotas = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+    quotas = site_capacity(prod_plan, "gcp-usc1")
     assert quotas["train-a3mega"]["nvidia.com/gpu"] == 64 and quotas["train-a3mega"]["google.com/tpu"] == 0
     assert quotas["tpu-v5p"]["google.com/tpu"] == 8 and quotas["tpu-v5p"]["nvidia.com/gpu"] == 0
 
@@ -220,7 +225,7 @@ def test_teams_can_have_namespaces_on_cloud_clusters(prod_plan):
     assert namespace["provider"].startswith(provider["urn"])
     assert namespace["inputs"]["metadata"]["name"] == "fusion"
     local = prod_plan.one(LOCAL_QUEUE, "gcp-usc1-kueue-fusion")["inputs"]
-    assert local["metadata"]["namespace"] == "fusion" and local["spec"]["clusterQueue"] == "gcp-usc1-gpus"
+    assert local["metadata"]["namespace"] == "fusion" and local["spec"]["clusterQueue"] == "gcp-usc1-fusion"
 
 
 def test_flex_start_flavors_are_admitted_through_provisioning_requests(prod_plan):
@@ -231,10 +236,13 @@ def test_flex_start_flavors_are_admitted_through_provisioning_requests(prod_plan
     }
     check = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck", "gcp-usc1-kueue-provisioning-check")
     assert check["inputs"]["spec"]["controllerName"] == "kueue.x-k8s.io/provisioning-request"
-    queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-queue")
+    queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-fusion-queue")
     assert queue["inputs"]["spec"]["admissionChecksStrategy"] == {
         "admissionChecks": [{"name": "queued-provisioning", "onFlavors": ["train-a3mega"]}]
     }
     assert check["urn"] in queue["dependencies"]
-    grid_queue = prod_plan.one(CLUSTER_QUEUE, "grid-hpc-kueue-queue")["inputs"]["spec"]
-    assert "admissionChecksStrategy" not in grid_queue
+    for team in ("climate", "materials"):
+        assert (
+            "admissionChecksStrategy"
+            not in prod_plan.one(CLUSTER_QUEUE, f"grid-hpc-kueue-{team}-queue")["inputs"]["spec"]
+        )

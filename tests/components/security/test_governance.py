@@ -268,3 +268,29 @@ def test_without_an_audit_bucket_the_trail_gets_its_own_locked_for_the_specs_day
     (trail,) = dev_plan.by_type(TRAIL)
     assert trail["inputs"]["s3BucketName"] == dev_plan.state(bucket)["bucket"]
     assert trail["protect"] is False
+
+
+def test_a_teams_cloud_identities_are_bound_in_its_namespace_only(prod_plan):
+    bindings = {
+        r["name"]: {(s["kind"], s["name"]) for s in r["inputs"]["subjects"]}
+        for r in prod_plan.by_type("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+        if r["name"].endswith("-fusion-role-binding")
+    }
+    assert bindings == {
+        # EKS: the group the team's access entry maps its IAM role to
+        "aws-use1-fusion-role-binding": {("Group", "fusion-ml"), ("Group", "lattice:team:fusion")},
+        # GKE: the team's Google group, through Google Groups for RBAC
+        "gcp-usc1-fusion-role-binding": {
+            ("Group", "fusion-ml"),
+            ("Group", "lattice:team:fusion"),
+            ("Group", "fusion-ml@example.edu"),
+        },
+    }
+    for name in bindings:
+        binding = prod_plan.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", name)
+        assert binding["inputs"]["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "lattice-team",
+        }
+        assert binding["inputs"]["metadata"]["namespace"] == "fusion"

@@ -39,9 +39,9 @@ def test_team_namespaces_quotas_and_bindings(dev_plan):
     quota = dev_plan.one(QUOTA, "grid-hpc-climate-gpu-quota")["inputs"]
     assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "16"
     assert quota["metadata"]["namespace"] == "climate"
-    binding = dev_plan.one(BINDING, "grid-hpc-materials-edit")["inputs"]
+    binding = dev_plan.one(BINDING, "grid-hpc-materials-role-binding")["inputs"]
     assert binding["metadata"]["namespace"] == "materials-sim"
-    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "lattice-team"}
     assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "materials-ml"}]
 
 
