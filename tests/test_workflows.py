@@ -206,7 +206,9 @@ def test_cloud_credentials_come_from_oidc_only():
         "workload_identity_provider": "${{ vars.LATTICE_GCP_WORKLOAD_IDENTITY_PROVIDER }}",
         "service_account": "${{ vars.LATTICE_GCP_SERVICE_ACCOUNT }}",
     }
-    assert by_action["pulumi/auth-actions"]["with"]["organization"] == "${{ vars.LATTICE_PULUMI_ORGANIZATION }}"
+    pulumi = by_action["pulumi/auth-actions"]
+    assert pulumi["with"]["organization"] == "${{ vars.LATTICE_PULUMI_ORGANIZATION }}"
+    assert pulumi["if"] == "${{ vars.PULUMI_BACKEND_URL == '' }}"  # a self-managed backend needs no token
     for _, _, any_job in _jobs():
         for step in any_job["steps"]:
             assert set(step.get("with", {})).isdisjoint(LONG_LIVED_KEY_INPUTS.get(_action(step), set()))
