@@ -3,15 +3,17 @@
 Users copy `.github/workflows/policy.yml` into repositories that hold their cloud credentials, so
 the workflows are checked like the stacks are: every action pinned to a commit, no expression
 expanded inside a script, least-privilege permissions per job, no persisted credentials, cloud
-access by OIDC only.
+access by OIDC only, zizmor clean (`make lint` runs it too).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import yaml
 from tests.conftest import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
+DEPENDABOT = ROOT / ".github" / "dependabot.yml"
 WORKFLOW_FILES = sorted(WORKFLOWS.glob("*.y*ml"))
 
 # owner/repo[/path]@<40 hex> # vX[.Y[.Z]]: the comment is what Dependabot and reviewers read.
@@ -295,3 +298,56 @@ def test_preview_job_uses_the_policy_pack_only_when_configured():
     action = next(step for step in job["steps"] if _action(step) == "pulumi/actions")
     assert action["with"]["policyPacks"] == "policies"
     assert action["with"]["command"] == "preview"
+
+
+# --- keeping it that way ------------------------------------------------------------------------
+
+
+def test_make_lint_runs_the_pinned_zizmor_offline():
+    makefile = (ROOT / "Makefile").read_text()
+    lint = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml" in lint
+    pins = (ROOT / "requirements-dev.txt").read_text().splitlines()
+    assert any(re.fullmatch(r"zizmor==\d+\.\d+\.\d+", line) for line in pins)
+    # `make test` installs requirements-dev.txt, so the zizmor test below runs wherever `make test` does.
+    assert re.search(r"^test: \$\(STAMP\)$", makefile, re.MULTILINE)
+    assert "pip install --quiet -r requirements-dev.txt" in makefile
+
+
+def test_dependabot_keeps_the_pins_current():
+    updates = {entry["package-ecosystem"]: entry for entry in _load(DEPENDABOT)["updates"]}
+    assert set(updates) == {"github-actions", "pip"}
+    for entry in updates.values():
+        assert entry["cooldown"]["default-days"] >= 7
+    requirements = [*ROOT.glob("requirements*.txt"), *ROOT.glob("*/requirements*.txt")]
+    requirement_dirs = {"/" + path.parent.relative_to(ROOT).as_posix().lstrip(".") for path in requirements}
+    assert requirement_dirs == {"/", "/policies"}
+    assert set(updates["pip"]["directories"]) == requirement_dirs
+
+
+def _zizmor() -> str | None:
+    return shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
+
+
+@pytest.mark.skipif(
+    _zizmor() is None,
+    reason="zizmor is not installed in this environment; `make test` installs it from requirements-dev.txt",
+)
+def test_zizmor_finds_nothing():
+    run = subprocess.run(
+        [
+            _zizmor(),
+            "--offline",
+            "--strict-collection",
+            "--format=json",
+            ".github/workflows/",
+            ".github/dependabot.yml",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    findings = json.loads(run.stdout or "null")
+    assert findings == [], [(f["ident"], f["desc"], f["determinations"]["severity"]) for f in findings or []]
+    assert run.returncode == 0, run.stderr
