@@ -300,6 +300,15 @@ def test_preview_job_uses_the_policy_pack_only_when_configured():
     assert action["with"]["command"] == "preview"
 
 
+def test_the_readme_tells_adopters_every_variable_the_workflow_reads():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## CI: the pull-request workflows", 1)[1].split("\n## ", 1)[0]
+    variables = set(re.findall(r"vars\.([A-Z_]+)", (WORKFLOWS / "policy.yml").read_text()))
+    assert "LATTICE_AWS_ROLE_ARN" in variables
+    assert {name for name in variables if f"`{name}`" not in section} == set()
+    assert "repo:<owner>/<repo>:environment:lattice-preview" in section  # the OIDC subject trust policies match
+
+
 # --- keeping it that way ------------------------------------------------------------------------
 
 
