@@ -25,9 +25,12 @@ check: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any
+# finding, whatever its severity, or a workflow it cannot parse fails the target.
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml
 
 bench: $(STAMP)
 	$(PY) bench/bench_plan.py

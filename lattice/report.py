@@ -1,4 +1,4 @@
-"""Check results as text, JSON, SARIF 2.1.0, JUnit XML and GitHub annotations.
+"""Check results as text, JSON, SARIF 2.1.0, JUnit XML, GitHub annotations and a Markdown summary.
 
 Pulumi's own JSON output leaves policy results out (pulumi/pulumi#18851) and PR previews
 do not surface policy warnings (pulumi/actions#1373); these formats carry them to code
@@ -10,6 +10,7 @@ that is stable across runs (policy + URN), so code scanning tracks it over time.
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ def _version() -> str:
         return "0.0.0+checkout"
 
 
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 TOOL_URI = "https://github.com/lattice-hpc/lattice"
 TOOL_VERSION = _version()
 SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
@@ -63,9 +64,14 @@ def locator_for(plan: dict[str, Any], stack_file: str, site_lines: dict[str, int
 
 
 def render(fmt: str, result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
-    return {"json": to_json, "sarif": to_sarif, "junit": to_junit, "github": to_github, "text": to_text}[fmt](
-        result, problems, locator
-    )
+    return {
+        "json": to_json,
+        "sarif": to_sarif,
+        "junit": to_junit,
+        "github": to_github,
+        "markdown": to_markdown,
+        "text": to_text,
+    }[fmt](result, problems, locator)
 
 
 def _short(urn: str) -> str:
@@ -278,3 +284,44 @@ def to_github(result: CheckResult, problems: list[WaiverProblem], locator: Locat
     for problem in problems:
         lines.append(f"::warning title=lattice waiver::{_escape_data(problem.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _cell(text: str) -> str:
+    # Resource names and messages come from the pull request under review: keep them from
+    # closing the table row or adding HTML to the job summary.
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+SUMMARY_COLUMNS = ("rules", "resources", "violations", "mandatory", "waived", "blocking", "notChecked")
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def to_markdown(result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
+    """The verdict and the findings of one stack, for a pull request's job summary ($GITHUB_STEP_SUMMARY)."""
+    counts = summary(result)
+    verdict = "ERROR" if result.errors else "FAIL" if result.blocking else "PASS"
+    lines = [
+        f"### lattice check: stack {_cell(result.stack)}",
+        "",
+        _row("verdict", "policies", "resources", "violations", "mandatory", "waived", "blocking", "not checkable"),
+        _row("---", *["---:"] * 7),
+        _row(f"**{verdict}**", *(counts[key] for key in SUMMARY_COLUMNS)),
+    ]
+    if result.findings:
+        lines += ["", _row("policy", "severity", "enforcement", "resource", "where", "message"), _row(*["---"] * 6)]
+        for f in result.findings:
+            level = f"{f.enforcement} (waived)" if f.waived else f.enforcement
+            where = f"{locator.stack_file}:{locator.line(f.urn)}"
+            lines.append(_row(f.policy, f.severity, level, _cell(_short(f.urn)), _cell(where), _cell(f.message)))
+    notes = [f"- rule error: {e.policy} on {_cell(_short(e.urn))}: {_cell(e.message)}" for e in result.errors]
+    notes += [f"- waiver {problem.kind}: {_cell(problem.message)}" for problem in problems]
+    if notes:
+        lines += ["", *notes]
+    if result.not_checked:
+        lines += ["", f"<details><summary>{len(result.not_checked)} not checkable in preview</summary>", ""]
+        lines += [f"- {n.policy} on {_cell(_short(n.urn))}: {_cell(n.message)}" for n in result.not_checked]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n\n"

@@ -35,6 +35,15 @@ def test_advisory_environment_does_not_block(tmp_path, capsys, dev_plan, rules):
     assert capsys.readouterr().out.startswith("::warning file=stacks/Pulumi.dev.yaml,line=")
 
 
+def test_markdown_summary_of_a_saved_plan(tmp_path, capsys, dev_plan):
+    saved = tmp_path / "plan.json"
+    saved.write_text(json.dumps(dev_plan.to_dict()))
+    assert main(["check", "--plan", str(saved), "--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "### lattice check: stack dev"
+    assert lines[4].startswith("| **PASS** | ")
+
+
 def test_sarif_to_a_file(tmp_path, capsys):
     target = tmp_path / "reports" / "dev.sarif"
     assert main(["check", "--stack", "dev", "--format", "sarif", "--output", str(target)]) == 0

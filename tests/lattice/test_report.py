@@ -1,4 +1,4 @@
-"""Report formats: SARIF validates against the 2.1.0 schema, JUnit parses, annotations and JSON are exact."""
+"""Report formats: SARIF validates against the 2.1.0 schema, JUnit parses, annotations, JSON and Markdown are exact."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from lattice.check import evaluate
+from lattice.check import CheckResult, Finding, NotChecked, evaluate
 from lattice.report import fingerprint, locator_for, render
 from lattice.waivers import WaiverSet, apply_waivers, load_waivers
 from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample
@@ -78,6 +78,55 @@ def test_github_annotations(outcome):
     )
     assert lines[1].startswith("::warning title=lattice waiver::waivers[1] (gcs-cmek, x) matched no violation")
     assert len(lines) == 2  # the waived finding is not annotated
+
+
+def test_markdown_summary_has_the_verdict_table_and_the_findings(outcome):
+    result, problems, locator = outcome
+    assert render("markdown", result, problems, locator).splitlines() == [
+        "### lattice check: stack baseline",
+        "",
+        "| verdict | policies | resources | violations | mandatory | waived | blocking | not checkable |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| **FAIL** | {len(result.rules)} | {result.resources} | 2 | 2 | 1 | 1 | 0 |",
+        "",
+        "| policy | severity | enforcement | resource | where | message |",
+        "| --- | --- | --- | --- | --- | --- |",
+        "| eks-private-endpoint | high | mandatory | eks | stacks/Pulumi.baseline.yaml:1 "
+        "| the API endpoint is public to 0.0.0.0/0 |",
+        "| gcs-cmek | high | mandatory (waived) | gcs | stacks/Pulumi.baseline.yaml:1 "
+        "| no default KMS key: objects are encrypted with a Google-managed key |",
+        "",
+        "- waiver unused: waivers[1] (gcs-cmek, x) matched no violation; remove it",
+        "",
+    ]
+
+
+def test_markdown_summary_escapes_what_the_pull_request_controls(outcome):
+    _, _, locator = outcome
+    urn = "urn:pulumi:pr::lattice::aws:s3/bucket:Bucket::evil|<img src=x onerror=alert(1)>"
+    result = CheckResult(
+        stack="pr",
+        findings=[Finding("s3-tls-only", "medium", "advisory", urn, "line one\nline | two")],
+        not_checked=[NotChecked("gcs-cmek", urn, "cannot be checked in preview: <unknown>")],
+        errors=[NotChecked("vpn-ikev2", "", "rule failed: KeyError: 'x'")],
+    )
+    text = render("markdown", result, [], locator)
+    lines = text.splitlines()
+    assert lines[4].startswith("| **ERROR** | 0 | 0 | 1 | 0 | 0 | 0 | 1 |")
+    assert lines[8] == (
+        "| s3-tls-only | medium | advisory | evil\\|&lt;img src=x onerror=alert(1)&gt; "
+        "| stacks/Pulumi.baseline.yaml:1 | line one<br>line \\| two |"
+    )
+    assert "- rule error: vpn-ikev2 on (stack): rule failed: KeyError: 'x'" in lines
+    assert "<img" not in text
+    assert lines[-6:] == [
+        "<details><summary>1 not checkable in preview</summary>",
+        "",
+        "- gcs-cmek on evil\\|&lt;img src=x onerror=alert(1)&gt;: cannot be checked in preview: &lt;unknown&gt;",
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def test_json_contract(outcome):
