@@ -57,6 +57,18 @@ class Rule:
     checkov: tuple[str, ...] = ()
     trivy: tuple[str, ...] = ()
     category: str = ""
+    # Where Lattice's verdict deliberately differs from a scanner's for an ID it claims: ID -> how (stricter /
+    # looser and why). tests/policies/test_scanner_parity.py holds every difference from the scanners' own
+    # examples to a note here.
+    scanner_notes: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def scanner_ids(self) -> tuple[str, ...]:
+        return (*self.checkov, *self.trivy)
+
+    def scanner_note(self) -> str:
+        """The scanner notes as one line ("CKV_AWS_39: looser …; AVD-AWS-0040: …"), empty where Lattice agrees."""
+        return "; ".join(f"{scanner_id}: {note}" for scanner_id, note in self.scanner_notes.items())
 
     def config_defaults(self) -> dict[str, Any]:
         return {key: schema["default"] for key, schema in self.config.items() if "default" in schema}
