@@ -3,9 +3,9 @@
 from ..mutations import put
 from ..props import S3_BUCKETS, get, known, of_type, related, s3_types
 from ..registry import Counterexample, stack_rule
+from ..s3 import log_destinations
 
 SSE_TYPES = s3_types("ServerSideEncryptionConfiguration")
-LOGGING_TYPES = s3_types("Logging")
 SSE = SSE_TYPES[0]
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
@@ -27,7 +27,7 @@ DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
 def s3_bucket_kms_encryption(args):
     # S3 delivers server access logs only into buckets encrypted with SSE-S3: a bucket other buckets log into
     # may use AES256 (and still no AWS-managed KMS key, which log delivery refuses too).
-    log_targets = {known(logging.props, "targetBucket") for logging in of_type(args.resources, *LOGGING_TYPES)}
+    log_targets = log_destinations(args.resources)
     for bucket in of_type(args.resources, *S3_BUCKETS):
         # The deprecated inline argument still works in pulumi-aws 7: {rule: {applyServerSideEncryptionByDefault}}.
         inline = get(bucket.props, "serverSideEncryptionConfiguration", "rule", "applyServerSideEncryptionByDefault")
@@ -36,7 +36,7 @@ def s3_bucket_kms_encryption(args):
         if not defaults:
             yield bucket.urn, "the bucket has no server-side encryption configuration with a KMS key"
             continue
-        log_target = known(bucket.props, "bucket") in log_targets - {None}
+        log_target = known(bucket.props, "bucket") in log_targets
         for default in defaults:
             if log_target and get(default, "sseAlgorithm") == "AES256":
                 continue

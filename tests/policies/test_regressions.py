@@ -1,0 +1,101 @@
+"""Defects found by comparing the rules with the scanners' own examples (issue 11), each planned as a small Pulumi
+program under the recording engine: the exact wire form pulumi-aws 7 / pulumi-gcp 10 produce."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi_aws as aws
+
+from lattice.check import evaluate
+from lattice.engine import run_program
+from tests.policies.helpers import EVERYTHING_MANDATORY
+
+
+def _findings(program, *names: str, rules) -> list[tuple[str, str]]:
+    """(resource name, message) of the named rules' findings on the program's plan."""
+    plan = run_program(program, stack="regression").to_dict()
+    result = evaluate(plan, EVERYTHING_MANDATORY, {name: rules[name] for name in names})
+    assert result.errors == [] and result.not_checked == []
+    return [(f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings]
+
+
+def _checkpoints(name: str, **inline) -> aws.s3.Bucket:
+    return aws.s3.Bucket(name, bucket=name, tags={"lattice:purpose": "checkpoints"}, **inline)
+
+
+def test_inline_lifecycle_rules_count_for_checkpoint_buckets(rules):
+    """Before: only BucketLifecycleConfiguration resources were read, so the inline rule was reported missing."""
+
+    def program():
+        expire = aws.s3.BucketLifecycleRuleExpirationArgs(days=30)
+        _checkpoints("inline-on", lifecycle_rules=[aws.s3.BucketLifecycleRuleArgs(enabled=True, expiration=expire)])
+        _checkpoints("inline-off", lifecycle_rules=[aws.s3.BucketLifecycleRuleArgs(enabled=False, expiration=expire)])
+        _checkpoints("none")
+
+    assert _findings(program, "s3-checkpoint-lifecycle", rules=rules) == [
+        ("inline-off", "a checkpoint bucket has no enabled lifecycle rule; old checkpoints accumulate"),
+        ("none", "a checkpoint bucket has no enabled lifecycle rule; old checkpoints accumulate"),
+    ]
+
+
+def _tls_policy(bucket: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        }
+    )
+
+
+def test_an_inline_bucket_policy_counts_for_tls_only(rules):
+    """Before: only BucketPolicy resources were read, so the bucket's own policy argument was ignored."""
+
+    def program():
+        aws.s3.Bucket("inline-policy", bucket="inline-policy", policy=_tls_policy("inline-policy"))
+        aws.s3.Bucket("no-policy", bucket="no-policy")
+
+    assert _findings(program, "s3-tls-only", rules=rules) == [
+        ("no-policy", "no bucket policy denies requests made without TLS")
+    ]
+
+
+def test_an_inline_logging_target_may_use_sse_s3(rules):
+    """Before: only BucketLogging resources named log destinations, so a bucket others log into through the
+    inline ``logging`` argument was refused the SSE-S3 encryption S3 log delivery requires."""
+
+    def program():
+        logs = aws.s3.Bucket("logs", bucket="logs")
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            "logs",
+            bucket=logs.id,
+            rules=[
+                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                        sse_algorithm="AES256"
+                    )
+                )
+            ],
+        )
+        aws.s3.Bucket(
+            "data",
+            bucket="data",
+            logging=aws.s3.BucketLoggingArgs(target_bucket="logs", target_prefix="data/"),
+            server_side_encryption_configuration=aws.s3.BucketServerSideEncryptionConfigurationArgs(
+                rule=aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                        sse_algorithm="aws:kms", kms_master_key_id="arn:aws:kms:us-east-1:123456789012:key/k"
+                    )
+                )
+            ),
+        )
+
+    assert _findings(program, "s3-bucket-kms-encryption", rules=rules) == []
