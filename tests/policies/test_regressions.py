@@ -99,3 +99,57 @@ def test_an_inline_logging_target_may_use_sse_s3(rules):
         )
 
     assert _findings(program, "s3-bucket-kms-encryption", rules=rules) == []
+
+
+def _trail(name: str, bucket: str) -> None:
+    aws.cloudtrail.Trail(name, s3_bucket_name=bucket, is_multi_region_trail=True, enable_log_file_validation=True)
+
+
+def test_object_lock_enabled_inline_is_object_lock(rules):
+    """Before: a trail bucket locked through the inline object_lock_configuration was reported as having no
+    object lock at all, and its inline default retention was not read."""
+
+    def retention(days: int) -> aws.s3.BucketObjectLockConfigurationRuleArgs:
+        return aws.s3.BucketObjectLockConfigurationRuleArgs(
+            default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(mode="COMPLIANCE", days=days)
+        )
+
+    def program():
+        for name, lock in {
+            "inline-locked": aws.s3.BucketObjectLockConfigurationArgs(
+                object_lock_enabled="Enabled", rule=retention(365)
+            ),
+            "inline-short": aws.s3.BucketObjectLockConfigurationArgs(object_lock_enabled="Enabled", rule=retention(30)),
+            "inline-no-rule": aws.s3.BucketObjectLockConfigurationArgs(object_lock_enabled="Enabled"),
+            "inline-disabled": aws.s3.BucketObjectLockConfigurationArgs(object_lock_enabled="Disabled"),
+        }.items():
+            aws.s3.Bucket(name, bucket=name, object_lock_configuration=lock)
+            _trail(name, name)
+        # Object Lock enabled on an existing bucket by its lock configuration resource (AWS allows it since 2023)
+        later = aws.s3.Bucket("enabled-later", bucket="enabled-later")
+        aws.s3.BucketObjectLockConfiguration("enabled-later", bucket=later.id, rule=retention(365))
+        _trail("enabled-later", "enabled-later")
+
+    assert _findings(program, "cloudtrail-bucket-object-lock", rules=rules) == [
+        ("inline-disabled", "the CloudTrail bucket does not have object lock enabled"),
+        ("inline-no-rule", "object lock retains CloudTrail logs for 0 days; at least 365 required"),
+        ("inline-short", "object lock retains CloudTrail logs for 30 days; at least 365 required"),
+    ]
+
+
+def test_a_zero_retention_is_named_never_expire(rules):
+    """Before: an explicit retention_in_days=0 was reported as "no retention is set"; CloudWatch reads 0 as
+    never expire."""
+
+    def program():
+        aws.cloudwatch.LogGroup("forever", retention_in_days=0)
+        aws.cloudwatch.LogGroup("unset")
+
+    assert _findings(program, "log-group-retention", rules=rules) == [
+        (
+            "forever",
+            "retention_in_days is 0, which CloudWatch reads as never expire: logs are kept forever at growing cost; "
+            "set at least 365 days",
+        ),
+        ("unset", "no retention is set, so CloudWatch keeps logs forever at growing cost; set at least 365 days"),
+    ]
