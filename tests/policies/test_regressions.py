@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pulumi_aws as aws
+import pulumi_gcp as gcp
 
 from lattice.check import evaluate
 from lattice.engine import run_program
@@ -152,4 +153,23 @@ def test_a_zero_retention_is_named_never_expire(rules):
             "set at least 365 days",
         ),
         ("unset", "no retention is set, so CloudWatch keeps logs forever at growing cost; set at least 365 days"),
+    ]
+
+
+def test_gcp_rotation_periods_below_a_day_are_refused(rules):
+    """Before: only the upper bound was checked, so a 90-second period (which Cloud KMS refuses) passed, and a
+    period not written in seconds made the rule raise."""
+
+    def program():
+        for name, period in {
+            "ninety-seconds": "90s",
+            "one-day": "86400s",
+            "ninety-days": "7776000s",
+            "days": "90d",
+        }.items():
+            gcp.kms.CryptoKey(name, key_ring="projects/p/locations/l/keyRings/r", rotation_period=period)
+
+    assert _findings(program, "gcp-kms-key-rotation", rules=rules) == [
+        ("days", "rotation_period '90d' is not a number of seconds ('7776000s')"),
+        ("ninety-seconds", "the key rotates every 90 s; Cloud KMS needs at least one day (86400s)"),
     ]
