@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .iam import statements
 from .props import S3_BUCKETS, as_list, get, known, of_type, related, s3_types, truthy
 
 LIFECYCLE_TYPES = s3_types("LifecycleConfiguration")
 POLICY_TYPES = s3_types("Policy")
 LOGGING_TYPES = s3_types("Logging")
+ACL_TYPES = s3_types("Acl")
+LOG_DELIVERY = "logging.s3.amazonaws.com"  # the service principal that delivers server access logs
+LOG_DELIVERY_GROUP = "http://acs.amazonaws.com/groups/s3/LogDelivery"  # the same, through ACLs
 
 
 def lifecycle_rules_enabled(resources: Sequence[Any], bucket: Any) -> list[bool]:
@@ -47,3 +51,37 @@ def log_destinations(resources: Sequence[Any]) -> set[str]:
     separate = {known(logging.props, "targetBucket") for logging in of_type(resources, *LOGGING_TYPES)}
     inline = {known(bucket.props, "logging", "targetBucket") for bucket in of_type(resources, *S3_BUCKETS)}
     return (separate | inline) - {None}
+
+
+def is_log_destination(resources: Sequence[Any], bucket: Any, destinations: set[str]) -> bool:
+    """Whether the bucket receives server access logs: another bucket logs into it, or it admits S3 log delivery
+    (a policy allowing logging.s3.amazonaws.com to put objects, the log-delivery-write ACL, or an ACL grant to the
+    LogDelivery group), as the logs of buckets in another stack may arrive."""
+    if known(bucket.props, "bucket") in destinations:
+        return True
+    acls = [bucket.props, *(acl.props for acl in related(resources, bucket, ACL_TYPES))]
+    if any(get(acl, "acl") == "log-delivery-write" for acl in acls):
+        return True
+    grants = [
+        *(grant for acl in acls for grant in as_list(get(acl, "accessControlPolicy", "grants"))),
+        *as_list(get(bucket.props, "grants")),
+    ]
+    if any(_grants_log_delivery(grant) for grant in grants):
+        return True
+    return any(
+        _admits_log_delivery(statement)
+        for document in policy_documents(resources, bucket)
+        for statement in statements(document)
+    )
+
+
+def _grants_log_delivery(grant: Any) -> bool:
+    uri = get(grant, "grantee", "uri") or get(grant, "uri")
+    permissions = {get(grant, "permission"), *as_list(get(grant, "permissions"))}
+    return uri == LOG_DELIVERY_GROUP and bool(permissions & {"WRITE", "FULL_CONTROL"})
+
+
+def _admits_log_delivery(statement: Any) -> bool:
+    services = as_list(get(statement, "Principal", "Service"))
+    actions = {str(action).lower() for action in as_list(get(statement, "Action"))}
+    return get(statement, "Effect") == "Allow" and LOG_DELIVERY in services and bool(actions & {"s3:putobject", "s3:*"})

@@ -42,6 +42,11 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
         "mode": {"type": "string", "enum": list(MODE_STRENGTH), "default": "COMPLIANCE"},
     },
     checkov=("CKV_AWS_143",),
+    scanner_notes={
+        "CKV_AWS_143": "Narrower and stricter: judges only the buckets a CloudTrail trail writes to, and requires a "
+        "default retention of at least minimumDays in the configured mode; CKV_AWS_143 passes any bucket whose inline "
+        "object_lock_configuration is Enabled and leaves a bucket without one unjudged.",
+    },
     category="retention",
 )
 def cloudtrail_bucket_object_lock(args):

@@ -28,6 +28,11 @@ LIFECYCLE = LIFECYCLE_TYPES[0]
         "purposeValue": {"type": "string", "default": "checkpoints"},
     },
     checkov=("CKV2_AWS_61",),
+    scanner_notes={
+        "CKV2_AWS_61": "Narrower: judges only buckets tagged as checkpoint stores (CKV2_AWS_61: every bucket); "
+        "stricter: one of their lifecycle rules must be Enabled, where CKV2_AWS_61 accepts any lifecycle "
+        "configuration.",
+    },
     category="retention",
 )
 def s3_checkpoint_lifecycle(args):

@@ -1,4 +1,9 @@
-"""S3 buckets refuse requests that do not use TLS."""
+"""S3 buckets refuse requests that do not use TLS.
+
+No scanner ID checks this: Checkov's CKV_AWS_70 fails Allow statements for a wildcard principal (it never asks for a
+TLS-only statement), and CKV_AWS_379 judges aws:SecureTransport only on buckets a public-read ACL opens
+(tests/policies/scanner_examples keeps CKV_AWS_70's examples as the evidence).
+"""
 
 from ..iam import statements
 from ..mutations import put
@@ -26,7 +31,6 @@ def denies_insecure_transport(document) -> bool:
     "its objects, Condition Bool aws:SecureTransport 'false'.",
     resource_types=(*S3_BUCKETS, *POLICY_TYPES),
     counterexample=Counterexample(POLICY, put("policy", value='{"Version": "2012-10-17", "Statement": []}')),
-    checkov=("CKV_AWS_70",),
     category="encryption-in-transit",
 )
 def s3_tls_only(args):

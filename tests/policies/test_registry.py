@@ -29,7 +29,7 @@ def test_every_rule_has_complete_metadata(rules):
         assert rule.category, name
         assert rule.counterexample.mutate is not None or rule.counterexample.unprotect, name
         assert all(re.fullmatch(r"CKV2?_(AWS|GCP|K8S)_\d+", c) for c in rule.checkov), name
-        assert all(re.fullmatch(r"AVD-(AWS|GCP)-\d{4}", t) for t in rule.trivy), name
+        assert all(re.fullmatch(r"AVD-(AWS|GCP|KSV)-\d{4}", t) for t in rule.trivy), name
 
 
 def test_every_guarded_type_is_a_real_sdk_type(rules, baseline):
