@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pulumi_aws as aws
@@ -771,4 +772,248 @@ def launch_configuration_encryption():
         metadata_options=aws.ec2.LaunchConfigurationMetadataOptionsArgs(
             http_endpoint="enabled", http_tokens="required"
         ),
+    )
+
+
+# --- EC2 instances, launch templates and launch configurations ------------------------------------------------------
+
+
+@examples(
+    "CKV_AWS_8",
+    "instance-volume-encryption",
+    f"{RESOURCE_TESTS}/example_LaunchConfigurationEBSEncryption/main.tf",
+    passes=(
+        "aws_instance.pass",
+        "aws_instance.pass2",
+        "aws_instance.pass3",
+        "aws_launch_configuration.pass",
+        "aws_launch_configuration.pass2",
+    ),
+    fails=(
+        *(f"aws_instance.{n}" for n in ("fail", "fail2", "fail3", "fail4", "fail5", "fail_empty_root_list")),
+        "aws_launch_configuration.fail",
+    ),
+    differs={
+        "aws_instance.pass": "a root volume from a snapshot without encrypted=True: CKV_AWS_8 assumes the snapshot "
+        "was encrypted",
+        "aws_instance.pass2": "encrypted with the AWS-managed aws/ebs key, not a customer-managed one",
+        "aws_instance.pass3": "encrypted with the AWS-managed aws/ebs key, not a customer-managed one",
+    },
+)
+def instance_encryption():
+    root = aws.ec2.InstanceRootBlockDeviceArgs
+    ebs = aws.ec2.InstanceEbsBlockDeviceArgs
+    instance = {"ami": "ami-123", "instance_type": "t2.micro"}
+    aws.ec2.Instance("aws_instance.fail", **instance, root_block_device=root(encrypted=False))
+    aws.ec2.Instance("aws_instance.fail2", **instance, root_block_device=root())
+    aws.ec2.Instance(
+        "aws_instance.fail3",
+        **instance,
+        key_name="key",
+        root_block_device=root(volume_type="gp2", volume_size=20, encrypted=True),
+        ebs_block_devices=[ebs(volume_type="gp2", volume_size=50, device_name="/dev/xvdb", encrypted=False)],
+    )
+    aws.ec2.Instance(
+        "aws_instance.fail4",
+        **instance,
+        key_name="key",
+        ebs_block_devices=[ebs(volume_type="gp2", volume_size=50, device_name="/dev/xvdb", encrypted=False)],
+    )
+    aws.ec2.Instance("aws_instance.fail5", **instance, key_name="key")
+    aws.ec2.Instance("aws_instance.fail_empty_root_list", **instance)  # root_block_device = [] declares none
+    aws.ec2.Instance(
+        "aws_instance.pass",
+        **instance,
+        key_name="key",
+        root_block_device=root(volume_type="gp2", volume_size=20),
+        ebs_block_devices=[ebs(device_name="/dev/xvda", snapshot_id="snap-1234")],
+    )
+    aws.ec2.Instance(
+        "aws_instance.pass2",
+        **instance,
+        key_name="key",
+        root_block_device=root(volume_type="gp2", volume_size=20, encrypted=True),
+    )
+    aws.ec2.Instance(
+        "aws_instance.pass3",
+        **instance,
+        key_name="key",
+        ebs_block_devices=[ebs(volume_type="gp2", volume_size=50, device_name="/dev/xvdb", encrypted=True)],
+        root_block_device=root(volume_type="gp2", volume_size=20, encrypted=True),
+    )
+    configuration = {
+        "name_prefix": "elk",
+        "image_id": "ami-elk",
+        "instance_type": "t3.medium",
+        "security_groups": ["sg-0elk"],
+        "associate_public_ip_address": False,
+        "metadata_options": aws.ec2.LaunchConfigurationMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required"
+        ),
+    }
+    lc_root = aws.ec2.LaunchConfigurationRootBlockDeviceArgs
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.pass", **configuration, root_block_device=lc_root(encrypted=True)
+    )
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.pass2",
+        **configuration,
+        root_block_device=lc_root(encrypted=True),  # var.encrypted defaults to true
+        ephemeral_block_devices=[
+            aws.ec2.LaunchConfigurationEphemeralBlockDeviceArgs(device_name="somedisk", virtual_name="fred")
+        ],
+    )
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.fail", **configuration, root_block_device=lc_root(encrypted=False)
+    )
+
+
+@examples(
+    "CKV_AWS_79",
+    "imdsv2-required",
+    f"{RESOURCE_TESTS}/example_IMDSv1Disabled/main.tf",
+    passes=("aws_instance.required", "aws_launch_configuration.required_lc", "aws_instance.disabled"),
+    fails=(
+        "aws_instance.defaults",
+        "aws_instance.optional_token",
+        "aws_launch_configuration.optional_lc",
+        "aws_launch_template.optional_lt",
+        "aws_launch_template.default_lt",
+    ),
+)
+def imds():
+    options = aws.ec2.InstanceMetadataOptionsArgs
+    aws.ec2.Instance("aws_instance.defaults", ami="ami-123", instance_type="t3.micro", metadata_options=options())
+    aws.ec2.Instance(
+        "aws_instance.optional_token",
+        ami="ami-123",
+        instance_type="t3.micro",
+        metadata_options=options(http_endpoint="enabled", http_put_response_hop_limit=1, http_tokens="optional"),
+    )
+    aws.ec2.Instance(
+        "aws_instance.disabled",
+        ami="ami-123",
+        instance_type="t3.micro",
+        metadata_options=options(http_endpoint="disabled"),
+    )
+    aws.ec2.Instance(
+        "aws_instance.required",
+        ami="ami-123",
+        instance_type="t3.micro",
+        metadata_options=options(http_tokens="required"),
+    )
+    lc = aws.ec2.LaunchConfigurationMetadataOptionsArgs
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.required_lc",
+        image_id="ami-123",
+        instance_type="t3.micro",
+        metadata_options=lc(http_endpoint="enabled", http_tokens="required"),
+    )
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.optional_lc",
+        image_id="ami-123",
+        instance_type="t3.micro",
+        metadata_options=lc(http_endpoint="enabled", http_tokens="optional"),
+    )
+    lt = aws.ec2.LaunchTemplateMetadataOptionsArgs
+    aws.ec2.LaunchTemplate("aws_launch_template.optional_lt", metadata_options=lt(http_tokens="optional"))
+    aws.ec2.LaunchTemplate("aws_launch_template.default_lt", metadata_options=lt(http_endpoint="enabled"))
+
+
+@examples(
+    "CKV_AWS_88",
+    "ec2-no-public-ip",
+    f"{RESOURCE_TESTS}/example_EC2PublicIP/main.tf",
+    passes=(
+        "aws_instance.default",
+        "aws_instance.private",
+        "aws_launch_template.default",
+        "aws_launch_template.private",
+        'aws_instance.public_foreach["key2"]',
+        'aws_instance.public_foreach_loop_list_of_dicts["private"]',
+    ),
+    fails=(
+        "aws_instance.public",
+        "aws_launch_template.public",
+        'aws_instance.public_foreach["key1"]',
+        'aws_instance.public_foreach_loop["key3"]',
+        'aws_instance.public_foreach_loop["key4"]',
+        'aws_instance.public_foreach_loop_list_of_dicts["public"]',
+    ),
+)
+def public_ips():
+    # public_foreach_loop_list iterates a list of strings ("k", "v") as booleans, which Terraform itself refuses.
+    instance = {"ami": "ami-12345", "instance_type": "t3.micro"}
+    aws.ec2.Instance("aws_instance.default", **instance)
+    aws.ec2.Instance("aws_instance.private", **instance, associate_public_ip_address=False)
+    aws.ec2.Instance("aws_instance.public", **instance, associate_public_ip_address=True)
+    for address, public in {
+        'aws_instance.public_foreach["key1"]': True,
+        'aws_instance.public_foreach["key2"]': False,
+        'aws_instance.public_foreach_loop["key3"]': True,
+        'aws_instance.public_foreach_loop["key4"]': True,
+        'aws_instance.public_foreach_loop_list_of_dicts["public"]': True,
+        'aws_instance.public_foreach_loop_list_of_dicts["private"]': False,
+    }.items():
+        aws.ec2.Instance(address, **instance, associate_public_ip_address=public)
+    template = {"image_id": "ami-12345", "instance_type": "t3.micro"}
+    interface = aws.ec2.LaunchTemplateNetworkInterfaceArgs
+    aws.ec2.LaunchTemplate("aws_launch_template.default", **template)
+    aws.ec2.LaunchTemplate(
+        "aws_launch_template.private", **template, network_interfaces=[interface(associate_public_ip_address="false")]
+    )
+    aws.ec2.LaunchTemplate(
+        "aws_launch_template.public", **template, network_interfaces=[interface(associate_public_ip_address="true")]
+    )
+
+
+_SCRIPT = """#! /bin/bash
+sudo apt-get update
+sudo apt-get install -y apache2
+sudo systemctl start apache2
+sudo systemctl enable apache2
+export AWS_ACCESS_KEY_ID
+export AWS_ACCESS_KEY_ID={key_id}
+export AWS_SECRET_ACCESS_KEY={secret}
+export AWS_DEFAULT_REGION=us-west-2
+echo "<h1>Deployed via Terraform</h1>" | sudo tee /var/www/html/index.html
+"""
+_KEYS = """ export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE
+ export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+ export AWS_DEFAULT_REGION=us-west-2
+"""
+
+
+@examples(
+    "CKV_AWS_46",
+    "user-data-no-secrets",
+    f"{RESOURCE_TESTS}/example_EC2Credentials/main.tf",
+    passes=("aws_instance.pass", "aws_launch_template.pass", "aws_launch_configuration.pass"),
+    fails=("aws_instance.fail", "aws_launch_template.fail", "aws_launch_configuration.fail"),
+)
+def user_data():
+    instance = {"ami": "ami-04169656fea786776", "instance_type": "t2.nano", "tags": {"Name": "prefix-ec2"}}
+    aws.ec2.Instance("aws_instance.pass", **instance, user_data=_SCRIPT.format(key_id="FOO", secret="bar"))
+    aws.ec2.Instance(
+        "aws_instance.fail",
+        **instance,
+        user_data=_SCRIPT.format(key_id="AKIAIOSFODNN7EXAMPLE", secret="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    )
+    # Checkov reads launch template user data as written; AWS wants it base64-encoded, as Pulumi programs pass it.
+    aws.ec2.LaunchTemplate(
+        "aws_launch_template.fail",
+        image_id="ami-12345667",
+        instance_type="t2.small",
+        user_data=base64.b64encode(_KEYS.encode()).decode(),
+    )
+    aws.ec2.LaunchTemplate("aws_launch_template.pass", image_id="ami-12345667", instance_type="t2.small")
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.fail",
+        name="web_config",
+        image_id="ami-ubuntu",
+        instance_type="t2.micro",
+        user_data=_KEYS,
+    )
+    aws.ec2.LaunchConfiguration(
+        "aws_launch_configuration.pass", name="web_config", image_id="ami-ubuntu", instance_type="t2.micro"
     )

@@ -7,6 +7,7 @@ Each documented snippet is its own example; its judged resource is named ``good<
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pulumi_aws as aws
@@ -593,4 +594,149 @@ def launch_configuration_at_rest():
             image_id="ami-123",
             instance_type="t3.medium",
             root_block_device=aws.ec2.LaunchConfigurationRootBlockDeviceArgs(encrypted=encrypted),
+        )
+
+
+# --- EC2 instances, launch templates and launch configurations ------------------------------------------------------
+
+
+@examples(
+    "AVD-AWS-0008",
+    "instance-volume-encryption",
+    f"{AWS}/ec2/as_enable_at_rest_encryption.yaml",
+    passes=("good0:aws_launch_configuration.good_example",),
+    fails=("bad0:aws_launch_configuration.bad_example",),
+)
+def launch_configuration_encryption():
+    for name, encrypted in (
+        ("good0:aws_launch_configuration.good_example", True),
+        ("bad0:aws_launch_configuration.bad_example", False),
+    ):
+        aws.ec2.LaunchConfiguration(
+            name,
+            image_id="ami-123",
+            instance_type="t3.medium",
+            root_block_device=aws.ec2.LaunchConfigurationRootBlockDeviceArgs(encrypted=encrypted),
+        )
+
+
+@examples(
+    "AVD-AWS-0131",
+    "instance-volume-encryption",
+    f"{AWS}/ec2/enable_at_rest_encryption.yaml",
+    passes=("good0:aws_instance.good_example",),
+    fails=("bad0:aws_instance.bad_example",),
+    differs={
+        "good0:aws_instance.good_example": "encrypted with the AWS-managed aws/ebs key, not a customer-managed one"
+    },
+)
+def instance_encryption():
+    for name, encrypted in (("good0:aws_instance.good_example", True), ("bad0:aws_instance.bad_example", False)):
+        aws.ec2.Instance(
+            name,
+            ami="ami-7f89a64f",
+            instance_type="t1.micro",
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(encrypted=encrypted),
+            ebs_block_devices=[aws.ec2.InstanceEbsBlockDeviceArgs(device_name="/dev/sdg", encrypted=encrypted)],
+        )
+
+
+@examples(
+    "AVD-AWS-0028",
+    "imdsv2-required",
+    f"{AWS}/ec2/enforce_http_token_imds.yaml",
+    passes=("good0:aws_instance.good_example",),
+    fails=("bad0:aws_instance.bad_example",),
+)
+def instance_imds():
+    aws.ec2.Instance(
+        "good0:aws_instance.good_example",
+        ami="ami-005e54dee72cc1d00",
+        instance_type="t2.micro",
+        metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required"),
+    )
+    aws.ec2.Instance("bad0:aws_instance.bad_example", ami="ami-005e54dee72cc1d00", instance_type="t2.micro")
+
+
+@examples(
+    "AVD-AWS-0130",
+    "imdsv2-required",
+    f"{AWS}/ec2/as_enforce_http_token_imds.yaml",
+    passes=("good0:aws_launch_template.good_example", "good1:aws_launch_configuration.good_example"),
+    fails=("bad0:aws_launch_template.bad_example", "bad1:aws_launch_configuration.bad_example"),
+)
+def launch_imds():
+    common = {"image_id": "ami-005e54dee72cc1d00", "instance_type": "t2.micro"}
+    aws.ec2.LaunchTemplate(
+        "good0:aws_launch_template.good_example",
+        **common,
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(http_tokens="required"),
+    )
+    aws.ec2.LaunchConfiguration(
+        "good1:aws_launch_configuration.good_example",
+        **common,
+        metadata_options=aws.ec2.LaunchConfigurationMetadataOptionsArgs(http_tokens="required"),
+    )
+    aws.ec2.LaunchTemplate("bad0:aws_launch_template.bad_example", **common)
+    aws.ec2.LaunchConfiguration(
+        "bad1:aws_launch_configuration.bad_example",
+        **common,
+        metadata_options=aws.ec2.LaunchConfigurationMetadataOptionsArgs(http_tokens="optional"),
+    )
+
+
+@examples(
+    "AVD-AWS-0009",
+    "ec2-no-public-ip",
+    f"{AWS}/ec2/no_public_ip.yaml",
+    passes=("good0:aws_launch_configuration.good_example",),
+    fails=("bad0:aws_launch_configuration.bad_example",),
+)
+def launch_configuration_public_ip():
+    for name, public in (
+        ("good0:aws_launch_configuration.good_example", False),
+        ("bad0:aws_launch_configuration.bad_example", True),
+    ):
+        aws.ec2.LaunchConfiguration(
+            name, image_id="ami-123", instance_type="t3.micro", associate_public_ip_address=public
+        )
+
+
+_GREETING = "\t export GREETING=hello\n"
+_AWS_KEYS = """    export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE
+    export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+    export AWS_DEFAULT_REGION=us-west-2
+"""
+
+
+@examples(
+    "AVD-AWS-0029",
+    "user-data-no-secrets",
+    f"{AWS}/ec2/no_secrets_in_user_data.yaml",
+    passes=("good0:aws_instance.good_example",),
+    fails=("bad0:aws_instance.bad_example",),
+)
+def instance_user_data():
+    for name, script in (("good0:aws_instance.good_example", _GREETING), ("bad0:aws_instance.bad_example", _AWS_KEYS)):
+        aws.ec2.Instance(name, ami="ami-12345667", instance_type="t2.small", user_data=script)
+
+
+@examples(
+    "AVD-AWS-0129",
+    "user-data-no-secrets",
+    f"{AWS}/ec2/as_no_secrets_in_user_data.yaml",
+    passes=("good0:aws_launch_template.good_example",),
+    fails=("bad0:aws_launch_template.bad_example",),
+)
+def template_user_data():
+    # AWS takes launch template user data base64-encoded; Trivy's snippet writes it plain. Both forms are judged.
+    for name, script in (
+        ("good0:aws_launch_template.good_example", _GREETING),
+        ("bad0:aws_launch_template.bad_example", _AWS_KEYS),
+    ):
+        aws.ec2.LaunchTemplate(
+            name,
+            image_id="ami-12345667",
+            instance_type="t2.small",
+            user_data=base64.b64encode(script.encode()).decode(),
         )
