@@ -50,7 +50,7 @@ def log_destinations(resources: Sequence[Any]) -> set[str]:
     """The (known) names of buckets other buckets deliver server access logs into, in either form."""
     separate = {known(logging.props, "targetBucket") for logging in of_type(resources, *LOGGING_TYPES)}
     inline = {known(bucket.props, "logging", "targetBucket") for bucket in of_type(resources, *S3_BUCKETS)}
-    return (separate | inline) - {None}
+    return (separate | inline) - {None, ""}
 
 
 def is_log_destination(resources: Sequence[Any], bucket: Any, destinations: set[str]) -> bool:

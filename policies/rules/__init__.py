@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     admin_ingress,
+    cloudtrail_cloudwatch,
     cloudtrail_kms,
     cloudtrail_logging,
     cloudtrail_management_events,
@@ -15,6 +16,7 @@ from . import (  # noqa: F401
     eks_endpoint,
     eks_logging,
     eks_secrets_encryption,
+    eks_version,
     fsx_backup_retention,
     fsx_encryption,
     gcp_audit_log_store,
@@ -29,6 +31,7 @@ from . import (  # noqa: F401
     gke_secrets_encryption,
     imdsv2,
     instance_volume_encryption,
+    kms_key_policy,
     kms_rotation,
     launch_template_encryption,
     log_group_kms,
@@ -38,6 +41,7 @@ from . import (  # noqa: F401
     no_public_ip,
     protect_stateful,
     required_tags,
+    s3_access_logging,
     s3_checkpoint_lifecycle,
     s3_encryption,
     s3_public_access_block,

@@ -29,6 +29,37 @@ TAGS = TagContext(
     component="Baseline",
 )
 GCP_PROJECT = "lattice-baseline"
+# The key policy Lattice's site key has in miniature: the account administers it through IAM; a wildcard principal
+# only with a condition that narrows it to this account's calls through S3.
+KEY_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Sid": "AccountAdministersThroughIam",
+            "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            "Sid": "RolesUseTheKeyThroughS3",
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {"kms:CallerAccount": "123456789012", "kms:ViaService": "s3.us-east-1.amazonaws.com"}
+            },
+        },
+    ],
+}
+LOG_DELIVERY = {
+    "Sid": "S3ServerAccessLogs",
+    "Effect": "Allow",
+    "Principal": {"Service": "logging.s3.amazonaws.com"},
+    "Action": "s3:PutObject",
+    "Condition": {"StringEquals": {"aws:SourceAccount": "123456789012"}},
+}
 # Boot scripts fetch what they need at run time: an IMDSv2 token and a credential from SSM, never a literal one.
 BOOT_SCRIPT = """#!/bin/bash
 TOKEN=$(curl -sX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
@@ -40,14 +71,24 @@ def program() -> None:
     stateful = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
     tags = TAGS.aws_tags()
     labels = TAGS.for_site("gcp-usc1", {}).gcp_labels()
-    key = aws.kms.Key("key", enable_key_rotation=True, rotation_period_in_days=365, tags=tags, opts=stateful)
+    key = aws.kms.Key(
+        "key",
+        enable_key_rotation=True,
+        rotation_period_in_days=365,
+        policy=json.dumps(KEY_POLICY),
+        tags=tags,
+        opts=stateful,
+    )
 
     aws.cloudwatch.LogGroup("logs", retention_in_days=365, kms_key_id=key.arn, tags=tags, opts=stateful)
 
+    # The server access log destination: SSE-S3 (the only encryption S3 log delivery accepts), not logged itself.
+    access_logs = aws.s3.Bucket("access-logs", bucket="baseline-access-logs", tags=tags, opts=stateful)
+    _bucket_controls("access-logs", access_logs, key, receives_logs=True)
     data = aws.s3.Bucket("data", tags=tags, opts=stateful)
-    _bucket_controls("data", data, key)
+    _bucket_controls("data", data, key, logs=access_logs)
     checkpoints = aws.s3.Bucket("checkpoints", tags={**tags, "lattice:purpose": "checkpoints"}, opts=stateful)
-    _bucket_controls("checkpoints", checkpoints, key)
+    _bucket_controls("checkpoints", checkpoints, key, logs=access_logs)
     aws.s3.BucketLifecycleConfiguration(
         "checkpoints",
         bucket=checkpoints.id,
@@ -61,7 +102,7 @@ def program() -> None:
         ],
     )
     trail_bucket = aws.s3.Bucket("trail", bucket="baseline-trail", object_lock_enabled=True, tags=tags, opts=stateful)
-    _bucket_controls("trail", trail_bucket, key)
+    _bucket_controls("trail", trail_bucket, key, logs=access_logs)
     aws.s3.BucketObjectLockConfiguration(
         "trail",
         bucket=trail_bucket.id,
@@ -77,6 +118,8 @@ def program() -> None:
         include_global_service_events=True,
         enable_log_file_validation=True,
         kms_key_id=key.arn,
+        cloud_watch_logs_group_arn="arn:aws:logs:us-east-1:123456789012:log-group:/aws/cloudtrail/baseline:*",
+        cloud_watch_logs_role_arn="arn:aws:iam::123456789012:role/baseline-trail-to-logs",
         advanced_event_selectors=[
             aws.cloudtrail.TrailAdvancedEventSelectorArgs(
                 name="management",
@@ -177,6 +220,7 @@ def program() -> None:
     )
     aws.eks.Cluster(
         "eks",
+        version="1.34",
         role_arn="arn:aws:iam::123456789012:role/eks",
         vpc_config=aws.eks.ClusterVpcConfigArgs(
             subnet_ids=["subnet-0a", "subnet-0b"], endpoint_private_access=True, endpoint_public_access=False
@@ -421,19 +465,28 @@ def _team_namespace(labels: dict[str, str]) -> None:
     )
 
 
-def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None:
+def _bucket_controls(
+    name: str,
+    bucket: aws.s3.Bucket,
+    key: aws.kms.Key,
+    logs: aws.s3.Bucket | None = None,
+    receives_logs: bool = False,
+) -> None:
+    sse = aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs
     aws.s3.BucketServerSideEncryptionConfiguration(
         name,
         bucket=bucket.id,
         rules=[
             aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=key.arn
-                ),
-                bucket_key_enabled=True,
+                apply_server_side_encryption_by_default=sse(sse_algorithm="AES256")
+                if receives_logs
+                else sse(sse_algorithm="aws:kms", kms_master_key_id=key.arn),
+                bucket_key_enabled=not receives_logs,
             )
         ],
     )
+    if logs is not None:
+        aws.s3.BucketLogging(name, bucket=bucket.id, target_bucket=logs.id, target_prefix=f"{name}/")
     aws.s3.BucketVersioning(
         name,
         bucket=bucket.id,
@@ -463,7 +516,8 @@ def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None
                             "Action": "s3:*",
                             "Resource": [arn, f"{arn}/*"],
                             "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                        }
+                        },
+                        *([LOG_DELIVERY | {"Resource": f"{arn}/*"}] if receives_logs else []),
                     ],
                 }
             )

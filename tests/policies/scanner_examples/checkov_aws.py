@@ -1017,3 +1017,104 @@ def user_data():
     aws.ec2.LaunchConfiguration(
         "aws_launch_configuration.pass", name="web_config", image_id="ami-ubuntu", instance_type="t2.micro"
     )
+
+
+# --- EKS versions, KMS key policies, CloudTrail to CloudWatch, S3 access logs ---------------------------------------
+
+
+@examples(
+    "CKV_AWS_339",
+    "eks-supported-version",
+    f"{RESOURCE_TESTS}/example_EKSPlatformVersion/main.tf",
+    passes=("aws_eks_cluster.pass", "aws_eks_cluster.pass2"),
+    fails=("aws_eks_cluster.fail", "aws_eks_cluster.fail2"),
+)
+def eks_versions():
+    _eks("aws_eks_cluster.pass")
+    _eks("aws_eks_cluster.pass2", version="1.35")
+    _eks("aws_eks_cluster.fail", version="1.21")
+    _eks("aws_eks_cluster.fail2", version="1.25")
+
+
+def _key_policy(*statements: dict) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+_ROOT = {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111122223333:root"}, "Action": "kms:*", "Resource": "*"}
+
+
+@examples(
+    "CKV_AWS_33",
+    "kms-key-policy-no-wildcard",
+    f"{RESOURCE_TESTS}/example_KMSKeyWildcardPrincipal/fail.tf, pass.tf",
+    passes=tuple(f"aws_kms_key.pass_{n}" for n in range(5)),
+    fails=tuple(f"aws_kms_key.fail_{n}" for n in range(5)),
+)
+def kms_key_policies():
+    everyone = {"Effect": "Allow", "Action": "kms:*", "Resource": "*"}
+    for name, policy in {
+        "fail_0": _key_policy(_ROOT, {**everyone, "Principal": {"AWS": "*"}}),
+        "fail_1": _key_policy({**everyone, "Principal": ["foo", "*"]}),
+        "fail_2": _key_policy({**everyone, "Principal": "*"}),
+        "fail_3": _key_policy({**everyone, "Principal": ["foo", "*"]}),
+        "fail_4": _key_policy(_ROOT, {**everyone, "Principal": {"AWS": ["arn:aws:iam::111122223333:root", "*"]}}),
+        "pass_0": _key_policy(_ROOT),
+        "pass_1": _key_policy({**everyone, "Effect": "Deny", "Principal": {"AWS": "*"}}),
+        "pass_2": _key_policy({**everyone, "Principal": "foo"}),
+        "pass_3": _key_policy({**everyone, "Principal": ["foo", "bar"]}),
+        "pass_4": _key_policy(
+            {
+                **_ROOT,
+                "Sid": "Enable IAM User Permissions",
+                "Condition": {"Bool": {"aws:MultiFactorAuthPresent": "true"}},
+            },
+            {
+                **everyone,
+                "Sid": "RestrictWildcardPrincipalToAccount",
+                "Principal": {"AWS": "*"},
+                "Condition": {"StringEquals": {"kms:CallerAccount": "111122223333"}},
+            },
+        ),
+    }.items():
+        aws.kms.Key(f"aws_kms_key.{name}", description="description", policy=policy)
+
+
+@examples(
+    "CKV2_AWS_10",
+    "cloudtrail-cloudwatch-logs",
+    f"{GRAPH_TESTS}/CloudtrailHasCloudwatch/main.tf",
+    passes=("aws_cloudtrail.aws_cloudtrail_ok",),
+    fails=("aws_cloudtrail.aws_cloudtrail_not_ok",),
+    differs={
+        "aws_cloudtrail.aws_cloudtrail_ok": "a log group without cloud_watch_logs_role_arn: CloudTrail cannot "
+        "deliver to it"
+    },
+)
+def cloudtrail_cloudwatch():
+    group = aws.cloudwatch.LogGroup("aws_cloudwatch_log_group.example", name="Example")
+    _trail(
+        "aws_cloudtrail.aws_cloudtrail_ok",
+        name="tf-trail-foobar",
+        cloud_watch_logs_group_arn=group.arn.apply(lambda arn: f"{arn}:*"),
+    )
+    _trail("aws_cloudtrail.aws_cloudtrail_not_ok", name="tf-trail-foobar")
+
+
+@examples(
+    "CKV_AWS_18",
+    "s3-access-logging",
+    f"{GRAPH_TESTS}/S3BucketLogging/main.tf",
+    passes=("aws_s3_bucket.bucket_good_1", "aws_s3_bucket.bucket_good_2"),
+    fails=("aws_s3_bucket.bucket_bad_1",),
+)
+def s3_logging():
+    # The fixture's aws_s3_bucket.log_bucket is referenced but not declared; declared here, and not judged.
+    logs = aws.s3.Bucket("aws_s3_bucket.log_bucket", bucket="log-bucket")
+    good = aws.s3.Bucket("aws_s3_bucket.bucket_good_1", bucket="bucket-good-1")
+    aws.s3.Bucket(
+        "aws_s3_bucket.bucket_good_2",
+        bucket="bucket-good-2",
+        logging=aws.s3.BucketLoggingArgs(target_bucket=logs.id, target_prefix="log/"),
+    )
+    aws.s3.BucketLogging("aws_s3_bucket_logging.example", bucket=good.id, target_bucket=logs.id, target_prefix="log/")
+    aws.s3.Bucket("aws_s3_bucket.bucket_bad_1", bucket="bucket-bad-1")

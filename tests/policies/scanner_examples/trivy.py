@@ -740,3 +740,47 @@ def template_user_data():
             instance_type="t2.small",
             user_data=base64.b64encode(script.encode()).decode(),
         )
+
+
+@examples(
+    "AVD-AWS-0162",
+    "cloudtrail-cloudwatch-logs",
+    f"{AWS}/cloudtrail/ensure_cloudwatch_integration.yaml",
+    passes=("good0:aws_cloudtrail.good_example",),
+    fails=("bad0:aws_cloudtrail.bad_example",),
+    differs={"good0:aws_cloudtrail.good_example": "no cloud_watch_logs_role_arn: CloudTrail cannot deliver"},
+)
+def trail_cloudwatch():
+    group = aws.cloudwatch.LogGroup("good0:aws_cloudwatch_log_group.example", name="Example")
+    _trail("good0:aws_cloudtrail.good_example", cloud_watch_logs_group_arn=group.arn.apply(lambda arn: f"{arn}:*"))
+    _trail("bad0:aws_cloudtrail.bad_example")
+
+
+@examples(
+    "AVD-AWS-0089",
+    "s3-access-logging",
+    f"{AWS}/s3/enable_logging.yaml",
+    passes=(
+        "good0:aws_s3_bucket.this",
+        "good0:aws_s3_bucket.log_bucket",
+        "good1:aws_s3_bucket.this",
+        "good1:aws_s3_bucket.log_bucket",
+    ),
+    fails=("bad0:aws_s3_bucket.this",),
+)
+def s3_logging():
+    for i in (0, 1):
+        logs = aws.s3.Bucket(f"good{i}:aws_s3_bucket.log_bucket", bucket=f"test-log-bucket-{i}")
+        aws.s3.BucketAcl(f"good{i}:aws_s3_bucket_acl.log_bucket", acl="log-delivery-write", bucket=logs.id)
+        if i == 0:
+            aws.s3.Bucket(
+                "good0:aws_s3_bucket.this",
+                bucket="test-bucket-0",
+                logging=aws.s3.BucketLoggingArgs(target_bucket=logs.id, target_prefix="log/"),
+            )
+        else:
+            source = aws.s3.Bucket("good1:aws_s3_bucket.this", bucket="test-bucket-1")
+            aws.s3.BucketLogging(
+                "good1:aws_s3_bucket_logging.this", bucket=source.id, target_bucket=logs.id, target_prefix="log/"
+            )
+    aws.s3.Bucket("bad0:aws_s3_bucket.this", bucket="test-bucket-bad")
