@@ -294,16 +294,69 @@ def program() -> None:
         labels=labels,
         opts=stateful,
     )
-    gcp.container.Cluster(
+    nodes = "baseline-nodes@lattice-baseline.iam.gserviceaccount.com"
+    gke = gcp.container.Cluster(
         "gke",
         project=GCP_PROJECT,
         location="us-central1",
         database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=gcp_key.id),
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True),
+        master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block="10.50.0.0/16", display_name="grid"
+                )
+            ]
+        ),
+        datapath_provider="ADVANCED_DATAPATH",
         logging_config=gcp.container.ClusterLoggingConfigArgs(
             enable_components=["SYSTEM_COMPONENTS", "WORKLOADS", "APISERVER"]
         ),
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=nodes,
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+        ),
         resource_labels=labels,
+    )
+    gcp.container.NodePool(
+        "gpu",
+        project=GCP_PROJECT,
+        cluster=gke.id,
+        location="us-central1",
+        node_count=1,
+        node_config=gcp.container.NodePoolNodeConfigArgs(
+            machine_type="a3-highgpu-8g",
+            service_account=nodes,
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+            resource_labels=labels,
+        ),
+    )
+    # The usage-log destination: versioned, not logged itself; the immutable bucket logs into it.
+    gcs_logs = gcp.storage.Bucket(
+        "gcs-logs",
+        name="lattice-baseline-access-logs",
+        project=GCP_PROJECT,
+        location="US",
+        uniform_bucket_level_access=True,
+        public_access_prevention="enforced",
+        encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=gcp_key.id),
+        versioning=gcp.storage.BucketVersioningArgs(enabled=True),
+        labels=labels,
+        opts=stateful,
+    )
+    gcp.storage.BucketIAMMember(
+        "gcs-logs-writer",
+        bucket=gcs_logs.name,
+        role="roles/storage.objectCreator",
+        member="group:cloud-storage-analytics@google.com",
     )
     gcp.storage.Bucket(
         "gcs",
@@ -313,6 +366,7 @@ def program() -> None:
         public_access_prevention="enforced",
         encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=gcp_key.id),
         retention_policy=gcp.storage.BucketRetentionPolicyArgs(retention_period="31536000", is_locked=True),
+        logging=gcp.storage.BucketLoggingArgs(log_bucket=gcs_logs.name),
         labels={**labels, "lattice-immutable": "true"},
         opts=stateful,
     )

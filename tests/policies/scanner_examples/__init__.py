@@ -32,6 +32,12 @@ class Examples:
     verdicts: Mapping[str, Verdict]  # example address -> the scanner's verdict
     differs: Mapping[str, str] = field(default_factory=dict)  # address -> why Lattice judges it otherwise
     config: Mapping[str, object] = field(default_factory=dict)  # rule config the translation needs
+    # Where the scanner judges one resource and the rule another (CKV2_GCP_1 judges the project's default service
+    # accounts, the rule the node configs that use them): address -> the planned resources that stand for it.
+    judged_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def stand_ins(self, address: str) -> tuple[str, ...]:
+        return self.judged_by.get(address, (address,))
 
 
 EXAMPLES: list[Examples] = []
@@ -47,6 +53,7 @@ def examples(
     unknown: Iterable[str] = (),
     differs: Mapping[str, str] | None = None,
     config: Mapping[str, object] | None = None,
+    judged_by: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Callable[[Callable[[], None]], Callable[[], None]]:
     """Register a program as the translation of one scanner fixture, with the scanner's verdicts."""
 
@@ -60,7 +67,21 @@ def examples(
         unknown_differs = set(differs or {}) - set(verdicts)
         if unknown_differs:
             raise ValueError(f"{scanner_id}: differs names no example: {sorted(unknown_differs)}")
-        EXAMPLES.append(Examples(scanner_id, rule, source, program, verdicts, dict(differs or {}), dict(config or {})))
+        unknown_stand_ins = set(judged_by or {}) - set(verdicts)
+        if unknown_stand_ins:
+            raise ValueError(f"{scanner_id}: judged_by names no example: {sorted(unknown_stand_ins)}")
+        EXAMPLES.append(
+            Examples(
+                scanner_id,
+                rule,
+                source,
+                program,
+                verdicts,
+                dict(differs or {}),
+                dict(config or {}),
+                dict(judged_by or {}),
+            )
+        )
         return program
 
     return register

@@ -490,6 +490,208 @@ def gke_private_nodes():
         )
 
 
+@examples(
+    "AVD-GCP-0053",
+    "gke-control-plane-access",
+    f"{GOOGLE}/gke/no_public_control_plane.yaml",
+    passes=("good0:google_container_cluster.good_example",),
+    fails=("bad0:google_container_cluster.primary",),
+)
+def gke_public_control_plane():
+    for name, cidr, display in (
+        ("good0:google_container_cluster.good_example", "10.10.128.0/24", "internal"),
+        ("bad0:google_container_cluster.primary", "0.0.0.0/0", "external"),
+    ):
+        gcp.container.Cluster(
+            name,
+            name="my-gke-cluster",
+            location="us-central1",
+            master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                cidr_blocks=[
+                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                        cidr_block=cidr, display_name=display
+                    )
+                ]
+            ),
+        )
+
+
+@examples(
+    "AVD-GCP-0061",
+    "gke-control-plane-access",
+    f"{GOOGLE}/gke/enable_master_networks.yaml",
+    passes=("good0:google_container_cluster.good_example",),
+    fails=("bad0:google_container_cluster.bad_example",),
+)
+def gke_master_networks():
+    gcp.container.Cluster(
+        "good0:google_container_cluster.good_example",
+        name="my-gke-cluster",
+        location="us-central1",
+        master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block="10.10.128.0/24", display_name="internal"
+                )
+            ]
+        ),
+    )
+    gcp.container.Cluster("bad0:google_container_cluster.bad_example", name="my-gke-cluster", location="us-central1")
+
+
+@examples(
+    "AVD-GCP-0057",
+    "gke-metadata-server",
+    f"{GOOGLE}/gke/node_metadata_security.yaml",
+    # Trivy judges the snippet's cluster through its pools: the good cluster (default pool removed) passes too.
+    passes=("good0:google_container_node_pool.good_example", "good0:google_container_cluster.primary"),
+    fails=("bad0:google_container_node_pool.bad_example",),
+)
+def gke_node_metadata():
+    for example, pool, mode in (("good0", "good_example", "GKE_METADATA"), ("bad0", "bad_example", "GCE_METADATA")):
+        cluster = gcp.container.Cluster(
+            f"{example}:google_container_cluster.primary",
+            name="my-gke-cluster",
+            location="us-central1",
+            remove_default_node_pool=True,
+            initial_node_count=1,
+        )
+        gcp.container.NodePool(
+            f"{example}:google_container_node_pool.{pool}",
+            cluster=cluster.id,
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode=mode)
+            ),
+        )
+
+
+@examples(
+    "AVD-GCP-0056",
+    "gke-network-policy",
+    f"{GOOGLE}/gke/enable_network_policy.yaml",
+    passes=(
+        "good0:google_container_cluster.good_example",
+        "good1:google_container_cluster.good_example",
+        "good2:google_container_cluster.good_example",
+    ),
+    fails=("bad0:google_container_cluster.bad_example",),
+)
+def gke_network_policy():
+    def cluster(name: str, **arguments) -> None:
+        gcp.container.Cluster(name, name="my-gke-cluster", location="us-central1", **arguments)
+
+    cluster(
+        "good0:google_container_cluster.good_example",
+        network_policy=gcp.container.ClusterNetworkPolicyArgs(enabled=True),
+    )
+    cluster("good1:google_container_cluster.good_example", enable_autopilot=True)
+    cluster("good2:google_container_cluster.good_example", datapath_provider="ADVANCED_DATAPATH")
+    cluster(
+        "bad0:google_container_cluster.bad_example",
+        network_policy=gcp.container.ClusterNetworkPolicyArgs(enabled=False),
+    )
+
+
+@examples(
+    "AVD-GCP-0050",
+    "gke-node-service-account",
+    f"{GOOGLE}/gke/use_service_account.yaml",
+    passes=(
+        "good0:google_container_cluster.good_example",
+        "good1:google_container_cluster.good_example",
+        "good2:google_container_cluster.good_example",
+    ),
+    fails=("bad0:google_container_cluster.bad_example", "bad1:google_container_cluster.bad_example"),
+    differs={
+        "good1:google_container_cluster.good_example": "node auto-provisioning on a Standard cluster that keeps its "
+        "default node pool, which runs as the Compute Engine default account",
+    },
+)
+def gke_service_account():
+    account = "cool-service-account@example.com"
+    defaults = gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs
+    gcp.container.Cluster(
+        "good0:google_container_cluster.good_example",
+        node_config=gcp.container.ClusterNodeConfigArgs(service_account=account),
+    )
+    gcp.container.Cluster(
+        "good1:google_container_cluster.good_example",
+        cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+            enabled=True, auto_provisioning_defaults=defaults(service_account=account)
+        ),
+    )
+    gcp.container.Cluster(
+        "good2:google_container_cluster.good_example",
+        enable_autopilot=True,
+        cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+            auto_provisioning_defaults=defaults(service_account=account)
+        ),
+    )
+    gcp.container.Cluster(
+        "bad0:google_container_cluster.bad_example", node_config=gcp.container.ClusterNodeConfigArgs()
+    )
+    gcp.container.Cluster(
+        "bad1:google_container_cluster.bad_example",
+        cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+            enabled=True, auto_provisioning_defaults=defaults()
+        ),
+    )
+
+
+@examples(
+    "AVD-GCP-0055",
+    "gke-shielded-nodes",
+    f"{GOOGLE}/gke/node_shielding_enabled.yaml",
+    passes=("good0:google_container_cluster.good_example",),
+    fails=("bad0:google_container_cluster.bad_example",),
+)
+def gke_shielded_nodes():
+    # HCL's enable_shielded_nodes = "true" / "false" are strings Terraform converts to booleans.
+    gcp.container.Cluster("good0:google_container_cluster.good_example", enable_shielded_nodes=True)
+    gcp.container.Cluster("bad0:google_container_cluster.bad_example", enable_shielded_nodes=False)
+
+
+def _gcs_bucket(resource_name: str, name: str, **arguments) -> None:
+    gcp.storage.Bucket(
+        resource_name, name=name, location="EU", force_destroy=True, uniform_bucket_level_access=True, **arguments
+    )
+
+
+@examples(
+    "AVD-GCP-0077",
+    "gcs-access-logging",
+    f"{GOOGLE}/storage/enable_bucket_logging.yaml",
+    passes=(
+        "good0:google_storage_bucket.default",
+        "good1:google_storage_bucket.application_bucket",
+        "good1:google_storage_bucket.log_bucket",
+    ),
+    fails=("bad0:google_storage_bucket.default",),
+)
+def gcs_logging():
+    logs = gcp.storage.BucketLoggingArgs(log_bucket="my-log-bucket")
+    _gcs_bucket("good0:google_storage_bucket.default", "my-default-bucket", logging=logs)
+    _gcs_bucket("good1:google_storage_bucket.application_bucket", "my-app-bucket", logging=logs)
+    _gcs_bucket("good1:google_storage_bucket.log_bucket", "my-log-bucket")
+    _gcs_bucket("bad0:google_storage_bucket.default", "my-default-bucket")
+
+
+@examples(
+    "AVD-GCP-0078",
+    "gcs-versioning",
+    f"{GOOGLE}/storage/enable_bucket_versioning.yaml",
+    passes=("good0:google_storage_bucket.default",),
+    fails=("bad0:google_storage_bucket.default",),
+)
+def gcs_versioning():
+    for name, enabled in (("good0", True), ("bad0", False)):
+        _gcs_bucket(
+            f"{name}:google_storage_bucket.default",
+            "my-default-bucket",
+            versioning=gcp.storage.BucketVersioningArgs(enabled=enabled),
+        )
+
+
 # --- Kubernetes ---------------------------------------------------------------------------------------------------
 
 
