@@ -61,6 +61,8 @@ class Rule:
     # looser and why). tests/policies/test_scanner_parity.py holds every difference from the scanners' own
     # examples to a note here.
     scanner_notes: Mapping[str, str] = field(default_factory=dict)
+    # A resource rule that judges every resource type (resource_types then lists none).
+    every_type: bool = False
 
     @property
     def scanner_ids(self) -> tuple[str, ...]:
@@ -74,7 +76,7 @@ class Rule:
         return {key: schema["default"] for key, schema in self.config.items() if "default" in schema}
 
     def applies_to(self, resource_type: str) -> bool:
-        return resource_type in self.resource_types
+        return self.every_type or resource_type in self.resource_types
 
     def as_policy(self) -> policy.ResourceValidationPolicy | policy.StackValidationPolicy:
         """The ``pulumi_policy`` object the CrossGuard analyzer runs."""

@@ -12,6 +12,8 @@ import binascii
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from pulumi_policy.proxy import UnknownValueError
+
 CREDENTIALS = {
     "an AWS access key ID": re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
     "an AWS secret access key": re.compile(
@@ -57,3 +59,26 @@ def strings_in(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     elif isinstance(value, Sequence):
         for index, item in enumerate(value):
             yield from strings_in(item, f"{path}[{index}]")
+
+
+def known_strings_in(value: object, path: str = "") -> Iterator[tuple[str, str]]:
+    """Like ``strings_in``, over props as CrossGuard hands them: values unknown in preview are passed over (they come
+    from other resources' outputs, never from a literal in the program)."""
+    try:
+        if isinstance(value, str):
+            yield path, value
+            return
+        if isinstance(value, Mapping):
+            items = [(f"{path}.{key}" if path else str(key), key) for key in value]
+        elif isinstance(value, Sequence):
+            items = [(f"{path}[{index}]", index) for index in range(len(value))]
+        else:
+            return
+    except UnknownValueError:
+        return
+    for item_path, key in items:
+        try:
+            item = value[key]
+        except UnknownValueError:
+            continue
+        yield from known_strings_in(item, item_path)

@@ -4,6 +4,8 @@ A log bucket is one another bucket's ``logging.log_bucket`` names, or one that l
 writer (``cloud-storage-analytics@google.com``) create objects, as the logs of buckets in another stack may arrive.
 """
 
+from pulumi_policy.proxy import UnknownValueError
+
 from components.storage.gcp_site_storage import USAGE_LOG_WRITER
 
 from ..mutations import drop
@@ -37,7 +39,7 @@ def gcs_access_logging(args):
     destinations = {known(bucket.props, "logging", "logBucket") for bucket in buckets} - {None, ""}
     writers = [grant for grant in of_type(args.resources, *BUCKET_GRANTS) if _admits_usage_logs(grant.props)]
     for bucket in buckets:
-        if get(bucket.props, "logging", "logBucket") or known(bucket.props, "name") in destinations:
+        if _logs(bucket) or known(bucket.props, "name") in destinations:
             continue
         name = known(bucket.props, "name")
         if any(depends_on(grant, bucket) or (name and known(grant.props, "bucket") == name) for grant in writers):
@@ -45,6 +47,14 @@ def gcs_access_logging(args):
         yield bucket.urn, "the bucket records no usage logs"
 
 
+def _logs(bucket) -> bool:
+    try:
+        return bool(get(bucket.props, "logging", "logBucket"))
+    except UnknownValueError:
+        return True  # logs into a bucket named at apply
+
+
 def _admits_usage_logs(grant) -> bool:
-    members = [get(grant, "member"), *(get(grant, "members") or [])]
-    return get(grant, "role") in WRITER_ROLES and USAGE_LOG_WRITER in members
+    # A member unknown in preview is another resource's identity (a service agent), never the usage-log writer.
+    members = [known(grant, "member"), *(known(grant, "members") or [])]
+    return known(grant, "role") in WRITER_ROLES and USAGE_LOG_WRITER in members

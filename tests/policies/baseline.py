@@ -323,12 +323,20 @@ def program() -> None:
         ),
         resource_labels=labels,
     )
+    # a3-highgpu-8g: four GPU NICs (GPUDirect-TCPX), each on its own VPC and subnet, each reachable by pods.
+    gpu_nics = [f"baseline-a3high-nic{i}" for i in range(4)]
     gcp.container.NodePool(
         "gpu",
         project=GCP_PROJECT,
         cluster=gke.id,
         location="us-central1",
         node_count=1,
+        network_config=gcp.container.NodePoolNetworkConfigArgs(
+            additional_node_network_configs=[
+                gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=nic, subnetwork=nic)
+                for nic in gpu_nics
+            ]
+        ),
         node_config=gcp.container.NodePoolNodeConfigArgs(
             machine_type="a3-highgpu-8g",
             service_account=nodes,
@@ -423,6 +431,7 @@ def program() -> None:
         retention_days=365,
         locked=True,
         cmek_settings=gcp.logging.ProjectBucketConfigCmekSettingsArgs(kms_key_name=gcp_key.id),
+        opts=stateful,
     )
     gcp.logging.ProjectSink(
         "audit-sink",
@@ -434,6 +443,36 @@ def program() -> None:
     )
 
     k8s_labels = TAGS.for_site("grid-hpc", {}).k8s_labels()
+    for index, nic in enumerate(gpu_nics):
+        k8s.apiextensions.CustomResource(
+            f"gpu-nic{index}-params",
+            api_version="networking.gke.io/v1",
+            kind="GKENetworkParamSet",
+            metadata={"name": f"nic{index}", "labels": k8s_labels},
+            spec={"vpc": nic, "vpcSubnet": nic, "deviceMode": "NetDevice"},
+        )
+        k8s.apiextensions.CustomResource(
+            f"gpu-nic{index}",
+            api_version="networking.gke.io/v1",
+            kind="Network",
+            metadata={"name": f"nic{index}", "labels": k8s_labels},
+            spec={
+                "type": "Device",
+                "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": f"nic{index}"},
+            },
+        )
+    # A volume for an existing file system: deleting the PV object leaves the data (reclaim policy Retain).
+    k8s.core.v1.PersistentVolume(
+        "shared",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="shared-climate", labels=k8s_labels),
+        spec=k8s.core.v1.PersistentVolumeSpecArgs(
+            capacity={"storage": "1200Gi"},
+            access_modes=["ReadWriteMany"],
+            persistent_volume_reclaim_policy="Retain",
+            storage_class_name="",
+            nfs=k8s.core.v1.NFSVolumeSourceArgs(server="10.0.0.2", path="/shared"),
+        ),
+    )
     _team_namespace(k8s_labels)
     k8s.rbac.v1.ClusterRoleBinding(
         "platform-admins",

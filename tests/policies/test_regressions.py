@@ -173,3 +173,25 @@ def test_gcp_rotation_periods_below_a_day_are_refused(rules):
         ("days", "rotation_period '90d' is not a number of seconds ('7776000s')"),
         ("ninety-seconds", "the key rotates every 90 s; Cloud KMS needs at least one day (86400s)"),
     ]
+
+
+def test_gcs_access_logging_is_judged_in_preview_beside_grants_to_service_agents(rules):
+    """Before: a grant whose member was a service agent's email (unknown in preview) made the whole stack rule
+    "cannot be checked in preview", and so did a log bucket named by another resource's output."""
+
+    def program():
+        agent = gcp.projects.ServiceIdentity("gcs-agent", project="p", service="storage.googleapis.com")
+        logs = gcp.storage.Bucket("logs", name="logs-bucket", location="US")
+        gcp.storage.BucketIAMMember(
+            "logs-writer", bucket=logs.name, role="roles/storage.objectCreator", member=agent.member
+        )
+        gcp.storage.Bucket("data", location="US", logging=gcp.storage.BucketLoggingArgs(log_bucket="logs-bucket"))
+        gcp.storage.Bucket("data-by-id", location="US", logging=gcp.storage.BucketLoggingArgs(log_bucket=logs.id))
+        gcp.storage.Bucket("unlogged", name="unlogged", location="US")
+
+    plan = run_program(program, stack="regression", preview=True).to_dict()
+    result = evaluate(plan, EVERYTHING_MANDATORY, {"gcs-access-logging": rules["gcs-access-logging"]})
+    assert result.errors == [] and result.not_checked == []
+    assert [(f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings] == [
+        ("unlogged", "the bucket records no usage logs")
+    ]

@@ -40,6 +40,9 @@ COUNTEREXAMPLE_MESSAGE = {
     "gke-network-policy": "NetworkPolicy is not enforced",
     "gke-node-service-account": "the node pool runs as the Compute Engine default service account",
     "gke-shielded-nodes": "secure boot is off",
+    "gpu-nic-fabric-complete": "0 of 4 additional node networks attached on a3-highgpu-8g (4 GPU NICs carrying 800 "
+    "Gbps together): the NICs left out stay dark",
+    "no-plaintext-secrets": "input metadata.annotations.lattice.dev/note holds an AWS access key ID in plain text",
     "ec2-no-public-ip": "network interface(s) at device index 0 ask for a public IP address",
     "imdsv2-required": "http_tokens is 'optional': IMDSv1 answers without a session token; require IMDSv2",
     "instance-volume-encryption": "the root volume is not encrypted",
