@@ -10,7 +10,8 @@ The catalog (components/catalog/gcp.py) gives each machine type's NIC counts; ty
 Param sets are matched by VPC and subnet anywhere in the stack, as GKE matches them to node NICs.
 """
 
-from components.catalog import GpuDirect, UnknownCatalogEntryError, gcp_machine_type
+from components.catalog import UnknownCatalogEntryError, gcp_machine_type
+from components.platform.gpudirect import DEVICE_MODE
 
 from ..mutations import drop
 from ..props import as_list, known, of_type
@@ -19,7 +20,6 @@ from ..registry import Counterexample, stack_rule
 NODE_POOL = "gcp:container/nodePool:NodePool"
 PARAM_SET = "kubernetes:networking.gke.io/v1:GKENetworkParamSet"
 NETWORK = "kubernetes:networking.gke.io/v1:Network"
-GPU_NIC_MODE = {GpuDirect.TCPX: "NetDevice", GpuDirect.TCPXO: "NetDevice", GpuDirect.RDMA: "RDMA"}
 
 
 @stack_rule(
@@ -58,7 +58,7 @@ def gpu_nic_fabric_complete(args):
             machine = gcp_machine_type(machine_type)
         except UnknownCatalogEntryError:
             continue  # not a GPU machine in the catalog (system pools, TPU slices, G2)
-        if not machine.gpu_nic_count or machine.gpudirect not in GPU_NIC_MODE:
+        if not machine.gpu_nic_count or machine.gpudirect not in DEVICE_MODE:
             continue
         yield from _judge(pool, machine, param_sets, device_networks)
 
@@ -95,7 +95,7 @@ def _judge(pool, machine, param_sets, device_networks):
             f"GKENetworkParamSet {', '.join(no_network)} has no Network of type Device referring to it: pods cannot "
             "attach its NIC",
         )
-    mode = GPU_NIC_MODE[machine.gpudirect]
+    mode = DEVICE_MODE[machine.gpudirect]  # what GkeGpuDirect gives each GPU NIC
     in_mode = sum(1 for _, device_mode in matched if device_mode == mode)
     # Judged once every NIC is attached and matched (a missing one is reported above, not twice).
     if wired >= expected and len(matched) == len(attached) and in_mode < machine.gpu_nic_count:
