@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: plan check test lint bench schema validate-sarif clean
+.PHONY: plan check test lint bench schema policy-table validate-sarif clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ validate-sarif: $(STAMP)
 
 schema: $(STAMP)
 	$(PY) -m lattice schema --output schema/stack-file.schema.json
+
+# README's policy table, from the registry (tests/policies/test_registry.py holds them equal).
+policy-table: $(STAMP)
+	$(PY) -c "from pathlib import Path; from lattice.policy_table import update_readme; from policies.registry import all_rules; update_readme(Path('README.md'), all_rules())"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out

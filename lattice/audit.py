@@ -6,8 +6,9 @@ read with boto3, and translated into the props shape the Pulumi program would ha
 rules, so a drift is reported under the same policy name and message as the mistake it mirrors.
 
 Covered: S3 buckets (encryption, versioning, object lock, lifecycle, public access block, TLS-only
-policy), CloudWatch log groups (retention, KMS), CloudTrail (multi-region, validation, KMS, logging),
-KMS keys (rotation), EKS clusters (secrets encryption, control-plane logs, endpoint access).
+policy, server access logging), CloudWatch log groups (retention, KMS), CloudTrail (multi-region, validation,
+KMS, logging, CloudWatch Logs delivery), KMS keys (rotation, key policy), EKS clusters (secrets encryption,
+control-plane logs, endpoint access, Kubernetes version).
 """
 
 from __future__ import annotations
@@ -164,6 +165,11 @@ def _bucket_parts(s3, name: str, arn: str, site: str, lock: dict[str, Any]) -> I
     if retention:
         default = {"mode": retention.get("Mode"), "days": retention.get("Days"), "years": retention.get("Years")}
         yield part("ObjectLockConfiguration", {"rule": {"defaultRetention": {k: v for k, v in default.items() if v}}})
+    logging = s3.get_bucket_logging(Bucket=name).get("LoggingEnabled")
+    if logging:
+        yield part(
+            "Logging", {"targetBucket": logging.get("TargetBucket"), "targetPrefix": logging.get("TargetPrefix")}
+        )
     lifecycle = _optional(s3.get_bucket_lifecycle_configuration, name, "NoSuchLifecycleConfiguration")
     if lifecycle is not None:
         yield part(
@@ -203,8 +209,13 @@ def _trails(cloudtrail, stack: str) -> Iterator[LiveResource]:
             "enableLogging": cloudtrail.get_trail_status(Name=arn).get("IsLogging", False),
             "tags": tags,
         }
-        if trail.get("KmsKeyId"):
-            inputs["kmsKeyId"] = trail["KmsKeyId"]
+        for key, field in (
+            ("KmsKeyId", "kmsKeyId"),
+            ("CloudWatchLogsLogGroupArn", "cloudWatchLogsGroupArn"),
+            ("CloudWatchLogsRoleArn", "cloudWatchLogsRoleArn"),
+        ):
+            if trail.get(key):
+                inputs[field] = trail[key]
         yield LiveResource("aws:cloudtrail/trail:Trail", arn, trail["Name"], tags.get(SITE_TAG, ""), inputs)
 
 
@@ -221,6 +232,8 @@ def _keys(kms, stack: str) -> Iterator[LiveResource]:
             inputs = {
                 "enableKeyRotation": rotation.get("KeyRotationEnabled", False),
                 "customerMasterKeySpec": metadata.get("KeySpec", "SYMMETRIC_DEFAULT"),
+                "keyUsage": metadata.get("KeyUsage", "ENCRYPT_DECRYPT"),
+                "policy": kms.get_key_policy(KeyId=key["KeyId"], PolicyName="default")["Policy"],
                 "tags": tags,
             }
             if rotation.get("RotationPeriodInDays"):
@@ -244,6 +257,7 @@ def _clusters(eks, stack: str) -> Iterator[LiveResource]:
             vpc = cluster.get("resourcesVpcConfig", {})
             inputs: dict[str, Any] = {
                 "name": name,
+                "version": cluster.get("version"),
                 "enabledClusterLogTypes": enabled,
                 "vpcConfig": {
                     "endpointPublicAccess": vpc.get("endpointPublicAccess", True),

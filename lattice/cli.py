@@ -21,6 +21,7 @@ from components.spec import SpecError, StackFile, load_stack_file, stack_file_sc
 from components.spec.schema import json_schema
 from policies.registry import SEVERITY_ORDER, all_rules
 
+from . import policy_table
 from .audit_policy_cli import add_parser as add_audit_policy_parser
 from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
@@ -139,6 +140,12 @@ def _parser() -> argparse.ArgumentParser:
     size.set_defaults(handler=_size)
 
     listing = verbs.add_parser("policies", help="list the policy pack's rules")
+    listing.add_argument(
+        "--format",
+        choices=("table", "markdown"),
+        default="table",
+        help="markdown: the README's policy table (make policy-table writes it into README.md)",
+    )
     listing.set_defaults(handler=_policies)
 
     schema = verbs.add_parser("schema", help="print the JSON Schema of stack files (for editors)")
@@ -410,9 +417,12 @@ def _size(args: argparse.Namespace, out: Console) -> int:
 
 
 def _policies(args: argparse.Namespace, out: Console) -> int:
+    if args.format == "markdown":
+        sys.stdout.write(policy_table.markdown(all_rules()))
+        return 0
     table = Table(title="Lattice policy pack")
     table.add_column("policy", no_wrap=True)
-    for column in ("kind", "severity", "category", "Checkov", "Trivy", "description"):
+    for column in ("kind", "severity", "category", "Checkov", "Trivy", "description", "differs from the scanners"):
         table.add_column(column)
     for name, rule in sorted(all_rules().items()):
         table.add_row(
@@ -423,6 +433,7 @@ def _policies(args: argparse.Namespace, out: Console) -> int:
             " ".join(rule.checkov),
             " ".join(rule.trivy),
             rule.description,
+            rule.scanner_note(),
         )
     out.print(table)
     return 0

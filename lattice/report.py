@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from policies.registry import Rule
+
 from .check import CheckResult, Finding
 from .waivers import WaiverProblem
 
@@ -155,10 +157,7 @@ def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locato
             "name": "".join(part.title() for part in name.split("-")),
             "shortDescription": {"text": result.rules[name].description},
             "fullDescription": {"text": result.rules[name].description},
-            "help": {
-                "text": result.rules[name].remediation,
-                "markdown": f"**Fix:** {result.rules[name].remediation}",
-            },
+            "help": _rule_help(result.rules[name]),
             "defaultConfiguration": {"level": _level(result.levels[name])},
             "properties": {
                 "tags": [
@@ -225,6 +224,17 @@ def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locato
         ],
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def _rule_help(rule: Rule) -> dict[str, str]:
+    """How to fix, and where the rule's verdict deliberately differs from a scanner ID it names."""
+    text, markdown = rule.remediation, f"**Fix:** {rule.remediation}"
+    if rule.scanner_notes:
+        text += f"\n\nDiffers from the scanners: {rule.scanner_note()}"
+        markdown += "\n\n**Differs from the scanners:**\n" + "".join(
+            f"\n- `{scanner_id}`: {note}" for scanner_id, note in rule.scanner_notes.items()
+        )
+    return {"text": text, "markdown": markdown}
 
 
 def _level(enforcement: str) -> str:

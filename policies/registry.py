@@ -57,12 +57,26 @@ class Rule:
     checkov: tuple[str, ...] = ()
     trivy: tuple[str, ...] = ()
     category: str = ""
+    # Where Lattice's verdict deliberately differs from a scanner's for an ID it claims: ID -> how (stricter /
+    # looser and why). tests/policies/test_scanner_parity.py holds every difference from the scanners' own
+    # examples to a note here.
+    scanner_notes: Mapping[str, str] = field(default_factory=dict)
+    # A resource rule that judges every resource type (resource_types then lists none).
+    every_type: bool = False
+
+    @property
+    def scanner_ids(self) -> tuple[str, ...]:
+        return (*self.checkov, *self.trivy)
+
+    def scanner_note(self) -> str:
+        """The scanner notes as one line ("CKV_AWS_39: looser …; AVD-AWS-0040: …"), empty where Lattice agrees."""
+        return "; ".join(f"{scanner_id}: {note}" for scanner_id, note in self.scanner_notes.items())
 
     def config_defaults(self) -> dict[str, Any]:
         return {key: schema["default"] for key, schema in self.config.items() if "default" in schema}
 
     def applies_to(self, resource_type: str) -> bool:
-        return resource_type in self.resource_types
+        return self.every_type or resource_type in self.resource_types
 
     def as_policy(self) -> policy.ResourceValidationPolicy | policy.StackValidationPolicy:
         """The ``pulumi_policy`` object the CrossGuard analyzer runs."""

@@ -44,7 +44,19 @@ def _gcp_ports(allow) -> list[tuple[int, int]]:
     counterexample=Counterexample(GROUP, put("ingress", 0, "cidrBlocks", value=["0.0.0.0/0"])),
     config={"adminPorts": {"type": "array", "items": {"type": "integer"}, "default": list(ADMIN_PORTS)}},
     checkov=("CKV_AWS_24", "CKV_AWS_25", "CKV_GCP_2", "CKV_GCP_3"),
-    trivy=("AVD-AWS-0107", "AVD-GCP-0027"),
+    trivy=("AVD-AWS-0107",),
+    scanner_notes={
+        "CKV_AWS_24": "Broader and stricter: one rule for every administrative port (SSH, RDP, etcd, the Kubernetes "
+        "API, kubelet), and self=true does not excuse a rule open to 0.0.0.0/0; looser only where AWS opens nothing: "
+        "TCP from_port 0 / to_port 0 is port 0 (CKV_AWS_24 reads every port), and a rule with no source at all, "
+        "which AWS refuses, is not a violation.",
+        "CKV_AWS_25": "Broader: one rule for every administrative port, not RDP alone.",
+        "CKV_GCP_2": "Broader: one rule for every administrative port, so a firewall opening RDP to the internet "
+        "fails here and passes CKV_GCP_2.",
+        "CKV_GCP_3": "Broader: one rule for every administrative port, not RDP alone.",
+        "AVD-AWS-0107": "Broader: every administrative port (etcd, the Kubernetes API, kubelet too), not SSH and RDP "
+        "only.",
+    },
     category="access",
 )
 def no_world_admin_ingress(args):

@@ -29,9 +29,10 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
     name="cloudtrail-bucket-object-lock",
     description="CloudTrail buckets have object lock with a default retention of at least the minimum.",
     severity="high",
-    remediation="Create the trail bucket with object_lock_enabled=True and add an "
-    "aws.s3.BucketObjectLockConfiguration with default_retention of at least minimumDays, in the configured mode "
-    "or a stronger one (COMPLIANCE in prod; dev and staging accept GOVERNANCE, Lattice's default there).",
+    remediation="Create the trail bucket with object_lock_enabled=True (or the inline object_lock_configuration) "
+    "and add an aws.s3.BucketObjectLockConfiguration with default_retention of at least minimumDays, in the "
+    "configured mode or a stronger one (COMPLIANCE in prod; dev and staging accept GOVERNANCE, Lattice's default "
+    "there).",
     resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES),
     counterexample=Counterexample(
         LOCK, put("rule", "defaultRetention", "days", value=30), select=depending_on(_trail_bucket)
@@ -41,6 +42,11 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
         "mode": {"type": "string", "enum": list(MODE_STRENGTH), "default": "COMPLIANCE"},
     },
     checkov=("CKV_AWS_143",),
+    scanner_notes={
+        "CKV_AWS_143": "Narrower and stricter: judges only the buckets a CloudTrail trail writes to, and requires a "
+        "default retention of at least minimumDays in the configured mode; CKV_AWS_143 passes any bucket whose inline "
+        "object_lock_configuration is Enabled and leaves a bucket without one unjudged.",
+    },
     category="retention",
 )
 def cloudtrail_bucket_object_lock(args):
@@ -52,13 +58,18 @@ def cloudtrail_bucket_object_lock(args):
         # A trail names its bucket literally, or takes bucket.id / bucket.bucket as an input.
         if known(bucket.props, "bucket") not in named and not any(depends_on(t, bucket) for t in trails):
             continue
-        if not truthy(get(bucket.props, "objectLockEnabled")):
+        locks = related(args.resources, bucket, LOCK_TYPES)
+        inline = get(bucket.props, "objectLockConfiguration", default={})
+        # Enabled at creation (object_lock_enabled, or the inline configuration's "Enabled"), or on the existing
+        # bucket by a lock configuration resource, which AWS allows once versioning is on.
+        if not (
+            truthy(get(bucket.props, "objectLockEnabled")) or get(inline, "objectLockEnabled") == "Enabled" or locks
+        ):
             yield bucket.urn, "the CloudTrail bucket does not have object lock enabled"
             continue
-        retention = [
-            get(lock.props, "rule", "defaultRetention", default={})
-            for lock in related(args.resources, bucket, LOCK_TYPES)
-        ]
+        retention = [get(lock.props, "rule", "defaultRetention", default={}) for lock in locks]
+        if get(inline, "rule", "defaultRetention"):
+            retention.append(get(inline, "rule", "defaultRetention"))
         days = max(
             (get(r, "days", default=0) or get(r, "years", default=0) * DAYS_PER_YEAR for r in retention), default=0
         )

@@ -1,4 +1,8 @@
-"""cluster-admin is bound only to the platform's admin groups."""
+"""cluster-admin is bound only to the platform's admin groups.
+
+Checkov has no counterpart (its CKV_K8S_155 is about ClusterRoles that control admission webhooks); Trivy's
+AVD-KSV-0111 fails every binding to cluster-admin, admin or edit.
+"""
 
 from components.standards import ADMIN_GROUPS
 
@@ -19,7 +23,11 @@ BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
     resource_types=(CLUSTER_BINDING, BINDING),
     counterexample=Counterexample(CLUSTER_BINDING, put("subjects", 0, "name", value="climate-ml")),
     config={"adminGroups": {"type": "array", "items": {"type": "string"}, "default": list(ADMIN_GROUPS)}},
-    checkov=("CKV_K8S_155",),
+    trivy=("AVD-KSV-0111",),
+    scanner_notes={
+        "AVD-KSV-0111": "Looser: judges cluster-admin only and lets the configured adminGroups hold it; AVD-KSV-0111 "
+        "fails every binding to cluster-admin, admin or edit, whoever the subject.",
+    },
     category="access",
 )
 def no_cluster_admin_for_non_admin_groups(args):

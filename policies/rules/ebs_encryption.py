@@ -16,6 +16,14 @@ VOLUME = "aws:ebs/volume:Volume"
     counterexample=Counterexample(VOLUME, drop("kmsKeyId")),
     checkov=("CKV_AWS_3", "CKV_AWS_189"),
     trivy=("AVD-AWS-0026", "AVD-AWS-0027"),
+    scanner_notes={
+        "CKV_AWS_3": "Stricter: an encrypted volume must also name a customer-managed key (CKV_AWS_189's concern), so "
+        "a volume on the AWS-managed aws/ebs key fails here and passes CKV_AWS_3.",
+        "AVD-AWS-0026": "Stricter: an encrypted volume must also name a customer-managed key, so a volume on the "
+        "AWS-managed aws/ebs key fails here and passes AVD-AWS-0026.",
+        "AVD-AWS-0027": "Stricter: a kms_key_id without encrypted=true is judged unencrypted (AWS refuses a key for "
+        "an unencrypted volume); AVD-AWS-0027 passes it.",
+    },
     category="encryption",
 )
 def ebs_volume_encryption(args):

@@ -24,6 +24,12 @@ WORLD = ("0.0.0.0/0", "::/0")
     ),
     checkov=("CKV_AWS_38", "CKV_AWS_39"),
     trivy=("AVD-AWS-0040", "AVD-AWS-0041"),
+    scanner_notes={
+        "CKV_AWS_39": "Looser: a public endpoint limited to listed networks (public_access_cidrs without 0.0.0.0/0) "
+        "passes; CKV_AWS_39 accepts only a private endpoint.",
+        "AVD-AWS-0040": "Looser: a public endpoint limited to listed networks passes; AVD-AWS-0040 accepts only a "
+        "private endpoint.",
+    },
     category="access",
 )
 def eks_private_endpoint(args):

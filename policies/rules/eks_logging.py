@@ -19,6 +19,12 @@ CLUSTER = "aws:eks/cluster:Cluster"
     },
     checkov=("CKV_AWS_37",),
     trivy=("AVD-AWS-0038",),
+    scanner_notes={
+        "CKV_AWS_37": "Looser by default: requires requiredLogTypes (api, audit, authenticator) where CKV_AWS_37 "
+        "wants all five; set requiredLogTypes to all five to match (Lattice's own clusters enable all five).",
+        "AVD-AWS-0038": "Looser by default: requires requiredLogTypes (api, audit, authenticator) where AVD-AWS-0038 "
+        "wants all five; set requiredLogTypes to all five to match.",
+    },
     category="audit",
 )
 def eks_control_plane_logging(args):

@@ -11,7 +11,8 @@ KEY = "gcp:kms/cryptoKey:CryptoKey"
 
 @resource_rule(
     name="gcp-kms-key-rotation",
-    description="Cloud KMS encryption keys have a rotation period within the maximum.",
+    description="Cloud KMS encryption keys have a rotation period of at least one day (Cloud KMS's floor) and at "
+    "most the maximum.",
     severity="medium",
     remediation="Set rotation_period (e.g. '7776000s' for 90 days) to at most maximumDays.",
     resource_types=(KEY,),
@@ -19,6 +20,13 @@ KEY = "gcp:kms/cryptoKey:CryptoKey"
     config={"maximumDays": {"type": "integer", "default": KEY_ROTATION_MAX_DAYS}},
     checkov=("CKV_GCP_43",),
     trivy=("AVD-GCP-0065",),
+    scanner_notes={
+        "CKV_GCP_43": "Looser by default: accepts periods up to maximumDays (365, the shared key-rotation standard) "
+        "where CKV_GCP_43 allows at most 90 days; set maximumDays: 90 to match it.",
+        "AVD-GCP-0065": "Looser by default: accepts periods up to maximumDays (365) where AVD-GCP-0065 allows at "
+        "most 90 days (set maximumDays: 90 to match it); stricter: a key with no rotation_period, or one below a day, "
+        "fails here and passes AVD-GCP-0065.",
+    },
     category="encryption",
 )
 def gcp_kms_key_rotation(args):
@@ -28,6 +36,16 @@ def gcp_kms_key_rotation(args):
     if not period:
         yield "the key never rotates"
         return
-    days = float(str(period).removesuffix("s")) / SECONDS_PER_DAY
+    try:
+        seconds = float(str(period).removesuffix("s")) if str(period).endswith("s") else None
+    except ValueError:
+        seconds = None
+    if seconds is None:
+        yield f"rotation_period {period!r} is not a number of seconds ('7776000s')"
+        return
+    if seconds < SECONDS_PER_DAY:
+        yield f"the key rotates every {seconds:g} s; Cloud KMS needs at least one day ({SECONDS_PER_DAY}s)"
+        return
+    days = seconds / SECONDS_PER_DAY
     if days > args.get_config()["maximumDays"]:
         yield f"the key rotates every {days:g} days; at most {args.get_config()['maximumDays']} allowed"

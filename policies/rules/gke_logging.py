@@ -5,14 +5,17 @@ from ..props import as_list, get
 from ..registry import Counterexample, resource_rule
 
 CLUSTER = "gcp:container/cluster:Cluster"
+# Cloud Logging for GKE, the default; the other value besides "none", "logging.googleapis.com", is Legacy Stackdriver.
+GKE_LOGGING = "logging.googleapis.com/kubernetes"
 
 
 @resource_rule(
     name="gke-logging",
     description="GKE clusters log system components and workloads to Cloud Logging.",
     severity="medium",
-    remediation="Leave logging_service at its default and set logging_config.enable_components to include "
-    "SYSTEM_COMPONENTS and WORKLOADS (Lattice adds APISERVER, CONTROLLER_MANAGER, SCHEDULER).",
+    remediation="Leave logging_service at its default (logging.googleapis.com/kubernetes) and set "
+    "logging_config.enable_components to include SYSTEM_COMPONENTS and WORKLOADS (Lattice adds APISERVER, "
+    "CONTROLLER_MANAGER, SCHEDULER).",
     resource_types=(CLUSTER,),
     counterexample=Counterexample(CLUSTER, put("loggingConfig", "enableComponents", value=["SYSTEM_COMPONENTS"])),
     config={
@@ -27,8 +30,12 @@ CLUSTER = "gcp:container/cluster:Cluster"
     category="audit",
 )
 def gke_logging(args):
-    if get(args.props, "loggingService") == "none":
+    service = get(args.props, "loggingService", default=GKE_LOGGING)
+    if service == "none":
         yield "logging_service is 'none'"
+        return
+    if service != GKE_LOGGING:
+        yield f"logging_service is {service!r}, not Cloud Logging for GKE ({GKE_LOGGING!r})"
         return
     components = get(args.props, "loggingConfig", "enableComponents")
     if components is None:

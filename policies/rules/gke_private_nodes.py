@@ -16,6 +16,10 @@ CLUSTER = "gcp:container/cluster:Cluster"
     counterexample=Counterexample(CLUSTER, put("privateClusterConfig", "enablePrivateNodes", value=False)),
     checkov=("CKV_GCP_25",),
     trivy=("AVD-GCP-0059",),
+    scanner_notes={
+        "CKV_GCP_25": "Stricter: requires private_cluster_config.enable_private_nodes = true; CKV_GCP_25 passes any "
+        "private_cluster_config, even an empty one.",
+    },
     category="access",
 )
 def gke_private_nodes(args):

@@ -20,11 +20,17 @@ AWS_DEFAULT_ROTATION_DAYS = 365
     config={"maximumDays": {"type": "integer", "default": KEY_ROTATION_MAX_DAYS}},
     checkov=("CKV_AWS_7",),
     trivy=("AVD-AWS-0065",),
+    scanner_notes={
+        "CKV_AWS_7": "Stricter: also bounds rotation_period_in_days by maximumDays (365).",
+        "AVD-AWS-0065": "Stricter: also bounds rotation_period_in_days by maximumDays (365).",
+    },
     category="encryption",
 )
 def kms_key_rotation(args):
     if get(args.props, "customerMasterKeySpec", default="SYMMETRIC_DEFAULT") != "SYMMETRIC_DEFAULT":
         return  # AWS rotates only symmetric encryption keys
+    if get(args.props, "keyUsage", default="ENCRYPT_DECRYPT") != "ENCRYPT_DECRYPT":
+        return  # signing, MAC and key-agreement keys cannot rotate automatically
     maximum = args.get_config()["maximumDays"]
     if get(args.props, "enableKeyRotation") is not True:
         yield "automatic key rotation is off"

@@ -14,8 +14,6 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
     remediation="On every block_device_mappings[].ebs set encrypted='true' and kms_key_id to the site key's ARN.",
     resource_types=(TEMPLATE,),
     counterexample=Counterexample(TEMPLATE, put("blockDeviceMappings", 0, "ebs", "encrypted", value="false")),
-    checkov=("CKV_AWS_8",),
-    trivy=("AVD-AWS-0008",),
     category="encryption",
 )
 def launch_template_volume_encryption(args):

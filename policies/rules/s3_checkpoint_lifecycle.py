@@ -3,16 +3,17 @@
 from components.standards import PURPOSE_TAG
 
 from ..mutations import depending_on
-from ..props import S3_BUCKETS, as_list, get, of_type, related, s3_types
+from ..props import S3_BUCKETS, get, of_type
 from ..registry import Counterexample, stack_rule
+from ..s3 import LIFECYCLE_TYPES, lifecycle_rules_enabled
 
-LIFECYCLE_TYPES = s3_types("LifecycleConfiguration")
 LIFECYCLE = LIFECYCLE_TYPES[0]
 
 
 @stack_rule(
     name="s3-checkpoint-lifecycle",
-    description="Buckets tagged as checkpoint stores have an enabled lifecycle rule.",
+    description="Buckets tagged as checkpoint stores have an enabled lifecycle rule (a lifecycle configuration "
+    "resource or the bucket's inline lifecycle_rules).",
     severity="low",
     remediation="Add an aws.s3.BucketLifecycleConfiguration with an Enabled rule that expires or transitions "
     "old checkpoints (and noncurrent versions).",
@@ -27,6 +28,11 @@ LIFECYCLE = LIFECYCLE_TYPES[0]
         "purposeValue": {"type": "string", "default": "checkpoints"},
     },
     checkov=("CKV2_AWS_61",),
+    scanner_notes={
+        "CKV2_AWS_61": "Narrower: judges only buckets tagged as checkpoint stores (CKV2_AWS_61: every bucket); "
+        "stricter: one of their lifecycle rules must be Enabled, where CKV2_AWS_61 accepts any lifecycle "
+        "configuration.",
+    },
     category="retention",
 )
 def s3_checkpoint_lifecycle(args):
@@ -34,6 +40,5 @@ def s3_checkpoint_lifecycle(args):
     for bucket in of_type(args.resources, *S3_BUCKETS):
         if get(bucket.props, "tags", config["purposeTag"]) != config["purposeValue"]:
             continue
-        rules = [r for lc in related(args.resources, bucket, LIFECYCLE_TYPES) for r in as_list(get(lc.props, "rules"))]
-        if not any(get(rule, "status") == "Enabled" for rule in rules):
+        if not any(lifecycle_rules_enabled(args.resources, bucket)):
             yield bucket.urn, "a checkpoint bucket has no enabled lifecycle rule; old checkpoints accumulate"

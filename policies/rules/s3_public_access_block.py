@@ -19,6 +19,23 @@ SETTINGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restric
     counterexample=Counterexample(BLOCK, put("restrictPublicBuckets", value=False)),
     checkov=("CKV_AWS_53", "CKV_AWS_54", "CKV_AWS_55", "CKV_AWS_56"),
     trivy=("AVD-AWS-0086", "AVD-AWS-0087", "AVD-AWS-0091", "AVD-AWS-0093"),
+    scanner_notes={
+        **{
+            scanner_id: f"Stricter: a bucket with no public access block at all fails here; {scanner_id} judges only "
+            "the blocks a program declares."
+            for scanner_id in ("CKV_AWS_53", "CKV_AWS_54", "CKV_AWS_55", "CKV_AWS_56")
+        },
+        **{
+            scanner_id: f"Stricter: one rule requires all four settings of the block; {scanner_id} judges {setting} "
+            "alone."
+            for scanner_id, setting in (
+                ("AVD-AWS-0086", "block_public_acls"),
+                ("AVD-AWS-0087", "block_public_policy"),
+                ("AVD-AWS-0091", "ignore_public_acls"),
+                ("AVD-AWS-0093", "restrict_public_buckets"),
+            )
+        },
+    },
     category="access",
 )
 def s3_public_access_block(args):

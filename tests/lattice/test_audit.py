@@ -69,6 +69,45 @@ def _compliant_bucket(s3, name: str, key_arn: str, extra_tags: dict[str, str] | 
         },
     )
     s3.put_bucket_policy(Bucket=name, Policy=_tls_only(name))
+    s3.put_bucket_logging(
+        Bucket=name,
+        BucketLoggingStatus={"LoggingEnabled": {"TargetBucket": "audit-access-logs", "TargetPrefix": f"{name}/"}},
+    )
+
+
+def _access_log_bucket(s3, name: str) -> None:
+    """The server access log destination: SSE-S3, admitting S3 log delivery, not logged itself."""
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_tagging(Bucket=name, Tagging={"TagSet": [{"Key": k, "Value": v} for k, v in TAGS.items()]})
+    s3.put_bucket_encryption(
+        Bucket=name,
+        ServerSideEncryptionConfiguration={
+            "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
+        },
+    )
+    s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_public_access_block(
+        Bucket=name,
+        PublicAccessBlockConfiguration={
+            "BlockPublicAcls": True,
+            "IgnorePublicAcls": True,
+            "BlockPublicPolicy": True,
+            "RestrictPublicBuckets": True,
+        },
+    )
+    policy = json.loads(_tls_only(name))
+    # moto 5 reads every statement's Principal of a log target's policy as a mapping (put_bucket_logging raises
+    # on Principal "*"); {"AWS": "*"} means the same.
+    policy["Statement"][0]["Principal"] = {"AWS": "*"}
+    policy["Statement"].append(
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "logging.s3.amazonaws.com"},
+            "Action": "s3:PutObject",
+            "Resource": f"arn:aws:s3:::{name}/*",
+        }
+    )
+    s3.put_bucket_policy(Bucket=name, Policy=json.dumps(policy))
 
 
 def compliant_account() -> dict[str, str]:
@@ -80,6 +119,7 @@ def compliant_account() -> dict[str, str]:
     logs.put_retention_policy(logGroupName="/lattice/audit/flow", retentionInDays=365)
 
     s3 = boto3.client("s3", region_name=REGION)
+    _access_log_bucket(s3, "audit-access-logs")
     _compliant_bucket(s3, "audit-data", key["Arn"])
     _compliant_bucket(s3, "audit-checkpoints", key["Arn"], {"lattice:purpose": "checkpoints"})
     s3.put_bucket_lifecycle_configuration(
@@ -103,6 +143,8 @@ def compliant_account() -> dict[str, str]:
         IsMultiRegionTrail=True,
         EnableLogFileValidation=True,
         KmsKeyId=key["Arn"],
+        CloudWatchLogsLogGroupArn="arn:aws:logs:us-east-1:123456789012:log-group:/aws/cloudtrail/audit:*",
+        CloudWatchLogsRoleArn="arn:aws:iam::123456789012:role/audit-trail-to-logs",
         TagsList=[{"Key": k, "Value": v} for k, v in TAGS.items()],
     )
     trail.start_logging(Name="audit-trail")
@@ -119,6 +161,7 @@ def compliant_account() -> dict[str, str]:
 def _cluster(name: str, key_arn: str | None, log_types=ALL_LOG_TYPES, public=False) -> dict:
     cluster = {
         "name": name,
+        "version": "1.34",
         "roleArn": "arn:aws:iam::123456789012:role/eks",
         "resourcesVpcConfig": {
             "subnetIds": ["subnet-1", "subnet-2"],
@@ -184,6 +227,11 @@ DRIFTS: dict[str, tuple[Callable[[dict], None], str, str]] = {
             },
         ),
         "s3-bucket-kms-encryption",
+        "arn:aws:s3:::audit-data",
+    ),
+    "server access logging switched off": (
+        lambda a: _s3().put_bucket_logging(Bucket="audit-data", BucketLoggingStatus={}),
+        "s3-access-logging",
         "arn:aws:s3:::audit-data",
     ),
     "versioning suspended": (

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from lattice.cli import main
+from lattice.policy_table import markdown
 from tests.conftest import ROOT
 from tests.policies.helpers import apply_counterexample
 
@@ -72,10 +73,19 @@ def test_unreadable_plan_is_an_input_error(tmp_path, capsys):
     assert "save one with `lattice plan --json FILE`" in capsys.readouterr().err
 
 
-def test_policies_verb_lists_every_rule(capsys, rules):
+def test_policies_verb_lists_every_rule(capsys, monkeypatch, rules):
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per rule: every column readable
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in rules)
+    assert "differs from the scanners" in out
+
+
+def test_policies_verb_prints_the_readme_table(capsys, rules):
+    assert main(["policies", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out == markdown(rules)
+    assert out.startswith("| policy | kind | severity | category | Checkov | Trivy | what it requires |\n")
 
 
 def test_check_from_a_real_process_exits_0_for_prod():

@@ -160,3 +160,14 @@ def test_locations_point_at_the_site_line(dev_plan):
 def test_empty_waiver_set_reports_nothing(baseline):
     result = evaluate(baseline, EVERYTHING_MANDATORY)
     assert apply_waivers(result, WaiverSet(active=[], problems=[])) == []
+
+
+def test_sarif_rule_help_says_where_a_rule_differs_from_the_scanners(baseline, rules):
+    plan = apply_counterexample(baseline, rules["log-group-retention"])
+    result = evaluate(plan, EVERYTHING_MANDATORY)
+    document = json.loads(render("sarif", result, [], locator_for(plan, "stacks/Pulumi.baseline.yaml", {})))
+    help_of = {rule["id"]: rule["help"] for rule in document["runs"][0]["tool"]["driver"]["rules"]}
+    retention = help_of["log-group-retention"]
+    assert "Differs from the scanners: CKV_AWS_66: Stricter" in retention["text"]
+    assert "\n- `CKV_AWS_338`: Stricter: refuses retention_in_days 0" in retention["markdown"]
+    assert "Differs from the scanners" not in help_of["gcs-cmek"]["text"]

@@ -7,6 +7,7 @@ produce. Each rule test starts from this plan and changes one field.
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pulumi
@@ -28,20 +29,66 @@ TAGS = TagContext(
     component="Baseline",
 )
 GCP_PROJECT = "lattice-baseline"
+# The key policy Lattice's site key has in miniature: the account administers it through IAM; a wildcard principal
+# only with a condition that narrows it to this account's calls through S3.
+KEY_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Sid": "AccountAdministersThroughIam",
+            "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            "Sid": "RolesUseTheKeyThroughS3",
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {"kms:CallerAccount": "123456789012", "kms:ViaService": "s3.us-east-1.amazonaws.com"}
+            },
+        },
+    ],
+}
+LOG_DELIVERY = {
+    "Sid": "S3ServerAccessLogs",
+    "Effect": "Allow",
+    "Principal": {"Service": "logging.s3.amazonaws.com"},
+    "Action": "s3:PutObject",
+    "Condition": {"StringEquals": {"aws:SourceAccount": "123456789012"}},
+}
+# Boot scripts fetch what they need at run time: an IMDSv2 token and a credential from SSM, never a literal one.
+BOOT_SCRIPT = """#!/bin/bash
+TOKEN=$(curl -sX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
+DB_PASSWORD=$(aws ssm get-parameter --name /lattice/db --with-decryption --query Parameter.Value --output text)
+"""
 
 
 def program() -> None:
     stateful = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
     tags = TAGS.aws_tags()
     labels = TAGS.for_site("gcp-usc1", {}).gcp_labels()
-    key = aws.kms.Key("key", enable_key_rotation=True, rotation_period_in_days=365, tags=tags, opts=stateful)
+    key = aws.kms.Key(
+        "key",
+        enable_key_rotation=True,
+        rotation_period_in_days=365,
+        policy=json.dumps(KEY_POLICY),
+        tags=tags,
+        opts=stateful,
+    )
 
     aws.cloudwatch.LogGroup("logs", retention_in_days=365, kms_key_id=key.arn, tags=tags, opts=stateful)
 
+    # The server access log destination: SSE-S3 (the only encryption S3 log delivery accepts), not logged itself.
+    access_logs = aws.s3.Bucket("access-logs", bucket="baseline-access-logs", tags=tags, opts=stateful)
+    _bucket_controls("access-logs", access_logs, key, receives_logs=True)
     data = aws.s3.Bucket("data", tags=tags, opts=stateful)
-    _bucket_controls("data", data, key)
+    _bucket_controls("data", data, key, logs=access_logs)
     checkpoints = aws.s3.Bucket("checkpoints", tags={**tags, "lattice:purpose": "checkpoints"}, opts=stateful)
-    _bucket_controls("checkpoints", checkpoints, key)
+    _bucket_controls("checkpoints", checkpoints, key, logs=access_logs)
     aws.s3.BucketLifecycleConfiguration(
         "checkpoints",
         bucket=checkpoints.id,
@@ -55,7 +102,7 @@ def program() -> None:
         ],
     )
     trail_bucket = aws.s3.Bucket("trail", bucket="baseline-trail", object_lock_enabled=True, tags=tags, opts=stateful)
-    _bucket_controls("trail", trail_bucket, key)
+    _bucket_controls("trail", trail_bucket, key, logs=access_logs)
     aws.s3.BucketObjectLockConfiguration(
         "trail",
         bucket=trail_bucket.id,
@@ -71,6 +118,8 @@ def program() -> None:
         include_global_service_events=True,
         enable_log_file_validation=True,
         kms_key_id=key.arn,
+        cloud_watch_logs_group_arn="arn:aws:logs:us-east-1:123456789012:log-group:/aws/cloudtrail/baseline:*",
+        cloud_watch_logs_role_arn="arn:aws:iam::123456789012:role/baseline-trail-to-logs",
         advanced_event_selectors=[
             aws.cloudtrail.TrailAdvancedEventSelectorArgs(
                 name="management",
@@ -124,7 +173,38 @@ def program() -> None:
             for interface in efa_interfaces("p5.48xlarge")
         ],
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name),
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+        ),
+        user_data=base64.b64encode(BOOT_SCRIPT.encode()).decode(),
         tags=tags,
+    )
+    # Instances and launch configurations: not Lattice's own, but types the pack judges.
+    aws.ec2.Instance(
+        "bastion",
+        ami="ami-0baseline",
+        instance_type="t3.micro",
+        subnet_id="subnet-0a",
+        associate_public_ip_address=False,
+        metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
+        root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(encrypted=True, kms_key_id=key.arn, volume_size=20),
+        ebs_block_devices=[
+            aws.ec2.InstanceEbsBlockDeviceArgs(
+                device_name="/dev/sdf", encrypted=True, kms_key_id=key.arn, volume_size=50
+            )
+        ],
+        user_data=BOOT_SCRIPT,
+        tags=tags,
+    )
+    aws.ec2.LaunchConfiguration(
+        "legacy",
+        image_id="ami-0baseline",
+        instance_type="t3.micro",
+        associate_public_ip_address=False,
+        metadata_options=aws.ec2.LaunchConfigurationMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required"
+        ),
+        root_block_device=aws.ec2.LaunchConfigurationRootBlockDeviceArgs(encrypted=True, volume_size=20),
     )
     aws.fsx.LustreFileSystem(
         "lustre",
@@ -140,6 +220,7 @@ def program() -> None:
     )
     aws.eks.Cluster(
         "eks",
+        version="1.34",
         role_arn="arn:aws:iam::123456789012:role/eks",
         vpc_config=aws.eks.ClusterVpcConfigArgs(
             subnet_ids=["subnet-0a", "subnet-0b"], endpoint_private_access=True, endpoint_public_access=False
@@ -213,16 +294,77 @@ def program() -> None:
         labels=labels,
         opts=stateful,
     )
-    gcp.container.Cluster(
+    nodes = "baseline-nodes@lattice-baseline.iam.gserviceaccount.com"
+    gke = gcp.container.Cluster(
         "gke",
         project=GCP_PROJECT,
         location="us-central1",
         database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=gcp_key.id),
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True),
+        master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block="10.50.0.0/16", display_name="grid"
+                )
+            ]
+        ),
+        datapath_provider="ADVANCED_DATAPATH",
         logging_config=gcp.container.ClusterLoggingConfigArgs(
             enable_components=["SYSTEM_COMPONENTS", "WORKLOADS", "APISERVER"]
         ),
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=nodes,
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+        ),
         resource_labels=labels,
+    )
+    # a3-highgpu-8g: four GPU NICs (GPUDirect-TCPX), each on its own VPC and subnet, each reachable by pods.
+    gpu_nics = [f"baseline-a3high-nic{i}" for i in range(4)]
+    gcp.container.NodePool(
+        "gpu",
+        project=GCP_PROJECT,
+        cluster=gke.id,
+        location="us-central1",
+        node_count=1,
+        network_config=gcp.container.NodePoolNetworkConfigArgs(
+            additional_node_network_configs=[
+                gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=nic, subnetwork=nic)
+                for nic in gpu_nics
+            ]
+        ),
+        node_config=gcp.container.NodePoolNodeConfigArgs(
+            machine_type="a3-highgpu-8g",
+            service_account=nodes,
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+            resource_labels=labels,
+        ),
+    )
+    # The usage-log destination: versioned, not logged itself; the immutable bucket logs into it.
+    gcs_logs = gcp.storage.Bucket(
+        "gcs-logs",
+        name="lattice-baseline-access-logs",
+        project=GCP_PROJECT,
+        location="US",
+        uniform_bucket_level_access=True,
+        public_access_prevention="enforced",
+        encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=gcp_key.id),
+        versioning=gcp.storage.BucketVersioningArgs(enabled=True),
+        labels=labels,
+        opts=stateful,
+    )
+    gcp.storage.BucketIAMMember(
+        "gcs-logs-writer",
+        bucket=gcs_logs.name,
+        role="roles/storage.objectCreator",
+        member="group:cloud-storage-analytics@google.com",
     )
     gcp.storage.Bucket(
         "gcs",
@@ -232,6 +374,7 @@ def program() -> None:
         public_access_prevention="enforced",
         encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=gcp_key.id),
         retention_policy=gcp.storage.BucketRetentionPolicyArgs(retention_period="31536000", is_locked=True),
+        logging=gcp.storage.BucketLoggingArgs(log_bucket=gcs_logs.name),
         labels={**labels, "lattice-immutable": "true"},
         opts=stateful,
     )
@@ -288,6 +431,7 @@ def program() -> None:
         retention_days=365,
         locked=True,
         cmek_settings=gcp.logging.ProjectBucketConfigCmekSettingsArgs(kms_key_name=gcp_key.id),
+        opts=stateful,
     )
     gcp.logging.ProjectSink(
         "audit-sink",
@@ -299,6 +443,36 @@ def program() -> None:
     )
 
     k8s_labels = TAGS.for_site("grid-hpc", {}).k8s_labels()
+    for index, nic in enumerate(gpu_nics):
+        k8s.apiextensions.CustomResource(
+            f"gpu-nic{index}-params",
+            api_version="networking.gke.io/v1",
+            kind="GKENetworkParamSet",
+            metadata={"name": f"nic{index}", "labels": k8s_labels},
+            spec={"vpc": nic, "vpcSubnet": nic, "deviceMode": "NetDevice"},
+        )
+        k8s.apiextensions.CustomResource(
+            f"gpu-nic{index}",
+            api_version="networking.gke.io/v1",
+            kind="Network",
+            metadata={"name": f"nic{index}", "labels": k8s_labels},
+            spec={
+                "type": "Device",
+                "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": f"nic{index}"},
+            },
+        )
+    # A volume for an existing file system: deleting the PV object leaves the data (reclaim policy Retain).
+    k8s.core.v1.PersistentVolume(
+        "shared",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="shared-climate", labels=k8s_labels),
+        spec=k8s.core.v1.PersistentVolumeSpecArgs(
+            capacity={"storage": "1200Gi"},
+            access_modes=["ReadWriteMany"],
+            persistent_volume_reclaim_policy="Retain",
+            storage_class_name="",
+            nfs=k8s.core.v1.NFSVolumeSourceArgs(server="10.0.0.2", path="/shared"),
+        ),
+    )
     _team_namespace(k8s_labels)
     k8s.rbac.v1.ClusterRoleBinding(
         "platform-admins",
@@ -384,19 +558,28 @@ def _team_namespace(labels: dict[str, str]) -> None:
     )
 
 
-def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None:
+def _bucket_controls(
+    name: str,
+    bucket: aws.s3.Bucket,
+    key: aws.kms.Key,
+    logs: aws.s3.Bucket | None = None,
+    receives_logs: bool = False,
+) -> None:
+    sse = aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs
     aws.s3.BucketServerSideEncryptionConfiguration(
         name,
         bucket=bucket.id,
         rules=[
             aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=key.arn
-                ),
-                bucket_key_enabled=True,
+                apply_server_side_encryption_by_default=sse(sse_algorithm="AES256")
+                if receives_logs
+                else sse(sse_algorithm="aws:kms", kms_master_key_id=key.arn),
+                bucket_key_enabled=not receives_logs,
             )
         ],
     )
+    if logs is not None:
+        aws.s3.BucketLogging(name, bucket=bucket.id, target_bucket=logs.id, target_prefix=f"{name}/")
     aws.s3.BucketVersioning(
         name,
         bucket=bucket.id,
@@ -426,7 +609,8 @@ def _bucket_controls(name: str, bucket: aws.s3.Bucket, key: aws.kms.Key) -> None
                             "Action": "s3:*",
                             "Resource": [arn, f"{arn}/*"],
                             "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                        }
+                        },
+                        *([LOG_DELIVERY | {"Resource": f"{arn}/*"}] if receives_logs else []),
                     ],
                 }
             )

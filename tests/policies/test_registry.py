@@ -10,6 +10,7 @@ from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
 from components.tagging import sdk_class
 from lattice.check import config_path_for, load_policy_config
+from lattice.policy_table import markdown, spliced
 from policies.registry import SEVERITY_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ def test_every_rule_has_complete_metadata(rules):
         assert rule.category, name
         assert rule.counterexample.mutate is not None or rule.counterexample.unprotect, name
         assert all(re.fullmatch(r"CKV2?_(AWS|GCP|K8S)_\d+", c) for c in rule.checkov), name
-        assert all(re.fullmatch(r"AVD-(AWS|GCP)-\d{4}", t) for t in rule.trivy), name
+        assert all(re.fullmatch(r"AVD-(AWS|GCP|KSV)-\d{4}", t) for t in rule.trivy), name
 
 
 def test_every_guarded_type_is_a_real_sdk_type(rules, baseline):
@@ -78,3 +79,15 @@ def test_readme_lists_every_policy(rules):
     readme = (ROOT / "README.md").read_text()
     assert [name for name in rules if f"| `{name}` |" not in readme] == []
     assert f"Policy pack: {len(rules)} rules" in readme
+    assert readme.count("Policy pack: ") == 1
+
+
+def test_readme_policy_table_is_generated_from_the_registry(rules):
+    readme = (ROOT / "README.md").read_text()
+    assert spliced(readme, markdown(rules)) == readme, "README's policy table is stale: run `make policy-table`"
+
+
+def test_scanner_notes_name_ids_the_rule_claims(rules):
+    for name, rule in rules.items():
+        assert set(rule.scanner_notes) <= set(rule.scanner_ids), name
+        assert all(note.endswith(".") and len(note) > 20 for note in rule.scanner_notes.values()), name

@@ -29,6 +29,24 @@ COUNTEREXAMPLE_MESSAGE = {
     "gcp-audit-log-store": "the audit log bucket is not locked",
     "cloudtrail-management-events": "the advanced event selectors select no management events",
     "gcp-kms-key-rotation": "the key never rotates",
+    "cloudtrail-cloudwatch-logs": "the trail delivers to no CloudWatch Logs group",
+    "eks-supported-version": "Kubernetes 1.28 is not a version EKS supports",
+    "kms-key-policy-no-wildcard": "statement 'RolesUseTheKeyThroughS3' allows every principal (*) without a condition",
+    "s3-access-logging": "the bucket records no server access logs",
+    "gcs-access-logging": "the bucket records no usage logs",
+    "gcs-versioning": "versioning is off: an overwritten or deleted object cannot be brought back",
+    "gke-control-plane-access": "master authorized networks are off",
+    "gke-metadata-server": "workload metadata mode is 'GCE_METADATA'",
+    "gke-network-policy": "NetworkPolicy is not enforced",
+    "gke-node-service-account": "the node pool runs as the Compute Engine default service account",
+    "gke-shielded-nodes": "secure boot is off",
+    "gpu-nic-fabric-complete": "0 of 4 additional node networks attached on a3-highgpu-8g (4 GPU NICs carrying 800 "
+    "Gbps together): the NICs left out stay dark",
+    "no-plaintext-secrets": "input metadata.annotations.lattice.dev/note holds an AWS access key ID in plain text",
+    "ec2-no-public-ip": "network interface(s) at device index 0 ask for a public IP address",
+    "imdsv2-required": "http_tokens is 'optional': IMDSv1 answers without a session token; require IMDSv2",
+    "instance-volume-encryption": "the root volume is not encrypted",
+    "user-data-no-secrets": "user data holds an AWS access key ID in plain text",
     "gcs-cmek": "no default KMS key",
     "gcs-locked-retention": "the retention policy of an immutable bucket is not locked",
     "gcs-public-access-prevention": "public access prevention is 'inherited'",
@@ -106,6 +124,16 @@ def test_counterexample_fires_exactly_its_rule(name, rules, baseline):
 
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
 LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
+
+
+GKE = "gcp:container/cluster:Cluster"
+GKE_POOL = "gcp:container/nodePool:NodePool"
+GCS = "gcp:storage/bucket:Bucket"
+GCS_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+
+
+def _input(plan, type_token, name, key):
+    return next(r for r in plan["resources"] if r["type"] == type_token and r["name"] == name)["inputs"][key]
 
 
 def _retype(plan, type_token, name, new_type):
@@ -456,6 +484,66 @@ def _without(plan, type_token, name):
             ),
             ("team-namespace-isolation", "has no valid pod-security.kubernetes.io/enforce label ('off')"),
         ),
+        # GKE: a world-open authorized network, auto-provisioning on the default account, shielding turned off
+        (
+            lambda p: edit(
+                p,
+                GKE,
+                "gke",
+                masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "all"}]},
+            ),
+            ("gke-control-plane-access", "master authorized networks admit 0.0.0.0/0: the control plane is public"),
+        ),
+        (
+            lambda p: edit(p, GKE, "gke", clusterAutoscaling={"enabled": True, "autoProvisioningDefaults": {}}),
+            ("gke-node-service-account", "auto-provisioned nodes run as the Compute Engine default service account"),
+        ),
+        (
+            lambda p: edit(p, GKE, "gke", enableShieldedNodes=False),
+            ("gke-shielded-nodes", "shielded GKE nodes are off"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                GKE_POOL,
+                "gpu",
+                nodeConfig={
+                    **_input(p, GKE_POOL, "gpu", "nodeConfig"),
+                    "shieldedInstanceConfig": {"enableSecureBoot": True, "enableIntegrityMonitoring": False},
+                },
+            ),
+            ("gke-shielded-nodes", "integrity monitoring is off"),
+        ),
+        (
+            lambda p: edit(
+                p,
+                GKE_POOL,
+                "gpu",
+                nodeConfig={
+                    **_input(p, GKE_POOL, "gpu", "nodeConfig"),
+                    "serviceAccount": "123456789012-compute@developer.gserviceaccount.com",
+                },
+            ),
+            ("gke-node-service-account", "the node pool runs as the Compute Engine default service account"),
+        ),
+        # GCS: a hierarchical-namespace bucket with soft delete off; a log bucket nobody logs into and nobody may write
+        (
+            lambda p: edit(
+                p,
+                GCS,
+                "gcs-logs",
+                versioning=None,
+                hierarchicalNamespace={"enabled": True},
+                softDeletePolicy={"retentionDurationSeconds": 0},
+            ),
+            ("gcs-versioning", "a hierarchical-namespace bucket with soft delete off"),
+        ),
+        (
+            lambda p: _without(
+                edit(p, GCS, "gcs", logging={"logBucket": "another-stacks-logs"}), GCS_MEMBER, "gcs-logs-writer"
+            ),
+            ("gcs-access-logging", "the bucket records no usage logs"),
+        ),
         # a namespaced binding of a team group to cluster-admin is as bad as a cluster-wide one
         (
             lambda p: edit(
@@ -496,7 +584,12 @@ def test_edge_cases(change, expected, baseline):
         ),
         # an unlabelled GCS bucket need not be locked
         lambda p: edit(
-            p, "gcp:storage/bucket:Bucket", "gcs", labels=_labels_without_immutable(p), retentionPolicy=None
+            p,
+            "gcp:storage/bucket:Bucket",
+            "gcs",
+            labels=_labels_without_immutable(p),
+            retentionPolicy=None,
+            versioning={"enabled": True},
         ),
         # EFA templates the catalog cannot judge: type set on the node group, or an HPC type outside it
         lambda p: edit(p, "aws:ec2/launchTemplate:LaunchTemplate", "gpu", instanceType=None),
@@ -529,6 +622,24 @@ def test_edge_cases(change, expected, baseline):
         ),
         # a cluster without Kueue (no accelerator pools) has no queue to give a team
         lambda p: _without(_without(p, LOCAL_QUEUE, "team-local-queue"), CLUSTER_QUEUE, "team-queue"),
+        # GKE: NetworkPolicy through the add-on instead of Dataplane V2; authorized networks: the cluster's own only
+        lambda p: edit(p, GKE, "gke", datapathProvider=None, networkPolicy={"enabled": True, "provider": "CALICO"}),
+        lambda p: edit(p, GKE, "gke", masterAuthorizedNetworksConfig={}),
+        # a cluster that removes its default pool and sets no node_config is judged through its node pools
+        lambda p: edit(p, GKE, "gke", nodeConfig=None),
+        # Autopilot: metadata server, shielding and NetworkPolicy are GKE's, nodes run as the provisioning account
+        lambda p: edit(
+            p,
+            GKE,
+            "gke",
+            enableAutopilot=True,
+            datapathProvider=None,
+            nodeConfig=None,
+            removeDefaultNodePool=None,
+            clusterAutoscaling={"autoProvisioningDefaults": {"serviceAccount": "nodes@p.iam.gserviceaccount.com"}},
+        ),
+        # a log bucket for another stack's buckets is known by Cloud Storage's write grant on it
+        lambda p: edit(p, GCS, "gcs", logging={"logBucket": "another-stacks-logs"}),
         # a quota may name cpu and memory bare
         lambda p: edit(p, QUOTA, "team-compute", spec={"hard": {"cpu": "208", "memory": "2112Gi"}}),
     ],
