@@ -32,7 +32,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.spec import StackFile, load_stack_file
-from components.tagging import init_parameters
+from components.tagging import takes_name
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = PROJECT_ROOT / "__main__.py"
@@ -175,7 +175,7 @@ class LatticeMocks(mocks.Mocks):
         name = state.get("name") or f"{args.name}-{_short_hash(args.typ, args.name, length=7)}"
         out: dict[str, Any] = {}
         if package == "aws":
-            named = "name" in init_parameters(args.typ)
+            named = takes_name(args.typ)
             out["arn"] = _aws_arn(module, kind, region, name if named else resource_id)
             if named:
                 out["name"] = name
