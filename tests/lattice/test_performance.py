@@ -1,0 +1,77 @@
+"""Issue 13's speed-ups change no plan: byte-identical without the collector tuning and the handed-over spec, which
+is validated once per plan."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+import pytest
+
+from components.spec import loader
+from lattice.engine import COLLECTOR_THRESHOLDS, run_plan
+from tests.conftest import NOW, ROOT
+
+# A plan as it was before the collector tuning and the handed-over spec: default thresholds, nothing frozen, and
+# __main__.py validating the spec from its config again. A fresh process, since the collector's state is global.
+BEFORE = """
+import contextlib, gc, sys
+from datetime import datetime
+import lattice.engine as engine
+from components import clock
+from components.spec import loader
+
+engine.tune_collector = lambda preload=(): None
+engine.handed_over = lambda *args: contextlib.nullcontext()
+validations = []
+validate = loader.validate
+loader.validate = lambda *a: validations.append(1) or validate(*a)
+with clock.frozen_at(datetime.fromisoformat(sys.argv[2])):
+    plan = engine.run_plan(sys.argv[1], preview=sys.argv[3] == "1")
+assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0, "the collector was tuned"
+assert len(validations) == 2, f"validated {len(validations)} times; the program should have validated again"
+sys.stdout.write(plan.to_json())
+"""
+
+
+def _plan_before(stack: str, preview: bool) -> str:
+    path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    result = subprocess.run(
+        [sys.executable, "-c", BEFORE, str(path), NOW.isoformat(), "1" if preview else "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.parametrize(("stack", "preview"), [("prod", False), ("dev", True)])
+def test_plans_are_byte_identical_to_plans_without_the_tuning_and_the_handed_over_spec(stack, preview):
+    after = run_plan(ROOT / "stacks" / f"Pulumi.{stack}.yaml", preview=preview).to_json()
+
+    assert gc.get_threshold() == COLLECTOR_THRESHOLDS
+    assert gc.get_freeze_count() > 0
+    assert _plan_before(stack, preview) == after
+
+
+def test_a_plan_validates_its_spec_once(monkeypatch):
+    validations = []
+    validate = loader.validate
+    monkeypatch.setattr(loader, "validate", lambda *a: validations.append(1) or validate(*a))
+
+    run_plan(ROOT / "stacks" / "Pulumi.dev.yaml")
+
+    assert len(validations) == 1
+
+
+def test_the_handed_over_spec_is_only_for_its_own_config_text():
+    stack_file = loader.load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml")
+    warnings: list = []
+    with loader.handed_over('{"environment": "dev"}', stack_file):
+        assert loader.handed_spec('{"environment": "dev"}', warnings) is stack_file.spec
+        assert loader.handed_spec('{"environment": "prod"}', warnings) is None
+    assert loader.handed_spec('{"environment": "dev"}', warnings) is None
+    assert warnings == list(stack_file.warnings)
