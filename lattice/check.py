@@ -237,7 +237,7 @@ def evaluate(
 ) -> CheckResult:
     """Run the pack over a plan. ``secrets_redacted``: the plan shows every secret as the engine's redaction
     (an offline plan does; a live audit does not), which rules that declare ``secretsRedacted`` are told."""
-    tune_collector()
+    tune_collector(preload=())
     rules = rules if rules is not None else all_rules()
     facts = {"secretsRedacted": secrets_redacted}
     minimum = SEVERITY_ORDER.index(severity_threshold)

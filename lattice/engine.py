@@ -70,10 +70,12 @@ PRELOAD = ("components.hybrid",)
 
 
 def tune_collector(preload: tuple[str, ...] = PRELOAD) -> None:
-    """Freeze what is imported and raise the collector's thresholds, once per process."""
-    if gc.get_threshold() == COLLECTOR_THRESHOLDS:
-        return  # tuned already: what was imported since is not frozen again, nor is what a plan left behind
-    for module in preload:
+    """Import ``preload``, freeze what is imported and raise the collector's thresholds. Once per process, unless
+    ``preload`` brings new modules (a check tunes without the SDKs, a later plan in the same process with them)."""
+    fresh = [module for module in preload if module not in sys.modules]
+    if gc.get_threshold() == COLLECTOR_THRESHOLDS and not fresh:
+        return  # tuned already: what a plan left behind is not frozen
+    for module in fresh:
         importlib.import_module(module)
     gc.collect()
     gc.freeze()
