@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from datetime import date
@@ -62,6 +63,20 @@ def main(argv: list[str] | None = None) -> int:
             err.print(f"lattice plan: {exc}", markup=False)
             return EXIT_PROGRAM
         raise
+
+
+def run() -> None:
+    """The ``lattice`` command and ``python -m lattice``: ``main``, then exit without tearing the interpreter down.
+
+    After a plan the interpreter would spend seconds freeing, one by one, the objects the plan made — 5.7 s of a
+    26 s plan at 10k resources (issue 13) — memory the operating system takes back at once. Every output is
+    written (report files closed, the consoles flushed) before ``os._exit``; an error still ends as before
+    (argparse's usage errors and an unexpected exception leave through the ordinary exit).
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -120,7 +121,9 @@ def test_two_cli_runs_write_identical_bytes(tmp_path):
         assert process.returncode == 0, stderr.decode()[-2000:]
     outputs = [target.read_bytes() for target in targets]
     assert outputs[0] == outputs[1]
-    assert len(outputs[0]) > 10_000
+    # The whole plan, though the command exits without tearing the interpreter down (lattice.cli.run). Not
+    # compared with the suite's prod plan: the CLI reads the real clock, which decides capacity-block actions.
+    assert len(json.loads(outputs[0])["resources"]) > 300
 
 
 def test_preview_leaves_computed_values_unknown():
