@@ -81,3 +81,20 @@ def test_the_handed_over_spec_is_only_for_its_own_config_text():
         assert loader.handed_spec('{"environment": "prod"}', warnings) is None
     assert loader.handed_spec('{"environment": "dev"}', warnings) is None
     assert warnings == list(stack_file.warnings)
+
+
+def test_a_check_deserialises_each_resource_once(monkeypatch, prod_plan, rules):
+    from lattice import check
+
+    calls: list[str] = []
+    props = check._props
+    monkeypatch.setattr(check, "_props", lambda resource: calls.append(resource["urn"]) or props(resource))
+    plan = prod_plan.to_dict()
+    config = check.load_policy_config(check.config_path_for("prod"), rules)
+
+    result = check.evaluate(plan, config, rules)
+
+    assert result.errors == []
+    assert result.resources == len(plan["resources"])
+    assert len(calls) == len(set(calls))  # every rule, resource and stack alike, shares one deserialisation
+    assert set(calls) == {r["urn"] for r in plan["resources"]}  # the stack rules see every resource
