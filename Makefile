@@ -32,8 +32,9 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml
 
+# Figures beside issue 13's targets (several minutes); SUITE=1 also times the test suite, RUNS=N sets the runs.
 bench: $(STAMP)
-	$(PY) bench/bench_plan.py
+	$(PY) -m bench --runs $(or $(RUNS),3) $(if $(SUITE),--suite)
 
 # Optional: Microsoft's SARIF Multitool (npm registry) validates what `lattice check --format sarif` emits.
 validate-sarif: $(STAMP)

@@ -3,19 +3,22 @@
 import pulumi
 
 from components.hybrid import HybridStack, HybridStackArgs
-from components.spec import SpecError, ValidationContext, parse_spec
+from components.spec import SpecError, ValidationContext, handed_spec, parse_spec
 
 config = pulumi.Config("lattice")
 stack = pulumi.get_stack()
 warnings = []
 try:
-    spec = parse_spec(
-        config.require_object("spec"),
-        source=f"stacks/Pulumi.{stack}.yaml",
-        # The engine hands us values, not the file: secret-ness is checked by `lattice plan`.
-        ctx=ValidationContext(knows_config=False, stack=stack),
-        warnings=warnings,
-    )
+    # `lattice plan` has validated this very spec already and hands it over; `pulumi up` validates it here.
+    spec = handed_spec(config.require("spec"), warnings)
+    if spec is None:
+        spec = parse_spec(
+            config.require_object("spec"),
+            source=f"stacks/Pulumi.{stack}.yaml",
+            # The engine hands us values, not the file: secret-ness is checked by `lattice plan`.
+            ctx=ValidationContext(knows_config=False, stack=stack),
+            warnings=warnings,
+        )
 except SpecError as error:
     raise pulumi.RunError(str(error)) from None
 for warning in warnings:

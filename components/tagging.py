@@ -11,11 +11,12 @@ labels have strict alphabets, so keys and values are sanitised for each.
 
 from __future__ import annotations
 
-import inspect
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import import_module
+
+from components.sdk_table import RESOURCES
 
 STANDARD_KEYS = ("stack", "site", "component", "environment", "owner", "cost-centre", "data-classification")
 AWS_PREFIX = "lattice:"
@@ -99,8 +100,9 @@ def _k8s_trim(text: str) -> str:
 
 
 # --- which resource types carry tags ---------------------------------------------------
-# Read from the installed SDKs rather than from a hand-kept list, so a new resource type
-# is covered the day a component starts using it.
+# Read from the pinned SDKs rather than from a hand-kept list, so a new resource type is covered the day a
+# component starts using it. The facts are generated into components/sdk_table.py (a test fails when the
+# installed SDKs say otherwise): deciding them by importing the SDK modules cost `lattice check` 4 s.
 
 TAG_ARGUMENTS = {"aws": ("tags",), "gcp": ("labels", "resource_labels"), "kubernetes": ("metadata",)}
 
@@ -108,42 +110,45 @@ TAG_ARGUMENTS = {"aws": ("tags",), "gcp": ("labels", "resource_labels"), "kubern
 SDK_PACKAGES = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
 
 
+def sdk_module_name(type_token: str) -> str:
+    """The SDK submodule a resource type token lives in: ``aws:ec2/vpc:Vpc`` -> ``ec2``,
+    ``kubernetes:rbac.authorization.k8s.io/v1:Role`` -> ``rbac.v1``, ``kubernetes:core/v1:Namespace`` -> ``core.v1``."""
+    package, _, rest = type_token.partition(":")
+    module_path = rest.partition(":")[0]
+    if package == "kubernetes":
+        group, _, version = module_path.partition("/")
+        return f"{group.split('.')[0]}.{version}"
+    return module_path.split("/")[0]
+
+
 @cache
 def sdk_class(type_token: str) -> type | None:
-    """The installed SDK's class for a resource type token, or None (components, providers)."""
-    package, _, rest = type_token.partition(":")
+    """The installed SDK's class for a resource type token, or None (components, providers). Imports the SDK
+    module: for tests and the table's generator; everything else asks the table."""
+    package = type_token.partition(":")[0]
     if package not in SDK_PACKAGES:
         return None
-    module_path, _, class_name = rest.partition(":")
-    if package == "kubernetes":
-        # API group -> SDK module: "rbac.authorization.k8s.io/v1" -> rbac.v1, "core/v1" -> core.v1
-        group, _, version = module_path.partition("/")
-        module_name = f"{group.split('.')[0]}.{version}"
-    else:
-        module_name = module_path.split("/")[0]
     try:
-        return getattr(import_module(f"{SDK_PACKAGES[package]}.{module_name}"), class_name)
+        module = import_module(f"{SDK_PACKAGES[package]}.{sdk_module_name(type_token)}")
+        return getattr(module, type_token.rpartition(":")[2])
     except (ImportError, AttributeError):
         return None
 
 
-@cache
-def init_parameters(type_token: str) -> frozenset[str]:
-    cls = sdk_class(type_token)
-    return frozenset(inspect.signature(cls._internal_init).parameters) if cls is not None else frozenset()
+def is_sdk_resource(type_token: str) -> bool:
+    """Whether the pinned SDKs define a resource of this type token."""
+    return type_token in RESOURCES
 
 
-@cache
+def takes_name(type_token: str) -> bool:
+    """Whether the resource type has a ``name`` input (the provider names it after that, else auto-names it)."""
+    return RESOURCES.get(type_token, (None, False))[1]
+
+
 def tag_property(type_token: str) -> str | None:
     """The camelCase input that carries tags for a resource type token, or None if it has none.
 
     ``aws:ec2/vpc:Vpc`` -> ``tags``; ``gcp:container/cluster:Cluster`` -> ``resourceLabels``;
     ``kubernetes:core/v1:Namespace`` -> ``metadata`` (labels inside); ``aws:kms/alias:Alias`` -> None.
     """
-    package = type_token.partition(":")[0]
-    parameters = init_parameters(type_token)
-    for argument in TAG_ARGUMENTS.get(package, ()):
-        if argument in parameters:
-            head, *tail = argument.split("_")
-            return head + "".join(part.title() for part in tail)
-    return None
+    return RESOURCES.get(type_token, (None, False))[0]

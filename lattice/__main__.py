@@ -1,5 +1,3 @@
-import sys
+from lattice.cli import run
 
-from lattice.cli import main
-
-sys.exit(main())
+run()

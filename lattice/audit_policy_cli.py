@@ -10,13 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-from rich.console import Console
-
-from components.platform.audit_policy import api_server_flags, audit_policy_yaml, install_notes
-from components.spec import KubernetesSite
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def add_parser(verbs, stack_arguments) -> None:
@@ -30,6 +29,10 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _audit_policy(args: argparse.Namespace, out: Console) -> int:
+    # Imported when the verb runs: building the CLI's parser (and `lattice --help`) loads none of this.
+    from components.platform.audit_policy import api_server_flags, audit_policy_yaml, install_notes
+    from components.spec import KubernetesSite
+
     from .cli import resolve_stack_file
 
     stack_file = resolve_stack_file(args)

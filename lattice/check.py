@@ -29,7 +29,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policies.registry import SEVERITY_ORDER, Rule, all_rules
 
-from .engine import PROJECT_ROOT, SIG_KEY
+from .engine import PROJECT_ROOT, SIG_KEY, tune_collector
 
 CONFIG_DIR = PROJECT_ROOT / "policies" / "config"
 RESOURCE_REF_SIG = rpc._special_resource_sig
@@ -173,21 +173,48 @@ def _options(resource: dict[str, Any]) -> PolicyResourceOptions:
     )
 
 
-def _provider(resource: dict[str, Any], by_urn: dict[str, dict[str, Any]]) -> PolicyProviderResource | None:
-    reference = resource.get("provider")
-    if not reference:
-        return None
-    provider = by_urn.get(reference.rsplit("::", 1)[0])
-    if provider is None:
-        return None
-    return PolicyProviderResource(provider["type"], _props(provider), provider["urn"], provider["name"])
+class _PolicyViews:
+    """What the policy SDK sees of each plan resource — props deserialised and wrapped, options, provider —
+    built once per resource and shared by every rule, as the CrossGuard analyzer hands one resource's arguments
+    to every policy. Built on first use: a resource no rule applies to is never deserialised for resource rules.
+    """
+
+    def __init__(self, resources: list[dict[str, Any]]) -> None:
+        self._by_urn = {r["urn"]: r for r in resources}
+        self._props: dict[str, Any] = {}
+        self._options: dict[str, PolicyResourceOptions] = {}
+        self._providers: dict[str, PolicyProviderResource | None] = {}
+
+    def props(self, resource: dict[str, Any]) -> Any:
+        urn = resource["urn"]
+        if urn not in self._props:
+            self._props[urn] = _props(resource)
+        return self._props[urn]
+
+    def options(self, resource: dict[str, Any]) -> PolicyResourceOptions:
+        urn = resource["urn"]
+        if urn not in self._options:
+            self._options[urn] = _options(resource)
+        return self._options[urn]
+
+    def provider(self, resource: dict[str, Any]) -> PolicyProviderResource | None:
+        reference = resource.get("provider")
+        if not reference:
+            return None
+        if reference not in self._providers:
+            provider = self._by_urn.get(reference.rsplit("::", 1)[0])
+            self._providers[reference] = (
+                None
+                if provider is None
+                else PolicyProviderResource(provider["type"], self.props(provider), provider["urn"], provider["name"])
+            )
+        return self._providers[reference]
 
 
-def _stack_resources(resources: list[dict[str, Any]]) -> list[PolicyResource]:
-    by_urn = {r["urn"]: r for r in resources}
+def _stack_resources(resources: list[dict[str, Any]], views: _PolicyViews) -> list[PolicyResource]:
     built = {
         r["urn"]: PolicyResource(
-            r["type"], _props(r), r["urn"], r["name"], _options(r), _provider(r, by_urn), None, [], {}
+            r["type"], views.props(r), r["urn"], r["name"], views.options(r), views.provider(r), None, [], {}
         )
         for r in resources
     }
@@ -210,6 +237,7 @@ def evaluate(
 ) -> CheckResult:
     """Run the pack over a plan. ``secrets_redacted``: the plan shows every secret as the engine's redaction
     (an offline plan does; a live audit does not), which rules that declare ``secretsRedacted`` are told."""
+    tune_collector(preload=())
     rules = rules if rules is not None else all_rules()
     facts = {"secretsRedacted": secrets_redacted}
     minimum = SEVERITY_ORDER.index(severity_threshold)
@@ -219,7 +247,7 @@ def evaluate(
         if config.level(name) != "disabled" and SEVERITY_ORDER.index(rule.severity) >= minimum
     }
     resources = plan["resources"]
-    by_urn = {r["urn"]: r for r in resources}
+    views = _PolicyViews(resources)
     result = CheckResult(
         stack=plan["stack"],
         rules=active,
@@ -234,16 +262,16 @@ def evaluate(
                 continue
             args = ResourceValidationArgs(
                 resource["type"],
-                _props(resource),
+                views.props(resource),
                 resource["urn"],
                 resource["name"],
-                _options(resource),
-                _provider(resource, by_urn),
+                views.options(resource),
+                views.provider(resource),
                 rule_config,
             )
             _collect(result, rule, config, lambda a=args, r=rule: ((a.urn, m) for m in r.check(a)), resource["urn"])
 
-    stack_resources = _stack_resources(resources)
+    stack_resources = _stack_resources(resources, views)
     for rule in (r for r in active.values() if r.kind == "stack"):
         args = StackValidationArgs(stack_resources, config.config_for(rule))
         _collect(result, rule, config, lambda a=args, r=rule: r.check(a), "")

@@ -15,15 +15,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-
-from components.network.link_plan import link_plans
-from components.spec import KubernetesSite
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The files of a site's "vpn" output, with the mode each is written with.
 FILES = {"swanctl.conf": 0o600, "frr.conf": 0o644, "xfrm-interfaces.sh": 0o755}
@@ -64,6 +61,11 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _links_plan(args: argparse.Namespace, out: Console) -> int:
+    # Imported when the verb runs: building the CLI's parser (and `lattice --help`) loads none of this.
+    from rich.table import Table
+
+    from components.network.link_plan import link_plans
+
     from .cli import resolve_stack_file
 
     spec = resolve_stack_file(args).spec
@@ -93,6 +95,9 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
 
 
 def _links_render(args: argparse.Namespace, out: Console) -> int:
+    from components.network.link_plan import link_plans
+    from components.spec import KubernetesSite
+
     from .cli import resolve_stack_file
     from .engine import run_plan
 

@@ -59,15 +59,47 @@ def related(resources: Sequence[Any], bucket: Any, resource_type: str | tuple[st
     """Sub-resources of a bucket: those that take an input from it, or name it literally.
 
     The literal-name join uses only known names, so one unknown name elsewhere in a preview
-    does not make every bucket uncheckable.
+    does not make every bucket uncheckable. Answered from an index of ``resources`` (built once per list, see
+    ``join_index``), so a rule that asks for every bucket stays linear in the stack's size; the answer is the
+    scan's, in the list's order.
     """
     name = known(bucket.props, "bucket")
     types = (resource_type,) if isinstance(resource_type, str) else resource_type
-    return [
-        candidate
-        for candidate in of_type(resources, *types)
-        if depends_on(candidate, bucket) or (name and known(candidate.props, "bucket") == name)
-    ]
+    index = join_index(resources, "bucket")
+    positions: set[int] = set()
+    for kind in types:
+        positions.update(index.by_dependency.get((kind, bucket.urn), ()))
+        if name:
+            positions.update(index.by_value.get((kind, name), ()))
+    return [resources[i] for i in sorted(positions)]
+
+
+class JoinIndex:
+    """Positions in a resource list by (type, URN of a dependency) and by (type, known value of one input)."""
+
+    def __init__(self, resources: Sequence[Any], key: str) -> None:
+        self.by_dependency: dict[tuple[str, str], list[int]] = {}
+        self.by_value: dict[tuple[str, Any], list[int]] = {}
+        for position, resource in enumerate(resources):
+            kind = resource.resource_type
+            for urn in {dependency.urn for dependency in resource.dependencies}:
+                self.by_dependency.setdefault((kind, urn), []).append(position)
+            value = known(resource.props, key)
+            if value is not None and isinstance(value, str | int | float | bool):
+                self.by_value.setdefault((kind, value), []).append(position)
+
+
+# One index per (resource list, input): the stack rules of one check share the list they are handed, and the
+# next check hands a new one. Rebuilt when the list is another or has grown (a test appends to one).
+_INDEXES: dict[str, tuple[Sequence[Any], int, JoinIndex]] = {}
+
+
+def join_index(resources: Sequence[Any], key: str) -> JoinIndex:
+    cached = _INDEXES.get(key)
+    if cached is None or cached[0] is not resources or cached[1] != len(resources):
+        cached = (resources, len(resources), JoinIndex(resources, key))
+        _INDEXES[key] = cached
+    return cached[2]
 
 
 # pulumi-aws 7 keeps the V2 names as aliases of the same resources; a program may use either.
@@ -76,7 +108,7 @@ S3_BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
 
 def s3_types(kind: str) -> tuple[str, ...]:
     """Every token of a bucket sub-resource: bucketVersioning, and bucketVersioningV2 where the SDK has it."""
-    from components.tagging import sdk_class
+    from components.tagging import is_sdk_resource
 
     tokens = (f"aws:s3/bucket{kind}:Bucket{kind}", f"aws:s3/bucket{kind}V2:Bucket{kind}V2")
-    return tuple(token for token in tokens if sdk_class(token) is not None)
+    return tuple(token for token in tokens if is_sdk_resource(token))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import gc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,13 +13,6 @@ import yaml
 
 from components import clock
 from lattice.engine import Plan, run_plan
-
-# The suite plans hundreds of stacks under the mock engine, each allocating thousands of short-lived objects:
-# with the imported SDK modules frozen out of the collector's view and fewer young-generation passes, the
-# suite spends its time planning rather than re-scanning Pulumi's and the providers' module objects.
-gc.collect()
-gc.freeze()
-gc.set_threshold(50_000, 20, 20)
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))

@@ -1,6 +1,6 @@
 """The stack spec: pydantic models, domain types, cross-field validators and the file loader."""
 
-from .loader import SPEC_KEY, SpecError, StackFile, load_stack_file, parse_spec
+from .loader import SPEC_KEY, SpecError, StackFile, handed_over, handed_spec, load_stack_file, parse_spec
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec, TeamSpec
 from .schema import json_schema, stack_file_schema
 from .validators import Issue, ValidationContext
@@ -16,6 +16,8 @@ __all__ = [
     "StackSpec",
     "TeamSpec",
     "ValidationContext",
+    "handed_over",
+    "handed_spec",
     "json_schema",
     "load_stack_file",
     "parse_spec",

@@ -11,6 +11,8 @@ import difflib
 import re
 import types
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,35 @@ def load_stack_file(path: Path | str) -> StackFile:
     warnings: list[Issue] = []
     spec = parse_spec(config[SPEC_KEY], source, ctx, lines=lines, warnings=warnings)
     return StackFile(path=path, stack=stack, config=config, spec=spec, lines=lines, warnings=tuple(warnings))
+
+
+# --- the validated spec, handed to the program once -----------------------------------
+# `lattice plan` validates the stack file, then runs __main__.py under the mock engine, which used to parse and
+# validate the same spec again from its config. run_plan hands the program the spec it already has instead,
+# keyed by the exact config text the program reads, so nothing else can pick it up. Under a real `pulumi up`
+# nothing is handed over and __main__.py validates as before. The models are frozen, so sharing one is safe;
+# the warnings are the same, since they depend on the spec and the stack name only (the config keys a stack
+# file shows decide errors, never warnings).
+_HANDED: dict[str, tuple[StackSpec, tuple[Issue, ...]]] = {}
+
+
+@contextmanager
+def handed_over(config_text: str, stack_file: StackFile) -> Iterator[None]:
+    """While the program runs, ``handed_spec(config_text)`` answers with ``stack_file``'s validated spec."""
+    _HANDED[config_text] = (stack_file.spec, stack_file.warnings)
+    try:
+        yield
+    finally:
+        _HANDED.pop(config_text, None)
+
+
+def handed_spec(config_text: str, warnings: list[Issue]) -> StackSpec | None:
+    """The spec handed over for this exact config text (its warnings appended to ``warnings``), or None."""
+    handed = _HANDED.get(config_text)
+    if handed is None:
+        return None
+    warnings.extend(handed[1])
+    return handed[0]
 
 
 def parse_spec(

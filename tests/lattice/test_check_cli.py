@@ -98,6 +98,7 @@ def test_check_from_a_real_process_exits_0_for_prod():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    assert result.stdout.endswith("</testsuites>\n")  # written out whole before the command's os._exit
 
 
 def test_baseline_plan_refuses_waivers_for_new_violations(tmp_path, capsys, prod_plan, rules):

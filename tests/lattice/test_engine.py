@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -103,19 +104,26 @@ def test_two_runs_in_one_process_are_identical():
 
 
 def test_two_cli_runs_write_identical_bytes(tmp_path):
-    outputs = []
-    for run in range(2):
-        target = tmp_path / f"plan-{run}.json"
-        subprocess.run(
+    # Two processes with different hash seeds, run side by side (the suite's wall time; they share nothing).
+    targets = [tmp_path / f"plan-{run}.json" for run in range(2)]
+    runs = [
+        subprocess.Popen(
             [sys.executable, "-m", "lattice", "plan", "--stack", "prod", "--json", str(target)],
             cwd=ROOT,
-            check=True,
-            capture_output=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": str(run + 1)},
         )
-        outputs.append(target.read_bytes())
+        for run, target in enumerate(targets)
+    ]
+    for process in runs:
+        _, stderr = process.communicate()
+        assert process.returncode == 0, stderr.decode()[-2000:]
+    outputs = [target.read_bytes() for target in targets]
     assert outputs[0] == outputs[1]
-    assert len(outputs[0]) > 10_000
+    # The whole plan, though the command exits without tearing the interpreter down (lattice.cli.run). Not
+    # compared with the suite's prod plan: the CLI reads the real clock, which decides capacity-block actions.
+    assert len(json.loads(outputs[0])["resources"]) > 300
 
 
 def test_preview_leaves_computed_values_unknown():
