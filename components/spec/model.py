@@ -368,14 +368,30 @@ class GcpCapacitySpec(Strict):
         return self.flex_start and self.queued_provisioning is not False
 
 
+class GuestAcceleratorSpec(Strict):
+    """GPUs attached to an N1 machine type (the A2, A3, A4 and G2 machine types come with their own)."""
+
+    type: Literal["nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4"] = Field(
+        description="The GPU model, as Compute Engine names it.", examples=["nvidia-tesla-t4"]
+    )
+    count: int = Field(ge=1, le=8, description="GPUs per machine: 1, 2 or 4 (V100 also 8).", examples=[1])
+
+
 class TpuSliceSpec(Strict):
-    type: Literal["v5e", "v5p", "v6e"]
+    type: Literal["v4", "v5e", "v5p", "v6e", "v7"]
     topology: NonEmpty = Field(description="Slice topology, e.g. 2x2x2 (v5p) or 4x4 (v5e, v6e).")
 
 
 class GcpGpuPoolSpec(PoolSize):
     name: PoolName
-    machine_type: NonEmpty | None = Field(None, description="A GPU machine type from the catalog, e.g. a3-megagpu-8g.")
+    machine_type: NonEmpty | None = Field(
+        None,
+        description="A GPU machine type from the catalog (`lattice catalog --provider gcp`), e.g. a3-megagpu-8g; an "
+        "N1 machine type takes its GPUs from guest_accelerator.",
+    )
+    guest_accelerator: GuestAcceleratorSpec | None = Field(
+        None, description="N1 machine types only: the GPUs attached to each machine (T4, V100 or P4)."
+    )
     tpu: TpuSliceSpec | None = Field(None, description="A TPU slice instead of GPUs.")
     zone: Zone | None = Field(None, description="Zone of the site (default: the site's first); pools are compact.")
     capacity: GcpCapacitySpec = Field(default_factory=GcpCapacitySpec)
@@ -394,6 +410,12 @@ class GcpGpuPoolSpec(PoolSize):
     def zone_in(self, site: GcpSite) -> str:
         return self.zone or site.network.zones[0]
 
+    @property
+    def attached_gpus(self) -> tuple[str, int] | None:
+        """The N1 guest accelerator as the catalog takes it: ``(type, count)``."""
+        accelerator = self.guest_accelerator
+        return (accelerator.type, accelerator.count) if accelerator is not None else None
+
     def uses_compact_placement(self, machine: GcpMachineType | None) -> bool:
         """``machine`` is None for a TPU slice. Decided at creation (GKE cannot change it later)."""
         if machine is None:
@@ -407,6 +429,8 @@ class GcpGpuPoolSpec(PoolSize):
     def _gpus_or_tpu(self) -> GcpGpuPoolSpec:
         if (self.machine_type is None) == (self.tpu is None):
             raise ValueError("set exactly one of 'machine_type' (GPUs) or 'tpu' (a TPU slice)")
+        if self.tpu is not None and self.guest_accelerator is not None:
+            raise ValueError("guest_accelerator attaches GPUs to an N1 machine_type; remove it from a TPU pool")
         return self
 
 
