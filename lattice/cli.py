@@ -22,6 +22,8 @@ from components.spec.schema import json_schema
 from policies.registry import SEVERITY_ORDER, all_rules
 
 from .audit_policy_cli import add_parser as add_audit_policy_parser
+from .catalog_cli import add_filters as add_catalog_filters
+from .catalog_cli import list_catalog
 from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
 from .errors import UsageError
@@ -104,8 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     add_links_parser(verbs, _stack_arguments)
     add_audit_policy_parser(verbs, _stack_arguments)
 
-    catalog = verbs.add_parser("catalog", help="the hardware catalog")
-    catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="VERB")
+    catalog = verbs.add_parser(
+        "catalog", help="list the hardware catalog's machine types (filters below), or refresh it"
+    )
+    add_catalog_filters(catalog)
+    catalog.set_defaults(handler=list_catalog)
+    catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=False, metavar="VERB")
     refresh = catalog_verbs.add_parser("refresh", help="regenerate the AWS snapshot from describe_instance_types")
     refresh.add_argument("--region", required=True, help="AWS region to describe, e.g. us-east-1")
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
