@@ -19,6 +19,11 @@ from rich.tree import Tree
 
 from components.spec import SpecError, StackFile, load_stack_file, stack_file_schema
 from components.spec.schema import json_schema
+from components.standards import (
+    SIZING_ACTIVATION_CHECKPOINTING,
+    SIZING_MICRO_BATCH_SIZE,
+    SIZING_SEQUENCE_LENGTH,
+)
 from policies.registry import SEVERITY_ORDER, all_rules
 
 from .audit_policy_cli import add_parser as add_audit_policy_parser
@@ -125,11 +130,33 @@ def _parser() -> argparse.ArgumentParser:
 
     size = verbs.add_parser("size", help="size a training workload on a pool of catalog machines")
     size.add_argument("--parameters", required=True, type=_parameter_count, help="model size: 7e9, 70B, 175b")
-    size.add_argument("--machine-type", required=True, help="AWS instance type or GCP machine type, e.g. p5.48xlarge")
+    size.add_argument(
+        "--machine-type",
+        required=True,
+        help="AWS instance type or GCP machine type (`lattice catalog`), e.g. g6.xlarge",
+    )
+    size.add_argument(
+        "--guest-accelerator",
+        metavar="TYPE:COUNT",
+        type=_guest_accelerator,
+        help="GPUs attached to an N1 machine type, e.g. nvidia-tesla-t4:1",
+    )
     size.add_argument("--nodes", type=_positive(int), default=1)
-    size.add_argument("--precision", default="bf16")
+    size.add_argument("--precision", default=None, help="weights' precision (default: bf16; int4 for qlora)")
     size.add_argument("--optimizer", default="adamw")
     size.add_argument("--method", default="full", help="full, lora or qlora")
+    size.add_argument(
+        "--sequence-length", type=_positive(int), default=SIZING_SEQUENCE_LENGTH, help="tokens per sequence"
+    )
+    size.add_argument(
+        "--micro-batch-size", type=_positive(int), default=SIZING_MICRO_BATCH_SIZE, help="sequences per GPU at once"
+    )
+    size.add_argument(
+        "--activation-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=SIZING_ACTIVATION_CHECKPOINTING,
+        help="recompute activations in the backward pass (default: on)",
+    )
     size.add_argument("--checkpoint-interval", type=_positive(float), default=30, help="minutes between checkpoints")
     size.add_argument("--target-checkpoint-seconds", type=_positive(float), default=None)
     size.add_argument(
@@ -141,6 +168,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="size a Lustre file system for the checkpoints (default: FSx PERSISTENT_2 for AWS types, Managed "
         "Lustre for GCP types)",
+    )
+    size.add_argument("--tokens", type=_positive(float), default=None, help="tokens one training run processes")
+    size.add_argument(
+        "--tokens-per-second-per-gpu",
+        type=_positive(float),
+        default=None,
+        help="measured (or assumed) training throughput; with --tokens, prints GPU-hours per run",
     )
     size.set_defaults(handler=_size)
 
@@ -350,46 +384,110 @@ def _parameter_count(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a parameter count; write 7e9 or 7B") from None
 
 
-def _size(args: argparse.Namespace, out: Console) -> int:
-    from components import sizing
-    from components.catalog import AwsInstanceType, UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.standards import CHECKPOINT_TARGET_SECONDS
+def _guest_accelerator(text: str) -> tuple[str, int]:
+    accelerator, _, count = text.rpartition(":")
+    if not accelerator or not count.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not TYPE:COUNT; write e.g. nvidia-tesla-t4:1")
+    return accelerator, int(count)
 
+
+def _count(value: float) -> str:
+    """``1e9`` -> ``1 B``, ``2.5e6`` -> ``2.5 M``: counts as people say them."""
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if value >= size:
+            return f"{value / size:,.3g} {unit}"
+    return f"{value:,.0f}"
+
+
+def size_report(args: argparse.Namespace):
+    """The machine, workload, pool and sizing report ``lattice size`` prints (README's reference rows use it)."""
+    from components import sizing
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+
+    if (args.tokens is None) != (args.tokens_per_second_per_gpu is None):
+        raise UsageError("lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu")
     try:
         machine = aws_instance_type(args.machine_type)
     except UnknownCatalogEntryError as aws_error:
         try:
-            machine = gcp_machine_type(args.machine_type)
-        except UnknownCatalogEntryError:
-            raise UsageError(f"--machine-type: {aws_error}") from None
+            machine = gcp_machine_type(args.machine_type, args.guest_accelerator)
+        except UnknownCatalogEntryError as gcp_error:
+            if args.machine_type.startswith("n1-") or args.guest_accelerator is not None:
+                raise UsageError(f"--machine-type: {gcp_error}") from None
+            close = [*aws_error.suggestions, *gcp_error.suggestions]
+            guess = f"; did you mean {', '.join(close)}?" if close else "."
+            raise UsageError(
+                f"--machine-type: unknown machine type '{args.machine_type}'{guess} `lattice catalog` lists every "
+                "AWS and GCP type it knows."
+            ) from None
+    precision = args.precision or ("int4" if args.method == "qlora" else "bf16")
     try:
         workload = sizing.Workload(
             parameters=args.parameters,
-            precision=args.precision,
+            precision=precision,
             optimizer=args.optimizer,
             method=args.method,
             checkpoint_interval_minutes=args.checkpoint_interval,
             target_checkpoint_seconds=args.target_checkpoint_seconds,
+            sequence_length=args.sequence_length,
+            micro_batch_size=args.micro_batch_size,
+            activation_checkpointing=args.activation_checkpointing,
         )
     except ValueError as exc:
-        raise UsageError(f"workload: {exc}") from None
-    report = sizing.fits(workload, sizing.Pool.of(machine, args.nodes), storage_gb_per_second=args.storage_gbps)
-    table = Table(title=f"{args.parameters / 1e9:g} B parameters on {args.nodes} × {args.machine_type}")
-    table.add_column("quantity")
+        raise UsageError(f"lattice size: {exc}") from None
+    pool = sizing.Pool.of(machine, args.nodes)
+    return machine, workload, pool, sizing.fits(workload, pool, storage_gb_per_second=args.storage_gbps)
+
+
+def _size(args: argparse.Namespace, out: Console) -> int:
+    from components import sizing
+    from components.catalog import AwsInstanceType
+    from components.sizing import GB, human_gib
+    from components.standards import CHECKPOINT_TARGET_SECONDS
+
+    machine, workload, pool, report = size_report(args)
+    precision = workload.precision
+    memory = report.memory
+    node_word = "node" if args.nodes == 1 else "nodes"
+    table = Table(
+        title=f"{args.parameters / 1e9:g} B {precision} {args.method} on {args.nodes} {node_word} × {machine.name} "
+        f"({pool.accelerators_per_node} × {pool.accelerator} {pool.accelerator_memory_gib:.3g} GiB)",
+        title_justify="left",
+    )
+    table.add_column("quantity", no_wrap=True)
     table.add_column("value", justify="right")
-    table.add_row("training memory", f"{report.memory.total / sizing.GIB:,.0f} GiB")
-    table.add_row("GPUs needed (minimum / recommended)", f"{report.gpus.minimum} / {report.gpus.recommended}")
+    per_parameter = memory.model_state / workload.parameters
+    table.add_row("model state (sharded)", f"{human_gib(memory.model_state)} ({per_parameter:.3g} B per parameter)")
+    checkpointing = "checkpointing on" if workload.activation_checkpointing else "no checkpointing"
+    table.add_row(
+        "activations per GPU",
+        f"{human_gib(memory.activations)} ({workload.sequence_length:,} tokens × {workload.micro_batch_size}, "
+        f"{checkpointing})",
+    )
+    if report.gpus is not None:
+        table.add_row(
+            "memory per GPU at the minimum",
+            f"{human_gib(report.per_gpu_bytes)} of {pool.accelerator_memory_gib:.3g} GiB",
+        )
+        low, high = report.gpus.typical
+        table.add_row("GPUs: minimum / typical", f"{report.gpus.minimum} / {low}–{high}")
     if report.layout is not None:
         table.add_row(
             "layout DP × TP × PP", f"{report.layout.data} × {report.layout.tensor} × {report.layout.pipeline}"
         )
-    if report.gradient_sync_bytes is not None:
-        table.add_row("gradient all-reduce per step", f"{report.gradient_sync_bytes / sizing.GB:,.1f} GB")
-        table.add_row("all-reduce time on the fabric", f"{report.gradient_sync_seconds:,.2f} s")
-    table.add_row("checkpoint size", f"{report.checkpoint_bytes / sizing.GB:,.0f} GB")
+    if report.layout is not None and report.layout.data == 1:
+        table.add_row("gradient all-reduce per step", "none (one replica)")
+    elif report.gradient_sync_bytes is not None:
+        table.add_row("gradient all-reduce per step", f"{report.gradient_sync_bytes / GB:,.1f} GB")
+        table.add_row(
+            f"all-reduce time ({pool.scale_out_bandwidth_gbps:,.4g} Gbps/node)",
+            f"{report.gradient_sync_seconds:,.2f} s",
+        )
+    table.add_row("checkpoint size", f"{report.checkpoint_bytes / GB:,.1f} GB")
+    overhead = report.checkpoint_overhead_fraction
     if report.checkpoint_save_seconds is not None:
         table.add_row("checkpoint save", f"{report.checkpoint_save_seconds:,.0f} s")
-        table.add_row("time lost to checkpoints", f"{report.checkpoint_overhead_fraction:.1%}")
+        table.add_row("time lost to checkpoints", f"{overhead:.1%}")
     budget = args.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
     table.add_row(
         f"write throughput for a {budget:g} s save", f"{sizing.checkpoint_write_mbps(workload, budget):,.0f} MB/s"
@@ -410,8 +508,16 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         table.add_row("  its write throughput", f"{choice.write_mbps:,.0f} MB/s")
         table.add_row("  checkpoint save on it", f"{choice.save_seconds:,.1f} s")
         table.add_row("  time lost to checkpoints", f"{choice.overhead_fraction:.1%}")
+        overhead = choice.overhead_fraction if overhead is None else overhead
+    if args.tokens is not None:
+        hours = sizing.run_hours(args.tokens, args.tokens_per_second_per_gpu, pool, overhead or 0.0)
+        table.add_row(
+            f"one run ({_count(args.tokens)} tokens, {args.tokens_per_second_per_gpu:,.4g}/s/GPU)",
+            f"{hours.wall_clock_hours:,.1f} h wall clock",
+        )
+        table.add_row("  GPU-hours / node-hours", f"{hours.gpu_hours:,.0f} / {hours.node_hours:,.1f}")
     out.print(table)
-    out.print(report.message)
+    out.print(report.message, markup=False)
     return 0 if report.fits else 1
 
 

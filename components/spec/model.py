@@ -19,6 +19,9 @@ from components.standards import (
     LOG_RETENTION_MIN_DAYS,
     OBJECT_LOCK_MIN_DAYS,
     POD_SECURITY_DEFAULT,
+    SIZING_ACTIVATION_CHECKPOINTING,
+    SIZING_MICRO_BATCH_SIZE,
+    SIZING_SEQUENCE_LENGTH,
     TEAM_BASE_CPU,
     TEAM_BASE_MEMORY_GIB,
     TEAM_CPU_PER_ACCELERATOR,
@@ -608,19 +611,61 @@ class TeamSpec(Strict):
 class WorkloadSpec(Strict):
     """A training job to size pools against (components/sizing.py)."""
 
-    name: SiteName
-    parameters: ParameterCount = Field(description="Model parameters: 70B, 7e9 or 7000000000.")
-    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"] = "bf16"
-    optimizer: Literal["adam", "adamw", "sgd", "adafactor"] = "adamw"
-    method: Literal["full", "lora", "qlora"] = "full"
-    checkpoint_interval_minutes: float = Field(30, gt=0)
-    target_checkpoint_seconds: float | None = Field(None, gt=0)
+    name: SiteName = Field(description="How pools and Lustre file systems name the workload.", examples=["llama-7b"])
+    parameters: ParameterCount = Field(description="Model parameters: 70B, 7e9 or 7000000000.", examples=["70B"])
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"] | None = Field(
+        None,
+        description="Precision of the model's weights: what full training computes in, or the frozen base of LoRA "
+        "(int8 for a quantized base) and QLoRA (int4). Default: bf16, or int4 for qlora. Checked against the "
+        "pool's accelerator (bf16 needs Ampere or later, fp8 Ada Lovelace, Hopper or Blackwell).",
+        examples=["bf16"],
+    )
+    optimizer: Literal["adam", "adamw", "sgd", "adafactor"] = Field(
+        "adamw",
+        description="Optimizer of the trained weights; sets the optimizer state per parameter.",
+        examples=["adamw"],
+    )
+    method: Literal["full", "lora", "qlora"] = Field(
+        "full",
+        description="full: every weight trains (about 16 bytes per parameter plus activations); lora / qlora: "
+        "adapters train over a frozen 16-bit / 4-bit base.",
+        examples=["lora"],
+    )
+    checkpoint_interval_minutes: float = Field(
+        30, gt=0, description="Minutes of training between checkpoint saves.", examples=[30]
+    )
+    target_checkpoint_seconds: float | None = Field(
+        None,
+        gt=0,
+        description="How long one checkpoint save may take; Lustre file systems sized for the workload meet it.",
+        examples=[60],
+    )
+    sequence_length: int = Field(
+        SIZING_SEQUENCE_LENGTH,
+        ge=1,
+        le=1_048_576,
+        description="Tokens per training sequence; activations grow with it.",
+        examples=[4096],
+    )
+    micro_batch_size: int = Field(
+        SIZING_MICRO_BATCH_SIZE, ge=1, le=4096, description="Sequences each GPU processes at once.", examples=[1]
+    )
+    activation_checkpointing: bool = Field(
+        SIZING_ACTIVATION_CHECKPOINTING,
+        description="Recompute each layer's activations in the backward pass (keeps only layer inputs): how a 7 B "
+        "LoRA fits one 24 GB GPU.",
+        examples=[True],
+    )
+
+    @property
+    def resolved_precision(self) -> str:
+        return self.precision or ("int4" if self.method == "qlora" else "bf16")
 
     def job(self):
         """The workload as the sizing engine takes it (components/sizing.py); raises ValueError if unsizable."""
         from components.sizing import Workload
 
-        return Workload(**self.model_dump(exclude={"name"}))
+        return Workload(**self.model_dump(exclude={"name", "precision"}), precision=self.resolved_precision)
 
 
 class StackSpec(Strict):

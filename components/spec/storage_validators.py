@@ -592,7 +592,7 @@ def checkpoint_budget(spec: StackSpec) -> Iterator[StorageIssue]:
             if not write:
                 continue
             budget = lustre.checkpoint_seconds or workload.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
-            job = sizing.Workload(**workload.model_dump(exclude={"name"}))
+            job = workload.job()
             needed = sizing.checkpoint_write_mbps(job, budget)
             if write < needed:
                 seconds = sizing.checkpoint_bytes(job) / (write * sizing.MB)

@@ -703,7 +703,7 @@ def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
     if isinstance(pool, GcpGpuPoolSpec) and pool.tpu is not None:
         return
     try:
-        job = sizing.Workload(**workload.model_dump(exclude={"name"}))  # the spec mirrors the sizing fields
+        job = workload.job()  # the spec mirrors the sizing fields
     except ValueError as exc:
         yield Issue(f"{path}.workload", f"workload '{workload.name}' cannot be sized: {exc}")
         return

@@ -99,19 +99,33 @@ def test_stack_files_point_editors_at_the_schema():
 
 
 def test_size_reports_the_numbers_and_exit_code(capsys):
-    assert main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "2"]) == 1
+    assert main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "1"]) == 1
     out = capsys.readouterr().out
-    assert "needs at least 32 GPUs of 80 GiB" in out and "add 2 nodes" in out
+    assert "needs at least 16 GPUs of 80 GiB" in out and "add 1 node or use lora/qlora" in out
     assert main(["size", "--parameters", "7e9", "--machine-type", "p5.48xlarge", "--storage-gbps", "10"]) == 0
     out = capsys.readouterr().out
-    assert "fits pool 'p5.48xlarge'" in out and "DP 2 × TP 4 × PP 1" in out
+    assert "fits pool 'p5.48xlarge'" in out and "DP 4 × TP 2 × PP 1" in out
+
+
+def test_size_prints_gpu_hours_when_asked(capsys):
+    arguments = ["size", "--parameters", "7B", "--method", "lora", "--machine-type", "g6.xlarge"]
+    assert main([*arguments, "--tokens", "2e9", "--tokens-per-second-per-gpu", "1500"]) == 0
+    out = capsys.readouterr().out
+    assert "one run (2 B tokens, 1,500/s/GPU)" in out and "371.7 h wall clock" in out
+    assert "GPU-hours / node-hours" in out
+    assert main([*arguments, "--tokens", "2e9"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu"
+    )
 
 
 def test_size_rejects_unknown_machines_and_bad_workloads(capsys):
     assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xl"]) == 2
     assert "did you mean p5.48xlarge" in capsys.readouterr().err
     assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xlarge", "--method", "dora"]) == 2
-    assert "workload:" in capsys.readouterr().err
+    assert "lattice size: method 'dora' is not one of full, lora, qlora" in capsys.readouterr().err
+    assert main(["size", "--parameters", "7B", "--machine-type", "p4d.24xlarge", "--precision", "fp8"]) == 1
+    assert "A100 (Ampere) has no fp8" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
