@@ -139,6 +139,7 @@ class AwsNetworkSpec(Strict):
     availability_zones: list[Zone] = Field(
         min_length=2,
         description="Zones of the site's region to spread subnets over; EKS needs at least two.",
+        examples=[["us-east-1a", "us-east-1b"]],
     )
     nat: bool = Field(True, description="Public subnets with one NAT gateway per zone for egress.")
     flow_logs: bool = Field(True, description="VPC flow logs to a KMS-encrypted CloudWatch log group.")
@@ -264,7 +265,7 @@ class SiteBase(Strict):
 
 class PoolSize(Strict):
     min_nodes: int = Field(0, ge=0, le=10_000)
-    max_nodes: int = Field(ge=1, le=10_000)
+    max_nodes: int = Field(ge=1, le=10_000, description="Most nodes the pool runs.", examples=[4])
     desired_nodes: int | None = Field(None, ge=0, le=10_000, description="Defaults to min_nodes.")
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
     workload: SiteName | None = Field(None, description="A workloads[] entry this pool must be able to train.")
@@ -442,15 +443,17 @@ class ClusterPoolSpec(PoolSize):
 
     name: PoolName
     gpu_model: NonEmpty = Field(description="e.g. H100-80GB; becomes the nvidia.com/gpu.product label value.")
-    gpu_memory_gib: float = Field(gt=0, le=1024)
+    gpu_memory_gib: float = Field(gt=0, le=1024, description="Memory of each GPU, in GiB.", examples=[80])
     gpus_per_node: int = Field(ge=1, le=64)
     fabric: Literal["infiniband", "roce", "ethernet"] = "ethernet"
-    fabric_bandwidth_gbps: float = Field(gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.")
+    fabric_bandwidth_gbps: float = Field(
+        gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.", examples=[3200]
+    )
     node_selector: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels that select these nodes (default: lattice.dev/pool=<name>)."
     )
     min_nodes: int = Field(0, ge=0)
-    max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.")
+    max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.", examples=[4])
 
 
 class AwsSite(SiteBase):
