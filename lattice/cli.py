@@ -1,13 +1,17 @@
 """``lattice``: the operator CLI.
 
-Exit codes: 0 success; 2 bad input (a stack file or flag the user must fix); 3 the
-program itself failed under the mock engine (a Lattice bug: the message says where).
+Exit codes: 0 success; 1 a verdict against the input — unwaived mandatory policy violations (check, audit),
+preflight checks that fail, a workload that does not fit (size); 2 bad input — a stack file, flag, path or
+missing credential the user must fix, said in one line, never a traceback; 3 Lattice itself failed (the program
+under the mock engine, a policy rule, or any unexpected error: a bug to report; ``LATTICE_DEBUG=1`` shows the
+traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from datetime import date
@@ -31,7 +35,7 @@ from .catalog_cli import add_filters as add_catalog_filters
 from .catalog_cli import list_catalog
 from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
-from .errors import UsageError
+from .errors import UsageError, writable, write_output
 from .links_cli import add_parser as add_links_parser
 from .report import FORMATS, locator_for, render
 from .waivers import apply_waivers, load_waivers
@@ -44,7 +48,13 @@ EXIT_PROGRAM = 3
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # Said by the verb that was given them, as argparse's own subparsers would say a bad value.
+        verb = " ".join(
+            ["lattice", args.verb, *(v for k, v in sorted(vars(args).items()) if k.endswith("_verb") and v)]
+        )
+        parser.exit(EXIT_INPUT, f"{verb}: unrecognized arguments: {' '.join(extra)}; see `{verb} --help`\n")
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
@@ -55,10 +65,28 @@ def main(argv: list[str] | None = None) -> int:
     except PlanError as exc:
         err.print(f"lattice plan: {exc}", markup=False)
         return EXIT_PROGRAM
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("LATTICE_DEBUG"):
+            raise
+        err.print(
+            f"lattice {args.verb}: internal error ({type(exc).__name__}: {exc}); this is a Lattice bug — please report "
+            "it with the command; LATTICE_DEBUG=1 shows the traceback",
+            markup=False,
+        )
+        return EXIT_PROGRAM
+
+
+class LatticeArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad argument said in one line (what is wrong, and where the help is) and exit 2."""
+
+    def error(self, message: str) -> None:  # argparse's hook: must not return
+        self.exit(EXIT_INPUT, f"{self.prog}: {message}; see `{self.prog} --help`\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lattice", description=__doc__.splitlines()[0])
+    parser = LatticeArgumentParser(prog="lattice", description=__doc__.splitlines()[0])
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     plan = verbs.add_parser("plan", help="run the Pulumi program under the mock engine and show or save the plan")
@@ -213,6 +241,7 @@ def _warn(stack_file: StackFile) -> None:
 
 
 def _plan(args: argparse.Namespace, out: Console) -> int:
+    writable(args.json, "--json")
     stack_file = resolve_stack_file(args)
     _warn(stack_file)
     plan = run_plan(stack_file, preview=args.preview)
@@ -220,8 +249,7 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
         if str(args.json) == "-":
             sys.stdout.write(plan.to_json())
             return 0
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(plan.to_json())
+        write_output(args.json, plan.to_json(), "--json")
     out.print(render_tree(plan))
     out.print(summary_line(plan))
     if args.json is not None:
@@ -230,6 +258,7 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
+    _check_paths(args)
     rules = all_rules()
     if args.plan is not None:
         try:
@@ -258,7 +287,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     except PolicyConfigError as exc:
         raise UsageError(str(exc)) from None
     result = evaluate(plan, config, rules, severity_threshold=args.severity_threshold)
-    waivers = load_waivers(args.waivers, set(rules), args.today or date.today())
+    waivers = load_waivers(_waivers_file(args), set(rules), args.today or date.today())
     baseline = None
     if args.baseline_plan is not None:
         try:
@@ -284,6 +313,7 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
     from .audit import PLAN_ONLY_RULES, AuditError, audit_plan
     from .report import Locator
 
+    _check_paths(args)
     stack_file = resolve_stack_file(args)
     regions = sorted({site.region for site in stack_file.spec.sites if isinstance(site, AwsSite)})
     if not regions:
@@ -299,16 +329,30 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
     except AuditError as exc:
         raise UsageError(f"lattice audit: {exc}") from None
     result = evaluate(live, config, rules, severity_threshold=args.severity_threshold, secrets_redacted=False)
-    problems = apply_waivers(result, load_waivers(args.waivers, set(rules), date.today()))
+    problems = apply_waivers(result, load_waivers(_waivers_file(args), set(rules), date.today()))
     locator = Locator(_repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
     text = render(args.format, result, problems, locator)
     return _emit(args, out, text, result)
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Paths a check or audit reads or writes, judged before the plan runs rather than after."""
+    writable(args.output, "--output")
+    _waivers_file(args)
+    if args.policy_config is not None and not args.policy_config.is_file():
+        raise UsageError(f"--policy-config {args.policy_config}: no such file; check the path, or leave it out")
+
+
+def _waivers_file(args: argparse.Namespace) -> Path:
+    """The waivers to apply: the repository's may be absent (no waivers); one named with --waivers must exist."""
+    if args.waivers != WAIVERS and not args.waivers.is_file():
+        raise UsageError(f"--waivers {args.waivers}: no such file; check the path, or leave --waivers out")
+    return args.waivers
+
+
 def _emit(args: argparse.Namespace, out: Console, text: str, result) -> int:
     if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
+        write_output(args.output, text, "--output")
         out.print(f"{args.format} report written to {args.output}: {len(result.blocking)} blocking violation(s)")
     else:
         sys.stdout.write(text)
@@ -350,6 +394,7 @@ def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
     from components.catalog.aws import AWS_SNAPSHOT
     from components.catalog.refresh import main as refresh
 
+    writable(args.output, "--output")
     return refresh(args.region, args.output or AWS_SNAPSHOT, from_moto=args.moto)
 
 
@@ -357,6 +402,7 @@ def _catalog_refresh_regions(args: argparse.Namespace, out: Console) -> int:
     from components.catalog.refresh import refresh_regions
     from components.catalog.regions import AWS_REGIONS_FILE
 
+    writable(args.output, "--output")
     return refresh_regions(args.output or AWS_REGIONS_FILE)
 
 
@@ -541,10 +587,11 @@ def _policies(args: argparse.Namespace, out: Console) -> int:
 
 
 def _schema(args: argparse.Namespace, out: Console) -> int:
+    writable(args.output, "--output")
     schema = json_schema() if args.spec_only else stack_file_schema()
     text = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     if args.output is not None:
-        args.output.write_text(text)
+        write_output(args.output, text, "--output")
     else:
         sys.stdout.write(text)
     return 0

@@ -188,8 +188,12 @@ def build_aws_regions(session: Any, previous: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(regions.items()))
 
 
+# Every failure here is the caller's to fix (credentials, permissions, a path), so it is the CLI's bad input.
+EXIT_INPUT = 2
+
+
 def refresh_regions(output: Path, session: Any = None) -> int:
-    """Rewrite the AWS region table from the account's API; 0 on success, 1 with a one-line message."""
+    """Rewrite the AWS region table from the account's API; 0 on success, 2 with a one-line message."""
     from components.catalog.regions import AWS_REGIONS_FILE
 
     previous = json.loads(AWS_REGIONS_FILE.read_text())["regions"] if AWS_REGIONS_FILE.exists() else {}
@@ -201,23 +205,33 @@ def refresh_regions(output: Path, session: Any = None) -> int:
             "AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INPUT
     except (ClientError, BotoCoreError) as error:
         print(f"error: describe_regions / describe_availability_zones failed: {error}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
     document = {
         "source": f"describe_regions and describe_availability_zones of the deploying account (botocore "
         f"{botocore.__version__}); regions it has not opted in to keep their previous zones",
         "generated_by": "lattice catalog refresh-regions",
         "regions": regions,
     }
-    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    if not _write(output, document):
+        return EXIT_INPUT
     print(f"wrote {len(regions)} AWS regions to {output}")
     return 0
 
 
+def _write(output: Path, document: dict[str, Any]) -> bool:
+    try:
+        output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        print(f"error: --output {output}: cannot write it ({exc.strerror}); choose a writable path", file=sys.stderr)
+        return False
+    return True
+
+
 def main(region: str, output: Path, *, from_moto: bool = False) -> int:
-    """Write the snapshot for ``region`` to ``output``; 0 on success, 1 with a one-line message on failure."""
+    """Write the snapshot for ``region`` to ``output``; 0 on success, 2 with a one-line message on failure."""
     try:
         document = _snapshot(region, from_moto)
     except NoCredentialsError:
@@ -226,14 +240,15 @@ def main(region: str, output: Path, *, from_moto: bool = False) -> int:
             "set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INPUT
     except ClientError as error:
         print(f"error: describe_instance_types in {region} was refused: {error}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
     except BotoCoreError as error:
         print(f"error: describe_instance_types in {region} failed: {error}", file=sys.stderr)
-        return 1
-    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        return EXIT_INPUT
+    if not _write(output, document):
+        return EXIT_INPUT
     efa = sum(1 for record in document["instance_types"].values() if record["max_efa_interfaces"])
     print(
         f"wrote {len(document['instance_types'])} accelerator instance types ({efa} with EFA) to {output}; "

@@ -183,7 +183,7 @@ def test_generator_refuses_shapes_it_cannot_record(monkeypatch, source, change, 
 
 def test_missing_credentials_give_one_clean_line(no_aws_credentials, tmp_path, capsys):
     output = tmp_path / "catalog.json"
-    assert main("eu-west-1", output) == 1
+    assert main("eu-west-1", output) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
@@ -201,7 +201,7 @@ def test_a_refused_call_gives_one_clean_line(monkeypatch, tmp_path, capsys):
         service_message="You are not authorized to perform this operation.",
     )
     with stubber:
-        assert main("us-east-1", tmp_path / "catalog.json") == 1
+        assert main("us-east-1", tmp_path / "catalog.json") == 2
     assert capsys.readouterr().err == (
         "error: describe_instance_types in us-east-1 was refused: An error occurred (UnauthorizedOperation) "
         "when calling the DescribeInstanceTypes operation: You are not authorized to perform this operation.\n"
