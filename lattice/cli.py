@@ -17,8 +17,10 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from components.spec import SpecError, StackFile, load_stack_file, stack_file_schema
@@ -568,20 +570,27 @@ def _size(args: argparse.Namespace, out: Console) -> int:
 
 
 def _policies(args: argparse.Namespace, out: Console) -> int:
-    table = Table(title="Lattice policy pack")
-    table.add_column("policy", no_wrap=True)
-    for column in ("kind", "severity", "category", "Checkov", "Trivy", "description"):
-        table.add_column(column)
-    for name, rule in sorted(all_rules().items()):
-        table.add_row(
-            name,
-            rule.kind,
-            rule.severity,
-            rule.category,
-            " ".join(rule.checkov),
-            " ".join(rule.trivy),
-            rule.description,
-        )
+    """The pack as a table that reads at 80 columns: the short columns never wrap, the long text sits under the name."""
+    rules = all_rules()
+    kinds = Counter(rule.kind for rule in rules.values())
+    table = Table(
+        title=f"Lattice policy pack: {len(rules)} rules ({kinds['resource']} per resource, {kinds['stack']} per stack)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        width=min(out.width, 110),  # wider than this, descriptions are too long a line to read
+    )
+    table.add_column("policy  category", overflow="fold")
+    table.add_column("severity", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    for name, rule in sorted(rules.items(), key=lambda item: (item[1].category, item[0])):
+        cell = Text(name, style="bold")
+        cell.append(f"  {rule.category}", style="cyan")
+        cell.append(f"\n{rule.description}")
+        mapped = [f"Checkov {' '.join(rule.checkov)}"] if rule.checkov else []
+        mapped += [f"Trivy {' '.join(rule.trivy)}"] if rule.trivy else []
+        if mapped:
+            cell.append("\n" + " · ".join(mapped), style="dim")
+        table.add_row(cell, rule.severity, rule.kind, end_section=True)
     out.print(table)
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -67,6 +68,29 @@ def test_policies_verb_lists_every_rule(capsys, rules):
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in rules)
+
+
+def test_policies_reads_at_80_columns(rules):
+    result = subprocess.run(
+        [sys.executable, "-m", "lattice", "policies"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout  # nothing truncated, header included
+    header = next(line for line in lines if "severity" in line)
+    assert header.split() == ["policy", "category", "severity", "kind"]
+    # Every description reads as a sentence over a few lines, not one word per line.
+    text = " ".join(" ".join(line.split()) for line in lines)
+    for name, rule in rules.items():
+        assert f"{name} {rule.category}" in text
+        assert " ".join(rule.description.split()) in text, name
+    assert len(lines) < 6 * len(rules)
 
 
 def test_check_from_a_real_process_exits_0_for_prod():
