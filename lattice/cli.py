@@ -39,11 +39,12 @@ from .check import PolicyConfigError, config_path_for, evaluate, load_policy_con
 from .engine import PROJECT_ROOT, Plan, PlanError, run_plan
 from .errors import UsageError, writable, write_output
 from .links_cli import add_parser as add_links_parser
-from .report import FORMATS, locator_for, render
+from .report import FORMATS, locator_for, render, verdict_line
 from .waivers import apply_waivers, load_waivers
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 WAIVERS = PROJECT_ROOT / "policies" / "waivers.yaml"
+EXIT_VIOLATIONS = 1
 EXIT_INPUT = 2
 EXIT_PROGRAM = 3
 
@@ -95,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     _stack_arguments(plan)
     plan.add_argument("--json", metavar="FILE", type=Path, help="write the plan contract as JSON ('-' for stdout)")
     plan.add_argument("--preview", action="store_true", help="preview mode: values computed at apply stay unknown")
+    plan.add_argument(
+        "--check",
+        action="store_true",
+        help="end with the policy verdict of this plan in one line (the environment's policy config and the "
+        "repository's waivers, as `lattice check`); exit 1 if it blocks",
+    )
     plan.set_defaults(handler=_plan)
 
     check = verbs.add_parser("check", help="evaluate the policy pack over a stack's offline plan (exit 1 if blocked)")
@@ -256,7 +263,17 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
     out.print(summary_line(plan))
     if args.json is not None:
         out.print(f"plan written to {args.json}")
-    return 0
+    if not args.check:
+        return 0
+    rules = all_rules()
+    try:
+        config = load_policy_config(config_path_for(stack_file.spec.environment), rules)
+    except PolicyConfigError as exc:
+        raise UsageError(str(exc)) from None
+    result = evaluate(plan.to_dict(), config, rules)
+    apply_waivers(result, load_waivers(WAIVERS, set(rules), date.today()))
+    out.print(verdict_line(result))
+    return EXIT_VIOLATIONS if result.blocking else 0
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
@@ -368,7 +385,7 @@ def _verdict(result) -> int:
                 f"lattice: policy {error.policy} failed on {error.urn or 'the stack'}: {error.message}", file=sys.stderr
             )
         return EXIT_PROGRAM
-    return 1 if result.blocking else 0
+    return EXIT_VIOLATIONS if result.blocking else 0
 
 
 def _repo_path(path: Path) -> str:

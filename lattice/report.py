@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections import Counter
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -20,6 +21,8 @@ from xml.etree import ElementTree as ET
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from policies.registry import SEVERITY_ORDER
 
 from .check import CheckResult, Finding
 from .waivers import WaiverProblem
@@ -82,6 +85,19 @@ def summary(result: CheckResult) -> dict[str, int]:
         "blocking": len(result.blocking),
         "notChecked": len(result.not_checked),
     }
+
+
+def verdict_line(result: CheckResult) -> str:
+    """The policy verdict in one line: rules run, violations by severity, what blocks."""
+    severities = Counter(f.severity for f in result.findings if not f.waived)
+    by_severity = ", ".join(f"{severities[s]} {s}" for s in reversed(SEVERITY_ORDER))
+    counts = summary(result)
+    verdict = "FAIL" if result.blocking else "PASS"
+    return (
+        f"policy verdict: {verdict} — {counts['rules']} rules over {counts['resources']} resources; "
+        f"violations: {counts['violations'] - counts['waived']} ({by_severity}), {counts['waived']} waived, "
+        f"{counts['blocking']} blocking"
+    )
 
 
 def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
@@ -277,4 +293,7 @@ def to_github(result: CheckResult, problems: list[WaiverProblem], locator: Locat
         )
     for problem in problems:
         lines.append(f"::warning title=lattice waiver::{_escape_data(problem.message)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    if not lines:
+        # Clean: one notice, so a run that found nothing says so rather than printing nothing.
+        lines.append(f"::notice title=lattice check::{_escape_data(verdict_line(result))}")
+    return "\n".join(lines) + "\n"

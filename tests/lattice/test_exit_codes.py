@@ -126,3 +126,19 @@ def test_the_real_entry_point_says_a_bad_flag_in_one_line():
     )
     assert result.returncode == 2
     assert result.stderr == ("lattice plan: unrecognized arguments: --format sarif; see `lattice plan --help`\n")
+
+
+def test_report_paths_are_relative_to_the_repository_wherever_lattice_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli._repo_path(ROOT / "stacks" / "Pulumi.dev.yaml") == "stacks/Pulumi.dev.yaml"
+    assert cli._repo_path(ROOT / "stacks" / ".." / "stacks" / "Pulumi.prod.yaml") == "stacks/Pulumi.prod.yaml"
+    outside = tmp_path / "Pulumi.mine.yaml"
+    assert cli._repo_path(outside) == str(outside)  # a stack file outside the repository keeps its own path
+
+
+def test_plan_check_ends_with_the_verdict_of_the_plan_it_printed(capsys):
+    assert main(["plan", "--stack", "dev", "--check"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2].endswith("in stack 'dev'")
+    assert lines[-1].startswith("policy verdict: PASS — ")
+    assert lines[-1].endswith("violations: 0 (0 critical, 0 high, 0 medium, 0 low), 0 waived, 0 blocking")
