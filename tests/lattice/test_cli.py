@@ -88,6 +88,63 @@ def test_schema_rejects_what_the_spec_rejects(name):
         jsonschema.validate(yaml.safe_load((BROKEN / name).read_text()), stack_file_schema())
 
 
+def _properties(schema):
+    """(definition, field, property schema) for every field of the spec, the root's included."""
+    root = schema["properties"]["config"]["properties"]["lattice:spec"]
+    for name, definition in [("StackSpec", root), *schema["$defs"].items()]:
+        for field, prop in definition.get("properties", {}).items():
+            yield name, field, prop
+
+
+def test_every_field_has_a_description_and_an_example_the_schema_accepts():
+    schema = stack_file_schema()
+    fields = list(_properties(schema))
+    assert len(fields) > 250
+    undocumented = [f"{n}.{f}" for n, f, prop in fields if not prop.get("description") or not prop.get("examples")]
+    assert undocumented == []
+    for name, field, prop in fields:
+        for example in prop["examples"]:
+            errors = list(jsonschema.Draft202012Validator({**prop, "$defs": schema["$defs"]}).iter_errors(example))
+            assert errors == [], f"{name}.{field}: example {example!r} is refused"
+
+
+def _dev_with_a_typo_in_its_aws_site():
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    site = document["config"]["lattice:spec"]["sites"][0]
+    assert site["provider"] == "aws"
+    site["regoin"] = "us-east-1"
+    return document
+
+
+def test_schema_reports_a_typo_in_an_aws_site_on_that_site_not_as_no_match():
+    errors = list(jsonschema.Draft202012Validator(stack_file_schema()).iter_errors(_dev_with_a_typo_in_its_aws_site()))
+    assert [list(e.absolute_path) for e in errors] == [["config", "lattice:spec", "sites", 0]]
+    assert errors[0].message == "Additional properties are not allowed ('regoin' was unexpected)"
+
+
+def test_schema_judges_a_site_by_its_provider():
+    sites = {"type": "array", "items": stack_file_schema()["properties"]["config"]["properties"]["lattice:spec"]}
+    sites["items"] = sites["items"]["properties"]["sites"]["items"]
+    validator = jsonschema.Draft202012Validator({**sites, "$defs": stack_file_schema()["$defs"]})
+    gcp_keys_on_aws = {"name": "a", "tier": "cloud", "provider": "aws", "region": "us-east-1", "project": "p"}
+    assert sorted(e.message for e in validator.iter_errors([gcp_keys_on_aws])) == [
+        "'network' is a required property",
+        "Additional properties are not allowed ('project' was unexpected)",
+    ]
+    assert [e.message for e in validator.iter_errors([{"provider": "azure"}])] == [
+        "'azure' is not one of ['aws', 'gcp', 'kubernetes']"
+    ]
+
+
+def test_the_spec_reports_a_typo_in_an_aws_site_on_that_key(tmp_path, capsys):
+    path = tmp_path / "Pulumi.typo.yaml"
+    path.write_text(yaml.safe_dump(_dev_with_a_typo_in_its_aws_site(), sort_keys=False))
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "sites[0].regoin" in err
+    assert "does not match any" not in err and "union" not in err.lower()
+
+
 def test_committed_schema_is_current():
     committed = json.loads((ROOT / "schema" / "stack-file.schema.json").read_text())
     assert committed == stack_file_schema(), "run `make schema` and commit schema/stack-file.schema.json"
