@@ -13,12 +13,16 @@ import argparse
 import json
 import os
 import sys
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -249,17 +253,47 @@ def _warn(stack_file: StackFile) -> None:
         print(line, file=sys.stderr)
 
 
+@contextmanager
+def progress(message: str, console: Console | None = None, after: float = 1.0) -> Iterator[None]:
+    """A spinner on the terminal's stderr while a slow step runs: shown only once it has taken ``after``
+    seconds, cleared when it ends, and never written to a pipe or a file (CI logs stay clean)."""
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield
+        return
+    status = console.status(message)
+    lock = threading.Lock()
+    state = {"done": False}
+
+    def start() -> None:
+        with lock:
+            if not state["done"]:
+                status.start()
+
+    timer = threading.Timer(after, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+            timer.cancel()
+            status.stop()
+
+
 def _plan(args: argparse.Namespace, out: Console) -> int:
     writable(args.json, "--json")
     stack_file = resolve_stack_file(args)
     _warn(stack_file)
-    plan = run_plan(stack_file, preview=args.preview)
+    with progress(f"planning {stack_file.path.name} under the mock engine…"):
+        plan = run_plan(stack_file, preview=args.preview)
     if args.json is not None:
         if str(args.json) == "-":
             sys.stdout.write(plan.to_json())
             return 0
         write_output(args.json, plan.to_json(), "--json")
-    out.print(render_tree(plan))
+    out.print(render_tree(plan, plan_details(stack_file, plan)))
     out.print(summary_line(plan))
     if args.json is not None:
         out.print(f"plan written to {args.json}")
@@ -296,7 +330,8 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     else:
         stack_file = resolve_stack_file(args)
         _warn(stack_file)
-        plan = run_plan(stack_file, preview=args.preview).to_dict()
+        with progress(f"planning {stack_file.path.name} under the mock engine…"):
+            plan = run_plan(stack_file, preview=args.preview).to_dict()
         environment = stack_file.spec.environment
     config_path = args.policy_config or (config_path_for(environment) if environment else None)
     if config_path is None:
@@ -634,21 +669,24 @@ def _short_type(type_token: str) -> str:
     return f"{package}:{module.split('/')[0]}.{kind}"
 
 
-def render_tree(plan: Plan) -> Tree:
+def render_tree(plan: Plan, details: dict[str, str] | None = None) -> Tree:
+    """The plan by site and component; ``details`` (component name -> text) says what a pool or tier is."""
     children: dict[str | None, list[dict]] = {}
     for resource in plan.resources:
         children.setdefault(resource["parent"], []).append(resource)
     root = next(r for r in plan.resources if r["parent"] is None)
     mode = "preview" if plan.preview else "plan"
     tree = Tree(f"[bold]{plan.project}/{plan.stack}[/] ({mode}, mock engine)")
-    _add_component(tree, root, children)
+    _add_component(tree, root, children, details or {})
     return tree
 
 
-def _add_component(branch: Tree, component: dict, children: dict[str | None, list[dict]]) -> None:
+def _add_component(
+    branch: Tree, component: dict, children: dict[str | None, list[dict]], details: dict[str, str]
+) -> None:
     kids = children.get(component["urn"], [])
-    custom = Counter(_short_type(r["type"]) for r in kids if r["custom"] and not r["type"].startswith("pulumi:"))
-    protected = sum(1 for r in kids if r["custom"] and r["protect"])
+    custom = Counter(_short_type(r["type"]) for r in kids if _is_resource(r))
+    protected = sum(1 for r in kids if _is_resource(r) and r["protect"])
     for provider in (r for r in kids if r["type"].startswith("pulumi:providers:")):
         branch.add(f"[dim]provider {provider['type'].rsplit(':', 1)[-1]} {provider['name']}[/]")
     for type_name, count in sorted(custom.items()):
@@ -656,26 +694,98 @@ def _add_component(branch: Tree, component: dict, children: dict[str | None, lis
     if protected:
         branch.add(f"[yellow]{protected} protected[/]")
     for sub in sorted((r for r in kids if not r["custom"]), key=lambda r: r["name"]):
-        total = _count_custom(sub, children)
-        label = f"[bold cyan]{_short_type(sub['type'])}[/] {sub['name']}  [dim]{total} resources[/]"
-        _add_component(branch.add(label), sub, children)
+        total = _count_resources(sub, children)
+        noun = "resource" if total == 1 else "resources"
+        label = f"[bold cyan]{_short_type(sub['type'])}[/] {sub['name']}  [dim]{total} {noun}[/]"
+        if sub["name"] in details:  # on a line of its own, so it reads at 80 columns
+            label += f"\n[green]{escape(details[sub['name']])}[/]"
+        _add_component(branch.add(label), sub, children, details)
 
 
-def _count_custom(component: dict, children: dict[str | None, list[dict]]) -> int:
+def _is_resource(resource: dict) -> bool:
+    """What every count in the plan output counts: a cloud or Kubernetes object (not a provider or component)."""
+    return resource["custom"] and not resource["type"].startswith("pulumi:")
+
+
+def _count_resources(component: dict, children: dict[str | None, list[dict]]) -> int:
     total = 0
     for kid in children.get(component["urn"], []):
-        total += 1 if kid["custom"] else _count_custom(kid, children)
+        total += (1 if _is_resource(kid) else 0) if kid["custom"] else _count_resources(kid, children)
     return total
 
 
+def plan_details(stack_file: StackFile, plan: Plan) -> dict[str, str]:
+    """Per GPU pool: machine type, nodes min–max, accelerators and fabric; per file system: capacity and
+    throughput — keyed by the component's name, read from the spec, the catalog and the planned inputs."""
+    from components.catalog.listing import catalog_rows
+    from components.spec import GcpSite, KubernetesSite
+
+    rows = {row.name: row for row in catalog_rows()}
+    inputs = {r["name"]: r.get("inputs", {}) for r in plan.resources if r["custom"]}
+    details: dict[str, str] = {}
+    for site in stack_file.spec.sites:
+        if isinstance(site, KubernetesSite):
+            continue
+        for pool in site.gpu_pools:
+            if isinstance(site, GcpSite):
+                node_config = inputs.get(f"{site.name}-{pool.name}-pool", {}).get("nodeConfig", {})
+                machine = node_config.get("machineType") or pool.machine_type or ""
+            else:
+                machine = pool.instance_type
+            parts = [machine, f"nodes {pool.min_nodes}–{pool.max_nodes}"]
+            row = rows.get(machine)
+            if row is not None:
+                parts.append(f"{row.accelerator_label} {row.memory_gib:,.3g} GiB")
+                if row.fabric_gbps:
+                    parts.append(f"{row.fabric} {row.fabric_gbps:,.0f} Gbps")
+                elif row.fabric:
+                    parts.append(row.fabric)
+                else:
+                    parts.append(f"no scale-out fabric, {row.network_gbps:,.4g} Gbps network")
+            details[f"{site.name}-{pool.name}"] = " · ".join(parts)
+    by_urn = {r["urn"]: r for r in plan.resources}
+    for resource in plan.resources:
+        text = _tier_detail(resource["type"], resource.get("inputs", {}))
+        parent = by_urn.get(resource["parent"] or "")
+        if text and parent is not None:
+            details[parent["name"]] = text
+    return details
+
+
+def _tier_detail(type_name: str, inputs: dict) -> str | None:
+    def number(value) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return 0.0
+
+    if type_name == "aws:fsx/lustreFileSystem:LustreFileSystem":
+        capacity = number(inputs.get("storageCapacity"))
+        if inputs.get("throughputCapacity"):
+            throughput = number(inputs["throughputCapacity"])
+        else:
+            throughput = number(inputs.get("perUnitStorageThroughput")) * capacity / 1024
+        kind = inputs.get("deploymentType", "FSx for Lustre")
+        return f"{kind} · {capacity:,.0f} GiB · {throughput:,.0f} MB/s"
+    if type_name == "gcp:lustre/instance:Instance":
+        capacity = number(inputs.get("capacityGib"))
+        throughput = number(inputs.get("perUnitStorageThroughput")) * capacity / 1024
+        return f"Managed Lustre · {capacity:,.0f} GiB · {throughput:,.0f} MB/s"
+    if type_name == "gcp:filestore/instance:Instance":
+        shares = inputs.get("fileShares") or {}
+        share = shares[0] if isinstance(shares, list) and shares else shares
+        return f"Filestore {inputs.get('tier', '')} · {number(share.get('capacityGb')):,.0f} GiB"
+    return None
+
+
 def summary_line(plan: Plan) -> str:
-    custom = [r for r in plan.resources if r["custom"] and not r["type"].startswith("pulumi:providers:")]
+    resources = [r for r in plan.resources if _is_resource(r)]
     providers = [r for r in plan.resources if r["type"].startswith("pulumi:providers:")]
     components = [r for r in plan.resources if not r["custom"]]
-    protected = sum(1 for r in custom if r["protect"])
+    protected = sum(1 for r in resources if r["protect"])
     return (
-        f"{len(custom)} cloud resources, {len(providers)} providers, {len(components)} components "
-        f"({protected} protected) in stack '{plan.stack}'"
+        f"{len(resources)} resources (cloud and Kubernetes objects; {protected} protected), {len(providers)} "
+        f"providers, {len(components)} components in stack '{plan.stack}'"
     )
 
 
