@@ -10,34 +10,45 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: plan check test lint bench schema policy-table validate-sarif clean
 
+# One line per step: the install is quiet, so say what it is doing while it does it.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	@test -x $(PY) || { echo "make: creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "make: installing requirements-dev.txt into $(VENV) (the first time: a few minutes, needs PyPI)"
+	@$(PY) -m pip install --quiet -r requirements-dev.txt
+	@echo "make: installing lattice itself (editable)"
+	@$(PY) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
 
 plan: $(STAMP)
-	$(PY) -m lattice plan --stack $(STACK)
+	@echo "make: planning stack $(STACK) offline under the mock engine, then its policy verdict"
+	@$(PY) -m lattice plan --stack $(STACK) --check
 
 check: $(STAMP)
-	$(PY) -m lattice check --stack $(STACK)
+	@echo "make: checking stack $(STACK) against the policy pack"
+	@$(PY) -m lattice check --stack $(STACK)
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	@echo "make: running the test suite"
+	@$(PY) -m pytest -q
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any
 # finding, whatever its severity, or a workflow it cannot parse fails the target.
 lint: $(STAMP)
-	$(PY) -m ruff check .
-	$(PY) -m ruff format --check .
-	$(VENV)/bin/zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml
+	@echo "make: ruff check and ruff format --check"
+	@$(PY) -m ruff check -q .
+	@$(PY) -m ruff format -q --check .
+	@echo "make: zizmor over the workflows and the Dependabot config"
+	@$(VENV)/bin/zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml
 
 # Figures beside issue 13's targets (several minutes); SUITE=1 also times the test suite, RUNS=N sets the runs.
 bench: $(STAMP)
-	$(PY) -m bench --runs $(or $(RUNS),3) $(if $(SUITE),--suite)
+	@echo "make: benchmarks beside issue 13's targets (several minutes)"
+	@$(PY) -m bench --runs $(or $(RUNS),3) $(if $(SUITE),--suite)
 
 # Optional: Microsoft's SARIF Multitool (npm registry) validates what `lattice check --format sarif` emits.
 validate-sarif: $(STAMP)
+	@npm ping --fetch-timeout=5000 --fetch-retries=0 >/dev/null 2>&1 || { \
+	  echo "make validate-sarif: needs npm and the npm registry ($$(npm config get registry 2>/dev/null || echo 'npm not found')) to fetch @microsoft/sarif-multitool; neither answered within 5 s" >&2; exit 2; }
 	mkdir -p out/sarif-multitool
 	$(PY) -m lattice check --stack $(STACK) --format sarif --output out/$(STACK).sarif || true
 	cd out/sarif-multitool && npm install --silent --no-save @microsoft/sarif-multitool@5.7.0
@@ -45,7 +56,8 @@ validate-sarif: $(STAMP)
 	$(PY) -c "import json,sys; r=json.load(open('out/$(STACK).validation.sarif'))['runs'][0].get('results',[]); print(len(r),'SARIF validation findings'); sys.exit(1 if r else 0)"
 
 schema: $(STAMP)
-	$(PY) -m lattice schema --output schema/stack-file.schema.json
+	@echo "make: writing schema/stack-file.schema.json"
+	@$(PY) -m lattice schema --output schema/stack-file.schema.json
 
 # README's policy table, from the registry (tests/policies/test_registry.py holds them equal).
 policy-table: $(STAMP)

@@ -1,36 +1,51 @@
-"""Sizing arithmetic for training jobs: memory, GPU counts, parallel layout, gradient sync and checkpoints.
+"""Sizing arithmetic for training jobs: memory, GPU counts, parallel layout, gradient sync, checkpoints, GPU-hours.
 
 Pure functions over a ``Workload`` and a ``Pool``; hardware facts come from ``components.catalog``.
 Sizes are decimal bytes (GB = 1e9) except accelerator memory, which the catalog gives in GiB.
 P is the parameter count, b the bytes per value at the workload's precision.
 
-Training memory (``training_memory``)
-  full    P·b weights + P·b gradients + P·(optimizer state) + activations
-  lora    P·b frozen base + adapters (``LORA_TRAINABLE_FRACTION`` of P) with their own 16-bit weights,
-          gradients and optimizer state + activations
-  qlora   the same over a 4-bit (int4) base
+Training memory (``training_memory``) is model state plus activations, the way practitioners count it:
+  full    P·b weights + P·b gradients + P·(optimizer state): mixed-precision AdamW is 2 + 2 + 12 = 16 bytes per
+          parameter (18 where gradients are accumulated in fp32, as Megatron's main grads are)
+  lora    the frozen base at its precision (P·b, never trained, no gradients or optimizer state) + adapters
+          (``LORA_TRAINABLE_FRACTION`` of P) with their own 16-bit weights, gradients and optimizer state
+  qlora   the same over a 4-bit NF4 base with double-quantized constants: 4.127 bits per parameter
+          (Dettmers et al. 2023, "QLoRA", §3: double quantization saves 0.373 of 0.5 bits of constants)
 Optimizer state per trained parameter: a master copy at the optimizer-state precision when that is wider than
 the weights, plus the optimizer's moments at that precision (Adam/AdamW 2, SGD with momentum 1, Adafactor 0:
-its factored second moment is O(rows + columns), negligible). Mixed-precision Adam is thus 4 + 2·4 = 12 bytes,
-and bf16 training the standard 2 + 2 + 12 = 16 bytes per parameter.
-Activations, temporary buffers and fragmentation are charged as a fixed fraction
-(``ACTIVATION_OVERHEAD_FRACTION``) of those standard 16 bytes for every base-model parameter, whatever the
-method: LoRA and QLoRA still run the full forward and backward pass, so they save model state, not activations.
-With the fraction at 1.0 this reproduces the field's GPU counts (7 B → 4–8, 13 B → 8–16, 70 B → 32–64 GPUs of
-80 GB for full fine-tuning) and their 50 % cut under LoRA/QLoRA.
+its factored second moment is O(rows + columns), negligible). Mixed-precision Adam is thus 4 + 2·4 = 12 bytes.
 
-GPU counts (``gpus_needed``): the memory floor is training memory over accelerator memory, rounded up to a
-power of two so tensor- and data-parallel degrees divide evenly; the recommendation is twice the floor, room
-for useful micro-batch sizes (the top of the field's ranges).
+Activations (``activation_bytes``) are per GPU: every GPU runs its own micro-batch, whatever shards the model
+state. The transformer's shape is estimated from P as the GPT-3 / Llama families are built — P ≈ 12·L·h² with
+hidden size h ≈ 128·L (7 B: 33 layers of 4,204; 70 B: 71 of 9,064) — and the 16-bit activation bytes of one
+layer for s tokens of a micro-batch of m are 34·s·m·h (Korthikanti et al. 2022, "Reducing Activation
+Recomputation in Large Transformer Models", with FlashAttention, which never stores the s² attention scores).
+Without activation checkpointing every layer keeps them: 34·s·m·h·L. With it, each layer keeps only its
+2-byte input, 2·s·m·h·L, and the layer being recomputed needs its 34·s·m·h once. The output logits and their
+gradient add 8·s·m·V bytes (fp32, vocabulary V = ``VOCABULARY``). The defaults (sequence length, micro-batch,
+checkpointing on) are in ``components.standards``; LoRA and QLoRA run the full forward and backward pass, so
+they save model state, not activations.
+
+GPU counts (``gpus_needed``): model state is sharded over the GPUs (ZeRO-3 / FSDP, frozen base included); each
+GPU also holds its activations and ``RUNTIME_RESERVE_GIB`` for the CUDA context, NCCL buffers and allocator
+fragmentation. The minimum is the fewest GPUs whose share fits, rounded up to a power of two so tensor- and
+data-parallel degrees divide evenly; the typical range is 2–4× that, the room for micro-batches that keep GPUs
+busy: it reproduces the field's full fine-tuning counts on 80 GB GPUs (7 B → 4–8, 13 B → 8–16, 70 B → 32–64).
+A 7 B QLoRA needs about 7 GiB (one 16–24 GB GPU); a 7 B LoRA about 17 GiB, which one L4 or A10G (22.4 GiB
+usable) holds with activation checkpointing and not without it.
 
 Gradient sync (``ring_allreduce_bytes``): a ring all-reduce of S bytes over N ranks has every rank send, and
 receive, 2·(N−1)/N·S bytes (reduce-scatter then all-gather). For a 7 B fp16 model S = 14 GB, so large rings
 move about 28 GB per rank per step: ≈ 2.2 s on 100 GbE (12.5 GB/s), ≈ 1.1 s on 200 GbE.
 
-Checkpoints (``checkpoint_bytes``): the trained weights plus, unless left out, their optimizer state (as in
-memory). For 70 B in bf16: 140 GB of weights alone, 280 GB with 8-bit Adam moments, 980 GB with fp32 master
-weights and moments; LoRA/QLoRA save only the adapters. A blocking save of s seconds every i seconds of
-training loses s / (i + s) of wall-clock time: 5 minutes every 30 costs 5/35 ≈ 14 %.
+Checkpoints (``checkpoint_bytes``) are not training memory: a checkpoint holds the trained weights plus, unless
+left out, their optimizer state — no gradients, no activations. For 70 B in bf16: 140 GB of weights alone,
+280 GB with 8-bit Adam moments, 980 GB (14 bytes per parameter) with fp32 master weights and moments, where
+training memory counts 16 bytes per parameter plus activations; LoRA/QLoRA save only the adapters. A blocking
+save of s seconds every i seconds of training loses s / (i + s) of wall-clock time: 5 minutes every 30 ≈ 14 %.
+
+GPU-hours (``run_hours``): tokens ÷ (tokens per second per GPU × GPUs) of training, stretched by the time lost
+to checkpoint saves; GPU-hours and node-hours are that wall-clock time times the pool's GPUs and nodes.
 """
 
 from __future__ import annotations
@@ -39,12 +54,17 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from components.catalog import AwsInstanceType, GcpMachineType
+from components.catalog import AwsInstanceType, GcpMachineType, UnknownCatalogEntryError, precision_problem
 from components.catalog.storage import (
     FSX_LUSTRE_CLASSES,
     GIB_PER_TIB,
     MANAGED_LUSTRE_TIERS,
     fsx_lustre_class,
+)
+from components.standards import (
+    SIZING_ACTIVATION_CHECKPOINTING,
+    SIZING_MICRO_BATCH_SIZE,
+    SIZING_SEQUENCE_LENGTH,
 )
 
 GIB = 2**30
@@ -81,15 +101,25 @@ BYTES_PER_VALUE = {
     Precision.INT8: 1.0,
     Precision.INT4: 0.5,
 }
+# A QLoRA base in memory: 4-bit NF4 weights plus their double-quantized block constants (0.127 bits each).
+QLORA_BASE_BYTES_PER_PARAMETER = 4.127 / 8
 OPTIMIZER_MOMENTS = {Optimizer.ADAM: 2, Optimizer.ADAMW: 2, Optimizer.SGD: 1, Optimizer.ADAFACTOR: 0}
 # Integer formats hold frozen weights; nothing trains in them.
 TRAINABLE_PRECISIONS = frozenset({Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8})
 # Rank-16 adapters on every linear layer of a 7–70 B transformer train well under 1 % of its parameters.
 LORA_TRAINABLE_FRACTION = 0.01
 ADAPTER_PRECISION = Precision.BF16
-# The standard mixed-precision Adam model state: 2 weights + 2 gradients + 4 master + 8 moments.
-STANDARD_MODEL_STATE_BYTES_PER_PARAMETER = 16.0
-ACTIVATION_OVERHEAD_FRACTION = 1.0
+# Transformer shape estimated from the parameter count (module docstring): P ≈ 12·L·h², h ≈ 128·L.
+HIDDEN_PER_LAYER = 128
+# 16-bit activation bytes per token and hidden unit of one layer (Korthikanti et al. 2022, FlashAttention).
+ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 34
+CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN = 2  # a checkpointed layer keeps only its 16-bit input
+VOCABULARY = 32_000  # Llama 2's; a 128 K vocabulary (Llama 3) adds about 1.5 GiB of logits at 2,048 tokens
+LOGIT_BYTES = 8  # fp32 logits and their gradient
+# CUDA context, NCCL buffers and the caching allocator's fragmentation, per GPU.
+RUNTIME_RESERVE_GIB = 1.5
+# The typical GPU count is this many times the minimum: room for micro-batches that keep the GPUs busy.
+TYPICAL_MULTIPLES = (2, 4)
 
 
 @dataclass(frozen=True)
@@ -101,6 +131,9 @@ class Workload:
     optimizer_state_precision: Precision = Precision.FP32
     checkpoint_interval_minutes: float = 30.0
     target_checkpoint_seconds: float | None = None
+    sequence_length: int = SIZING_SEQUENCE_LENGTH
+    micro_batch_size: int = SIZING_MICRO_BATCH_SIZE
+    activation_checkpointing: bool = SIZING_ACTIVATION_CHECKPOINTING
 
     def __post_init__(self) -> None:
         problems = []
@@ -119,6 +152,9 @@ class Workload:
             problems.append(f"parameters must be positive, not {self.parameters:g}")
         if self.checkpoint_interval_minutes <= 0:
             problems.append(f"checkpoint_interval_minutes must be positive, not {self.checkpoint_interval_minutes:g}")
+        for field_name in ("sequence_length", "micro_batch_size"):
+            if getattr(self, field_name) < 1:
+                problems.append(f"{field_name} must be at least 1, not {getattr(self, field_name)}")
         if not problems:
             problems += self._method_problems()
         if problems:
@@ -141,23 +177,47 @@ class Workload:
     def trained_precision(self) -> Precision:
         return self.precision if self.method is Method.FULL else ADAPTER_PRECISION
 
+    @property
+    def layers(self) -> int:
+        """Transformer layers L of a model of this size (module docstring: P ≈ 12·L·h², h ≈ 128·L)."""
+        return max(1, round((self.parameters / (12 * HIDDEN_PER_LAYER**2)) ** (1 / 3)))
+
+    @property
+    def hidden_size(self) -> int:
+        return round(math.sqrt(self.parameters / (12 * self.layers)))
+
 
 @dataclass(frozen=True)
 class TrainingMemory:
+    """Model state (sharded over the GPUs) and the activations each GPU holds for its micro-batch."""
+
     weights: float
     gradients: float
     optimizer_state: float
-    activations: float
+    activations: float  # per GPU
+
+    @property
+    def model_state(self) -> float:
+        return self.weights + self.gradients + self.optimizer_state
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer_state + self.activations
+        """On one GPU: everything, unsharded."""
+        return self.model_state + self.activations
+
+    def per_gpu(self, gpus: int) -> float:
+        """Bytes on each of ``gpus`` GPUs sharing the model state, runtime reserve included."""
+        return self.model_state / gpus + self.activations + RUNTIME_RESERVE_GIB * GIB
 
 
 @dataclass(frozen=True)
 class GpuRange:
-    minimum: int
-    recommended: int
+    minimum: int  # the fewest GPUs (a power of two) whose memory holds the job
+    typical: tuple[int, int]  # what practitioners run: 2–4× the minimum
+
+    @property
+    def recommended(self) -> int:
+        return self.typical[0]
 
 
 @dataclass(frozen=True)
@@ -182,6 +242,7 @@ class Pool:
     accelerators_per_node: int
     nodes: int
     scale_out_bandwidth_gbps: float
+    accelerator: str | None = None  # the catalog's model name, for the precision check (None: not known)
 
     @property
     def accelerators(self) -> int:
@@ -196,7 +257,9 @@ class Pool:
                 accelerator_memory_gib=machine.accelerator_memory_gib,
                 accelerators_per_node=machine.accelerator_count,
                 nodes=nodes,
-                scale_out_bandwidth_gbps=machine.efa_bandwidth_gbps,
+                # Without EFA, collective traffic shares the ENA network cards.
+                scale_out_bandwidth_gbps=machine.efa_bandwidth_gbps or machine.network_bandwidth_gbps,
+                accelerator=machine.accelerator_name,
             )
         return cls(
             name=machine.name,
@@ -204,6 +267,7 @@ class Pool:
             accelerators_per_node=machine.gpu_count,
             nodes=nodes,
             scale_out_bandwidth_gbps=machine.scale_out_bandwidth_gbps,
+            accelerator=machine.gpu_model,
         )
 
 
@@ -235,13 +299,31 @@ def gradient_bytes(workload: Workload) -> float:
     return _trained_weight_bytes(workload)
 
 
+def frozen_base_bytes(workload: Workload) -> float:
+    """LoRA / QLoRA: the base model, stored at its precision and never trained."""
+    if workload.method is Method.QLORA:
+        return workload.parameters * QLORA_BASE_BYTES_PER_PARAMETER
+    return weight_bytes(workload)
+
+
+def activation_bytes(workload: Workload) -> float:
+    """What one GPU holds for its micro-batch (module docstring)."""
+    tokens = workload.sequence_length * workload.micro_batch_size
+    layer = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * workload.hidden_size
+    if workload.activation_checkpointing:
+        kept = CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN * tokens * workload.hidden_size * workload.layers + layer
+    else:
+        kept = layer * workload.layers
+    return kept + LOGIT_BYTES * tokens * VOCABULARY
+
+
 def training_memory(workload: Workload) -> TrainingMemory:
-    adapters = 0.0 if workload.method is Method.FULL else _trained_weight_bytes(workload)
+    full = workload.method is Method.FULL
     return TrainingMemory(
-        weights=weight_bytes(workload) + adapters,
+        weights=weight_bytes(workload) if full else frozen_base_bytes(workload) + _trained_weight_bytes(workload),
         gradients=gradient_bytes(workload),
         optimizer_state=_optimizer_state_bytes(workload),
-        activations=workload.parameters * STANDARD_MODEL_STATE_BYTES_PER_PARAMETER * ACTIVATION_OVERHEAD_FRACTION,
+        activations=activation_bytes(workload),
     )
 
 
@@ -249,9 +331,24 @@ def _next_power_of_two(value: float) -> int:
     return 1 << max(0, math.ceil(math.log2(value)))
 
 
+class ActivationsDoNotFit(ValueError):
+    """The activations of one micro-batch do not fit one GPU, however the model state is sharded."""
+
+
 def gpus_needed(workload: Workload, accelerator_memory_gib: float) -> GpuRange:
-    floor = _next_power_of_two(training_memory(workload).total / (accelerator_memory_gib * GIB))
-    return GpuRange(minimum=floor, recommended=2 * floor)
+    """The fewest GPUs that hold the job (a power of two) and the typical 2–4× that; see the module docstring."""
+    memory = training_memory(workload)
+    room = accelerator_memory_gib * GIB - RUNTIME_RESERVE_GIB * GIB - memory.activations
+    if room <= 0:
+        fixes = [] if workload.activation_checkpointing else ["turn on activation checkpointing"]
+        fixes += ["shorten the sequence", "lower the micro-batch size"]
+        raise ActivationsDoNotFit(
+            f"the activations of one micro-batch ({human_gib(memory.activations)} at {workload.sequence_length:,} "
+            f"tokens × {workload.micro_batch_size}) do not fit one accelerator of {accelerator_memory_gib:.3g} GiB "
+            f"beside its {RUNTIME_RESERVE_GIB:g} GiB runtime reserve: {', '.join(fixes[:-1])} or {fixes[-1]}"
+        )
+    floor = _next_power_of_two(memory.model_state / room)
+    return GpuRange(minimum=floor, typical=(TYPICAL_MULTIPLES[0] * floor, TYPICAL_MULTIPLES[1] * floor))
 
 
 def _smallest_divisor_at_least(number: int, minimum: int) -> int:
@@ -304,7 +401,7 @@ class SizingReport:
     workload: Workload
     pool: Pool
     memory: TrainingMemory
-    gpus: GpuRange
+    gpus: GpuRange | None  # None when one micro-batch's activations fit no GPU of the pool
     layout: ParallelLayout | None
     gradient_sync_bytes: float | None
     gradient_sync_seconds: float | None
@@ -319,17 +416,34 @@ class SizingReport:
         return not self.problems
 
     @property
+    def per_gpu_bytes(self) -> float | None:
+        """Memory on each GPU at the minimum count, runtime reserve included."""
+        return self.memory.per_gpu(self.gpus.minimum) if self.gpus is not None else None
+
+    @property
     def message(self) -> str:
         if self.problems or self.layout is None:
             return "; ".join(self.problems)
         return (
-            f"{_describe(self.workload)} fits pool '{self.pool.name}': {self.pool.accelerators} GPUs as "
-            f"DP {self.layout.data} × TP {self.layout.tensor} × PP {self.layout.pipeline}"
+            f"{_describe(self.workload)} fits pool '{self.pool.name}': {self.pool.accelerators} "
+            f"{_plural(self.pool.accelerators, 'GPU')} as DP {self.layout.data} × TP {self.layout.tensor} × "
+            f"PP {self.layout.pipeline}, {human_gib(self.per_gpu_bytes)} of {self.pool.accelerator_memory_gib:.3g} "
+            f"GiB per GPU"
         )
 
 
 def _describe(workload: Workload) -> str:
     return f"{workload.parameters / 1e9:g} B {workload.precision} {workload.method}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
+def human_gib(size_bytes: float) -> str:
+    """Bytes as a person reads them: ``22.4 GiB``, ``104 GiB``, ``1,043 GiB``."""
+    gib = size_bytes / GIB
+    return f"{gib:.1f} GiB" if gib < 100 else f"{gib:,.0f} GiB"
 
 
 def _gradient_sync(workload: Workload, pool: Pool, layout: ParallelLayout) -> tuple[float, float]:
@@ -340,21 +454,40 @@ def _gradient_sync(workload: Workload, pool: Pool, layout: ParallelLayout) -> tu
     return size, transfer_seconds(size, pool.scale_out_bandwidth_gbps / pool.accelerators_per_node)
 
 
+def _precision_problem(workload: Workload, pool: Pool) -> str | None:
+    """Float precisions must be computable on the pool's accelerator; quantized bases are storage (catalog)."""
+    if pool.accelerator is None or workload.precision not in TRAINABLE_PRECISIONS:
+        return None
+    try:
+        return precision_problem(pool.accelerator, workload.precision)
+    except UnknownCatalogEntryError:
+        return None  # hardware the catalog does not describe (a grid site's own GPU names)
+
+
 def fits(workload: Workload, pool: Pool, *, storage_gb_per_second: float | None = None) -> SizingReport:
     """Whether ``workload`` trains on ``pool``; every shortfall is reported with the numbers behind it."""
     memory = training_memory(workload)
-    gpus = gpus_needed(workload, pool.accelerator_memory_gib)
     problems = []
-    layout = sync_bytes = sync_seconds = None
-    if gpus.minimum > pool.accelerators:
+    precision = _precision_problem(workload, pool)
+    if precision is not None:
+        problems.append(precision)
+    gpus = layout = sync_bytes = sync_seconds = None
+    try:
+        gpus = gpus_needed(workload, pool.accelerator_memory_gib)
+    except ActivationsDoNotFit as exc:
+        problems.append(f"{_describe(workload)} on pool '{pool.name}': {exc}")
+    if gpus is not None and gpus.minimum > pool.accelerators:
         nodes_short = math.ceil(gpus.minimum / pool.accelerators_per_node) - pool.nodes
-        alternative = " or use lora/qlora" if workload.method is Method.FULL else ""
+        alternatives = [] if workload.activation_checkpointing else ["turn on activation checkpointing"]
+        alternatives += ["use lora/qlora"] if workload.method is Method.FULL else []
+        alternative = "".join(f" or {a}" for a in alternatives)
         problems.append(
-            f"{_describe(workload)} needs at least {gpus.minimum} GPUs of {pool.accelerator_memory_gib:g} GiB "
-            f"({memory.total / GIB:,.0f} GiB of training memory); pool '{pool.name}' has {pool.accelerators} "
-            f"({pool.nodes} nodes × {pool.accelerators_per_node}): add {nodes_short} nodes{alternative}"
+            f"{_describe(workload)} needs at least {gpus.minimum} GPUs of {pool.accelerator_memory_gib:.3g} GiB "
+            f"({human_gib(memory.model_state)} of model state, {human_gib(memory.activations)} of activations per "
+            f"GPU); pool '{pool.name}' has {pool.accelerators} ({pool.nodes} {_plural(pool.nodes, 'node')} × "
+            f"{pool.accelerators_per_node}): add {nodes_short} {_plural(nodes_short, 'node')}{alternative}"
         )
-    else:
+    elif gpus is not None:
         layout = parallel_layout(gpus.minimum, pool.accelerators_per_node, pool.nodes)
         sync_bytes, sync_seconds = _gradient_sync(workload, pool, layout)
 
@@ -383,6 +516,32 @@ def fits(workload: Workload, pool: Pool, *, storage_gb_per_second: float | None 
         checkpoint_overhead_fraction=overhead,
         required_storage_gb_per_second=required_throughput,
         problems=tuple(problems),
+    )
+
+
+@dataclass(frozen=True)
+class RunHours:
+    """What one training run costs in time on a pool, at a measured or assumed throughput."""
+
+    training_hours: float  # compute alone
+    wall_clock_hours: float  # with the time lost to checkpoint saves
+    gpu_hours: float
+    node_hours: float
+
+
+def run_hours(
+    tokens: float, tokens_per_second_per_gpu: float, pool: Pool, checkpoint_overhead: float = 0.0
+) -> RunHours:
+    """Hours to train on ``tokens`` with every GPU of ``pool`` at ``tokens_per_second_per_gpu``."""
+    if tokens <= 0 or tokens_per_second_per_gpu <= 0:
+        raise ValueError("tokens and tokens per second per GPU must be positive")
+    training = tokens / (tokens_per_second_per_gpu * pool.accelerators) / 3600
+    wall_clock = training / (1 - checkpoint_overhead)
+    return RunHours(
+        training_hours=training,
+        wall_clock_hours=wall_clock,
+        gpu_hours=wall_clock * pool.accelerators,
+        node_hours=wall_clock * pool.nodes,
     )
 
 

@@ -14,6 +14,13 @@ GCP_DATA_ACCESS_SERVICES = ("storage.googleapis.com", "container.googleapis.com"
 GCS_RETENTION_MIN_DAYS = 365
 FSX_BACKUP_MIN_DAYS = 7
 
+# What `lattice size` and a workload's pool check assume unless told otherwise (components/sizing.py): a
+# 2,048-token sequence (Llama 2's context, QLoRA's and most fine-tuning recipes'), one sequence per GPU per
+# micro-batch, and activation checkpointing on — how fine-tuning fits 7 B models on one 24 GB GPU.
+SIZING_SEQUENCE_LENGTH = 2048
+SIZING_MICRO_BATCH_SIZE = 1
+SIZING_ACTIVATION_CHECKPOINTING = True
+
 # A full mixed-precision Adam checkpoint of a 70 B-parameter model (bf16 weights, fp32 master weights and
 # two fp32 moments: 14 bytes per parameter) is 980 GB (REFERENCE.md); saving it within a minute keeps
 # checkpoint overhead to a few percent of training. The policy's default when a file system names no workload.

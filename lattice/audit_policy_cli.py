@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from .errors import UsageError, make_directory, writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +35,7 @@ def _audit_policy(args: argparse.Namespace, out: Console) -> int:
 
     from .cli import resolve_stack_file
 
+    writable(args.output_dir / "lattice-audit-policy.yaml" if args.output_dir else None, "--output-dir")
     stack_file = resolve_stack_file(args)
     sites = [s for s in stack_file.spec.sites if isinstance(s, KubernetesSite)]
     site = next((s for s in sites if s.name == args.site), None)
@@ -48,9 +49,9 @@ def _audit_policy(args: argparse.Namespace, out: Console) -> int:
     if args.output_dir is None:
         sys.stdout.write(notes + "\n### lattice-audit-policy.yaml\n" + policy)
         return 0
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    (args.output_dir / "lattice-audit-policy.yaml").write_text(policy)
+    make_directory(args.output_dir, "--output-dir")
+    write_output(args.output_dir / "lattice-audit-policy.yaml", policy, "--output-dir")
     flags = "\n".join(api_server_flags(retention))
-    (args.output_dir / "kube-apiserver-audit-flags.txt").write_text(f"{notes}{flags}\n")
+    write_output(args.output_dir / "kube-apiserver-audit-flags.txt", f"{notes}{flags}\n", "--output-dir")
     out.print(f"wrote {args.output_dir / 'lattice-audit-policy.yaml'} and the flags beside it")
     return 0

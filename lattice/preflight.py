@@ -151,7 +151,7 @@ def _efa(pool: AwsGpuPoolSpec, reader: _RegionReader) -> tuple[Status, str]:
         catalog = aws_instance_type(pool.instance_type)
     except UnknownCatalogEntryError as exc:
         return "fail", str(exc)
-    if not pool.uses_efa(catalog.max_efa_interfaces > 0):
+    if not pool.uses_efa(catalog.supports_efa):
         return "skip", "the pool does not use EFA (efa: false): nothing to wire"
     wired = [interface for interface in efa_interfaces(catalog) if interface.carries_efa]
     live = reader.instance_type(pool.instance_type)

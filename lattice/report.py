@@ -13,6 +13,7 @@ import hashlib
 import html
 import io
 import json
+from collections import Counter
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from policies.registry import Rule
+from policies.registry import SEVERITY_ORDER, Rule
 
 from .check import CheckResult, Finding
 from .waivers import WaiverProblem
@@ -90,6 +91,19 @@ def summary(result: CheckResult) -> dict[str, int]:
         "blocking": len(result.blocking),
         "notChecked": len(result.not_checked),
     }
+
+
+def verdict_line(result: CheckResult) -> str:
+    """The policy verdict in one line: rules run, violations by severity, what blocks."""
+    severities = Counter(f.severity for f in result.findings if not f.waived)
+    by_severity = ", ".join(f"{severities[s]} {s}" for s in reversed(SEVERITY_ORDER))
+    counts = summary(result)
+    verdict = "FAIL" if result.blocking else "PASS"
+    return (
+        f"policy verdict: {verdict} — {counts['rules']} rules over {counts['resources']} resources; "
+        f"violations: {counts['violations'] - counts['waived']} ({by_severity}), {counts['waived']} waived, "
+        f"{counts['blocking']} blocking"
+    )
 
 
 def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
@@ -293,7 +307,10 @@ def to_github(result: CheckResult, problems: list[WaiverProblem], locator: Locat
         )
     for problem in problems:
         lines.append(f"::warning title=lattice waiver::{_escape_data(problem.message)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    if not lines:
+        # Clean: one notice, so a run that found nothing says so rather than printing nothing.
+        lines.append(f"::notice title=lattice check::{_escape_data(verdict_line(result))}")
+    return "\n".join(lines) + "\n"
 
 
 def _cell(text: str) -> str:

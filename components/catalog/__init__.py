@@ -4,6 +4,7 @@ AWS facts come from a snapshot of ``ec2.describe_instance_types`` (``aws``, rege
 GCP facts are transcribed from Google's documentation with a source on every row (``gcp``).
 """
 
+from components.catalog.accelerators import AcceleratorModel, accelerator_model, precision_problem
 from components.catalog.aws import (
     CAPACITY_BLOCK_SCALE_IN_LEAD,
     AwsInstanceType,
@@ -16,14 +17,18 @@ from components.catalog.aws import (
     efa_interfaces,
 )
 from components.catalog.gcp import (
+    N1_GPUS,
+    WORKLOAD_POLICY_TPUS,
     GcpMachineType,
     GpuDirect,
+    N1AcceleratorError,
     TpuMachineType,
     TpuTopology,
     TpuType,
     compact_placement_refusal,
     gcp_machine_type,
     gcp_machine_types,
+    n1_machine_type,
     tpu_topology,
     tpu_type,
     tpu_types,
@@ -32,23 +37,30 @@ from components.catalog.lookup import UnknownCatalogEntryError
 
 __all__ = [
     "CAPACITY_BLOCK_SCALE_IN_LEAD",
+    "N1_GPUS",
+    "WORKLOAD_POLICY_TPUS",
+    "AcceleratorModel",
     "AwsInstanceType",
     "EfaInterface",
     "GcpMachineType",
     "GpuDirect",
     "InstanceStore",
     "LocalDisk",
+    "N1AcceleratorError",
     "NetworkCard",
     "TpuMachineType",
     "TpuTopology",
     "TpuType",
     "UnknownCatalogEntryError",
+    "accelerator_model",
     "aws_instance_type",
     "aws_instance_types",
     "compact_placement_refusal",
     "efa_interfaces",
     "gcp_machine_type",
     "gcp_machine_types",
+    "n1_machine_type",
+    "precision_problem",
     "tpu_topology",
     "tpu_type",
     "tpu_types",

@@ -5,9 +5,17 @@ offline from moto's bundled instance-type data (no cloud is reachable from CI), 
 
     python -m components.catalog.refresh --moto --region us-east-1
 
+Which types: every type whose accelerator a Kubernetes pool can schedule — ``GpuInfo`` (NVIDIA GPUs, whole
+devices) or ``NeuronInfo`` (Trainium, Inferentia), with or without EFA. Types with an accelerator Lattice cannot
+schedule are listed under ``skipped`` with the reason, so a refresh says what it left out: fractional GPUs
+(``GpuPartitionSize`` below 1, e.g. g6f: a slice of an L4 that the NVIDIA device plugin cannot offer as
+``nvidia.com/gpu``) and accelerators known only from ``InferenceAcceleratorInfo`` (dl2q's Qualcomm AI100, which no
+device plugin Lattice installs serves). FPGA types (``FpgaInfo``) are not accelerators Lattice pools.
+
 Per type the snapshot keeps what components and the sizing engine ask for: the accelerator (``GpuInfo.Gpus`` or
-``NeuronInfo.NeuronDevices``), vCPUs and memory, ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``,
-``NetworkInfo.MaximumNetworkCards``, every ``NetworkInfo.NetworkCards[]`` entry and ``InstanceStorageInfo``.
+``NeuronInfo.NeuronDevices``), the CPU architecture (the EKS AMI type depends on it), vCPUs and memory,
+``NetworkInfo.EfaInfo.MaximumEfaInterfaces`` (0 for types without EFA), ``NetworkInfo.MaximumNetworkCards``, every
+``NetworkInfo.NetworkCards[]`` entry and ``InstanceStorageInfo``.
 """
 
 from __future__ import annotations
@@ -81,34 +89,62 @@ def _instance_store(storage: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def _architecture(info: dict[str, Any]) -> str:
+    # Graviton GPU types (g5g) are arm64 only; every other accelerator type runs x86_64 (some also list i386).
+    return "arm64" if "arm64" in info["ProcessorInfo"]["SupportedArchitectures"] else "x86_64"
+
+
 def _record(info: dict[str, Any]) -> dict[str, Any]:
     network = info["NetworkInfo"]
+    efa = network.get("EfaInfo") if network.get("EfaSupported", False) else None
     return {
         "name": info["InstanceType"],
         **_accelerator(info),
+        "architecture": _architecture(info),
         "vcpus": info["VCpuInfo"]["DefaultVCpus"],
         "memory_gib": info["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
-        "max_efa_interfaces": network["EfaInfo"]["MaximumEfaInterfaces"],
+        "max_efa_interfaces": efa["MaximumEfaInterfaces"] if efa else 0,
         "maximum_network_cards": network["MaximumNetworkCards"],
         "network_cards": sorted((_network_card(card) for card in network["NetworkCards"]), key=lambda c: c["index"]),
         "instance_store": _instance_store(info.get("InstanceStorageInfo")),
     }
 
 
-def _is_efa_accelerator(info: dict[str, Any]) -> bool:
-    has_accelerator = "GpuInfo" in info or "NeuronInfo" in info
-    return has_accelerator and info["NetworkInfo"].get("EfaSupported", False)
+def _why_not_poolable(info: dict[str, Any]) -> str | None:
+    """Why Lattice cannot pool this accelerator type, or None when it can (see the module docstring)."""
+    if "GpuInfo" in info:
+        partial = [gpu for gpu in info["GpuInfo"]["Gpus"] if gpu.get("GpuPartitionSize", 1.0) < 1.0]
+        if partial:
+            share = partial[0]["GpuPartitionSize"]
+            return (
+                f"a fractional GPU ({share:g} of one {partial[0]['Name']}): the NVIDIA device plugin offers whole "
+                "GPUs only"
+            )
+        return None
+    if "NeuronInfo" in info:
+        return None
+    accelerators = info["InferenceAcceleratorInfo"]["Accelerators"]
+    names = ", ".join(sorted({a["Name"] for a in accelerators}))
+    return f"{names} (InferenceAcceleratorInfo only): no device plugin Lattice installs serves it"
 
 
 def build_aws_catalog(ec2_client: Any) -> dict[str, Any]:
-    """Every EFA-capable GPU/Trainium/Inferentia type the client's region describes, normalised and sorted."""
-    records = {
-        info["InstanceType"]: _record(info)
-        for page in ec2_client.get_paginator("describe_instance_types").paginate()
-        for info in page["InstanceTypes"]
-        if _is_efa_accelerator(info)
-    }
-    return {"instance_types": dict(sorted(records.items()))}
+    """Every GPU / Trainium / Inferentia type the client's region describes, normalised and sorted.
+
+    ``skipped`` names the accelerator types Lattice cannot pool, with the reason.
+    """
+    records: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for page in ec2_client.get_paginator("describe_instance_types").paginate():
+        for info in page["InstanceTypes"]:
+            if not {"GpuInfo", "NeuronInfo", "InferenceAcceleratorInfo"} & set(info):
+                continue
+            reason = _why_not_poolable(info)
+            if reason is None:
+                records[info["InstanceType"]] = _record(info)
+            else:
+                skipped[info["InstanceType"]] = reason
+    return {"instance_types": dict(sorted(records.items())), "skipped": dict(sorted(skipped.items()))}
 
 
 def _snapshot(region: str, from_moto: bool) -> dict[str, Any]:
@@ -152,8 +188,12 @@ def build_aws_regions(session: Any, previous: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(regions.items()))
 
 
+# Every failure here is the caller's to fix (credentials, permissions, a path), so it is the CLI's bad input.
+EXIT_INPUT = 2
+
+
 def refresh_regions(output: Path, session: Any = None) -> int:
-    """Rewrite the AWS region table from the account's API; 0 on success, 1 with a one-line message."""
+    """Rewrite the AWS region table from the account's API; 0 on success, 2 with a one-line message."""
     from components.catalog.regions import AWS_REGIONS_FILE
 
     previous = json.loads(AWS_REGIONS_FILE.read_text())["regions"] if AWS_REGIONS_FILE.exists() else {}
@@ -165,23 +205,33 @@ def refresh_regions(output: Path, session: Any = None) -> int:
             "AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INPUT
     except (ClientError, BotoCoreError) as error:
         print(f"error: describe_regions / describe_availability_zones failed: {error}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
     document = {
         "source": f"describe_regions and describe_availability_zones of the deploying account (botocore "
         f"{botocore.__version__}); regions it has not opted in to keep their previous zones",
         "generated_by": "lattice catalog refresh-regions",
         "regions": regions,
     }
-    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    if not _write(output, document):
+        return EXIT_INPUT
     print(f"wrote {len(regions)} AWS regions to {output}")
     return 0
 
 
+def _write(output: Path, document: dict[str, Any]) -> bool:
+    try:
+        output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        print(f"error: --output {output}: cannot write it ({exc.strerror}); choose a writable path", file=sys.stderr)
+        return False
+    return True
+
+
 def main(region: str, output: Path, *, from_moto: bool = False) -> int:
-    """Write the snapshot for ``region`` to ``output``; 0 on success, 1 with a one-line message on failure."""
+    """Write the snapshot for ``region`` to ``output``; 0 on success, 2 with a one-line message on failure."""
     try:
         document = _snapshot(region, from_moto)
     except NoCredentialsError:
@@ -190,15 +240,20 @@ def main(region: str, output: Path, *, from_moto: bool = False) -> int:
             "set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INPUT
     except ClientError as error:
         print(f"error: describe_instance_types in {region} was refused: {error}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
     except BotoCoreError as error:
         print(f"error: describe_instance_types in {region} failed: {error}", file=sys.stderr)
-        return 1
-    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {len(document['instance_types'])} EFA accelerator instance types to {output}")
+        return EXIT_INPUT
+    if not _write(output, document):
+        return EXIT_INPUT
+    efa = sum(1 for record in document["instance_types"].values() if record["max_efa_interfaces"])
+    print(
+        f"wrote {len(document['instance_types'])} accelerator instance types ({efa} with EFA) to {output}; "
+        f"skipped {len(document['skipped'])} Lattice cannot pool (listed under 'skipped')"
+    )
     return 0
 
 

@@ -4,10 +4,12 @@ The launch template gets one network interface per EFA-capable network card of t
 type, read from the catalog's per-card data (``components.catalog.efa_interfaces``): the
 primary on card 0 / device 0, every other card ``efa-only`` on device 1. A p5.48xlarge thus
 gets 32 EFA interfaces and 3,200 Gbps, not the 1/32 a single-interface template keeps.
+A type without EFA (g6.xlarge, g5.2xlarge, inf2) gets neither EFA interfaces nor the fabric
+security group, and no placement group unless the spec asks for one.
 
 Around it: a security group whose members may exchange all traffic in **both** directions
-(EFA's SRD traffic is dropped without the egress self-rule), a cluster placement group unless
-the capacity source fixes placement, an encrypted gp3 root volume with the site key, IMDSv2
+(EFA's SRD traffic is dropped without the egress self-rule), a cluster placement group for EFA
+pools unless the capacity source fixes placement, an encrypted gp3 root volume with the site key, IMDSv2
 only, and user data that RAID0-mounts the instance-store NVMe at the scratch path and sets the
 EFA / NCCL environment.
 """
@@ -31,7 +33,14 @@ from ..tagging import TagContext, k8s_label_value
 from .eks_cluster import IMDS_V2, root_volume
 
 GPU_TAINT = {"gpu": NVIDIA_GPU, "trainium": NEURON_DEVICE, "inferentia": NEURON_DEVICE}
-AMI_TYPE = {"gpu": "AL2023_x86_64_NVIDIA", "trainium": "AL2023_x86_64_NEURON", "inferentia": "AL2023_x86_64_NEURON"}
+# EKS AMI types (botocore's AMITypes enum) per accelerator kind and CPU architecture: Graviton GPU types (g5g)
+# take the arm64 NVIDIA AMI; Neuron types are x86_64 only.
+AMI_TYPE = {
+    ("gpu", "x86_64"): "AL2023_x86_64_NVIDIA",
+    ("gpu", "arm64"): "AL2023_ARM_64_NVIDIA",
+    ("trainium", "x86_64"): "AL2023_x86_64_NEURON",
+    ("inferentia", "x86_64"): "AL2023_x86_64_NEURON",
+}
 CAPACITY_TYPE = {
     "on-demand": "ON_DEMAND",
     "spot": "SPOT",
@@ -88,7 +97,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
         pool, instance = args.pool, args.instance
         tags = args.tags.for_component("AwsGpuNodePool")
         child = pulumi.ResourceOptions(parent=self)
-        self.efa = pool.uses_efa(instance.max_efa_interfaces > 0)
+        self.efa = pool.uses_efa(instance.supports_efa)
         interfaces = efa_interfaces(instance) if self.efa else []
         self.efa_bandwidth_gbps = instance.efa_bandwidth_gbps if self.efa else 0.0
 
@@ -172,7 +181,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             version=args.kubernetes_version,
             node_role_arn=self.role.arn,
             subnet_ids=args.subnet_ids,
-            ami_type=AMI_TYPE[instance.accelerator_kind],
+            ami_type=AMI_TYPE[instance.accelerator_kind, instance.architecture],
             capacity_type=CAPACITY_TYPE[pool.capacity.type],
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=pool.min_nodes, desired_size=pool.desired, max_size=pool.max_nodes

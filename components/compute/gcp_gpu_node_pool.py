@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from ..catalog import GcpMachineType, TpuTopology
+from ..catalog import WORKLOAD_POLICY_TPUS, GcpMachineType, TpuTopology
 from ..network.gcp_gpu_fabric import GcpGpuFabric
 from ..spec.model import GcpGpuPoolSpec
 from ..storage.contract import StorageTier
@@ -107,7 +107,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 labels=labels,
                 local_ssd_count=0,
             )
-            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=args.tpu.topology)
+            placement = self._tpu_placement(name, args)
             sizing = {"node_count": args.tpu.hosts}
 
         self.node_pool = gcp.container.NodePool(
@@ -148,6 +148,26 @@ class GcpGpuNodePool(pulumi.ComponentResource):
                 node_selector={"lattice.dev/pool": pool.name},
             )
         self.register_outputs({"node_pool": self.node_pool.name, "gpu_nics": self.gpu_nics})
+
+    def _tpu_placement(self, name: str, args: GcpGpuNodePoolArgs) -> gcp.container.NodePoolPlacementPolicyArgs:
+        """Compact, with the slice's topology; TPU7x multi-host slices name a workload policy instead.
+
+        GKE places TPU7x slices with a HIGH_THROUGHPUT workload policy (a regional resource policy carrying the
+        accelerator topology) given as the node pool's placement policy, replacing ``tpu_topology``.
+        """
+        if args.pool.tpu.type not in WORKLOAD_POLICY_TPUS or args.tpu.hosts == 1:
+            return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=args.tpu.topology)
+        policy = gcp.compute.ResourcePolicy(
+            f"{name}-workload-policy",
+            name=f"{args.tags.stack}-{args.tags.site}-{args.pool.name}"[:63],
+            project=args.project,
+            region=args.region,
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                type="HIGH_THROUGHPUT", accelerator_topology=args.tpu.topology
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=policy.name)
 
     @staticmethod
     def _node_config(

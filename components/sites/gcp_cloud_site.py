@@ -126,7 +126,11 @@ class GcpCloudSite(pulumi.ComponentResource):
                 ),
                 opts=scoped,
             )
-        machines = {pool.name: gcp_machine_type(pool.machine_type) for pool in site.gpu_pools if pool.machine_type}
+        machines = {
+            pool.name: gcp_machine_type(pool.machine_type, pool.attached_gpus)
+            for pool in site.gpu_pools
+            if pool.machine_type
+        }
         fabric_keys = sorted(
             {(machines[p.name].name, p.zone_in(site)) for p in site.gpu_pools if p.name in machines
              and machines[p.name].gpu_nic_count}

@@ -83,14 +83,18 @@ class IkeSpec(Strict):
     dh_groups: Annotated[list[DhGroup], AfterValidator(_unique)] = Field(
         default_factory=lambda: list(VPN_DH_GROUPS_STRONG[:1]), min_length=1, description="Phase 1 and 2 DH groups."
     )
-    phase1_lifetime_seconds: int = Field(28_800, ge=900, le=28_800)
-    phase2_lifetime_seconds: int = Field(3_600, ge=900, le=3_600)
+    phase1_lifetime_seconds: int = Field(
+        28_800, description="IKE SA lifetime in seconds.", examples=[28800], ge=900, le=28_800
+    )
+    phase2_lifetime_seconds: int = Field(
+        3_600, description="IPsec (child) SA lifetime in seconds.", examples=[3600], ge=900, le=3_600
+    )
 
 
 class AdmitSpec(Strict):
     """Traffic a link's far end may start towards the cloud end's nodes and pods."""
 
-    protocol: Literal["tcp", "udp", "icmp", "all"] = "tcp"
+    protocol: Literal["tcp", "udp", "icmp", "all"] = Field("tcp", description="IP protocol admitted.", examples=["tcp"])
     ports: Annotated[str, Field(pattern=r"^\d{1,5}(-\d{1,5})?$")] | int | None = Field(
         None, description="A port or range ('8000-8100'); tcp and udp only."
     )
@@ -113,10 +117,15 @@ class AdmitSpec(Strict):
 
 
 class SpokeSpec(Strict):
-    site: SiteName
+    site: SiteName = Field(description="The spoke site joined to the hub.", examples=["grid-hpc"])
     bandwidth_gbps: float | None = Field(None, gt=0, description="Default: the hub entry's bandwidth_gbps.")
     routing: Routing | None = Field(None, description="Default: the hub entry's routing.")
-    inside_block: InsideBlock | None = None
+    inside_block: InsideBlock | None = Field(
+        None,
+        description="A /26 of 169.254.0.0/16 for this spoke's tunnel inside addresses (pins it; default: derived "
+        "from the two site names).",
+        examples=["169.254.42.64/26"],
+    )
 
 
 # A spoke is written as a site name or as an object; both are read as a SpokeSpec, so errors have one path.
@@ -144,7 +153,9 @@ class LinkSpec(Strict):
     routing: Routing = Field(
         "bgp", description="bgp (dynamic, ECMP across tunnels) or static (AWS <-> grid / edge only, one tunnel)."
     )
-    ike: IkeSpec = Field(default_factory=IkeSpec)
+    ike: IkeSpec = Field(
+        description="IKE / IPsec proposals; a link may only narrow the defaults.", default_factory=IkeSpec
+    )
     admit: list[AdmitSpec] = Field(
         default_factory=list,
         description="What the far end may start towards the cloud end's nodes and pods (security group / "

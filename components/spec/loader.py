@@ -3,10 +3,17 @@
 Two stages, as aws-parallelcluster does: the pydantic schema (shape, types, domain
 values), then the cross-field validators. Every issue is reported with the stack file,
 the key path (``sites[2].network.cidr``), the YAML line where we can find it, and a fix.
+
+"At once" holds across the stages: when some parts of the spec have shape errors, the
+cross-field validators still run over the parts whose shape is valid (every other site,
+team, link and workload), so one run reports a typo in one site and an overlapping CIDR
+in another together. pydantic's own messages are rewritten into Lattice's voice, with
+the key, what it takes and an example; YAML syntax errors show the line with a caret.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 import types
@@ -21,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .model import StackSpec
-from .validators import Issue, ValidationContext, validate
+from .validators import Issue, ValidationContext, cluster_api_is_reachable, validate
 
 SPEC_KEY = "lattice:spec"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
@@ -40,12 +47,14 @@ class SpecError(Exception):
 
     def report(self) -> str:
         count = len(self.issues)
-        head = f"{self.source}: {count} problem{'s' if count != 1 else ''} in {SPEC_KEY}"
+        scope = SPEC_KEY if all(not issue.path.startswith("(") for issue in self.issues) else "the stack file"
+        head = f"{self.source}: {count} problem{'s' if count != 1 else ''} in {scope}"
         body = []
         for issue in self.issues:
             line = self._line(issue.path)
             where = f"{self.source}:{line}" if line else self.source
-            body.append(f"  {issue.path}  ({where})\n    {issue.message}")
+            message = issue.message.replace("\n", "\n    ")
+            body.append(f"  {issue.path}  ({where})\n    {message}")
         return "\n".join([head, *body])
 
     def _line(self, path: str) -> int | None:
@@ -123,10 +132,8 @@ def load_stack_file(path: Path | str) -> StackFile:
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(
-            source, [Issue("(yaml)", f"{where}{getattr(exc, 'problem', exc)}; fix the YAML syntax")]
-        ) from None
+        lines = {"(yaml)": mark.line + 1} if mark is not None else {}
+        raise SpecError(source, [Issue("(yaml)", yaml_error_message(exc, text))], lines) from None
     config = (document or {}).get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise SpecError(
@@ -194,7 +201,8 @@ def parse_spec(
     try:
         spec = StackSpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(source, [_schema_issue(error) for error in exc.errors()], lines) from None
+        shape = [_schema_issue(error) for error in exc.errors()]
+        raise SpecError(source, shape + _cross_field_of_valid_parts(raw, exc.errors(), ctx), lines) from None
     issues = validate(spec, ctx)
     errors = [issue for issue in issues if not issue.warning]
     if errors:
@@ -202,6 +210,131 @@ def parse_spec(
     if warnings is not None:
         warnings.extend(issue for issue in issues if issue.warning)
     return spec
+
+
+# --- YAML syntax ------------------------------------------------------------------------
+
+YAML_CAUSES = (
+    "usual causes: a tab where YAML wants spaces; a line indented more or less than the keys beside it; "
+    "a value holding ': ', ' #', '{' or '[' without quotes (quote it)"
+)
+
+
+def yaml_error_message(exc: yaml.YAMLError, text: str) -> str:
+    """Where the YAML breaks, as the line with a caret under the column, and what usually causes it."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is None:
+        return f"{problem}; fix the YAML syntax ({YAML_CAUSES})"
+    lines = text.splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    cause = YAML_CAUSES
+    if "\t" in line or "'\\t'" in problem:
+        cause = "the line holds a tab: YAML indents with spaces only; replace the tab with spaces"
+    shown = line.replace("\t", " ")
+    return (
+        f"column {mark.column + 1}: {problem}; fix the YAML syntax\n"
+        f"{mark.line + 1:>5} | {shown}\n"
+        f"      | {' ' * mark.column}^\n"
+        f"{cause}"
+    )
+
+
+# --- cross-field rules over the parts whose shape is valid -----------------------------
+
+LIST_PARTS = ("sites", "teams", "links", "workloads")
+# Top-level keys a validator never reads for a decision: a broken value is swapped for a stand-in.
+STAND_INS = {"owner": "unknown", "cost_centre": "unknown", "data_classification": "internal", "tags": {}}
+_INDEXED = re.compile(r"\b(sites|teams|links|workloads)\[(\d+)\]")
+
+
+def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationContext) -> list[Issue]:
+    """Cross-field errors of every site, team, link and workload whose shape is valid.
+
+    The broken parts are left out (with the links that join a left-out site, team entries for it and pool
+    references to a left-out workload), the rest is validated as a spec of its own, and the issues' indices are
+    mapped back to the file's. Runner reachability over links is not judged when a link was left out.
+    Returns nothing when the rest cannot stand alone (a broken environment, no valid site).
+    """
+    broken: dict[str, set[int]] = {part: set() for part in LIST_PARTS}
+    partial = copy.deepcopy(raw)
+    for error in errors:
+        loc = error["loc"]
+        if loc and loc[0] in LIST_PARTS and len(loc) > 1 and isinstance(loc[1], int):
+            broken[loc[0]].add(loc[1])
+        elif loc and loc[0] in STAND_INS:
+            partial[loc[0]] = STAND_INS[loc[0]]
+        elif len(loc) == 1 and error["type"] == "extra_forbidden":
+            partial.pop(loc[0], None)
+        else:
+            return []  # the environment, or a whole list, is unusable: nothing to judge the rest against
+    if not any(broken.values()) and partial == raw:
+        return []
+    names = {
+        part: {
+            item.get("name")
+            for i, item in enumerate(raw.get(part) or [])
+            if i in broken[part] and isinstance(item, dict)
+        }
+        for part in LIST_PARTS
+    }
+    kept: dict[str, list[int]] = {}
+    for part in LIST_PARTS:
+        items = raw.get(part)
+        if not isinstance(items, list):
+            continue
+        kept[part] = [i for i in range(len(items)) if i not in broken[part]]
+        partial[part] = [copy.deepcopy(items[i]) for i in kept[part]]
+    dropped_sites = names["sites"] - {None}
+    links_before = len(partial.get("links", []))
+    partial["links"] = [link for link in partial.get("links", []) if not (_strings_in(link) & dropped_sites)]
+    kept["links"] = [i for i in kept.get("links", []) if not (_strings_in(raw["links"][i]) & dropped_sites)]
+    for team in partial.get("teams", []):
+        _forget_sites(team, dropped_sites)
+    for site in partial.get("sites", []):
+        _forget_workloads(site, names["workloads"] - {None})
+    try:
+        spec = StackSpec.model_validate(partial)
+    except ValidationError:
+        return []  # what was left out broke the rest (a file system sized only by a left-out workload)
+    skip = frozenset({cluster_api_is_reachable}) if len(partial["links"]) < links_before else frozenset()
+    issues = [issue for issue in validate(spec, ctx, skip) if not issue.warning]
+
+    def original(match: re.Match) -> str:
+        part, index = match[1], int(match[2])
+        return f"{part}[{kept[part][index]}]" if part in kept and index < len(kept[part]) else match[0]
+
+    return [Issue(_INDEXED.sub(original, i.path), _INDEXED.sub(original, i.message)) for i in issues]
+
+
+def _strings_in(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(_strings_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_strings_in(v) for v in value)) if value else set()
+    return set()
+
+
+def _forget_sites(team: Any, sites: set[str]) -> None:
+    if not isinstance(team, dict):
+        return
+    if isinstance(team.get("sites"), list):
+        team["sites"] = [site for site in team["sites"] if site not in sites]
+    for value in team.values():
+        if isinstance(value, dict):
+            for site in sites & set(value):
+                del value[site]
+
+
+def _forget_workloads(site: Any, workloads: set[str]) -> None:
+    if not isinstance(site, dict):
+        return
+    lustre = (site.get("storage") or {}).get("lustre") if isinstance(site.get("storage"), dict) else None
+    for entry in [*(site.get("gpu_pools") or []), *(lustre or [])]:
+        if isinstance(entry, dict) and entry.get("workload") in workloads:
+            del entry["workload"]
 
 
 # --- pydantic errors -> issues -------------------------------------------------------
@@ -230,10 +363,97 @@ def _schema_issue(error: dict) -> Issue:
         return Issue(
             path, f'{error["input"]!r} was read as a number (YAML reads 1.30 as 1.3); write it in quotes, e.g. "1.30"'
         )
+    plain = _plain_message(error, loc, parent)
+    if plain is not None:
+        return Issue(path, plain)
     message = error["msg"].removeprefix("Value error, ")
     if kind not in ("value_error", "assertion_error"):
         message = f"{message} (got {error['input']!r})"
     return Issue(path, message)
+
+
+# What a key's name says about its unit, for messages like "a number of GiB".
+UNITS = (
+    ("_gib", "GiB"),
+    ("_gbps", "Gbps"),
+    ("_mbps_per_tib", "MB/s per TiB"),
+    ("_mbps", "MB/s"),
+    ("_days", "days"),
+    ("_seconds", "seconds"),
+    ("_minutes", "minutes"),
+    ("_nodes", "nodes"),
+)
+NUMBER_ERRORS = {"int_parsing", "int_type", "int_from_float", "float_parsing", "float_type", "finite_number"}
+BOUNDS = {"greater_than_equal": "at least {ge}", "greater_than": "more than {gt}", "less_than_equal": "at most {le}",
+          "less_than": "less than {lt}"}  # fmt: skip
+
+
+def _plain_message(error: dict, loc: tuple, parent: Any) -> str | None:
+    """pydantic's built-in messages, said the Lattice way: the key, what it takes, an example, what it got."""
+    kind, got, ctx = error["type"], error.get("input"), error.get("ctx", {})
+    key = next((part for part in reversed(loc) if isinstance(part, str)), "the value")
+    field = parent.model_fields.get(key) if _is_model(parent) else None
+    example = _example(field)
+    eg = f", e.g. {example}" if example is not None else ""
+    if kind in NUMBER_ERRORS:
+        whole = kind.startswith("int")
+        unit = next((f" of {name}" for suffix, name in UNITS if key.endswith(suffix)), "")
+        noun = "a whole number" if whole else "a number"
+        return f"`{key}` is {noun}{unit}{eg} — not {got!r}"
+    if kind in BOUNDS:
+        return f"`{key}` must be {BOUNDS[kind].format(**ctx)} (got {got!r})"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"`{key}` is true or false — not {got!r}"
+    if kind in ("too_short", "too_long"):
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        limit = "at least" if kind == "too_short" else "at most"
+        entries = "entry" if bound == 1 else "entries"
+        return f"`{key}` takes {limit} {bound} {entries} (got {ctx.get('actual_length', len(got or []))}){eg}"
+    if kind == "string_too_short":
+        return f"`{key}` must not be empty{eg}"
+    if kind == "string_too_long":
+        return f"`{key}` takes at most {ctx.get('max_length')} characters (got {len(got)}: {got!r})"
+    if kind == "string_pattern_mismatch":
+        return f"`{key}` {got!r} is not of the form {ctx.get('pattern')}{eg}"
+    if kind == "list_type":
+        return f"`{key}` is a list{eg or ', e.g. [a, b]'} — not {got!r} (one item is written [item])"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        keys = _keys_of(field)
+        what = f"a mapping of keys ({keys})" if keys else "a mapping of keys"
+        return f"`{key}` is {what} — not {got!r}"
+    if kind.startswith("datetime") or kind.startswith("timezone"):
+        return f'`{key}` is a date and time with its zone, in quotes, e.g. "2026-12-01T11:30:00Z" — not {got!r}'
+    if kind == "string_type":
+        return f"`{key}` is text{eg} — not {got!r}"
+    return None
+
+
+def _example(field: Any) -> str | None:
+    if field is None:
+        return None
+    if field.examples:
+        return _yaml_inline(field.examples[0])
+    default = field.get_default(call_default_factory=False) if not field.is_required() else None
+    return _yaml_inline(default) if isinstance(default, int | float | str) and not isinstance(default, bool) else None
+
+
+def _yaml_inline(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
+
+
+def _keys_of(field: Any) -> str:
+    """The keys a model-typed field takes, the required ones first: ``cidr, availability_zones, nat, …``."""
+    model = (
+        next(
+            (m for m in (_unwrap(field.annotation), *typing.get_args(_unwrap(field.annotation))) if _is_model(m)), None
+        )
+        if field
+        else None
+    )
+    if model is None:
+        return ""
+    keys = sorted(model.model_fields, key=lambda k: not model.model_fields[k].is_required())
+    return ", ".join(keys[:4]) + (", …" if len(keys) > 4 else "")
 
 
 def _resolve(loc: tuple) -> tuple[tuple, Any]:

@@ -19,6 +19,9 @@ from components.standards import (
     LOG_RETENTION_MIN_DAYS,
     OBJECT_LOCK_MIN_DAYS,
     POD_SECURITY_DEFAULT,
+    SIZING_ACTIVATION_CHECKPOINTING,
+    SIZING_MICRO_BATCH_SIZE,
+    SIZING_SEQUENCE_LENGTH,
     TEAM_BASE_CPU,
     TEAM_BASE_MEMORY_GIB,
     TEAM_CPU_PER_ACCELERATOR,
@@ -136,6 +139,7 @@ class AwsNetworkSpec(Strict):
     availability_zones: list[Zone] = Field(
         min_length=2,
         description="Zones of the site's region to spread subnets over; EKS needs at least two.",
+        examples=[["us-east-1a", "us-east-1b"]],
     )
     nat: bool = Field(True, description="Public subnets with one NAT gateway per zone for egress.")
     flow_logs: bool = Field(True, description="VPC flow logs to a KMS-encrypted CloudWatch log group.")
@@ -153,7 +157,9 @@ class SystemNodesSpec(Strict):
 
 class EksSpec(Strict):
     version: KubernetesVersion = Field("1.33", description="EKS Kubernetes minor version, quoted.")
-    system_nodes: SystemNodesSpec = Field(default_factory=SystemNodesSpec)
+    system_nodes: SystemNodesSpec = Field(
+        description="The node group for cluster add-ons (CPU instances).", default_factory=SystemNodesSpec
+    )
     endpoint_public_access: bool = Field(
         False, description="Expose the API server publicly as well as privately. Off by default."
     )
@@ -183,8 +189,13 @@ class GcpNetworkSpec(Strict):
 
 
 class GkeSpec(Strict):
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
-    system_nodes: SystemNodesSpec = Field(default_factory=lambda: SystemNodesSpec(nodes=1))
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
+        "REGULAR", description="GKE release channel the control plane and nodes follow.", examples=["REGULAR"]
+    )
+    system_nodes: SystemNodesSpec = Field(
+        description="The node pool for cluster add-ons (CPU machines).",
+        default_factory=lambda: SystemNodesSpec(nodes=1),
+    )
     private_endpoint: bool = Field(True, description="The IP endpoint is reachable only on its private address.")
     dns_endpoint: bool = Field(
         True,
@@ -252,16 +263,29 @@ class KubernetesAccessSpec(Strict):
 
 
 class SiteBase(Strict):
-    name: SiteName
-    tier: Tier
-    audit: AuditSpec = Field(default_factory=AuditSpec)
-    encryption: EncryptionSpec = Field(default_factory=EncryptionSpec)
+    name: SiteName = Field(
+        description="Site name, a DNS label unique in the stack; prefixes its resources.", examples=["aws-use1"]
+    )
+    tier: Tier = Field(
+        description="Where the site sits: cloud (AWS / GCP burst), grid (on-prem HPC) or edge (next to instruments).",
+        examples=["cloud"],
+    )
+    audit: AuditSpec = Field(description="Audit logging and its retention for this site.", default_factory=AuditSpec)
+    encryption: EncryptionSpec = Field(
+        description="Customer-managed keys for this site.", default_factory=EncryptionSpec
+    )
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags for this site.")
 
 
 class PoolSize(Strict):
-    min_nodes: int = Field(0, ge=0, le=10_000)
-    max_nodes: int = Field(ge=1, le=10_000)
+    min_nodes: int = Field(
+        0,
+        description="Fewest nodes the autoscaler keeps (0 lets an idle pool scale to nothing).",
+        examples=[0],
+        ge=0,
+        le=10_000,
+    )
+    max_nodes: int = Field(ge=1, le=10_000, description="Most nodes the pool runs.", examples=[4])
     desired_nodes: int | None = Field(None, ge=0, le=10_000, description="Defaults to min_nodes.")
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
     workload: SiteName | None = Field(None, description="A workloads[] entry this pool must be able to train.")
@@ -272,7 +296,11 @@ class PoolSize(Strict):
 
 
 class AwsCapacitySpec(Strict):
-    type: Literal["on-demand", "spot", "capacity-block", "reservation"] = "on-demand"
+    type: Literal["on-demand", "spot", "capacity-block", "reservation"] = Field(
+        "on-demand",
+        description="Purchase option: on-demand, spot, capacity-block (EC2 Capacity Blocks for ML) or reservation.",
+        examples=["on-demand"],
+    )
     reservation_id: ReservationId | None = Field(
         None, description="The capacity reservation or capacity block (cr-…) for reservation and capacity-block."
     )
@@ -294,7 +322,7 @@ class AwsCapacitySpec(Strict):
 
 
 class AwsGpuPoolSpec(PoolSize):
-    name: PoolName
+    name: PoolName = Field(description="Pool name, unique in the site; names the node group.", examples=["h100"])
     instance_type: NonEmpty = Field(description="An accelerator type from the catalog, e.g. p5.48xlarge.")
     availability_zones: list[Zone] | None = Field(
         None, description="Zones of the site to run in; an EFA pool uses exactly one (default: the site's first)."
@@ -303,7 +331,10 @@ class AwsGpuPoolSpec(PoolSize):
     placement_group: bool | None = Field(
         None, description="Cluster placement group. Default: on for EFA pools unless the capacity source forbids it."
     )
-    capacity: AwsCapacitySpec = Field(default_factory=AwsCapacitySpec)
+    capacity: AwsCapacitySpec = Field(
+        description="How the pool's instances are bought: on-demand, spot, capacity block or reservation.",
+        default_factory=AwsCapacitySpec,
+    )
     autoscale: bool | None = Field(
         None,
         description="Let the cluster autoscaler size the pool between min_nodes and max_nodes (default: on; "
@@ -351,7 +382,11 @@ class AwsGpuPoolSpec(PoolSize):
 
 
 class GcpCapacitySpec(Strict):
-    type: Literal["on-demand", "spot", "flex-start", "reservation"] = "on-demand"
+    type: Literal["on-demand", "spot", "flex-start", "reservation"] = Field(
+        "on-demand",
+        description="Purchase option: on-demand, spot, flex-start (Dynamic Workload Scheduler) or reservation.",
+        examples=["on-demand"],
+    )
     reservation: NonEmpty | None = Field(None, description="Name of a specific reservation, for type reservation.")
     queued_provisioning: bool | None = Field(
         None,
@@ -368,17 +403,36 @@ class GcpCapacitySpec(Strict):
         return self.flex_start and self.queued_provisioning is not False
 
 
+class GuestAcceleratorSpec(Strict):
+    """GPUs attached to an N1 machine type (the A2, A3, A4 and G2 machine types come with their own)."""
+
+    type: Literal["nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4"] = Field(
+        description="The GPU model, as Compute Engine names it.", examples=["nvidia-tesla-t4"]
+    )
+    count: int = Field(ge=1, le=8, description="GPUs per machine: 1, 2 or 4 (V100 also 8).", examples=[1])
+
+
 class TpuSliceSpec(Strict):
-    type: Literal["v5e", "v5p", "v6e"]
+    type: Literal["v4", "v5e", "v5p", "v6e", "v7"] = Field(description="TPU generation of the slice.", examples=["v5e"])
     topology: NonEmpty = Field(description="Slice topology, e.g. 2x2x2 (v5p) or 4x4 (v5e, v6e).")
 
 
 class GcpGpuPoolSpec(PoolSize):
-    name: PoolName
-    machine_type: NonEmpty | None = Field(None, description="A GPU machine type from the catalog, e.g. a3-megagpu-8g.")
+    name: PoolName = Field(description="Pool name, unique in the site; names the node pool.", examples=["a3-mega"])
+    machine_type: NonEmpty | None = Field(
+        None,
+        description="A GPU machine type from the catalog (`lattice catalog --provider gcp`), e.g. a3-megagpu-8g; an "
+        "N1 machine type takes its GPUs from guest_accelerator.",
+    )
+    guest_accelerator: GuestAcceleratorSpec | None = Field(
+        None, description="N1 machine types only: the GPUs attached to each machine (T4, V100 or P4)."
+    )
     tpu: TpuSliceSpec | None = Field(None, description="A TPU slice instead of GPUs.")
     zone: Zone | None = Field(None, description="Zone of the site (default: the site's first); pools are compact.")
-    capacity: GcpCapacitySpec = Field(default_factory=GcpCapacitySpec)
+    capacity: GcpCapacitySpec = Field(
+        description="How the pool's machines are bought: on-demand, spot, flex-start or a reservation.",
+        default_factory=GcpCapacitySpec,
+    )
     scratch_path: str = Field(
         "/scratch",
         pattern=r"^/[A-Za-z0-9/_.-]+$",
@@ -389,10 +443,16 @@ class GcpGpuPoolSpec(PoolSize):
         description="COMPACT placement policy (nodes close together on the network). Default: on for GPU-NIC "
         "machine types where GKE accepts it with the capacity type, always on for TPU slices.",
     )
-    max_nodes: int = Field(1, ge=1, le=10_000)
+    max_nodes: int = Field(1, description="Most nodes the pool runs.", examples=[4], ge=1, le=10_000)
 
     def zone_in(self, site: GcpSite) -> str:
         return self.zone or site.network.zones[0]
+
+    @property
+    def attached_gpus(self) -> tuple[str, int] | None:
+        """The N1 guest accelerator as the catalog takes it: ``(type, count)``."""
+        accelerator = self.guest_accelerator
+        return (accelerator.type, accelerator.count) if accelerator is not None else None
 
     def uses_compact_placement(self, machine: GcpMachineType | None) -> bool:
         """``machine`` is None for a TPU slice. Decided at creation (GKE cannot change it later)."""
@@ -407,55 +467,91 @@ class GcpGpuPoolSpec(PoolSize):
     def _gpus_or_tpu(self) -> GcpGpuPoolSpec:
         if (self.machine_type is None) == (self.tpu is None):
             raise ValueError("set exactly one of 'machine_type' (GPUs) or 'tpu' (a TPU slice)")
+        if self.tpu is not None and self.guest_accelerator is not None:
+            raise ValueError("guest_accelerator attaches GPUs to an N1 machine_type; remove it from a TPU pool")
         return self
 
 
 class ClusterPoolSpec(PoolSize):
     """Existing hardware of a grid or edge site, as the scheduler should see it."""
 
-    name: PoolName
+    name: PoolName = Field(
+        description="Pool name, unique in the site; the node label value that selects it.", examples=["a100"]
+    )
     gpu_model: NonEmpty = Field(description="e.g. H100-80GB; becomes the nvidia.com/gpu.product label value.")
-    gpu_memory_gib: float = Field(gt=0, le=1024)
-    gpus_per_node: int = Field(ge=1, le=64)
-    fabric: Literal["infiniband", "roce", "ethernet"] = "ethernet"
-    fabric_bandwidth_gbps: float = Field(gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.")
+    gpu_memory_gib: float = Field(gt=0, le=1024, description="Memory of each GPU, in GiB.", examples=[80])
+    gpus_per_node: int = Field(description="GPUs on each node of the pool.", examples=[8], ge=1, le=64)
+    fabric: Literal["infiniband", "roce", "ethernet"] = Field(
+        "ethernet", description="Interconnect between the pool's nodes.", examples=["infiniband"]
+    )
+    fabric_bandwidth_gbps: float = Field(
+        gt=0, description="Scale-out bandwidth per node, e.g. 3200 for 8x NDR.", examples=[3200]
+    )
     node_selector: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels that select these nodes (default: lattice.dev/pool=<name>)."
     )
-    min_nodes: int = Field(0, ge=0)
-    max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.")
+    min_nodes: int = Field(
+        0,
+        ge=0,
+        description="Fewest nodes of the pool in service (min_nodes ≤ desired_nodes ≤ max_nodes).",
+        examples=[0],
+    )
+    max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.", examples=[4])
 
 
 class AwsSite(SiteBase):
-    provider: Literal["aws"]
-    region: AwsRegion
-    encryption: AwsEncryptionSpec = Field(default_factory=AwsEncryptionSpec)
-    network: AwsNetworkSpec
-    kubernetes: EksSpec = Field(default_factory=EksSpec)
-    gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list)
+    provider: Literal["aws"] = Field(description="aws: an EKS cluster in its own VPC.", examples=["aws"])
+    region: AwsRegion = Field(
+        description="AWS region (`lattice catalog` lists which accelerator types it offers).", examples=["us-east-1"]
+    )
+    encryption: AwsEncryptionSpec = Field(
+        description="Customer-managed KMS keys for this site (rotation, the Auto Scaling service role).",
+        default_factory=AwsEncryptionSpec,
+    )
+    network: AwsNetworkSpec = Field(description="The site's VPC: CIDR and availability zones.")
+    kubernetes: EksSpec = Field(
+        description="The EKS cluster: version, endpoint access, admin roles, system nodes.", default_factory=EksSpec
+    )
+    gpu_pools: list[AwsGpuPoolSpec] = Field(
+        description="GPU / Neuron node groups (instance type, sizes, capacity).", default_factory=list
+    )
     storage: AwsStorageSpec = Field(
         default_factory=AwsStorageSpec, description="FSx for Lustre, S3 buckets, S3 Express checkpoint buckets."
     )
 
 
 class GcpSite(SiteBase):
-    provider: Literal["gcp"]
-    project: GcpProjectId
-    region: GcpRegion
-    network: GcpNetworkSpec
-    kubernetes: GkeSpec = Field(default_factory=GkeSpec)
-    gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list)
+    provider: Literal["gcp"] = Field(description="gcp: a GKE cluster in its own VPC.", examples=["gcp"])
+    project: GcpProjectId = Field(description="GCP project ID that holds the site.", examples=["lattice-burst-prod"])
+    region: GcpRegion = Field(
+        description="GCP region (`lattice catalog --provider gcp` lists its machine shapes).", examples=["us-central1"]
+    )
+    network: GcpNetworkSpec = Field(description="The site's VPC: subnet and secondary ranges.")
+    kubernetes: GkeSpec = Field(
+        description="The GKE cluster: release channel, private endpoint, system nodes.", default_factory=GkeSpec
+    )
+    gpu_pools: list[GcpGpuPoolSpec] = Field(
+        description="GPU / TPU node pools (machine type, sizes, capacity).", default_factory=list
+    )
     storage: GcpStorageSpec = Field(
         default_factory=GcpStorageSpec, description="Managed Lustre, Filestore, Cloud Storage buckets."
     )
 
 
 class KubernetesSite(SiteBase):
-    provider: Literal["kubernetes"]
+    provider: Literal["kubernetes"] = Field(
+        description="kubernetes: an existing grid or edge cluster reached through a kubeconfig context.",
+        examples=["kubernetes"],
+    )
     location: NonEmpty | None = Field(None, description="Where the hardware is, for humans.")
-    network: KubernetesNetworkSpec
-    kubernetes: KubernetesAccessSpec
-    gpu_pools: list[ClusterPoolSpec] = Field(default_factory=list)
+    network: KubernetesNetworkSpec = Field(description="The site's address ranges and VPN gateway, for links.")
+    kubernetes: KubernetesAccessSpec = Field(
+        description="How Lattice reaches the cluster: kubeconfig context or secret kubeconfig."
+    )
+    gpu_pools: list[ClusterPoolSpec] = Field(
+        description="The cluster's existing GPU node groups, described so quotas and sizing can use them.",
+        default_factory=list,
+    )
     storage: ExistingStorageSpec = Field(
         default_factory=ExistingStorageSpec, description="The site's existing file systems and node scratch."
     )
@@ -478,7 +574,9 @@ ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
 
 
 class TeamSpec(Strict):
-    name: TeamName
+    name: TeamName = Field(
+        description="Team name, a DNS label; its namespace and queue are named after it.", examples=["climate"]
+    )
     namespace: Namespace | None = Field(None, description="Defaults to the team name.")
     gpu_quota: per_site(QuotaCount) = Field(
         0,
@@ -584,34 +682,89 @@ class TeamSpec(Strict):
 class WorkloadSpec(Strict):
     """A training job to size pools against (components/sizing.py)."""
 
-    name: SiteName
-    parameters: ParameterCount = Field(description="Model parameters: 70B, 7e9 or 7000000000.")
-    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"] = "bf16"
-    optimizer: Literal["adam", "adamw", "sgd", "adafactor"] = "adamw"
-    method: Literal["full", "lora", "qlora"] = "full"
-    checkpoint_interval_minutes: float = Field(30, gt=0)
-    target_checkpoint_seconds: float | None = Field(None, gt=0)
+    name: SiteName = Field(description="How pools and Lustre file systems name the workload.", examples=["llama-7b"])
+    parameters: ParameterCount = Field(description="Model parameters: 70B, 7e9 or 7000000000.", examples=["70B"])
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"] | None = Field(
+        None,
+        description="Precision of the model's weights: what full training computes in, or the frozen base of LoRA "
+        "(int8 for a quantized base) and QLoRA (int4). Default: bf16, or int4 for qlora. Checked against the "
+        "pool's accelerator (bf16 needs Ampere or later, fp8 Ada Lovelace, Hopper or Blackwell).",
+        examples=["bf16"],
+    )
+    optimizer: Literal["adam", "adamw", "sgd", "adafactor"] = Field(
+        "adamw",
+        description="Optimizer of the trained weights; sets the optimizer state per parameter.",
+        examples=["adamw"],
+    )
+    method: Literal["full", "lora", "qlora"] = Field(
+        "full",
+        description="full: every weight trains (about 16 bytes per parameter plus activations); lora / qlora: "
+        "adapters train over a frozen 16-bit / 4-bit base.",
+        examples=["lora"],
+    )
+    checkpoint_interval_minutes: float = Field(
+        30, gt=0, description="Minutes of training between checkpoint saves.", examples=[30]
+    )
+    target_checkpoint_seconds: float | None = Field(
+        None,
+        gt=0,
+        description="How long one checkpoint save may take; Lustre file systems sized for the workload meet it.",
+        examples=[60],
+    )
+    sequence_length: int = Field(
+        SIZING_SEQUENCE_LENGTH,
+        ge=1,
+        le=1_048_576,
+        description="Tokens per training sequence; activations grow with it.",
+        examples=[4096],
+    )
+    micro_batch_size: int = Field(
+        SIZING_MICRO_BATCH_SIZE, ge=1, le=4096, description="Sequences each GPU processes at once.", examples=[1]
+    )
+    activation_checkpointing: bool = Field(
+        SIZING_ACTIVATION_CHECKPOINTING,
+        description="Recompute each layer's activations in the backward pass (keeps only layer inputs): how a 7 B "
+        "LoRA fits one 24 GB GPU.",
+        examples=[True],
+    )
+
+    @property
+    def resolved_precision(self) -> str:
+        return self.precision or ("int4" if self.method == "qlora" else "bf16")
 
     def job(self):
         """The workload as the sizing engine takes it (components/sizing.py); raises ValueError if unsizable."""
         from components.sizing import Workload
 
-        return Workload(**self.model_dump(exclude={"name"}))
+        return Workload(**self.model_dump(exclude={"name", "precision"}), precision=self.resolved_precision)
 
 
 class StackSpec(Strict):
-    environment: Environment
+    environment: Environment = Field(
+        description="Environment of the stack; prod turns on protection and stricter policy levels.", examples=["prod"]
+    )
     owner: NonEmpty = Field(description="Accountable person or team, e.g. an email address.")
-    cost_centre: NonEmpty
-    data_classification: DataClassification
+    cost_centre: NonEmpty = Field(
+        description="Cost centre charged for every resource (the cost-centre tag).", examples=["RC-1020"]
+    )
+    data_classification: DataClassification = Field(
+        description="Most sensitive data the stack holds; tagged on every resource and read by the policy pack.",
+        examples=["confidential"],
+    )
     protect_stateful: bool | None = Field(
         None,
         description="Protect stateful resources (keys, log groups) from deletion. "
         "Defaults to on in prod, off elsewhere.",
     )
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags on every resource.")
-    sites: list[Site] = Field(min_length=1)
-    teams: list[TeamSpec] = Field(default_factory=list)
+    sites: list[Site] = Field(
+        description="The grid, cloud and edge sites of the stack; `provider` picks the kind (aws, gcp, kubernetes).",
+        min_length=1,
+    )
+    teams: list[TeamSpec] = Field(
+        description="Research teams: a namespace, quota and queue per team on every cluster they use.",
+        default_factory=list,
+    )
     links: list[LinkSpec] = Field(
         default_factory=list, description="IPsec VPN links between sites: hub-and-spoke or pairs."
     )

@@ -80,8 +80,10 @@ class DurabilitySpec(Strict):
 
 
 class ReadCacheSpec(Strict):
-    sizing_mode: Literal["NO_CACHE", "USER_PROVISIONED", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"] = (
-        "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"
+    sizing_mode: Literal["NO_CACHE", "USER_PROVISIONED", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"] = Field(
+        "PROPORTIONAL_TO_THROUGHPUT_CAPACITY",
+        description="How the Intelligent-Tiering SSD read cache is sized.",
+        examples=["PROPORTIONAL_TO_THROUGHPUT_CAPACITY"],
     )
     size_gib: int | None = Field(None, ge=32, description="USER_PROVISIONED only: SSD read cache in GiB.")
 
@@ -89,9 +91,19 @@ class ReadCacheSpec(Strict):
 class FsxLustreSpec(Strict):
     """An FSx for Lustre file system (AWS sites)."""
 
-    name: StorageName
-    deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
-    storage_type: Literal["SSD", "HDD", "INTELLIGENT_TIERING"] = "SSD"
+    name: StorageName = Field(
+        description="File system name, unique in the site; also its mount path /lustre/<name>.", examples=["scratch"]
+    )
+    deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(
+        "PERSISTENT_2",
+        description="FSx deployment type; SCRATCH_* are dev only (no replication).",
+        examples=["PERSISTENT_2"],
+    )
+    storage_type: Literal["SSD", "HDD", "INTELLIGENT_TIERING"] = Field(
+        "SSD",
+        description="Storage class: SSD, HDD (PERSISTENT_1) or INTELLIGENT_TIERING (PERSISTENT_2).",
+        examples=["SSD"],
+    )
     capacity_gib: int | None = Field(
         None,
         gt=0,
@@ -116,14 +128,19 @@ class FsxLustreSpec(Strict):
     zone: Zone | None = Field(
         None, description="Availability zone (default: the site's first); put it with the pools that write to it."
     )
-    compression: Literal["LZ4", "NONE"] = "LZ4"
+    compression: Literal["LZ4", "NONE"] = Field(
+        "LZ4", description="Data compression on the file system.", examples=["LZ4"]
+    )
     root_squash: str | None = Field(
         "65534:65534",
         pattern=r"^\d{1,10}:\d{1,10}$",
         description="UID:GID that root on a client is mapped to (null: no squash; containers running as root "
         "then act as root on the shared file system).",
     )
-    durability: DurabilitySpec = Field(default_factory=DurabilitySpec)
+    durability: DurabilitySpec = Field(
+        description="Backups and data-repository export that keep the file system's data.",
+        default_factory=DurabilitySpec,
+    )
     workload: SiteName | None = Field(None, description="A workloads[] entry whose checkpoints this file system takes.")
     checkpoint_seconds: float | None = Field(
         None, gt=0, description="Save budget for the workload's checkpoint (default: its target, else 60 s)."
@@ -138,7 +155,7 @@ class FsxLustreSpec(Strict):
 class ExpressCheckpointsSpec(Strict):
     """An S3 Express One Zone directory bucket next to a pool, for hot checkpoints (AWS sites)."""
 
-    name: StorageName
+    name: StorageName = Field(description="Directory bucket name suffix, unique in the site.", examples=["hot-ckpt"])
     zone: Zone = Field(description="The availability zone of the pools that write to it.")
     expire_days: int = Field(7, ge=1, le=3650, description="Objects expire after this many days (no transitions).")
     abort_multipart_days: int = Field(ABORT_MULTIPART_DAYS, ge=1, description="Abort unfinished uploads after this.")
@@ -147,7 +164,10 @@ class ExpressCheckpointsSpec(Strict):
 class ManagedLustreSpec(Strict):
     """A GCP Managed Lustre instance (GCP sites)."""
 
-    name: StorageName
+    name: StorageName = Field(
+        description="Instance name, unique in the site; its first 8 letters and digits name the Lustre file system.",
+        examples=["scratch"],
+    )
     tier: ManagedLustreTier | None = Field(
         None,
         description="MB/s per TiB, or the dynamic tier (fixed at creation). Default: sized from `workload`; pin the "
@@ -160,10 +180,24 @@ class ManagedLustreSpec(Strict):
         "Pin the sized value once created.",
     )
     zone: Zone | None = Field(None, description="Zone of the instance (default: the site's first).")
-    workload: SiteName | None = None
-    checkpoint_seconds: float | None = Field(None, gt=0)
-    root_squash: str | None = Field("65534:65534", pattern=r"^\d{1,10}:\d{1,10}$")
-    mount_path: MountPath | None = None
+    workload: SiteName | None = Field(
+        None, description="A workloads[] entry to size tier and capacity for its checkpoints.", examples=["fusion-7b"]
+    )
+    checkpoint_seconds: float | None = Field(
+        None,
+        description="Seconds a checkpoint save may take (default: the workload's target_checkpoint_seconds).",
+        examples=[60],
+        gt=0,
+    )
+    root_squash: str | None = Field(
+        "65534:65534",
+        description="UID:GID root is mapped to on clients; null turns root squash off.",
+        examples=["65534:65534"],
+        pattern=r"^\d{1,10}:\d{1,10}$",
+    )
+    mount_path: MountPath | None = Field(
+        None, description="Where pods mount it (default: /lustre/<name>).", examples=["/lustre/scratch"]
+    )
 
     @property
     def path(self) -> str:
@@ -178,15 +212,19 @@ class ManagedLustreSpec(Strict):
 class FilestoreSpec(Strict):
     """A Filestore share, e.g. home directories (GCP sites)."""
 
-    name: StorageName
-    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE", "HIGH_SCALE_SSD"] = "ZONAL"
-    capacity_gib: int = Field(1024, gt=0)
+    name: StorageName = Field(description="Share name, unique in the site.", examples=["home"])
+    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE", "HIGH_SCALE_SSD"] = Field(
+        "ZONAL",
+        description="Filestore service tier; REGIONAL and ENTERPRISE live in the region, the rest in a zone.",
+        examples=["ZONAL"],
+    )
+    capacity_gib: int = Field(1024, description="Share size in GiB, within the tier's limits.", examples=[1024], gt=0)
     zone: Zone | None = Field(
         None,
         description="ZONAL, BASIC and HIGH_SCALE_SSD tiers: zone (default: the site's first); REGIONAL and "
         "ENTERPRISE shares live in the region and take none.",
     )
-    mount_path: MountPath = "/home"
+    mount_path: MountPath = Field("/home", description="Where pods mount the share.", examples=["/home"])
 
 
 class ObjectLockSpec(Strict):
@@ -198,8 +236,10 @@ class ObjectLockSpec(Strict):
         "principals with s3:BypassGovernanceRetention may. Default: COMPLIANCE in prod, GOVERNANCE elsewhere, so "
         "a dev bucket can be emptied.",
     )
-    days: int | None = Field(None, ge=1, le=36_500)
-    years: int | None = Field(None, ge=1, le=100)
+    days: int | None = Field(
+        None, description="Retention in days (give days or years).", examples=[365], ge=1, le=36_500
+    )
+    years: int | None = Field(None, description="Retention in years (give days or years).", examples=[7], ge=1, le=100)
     locked: bool | None = Field(
         None, description="GCS: lock the retention policy (irreversible). Default: on in prod, off elsewhere."
     )
@@ -237,12 +277,19 @@ class LifecycleSpec(Strict):
 class BucketSpec(Strict):
     """An object bucket: S3 on AWS sites, Cloud Storage on GCP sites."""
 
-    name: StorageName
-    purpose: BucketPurpose
+    name: StorageName = Field(
+        description="Bucket name suffix, unique in the site; the full name adds the stack and site.",
+        examples=["checkpoints"],
+    )
+    purpose: BucketPurpose = Field(
+        description="What the bucket holds; sets its defaults (audit buckets are immutable).", examples=["checkpoints"]
+    )
     immutable: ObjectLockSpec | None = Field(
         None, description="Write-once retention (audit logs, released artifacts). Default for purpose audit."
     )
-    lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
+    lifecycle: LifecycleSpec = Field(
+        description="When objects move to a cold class and expire.", default_factory=LifecycleSpec
+    )
     hierarchical_namespace: bool = Field(
         False,
         description="GCS only: folders with atomic rename (fixed at creation). Cloud Storage refuses versioning and "
@@ -276,12 +323,16 @@ class ScratchSpec(Strict):
 class ExistingMountSpec(Strict):
     """A file system the site already has (grid / edge): Lustre, GPFS or NFS."""
 
-    name: StorageName
-    kind: Literal["lustre", "gpfs", "nfs"]
+    name: StorageName = Field(
+        description="Mount name, unique in the site; names the tier in the storage output.", examples=["gpfs-projects"]
+    )
+    kind: Literal["lustre", "gpfs", "nfs"] = Field(
+        description="File system kind of the existing mount.", examples=["gpfs"]
+    )
     host_path: MountPath | None = Field(None, description="Where it is mounted on every node (Lustre, GPFS, NFS).")
     nfs_server: NonEmpty | None = Field(None, description="NFS only, instead of host_path: the server.")
     nfs_export: MountPath | None = Field(None, description="NFS only: the exported path.")
-    capacity_gib: int = Field(gt=0)
+    capacity_gib: int = Field(description="Size in GiB, for sizing and the storage output.", examples=[500000], gt=0)
     write_mbps: float | None = Field(
         None,
         gt=0,
@@ -289,7 +340,7 @@ class ExistingMountSpec(Strict):
         "workload's checkpoint budget).",
     )
     mount_path: MountPath | None = Field(None, description="Where pods see it (default: host_path or /mnt/<name>).")
-    read_only: bool = False
+    read_only: bool = Field(False, description="Mount it read-only in pods.", examples=[False])
 
     @model_validator(mode="after")
     def _one_source(self) -> ExistingMountSpec:
@@ -308,17 +359,25 @@ class ExistingMountSpec(Strict):
 
 
 class AwsStorageSpec(Strict):
-    lustre: list[FsxLustreSpec] = Field(default_factory=list)
-    buckets: list[BucketSpec] = Field(default_factory=list)
-    express_checkpoints: list[ExpressCheckpointsSpec] = Field(default_factory=list)
+    lustre: list[FsxLustreSpec] = Field(description="FSx for Lustre file systems of the site.", default_factory=list)
+    buckets: list[BucketSpec] = Field(
+        description="S3 buckets of the site (datasets, checkpoints, artifacts, audit).", default_factory=list
+    )
+    express_checkpoints: list[ExpressCheckpointsSpec] = Field(
+        description="S3 Express One Zone directory buckets for hot checkpoints.", default_factory=list
+    )
 
 
 class GcpStorageSpec(Strict):
-    lustre: list[ManagedLustreSpec] = Field(default_factory=list)
-    filestore: list[FilestoreSpec] = Field(default_factory=list)
-    buckets: list[BucketSpec] = Field(default_factory=list)
+    lustre: list[ManagedLustreSpec] = Field(description="Managed Lustre instances of the site.", default_factory=list)
+    filestore: list[FilestoreSpec] = Field(
+        description="Filestore shares of the site (e.g. home directories).", default_factory=list
+    )
+    buckets: list[BucketSpec] = Field(description="Cloud Storage buckets of the site.", default_factory=list)
 
 
 class ExistingStorageSpec(Strict):
-    scratch: ScratchSpec | None = None
-    mounts: list[ExistingMountSpec] = Field(default_factory=list)
+    scratch: ScratchSpec | None = Field(None, description="Node-local scratch of the cluster's nodes (a host path).")
+    mounts: list[ExistingMountSpec] = Field(
+        description="Parallel file systems already mounted on the cluster's nodes.", default_factory=list
+    )

@@ -335,7 +335,7 @@ def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssu
             instance = aws_instance_type(pool.instance_type)
         except UnknownCatalogEntryError:
             continue  # reported on the pool
-        if pool.uses_efa(instance.max_efa_interfaces > 0) and not fsx_efa_client(instance.name):
+        if pool.uses_efa(instance.supports_efa) and not fsx_efa_client(instance.name):
             yield StorageIssue(
                 f"{path}.efa",
                 f"pool '{pool.name}' ({instance.name}) cannot be an EFA client of an FSx file system (AWS excludes "
@@ -592,7 +592,7 @@ def checkpoint_budget(spec: StackSpec) -> Iterator[StorageIssue]:
             if not write:
                 continue
             budget = lustre.checkpoint_seconds or workload.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
-            job = sizing.Workload(**workload.model_dump(exclude={"name"}))
+            job = workload.job()
             needed = sizing.checkpoint_write_mbps(job, budget)
             if write < needed:
                 seconds = sizing.checkpoint_bytes(job) / (write * sizing.MB)

@@ -112,7 +112,7 @@ def privileged_needs(site) -> list[str]:
                 instance = aws_instance_type(pool.instance_type)
             except UnknownCatalogEntryError:
                 continue
-            if pool.uses_efa(instance.max_efa_interfaces > 0):
+            if pool.uses_efa(instance.supports_efa):
                 efa.append(pool.name)
             if instance.nvme_disks:
                 scratch.append(pool.name)
@@ -135,7 +135,7 @@ def privileged_needs(site) -> list[str]:
             if not isinstance(pool, GcpGpuPoolSpec) or pool.machine_type is None:
                 continue
             try:
-                machine = gcp_machine_type(pool.machine_type)
+                machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
             except UnknownCatalogEntryError:
                 continue
             if machine.gpudirect in wanted:

@@ -49,7 +49,7 @@ def pool_hosts(site) -> list[PoolHost]:
                 kind = aws_instance_type(pool.instance_type)
                 hosts.append(PoolHost(pool.name, kind.accelerator_count, kind.vcpus, kind.memory_gib, kind.name))
             elif isinstance(pool, GcpGpuPoolSpec) and pool.machine_type is not None:
-                kind = gcp_machine_type(pool.machine_type)
+                kind = gcp_machine_type(pool.machine_type, pool.attached_gpus)
                 hosts.append(PoolHost(pool.name, kind.gpu_count, kind.vcpus, kind.memory_gb, kind.name))
             elif isinstance(pool, GcpGpuPoolSpec):
                 hosts.append(PoolHost(pool.name, 0))  # a TPU host: Lattice does not know its CPUs

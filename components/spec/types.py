@@ -308,6 +308,14 @@ def _checked(adapter: TypeAdapter, value: Any, what: str) -> Any:
     except ValidationError as exc:
         error = exc.errors()[0]
         reason = error["msg"].removeprefix("Value error, ")
+        bounds = {"greater_than_equal": "at least {ge}", "greater_than": "more than {gt}",
+                  "less_than_equal": "at most {le}", "less_than": "less than {lt}"}  # fmt: skip
+        if error["type"] == "literal_error":
+            reason = f"use one of {error['ctx']['expected']}"
+        elif error["type"] in ("int_parsing", "int_type", "int_from_float"):
+            reason = "must be a whole number"
+        elif error["type"] in bounds:
+            reason = "must be " + bounds[error["type"]].format(**error["ctx"])
         got = "" if error["type"] == "value_error" else f" (got {value!r})"
         raise ValueError(
             f"{what}: {reason}{got}; give one value for every site the team is on, or one per site: "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from components.catalog import aws_instance_type, gcp_machine_type
 from components.sizing import (
     GB,
     GIB,
+    ActivationsDoNotFit,
     GpuRange,
     Method,
     Optimizer,
@@ -17,19 +20,24 @@ from components.sizing import (
     Pool,
     Precision,
     Workload,
+    activation_bytes,
     checkpoint_bytes,
     checkpoint_overhead_fraction,
     checkpoint_save_seconds,
     fits,
     gpus_needed,
     gradient_bytes,
+    human_gib,
     optimizer_state_bytes_per_parameter,
     parallel_layout,
     ring_allreduce_bytes,
+    run_hours,
     training_memory,
     transfer_seconds,
     weight_bytes,
 )
+from lattice.cli import _parser, size_report
+from tests.conftest import ROOT
 
 H100_GIB = aws_instance_type("p5.48xlarge").accelerator_memory_gib
 
@@ -117,42 +125,90 @@ def test_optimizer_state_bytes_per_parameter(optimizer, weights, state, expected
 @pytest.mark.parametrize("precision", ["bf16", "fp32"])
 def test_adam_model_state_is_the_standard_16_bytes_per_parameter(precision):
     memory = training_memory(Workload(parameters=1e9, precision=precision, optimizer="adam"))
-    assert memory.weights + memory.gradients + memory.optimizer_state == 16 * GB
-    assert memory.activations == 16 * GB  # the fixed overhead: 100 % of the standard model state
+    assert memory.model_state == memory.weights + memory.gradients + memory.optimizer_state == 16 * GB
 
 
 @pytest.mark.parametrize(
-    ("parameters", "expected"),
-    [(7e9, GpuRange(4, 8)), (13e9, GpuRange(8, 16)), (70e9, GpuRange(32, 64))],
+    ("parameters", "layers", "hidden"), [(7e9, 33, 4204), (13e9, 40, 5204), (70e9, 71, 9064), (175e9, 96, 12325)]
 )
-def test_full_fine_tuning_gpu_counts_on_80_gb_gpus(parameters, expected):
-    assert gpus_needed(Workload(parameters=parameters), H100_GIB) == expected
+def test_transformer_shape_is_estimated_from_the_parameter_count(parameters, layers, hidden):
+    workload = Workload(parameters=parameters)
+    assert (workload.layers, workload.hidden_size) == (layers, hidden)
 
 
-@pytest.mark.parametrize(
-    ("parameters", "method", "precision", "expected"),
-    [
-        (7e9, "lora", "bf16", GpuRange(2, 4)),
-        (13e9, "lora", "bf16", GpuRange(4, 8)),
-        (70e9, "lora", "bf16", GpuRange(16, 32)),
-        (7e9, "qlora", "int4", GpuRange(2, 4)),
-        (13e9, "qlora", "int4", GpuRange(4, 8)),
-        (70e9, "qlora", "int4", GpuRange(16, 32)),
-    ],
-)
-def test_lora_and_qlora_cut_gpu_counts_by_50_to_75_percent(parameters, method, precision, expected):
-    full = gpus_needed(Workload(parameters=parameters), H100_GIB)
-    adapted = gpus_needed(Workload(parameters=parameters, method=method, precision=precision), H100_GIB)
-    assert adapted == expected
-    assert 0.5 <= 1 - adapted.minimum / full.minimum <= 0.75
+def test_activations_follow_sequence_micro_batch_and_checkpointing():
+    base = Workload(parameters=7e9)
+    tokens, hidden, layers = 2048, 4204, 33
+    logits = 8 * tokens * 32_000
+    assert activation_bytes(base) == 2 * tokens * hidden * layers + 34 * tokens * hidden + logits
+    assert activation_bytes(Workload(parameters=7e9, activation_checkpointing=False)) == (
+        34 * tokens * hidden * layers + logits
+    )
+    assert activation_bytes(Workload(parameters=7e9, sequence_length=4096, micro_batch_size=2)) == pytest.approx(
+        4 * activation_bytes(base)
+    )
 
 
-def test_lora_memory_breakdown():
+def test_lora_memory_counts_the_frozen_base_and_the_adapter_alone():
     memory = training_memory(Workload(parameters=7e9, method="lora"))
     # Frozen bf16 base 14 GB + 70 M adapter parameters at 2 (weights) + 2 (gradients) + 12 (optimizer) bytes.
-    assert (memory.weights, memory.gradients, memory.optimizer_state, memory.activations) == pytest.approx(
-        (14.14 * GB, 0.14 * GB, 0.84 * GB, 112 * GB)
+    assert (memory.weights, memory.gradients, memory.optimizer_state) == pytest.approx(
+        (14.14 * GB, 0.14 * GB, 0.84 * GB)
     )
+
+
+def test_qlora_base_is_nf4_with_double_quantized_constants():
+    memory = training_memory(Workload(parameters=7e9, method="qlora", precision="int4"))
+    assert memory.weights == pytest.approx(7e9 * 4.127 / 8 + 0.14 * GB)
+    assert (memory.gradients, memory.optimizer_state) == pytest.approx((0.14 * GB, 0.84 * GB))
+
+
+def test_a_micro_batch_too_large_for_any_gpu_says_what_to_change():
+    workload = Workload(parameters=7e9, sequence_length=131_072, activation_checkpointing=False)
+    with pytest.raises(ActivationsDoNotFit) as error:
+        gpus_needed(workload, 80)
+    assert str(error.value) == (
+        "the activations of one micro-batch (607 GiB at 131,072 tokens × 1) do not fit one accelerator of 80 GiB "
+        "beside its 1.5 GiB runtime reserve: turn on activation checkpointing, shorten the sequence or lower the "
+        "micro-batch size"
+    )
+    report = fits(workload, Pool.of(aws_instance_type("p5.48xlarge"), nodes=1))
+    assert report.gpus is None and report.layout is None and not report.fits
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "precision", "problem"),
+    [
+        ("p4d.24xlarge", "fp8", "A100 (Ampere) has no fp8"),
+        ("g5.2xlarge", "fp8", "A10G (Ampere) has no fp8"),
+        ("g4dn.xlarge", "bf16", "T4 (Turing) has no bf16: it needs Ampere (A100, A10G) or later"),
+        ("p3dn.24xlarge", "bf16", "V100 (Volta) has no bf16"),
+        ("g6.xlarge", "fp8", None),
+        ("p5.48xlarge", "fp8", None),
+        ("g4dn.xlarge", "fp16", None),
+        ("trn1.32xlarge", "bf16", None),
+        ("inf1.24xlarge", "fp8", "Inferentia (NeuronCore-v1) has no fp8"),
+    ],
+)
+def test_precision_is_checked_against_the_accelerator(accelerator, precision, problem):
+    report = fits(
+        Workload(parameters=1e9, precision=precision, method="lora"), Pool.of(aws_instance_type(accelerator), 1)
+    )
+    found = [p for p in report.problems if "has no" in p]
+    assert found[0].startswith(problem) if problem else found == [], found
+
+
+def test_a_quantized_base_is_not_a_compute_precision():
+    # QLoRA on a T4: NF4 weights are dequantized into fp16 compute, which every GPU runs.
+    report = fits(
+        Workload(parameters=7e9, method="qlora", precision="int4"), Pool.of(aws_instance_type("g4dn.xlarge"), 1)
+    )
+    assert report.fits
+
+
+def test_grid_gpu_names_the_catalog_does_not_know_skip_the_precision_check():
+    pool = Pool("grid", 80, 8, 2, 400, accelerator="H100-80GB-SXM")
+    assert fits(Workload(parameters=7e9, precision="fp8"), pool).fits
 
 
 def test_workload_takes_strings_and_stores_enums():
@@ -228,10 +284,10 @@ def test_parallel_layout_uses_every_gpu_and_keeps_tensor_parallelism_in_a_node(g
 @pytest.mark.parametrize(
     ("machine", "expected"),
     [
-        (aws_instance_type("p5.48xlarge"), Pool("p5.48xlarge", 80.0, 8, 2, 3200.0)),
-        (aws_instance_type("trn1n.32xlarge"), Pool("trn1n.32xlarge", 32.0, 16, 2, 1600.0)),
-        (gcp_machine_type("a3-megagpu-8g"), Pool("a3-megagpu-8g", 80, 8, 2, 1600)),
-        (gcp_machine_type("a2-highgpu-8g"), Pool("a2-highgpu-8g", 40, 8, 2, 100)),
+        (aws_instance_type("p5.48xlarge"), Pool("p5.48xlarge", 80.0, 8, 2, 3200.0, "H100")),
+        (aws_instance_type("trn1n.32xlarge"), Pool("trn1n.32xlarge", 32.0, 16, 2, 1600.0, "Trainium")),
+        (gcp_machine_type("a3-megagpu-8g"), Pool("a3-megagpu-8g", 80, 8, 2, 1600, "H100")),
+        (gcp_machine_type("a2-highgpu-8g"), Pool("a2-highgpu-8g", 40, 8, 2, 100, "A100")),
     ],
     ids=lambda value: getattr(value, "name", ""),
 )
@@ -242,22 +298,47 @@ def test_pools_take_their_facts_from_the_catalog(machine, expected):
 def test_7b_fits_two_p5_nodes_with_gradient_sync_on_efa():
     report = fits(Workload(parameters=7e9), Pool.of(aws_instance_type("p5.48xlarge"), nodes=2))
     assert report.fits
-    assert report.layout == ParallelLayout(data=4, tensor=4, pipeline=1)
-    # Each of 4 DP ranks syncs a quarter of 14 GB: 2·3/4·3.5 GB on its 3,200/8 = 400 Gbps share.
-    assert report.gradient_sync_bytes == 5.25 * GB
-    assert report.gradient_sync_seconds == pytest.approx(0.105)
-    assert report.message == "7 B bf16 full fits pool 'p5.48xlarge': 16 GPUs as DP 4 × TP 4 × PP 1"
+    assert report.gpus == GpuRange(minimum=2, typical=(4, 8))
+    assert report.layout == ParallelLayout(data=8, tensor=2, pipeline=1)
+    # Each of 8 DP ranks syncs half of 14 GB: 2·7/8·7 GB on its 3,200/8 = 400 Gbps share.
+    assert report.gradient_sync_bytes == 12.25 * GB
+    assert report.gradient_sync_seconds == pytest.approx(0.245)
+    assert report.message == (
+        "7 B bf16 full fits pool 'p5.48xlarge': 16 GPUs as DP 8 × TP 2 × PP 1, 54.9 GiB of 80 GiB per GPU"
+    )
 
 
-def test_70b_on_two_p5_nodes_fails_with_the_numbers():
-    report = fits(Workload(parameters=70e9), Pool.of(aws_instance_type("p5.48xlarge"), nodes=2))
+def test_70b_on_one_p5_node_fails_with_rounded_numbers_and_the_fix():
+    report = fits(Workload(parameters=70e9), Pool.of(aws_instance_type("p5.48xlarge"), nodes=1))
     assert not report.fits
     assert report.layout is None
     assert report.gradient_sync_seconds is None
     assert report.message == (
-        "70 B bf16 full needs at least 32 GPUs of 80 GiB (2,086 GiB of training memory); "
-        "pool 'p5.48xlarge' has 16 (2 nodes × 8): add 2 nodes or use lora/qlora"
+        "70 B bf16 full needs at least 16 GPUs of 80 GiB (1,043 GiB of model state, 3.5 GiB of activations per GPU); "
+        "pool 'p5.48xlarge' has 8 (1 node × 8): add 1 node or use lora/qlora"
     )
+
+
+def test_without_efa_gradient_sync_runs_on_the_ena_cards():
+    assert Pool.of(aws_instance_type("g6.12xlarge"), 1).scale_out_bandwidth_gbps == 40  # its EFA card
+    assert Pool.of(aws_instance_type("g6.xlarge"), 1).scale_out_bandwidth_gbps == 2.5  # no EFA: ENA baseline
+
+
+def test_gpu_hours_of_a_run():
+    pool = Pool.of(aws_instance_type("p5.48xlarge"), nodes=4)
+    hours = run_hours(tokens=1e11, tokens_per_second_per_gpu=3000, pool=pool, checkpoint_overhead=0.032)
+    assert hours.training_hours == pytest.approx(1e11 / (3000 * 32) / 3600)
+    assert hours.wall_clock_hours == pytest.approx(hours.training_hours / 0.968)
+    assert (hours.gpu_hours, hours.node_hours) == pytest.approx(
+        (32 * hours.wall_clock_hours, 4 * hours.wall_clock_hours)
+    )
+
+
+@pytest.mark.parametrize(
+    ("size_bytes", "text"), [(22888 * 2**20, "22.4 GiB"), (104.3 * GIB, "104 GiB"), (1043 * GIB, "1,043 GiB")]
+)
+def test_sizes_are_rounded_for_people(size_bytes, text):
+    assert human_gib(size_bytes) == text
 
 
 def test_checkpoint_over_target_is_a_problem_with_the_needed_throughput():
@@ -274,5 +355,30 @@ def test_every_shortfall_is_reported_at_once():
     workload = Workload(parameters=70e9, target_checkpoint_seconds=60)
     report = fits(workload, Pool.of(gcp_machine_type("a3-megagpu-8g"), nodes=1), storage_gb_per_second=5.0)
     assert len(report.problems) == 2
-    assert report.problems[0].startswith("70 B bf16 full needs at least 32 GPUs of 80 GiB")
+    assert report.problems[0].startswith("70 B bf16 full needs at least 16 GPUs of 80 GiB")
     assert report.problems[1] == "a 980 GB checkpoint takes 196 s at 5 GB/s, over the 60 s target: needs 16.33 GB/s"
+
+
+def _readme_reference_rows() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("<!-- sizing-reference -->")[1].split("<!-- /sizing-reference -->")[0]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in table.strip().splitlines()]
+    return rows[2:]  # header and rule
+
+
+def test_the_readme_quotes_the_reference_table():
+    assert len(_readme_reference_rows()) >= 10
+
+
+@pytest.mark.parametrize("row", _readme_reference_rows(), ids=lambda row: row[0].strip("`"))
+def test_readme_reference_figures(row):
+    arguments, model_state, activations, per_gpu, gpus = row
+    args = _parser().parse_args(["size", *shlex.split(arguments.strip("`"))])
+    _, _, pool, report = size_report(args)
+    low, high = report.gpus.typical
+    assert [
+        human_gib(report.memory.model_state),
+        human_gib(report.memory.activations),
+        f"{human_gib(report.per_gpu_bytes)} of {pool.accelerator_memory_gib:.3g} GiB",
+        f"{report.gpus.minimum} / {low}–{high}",
+    ] == [model_state, activations, per_gpu, gpus]

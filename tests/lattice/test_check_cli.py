@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import subprocess
 import sys
 
@@ -74,11 +76,14 @@ def test_unreadable_plan_is_an_input_error(tmp_path, capsys):
 
 
 def test_policies_verb_lists_every_rule(capsys, monkeypatch, rules):
-    monkeypatch.setenv("COLUMNS", "1000")  # one line per rule: every column readable
+    monkeypatch.setenv("COLUMNS", "1000")  # the table caps its own width at 110
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in rules)
-    assert "differs from the scanners" in out
+    assert max(len(line) for line in out.splitlines()) <= 110
+    text = " ".join(out.split())
+    noted = [(sid, note) for rule in rules.values() for sid, note in rule.scanner_notes.items()]
+    assert noted and all(f"{sid} differs: {' '.join(note.split())}" in text for sid, note in noted)
 
 
 def test_policies_verb_prints_the_readme_table(capsys, rules):
@@ -86,6 +91,34 @@ def test_policies_verb_prints_the_readme_table(capsys, rules):
     out = capsys.readouterr().out
     assert out == markdown(rules)
     assert out.startswith("| policy | kind | severity | category | Checkov | Trivy | what it requires |\n")
+
+
+def test_policies_reads_at_80_columns(rules):
+    result = subprocess.run(
+        [sys.executable, "-m", "lattice", "policies"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout  # nothing truncated, header included
+    header = next(line for line in lines if "severity" in line)
+    assert header.split() == ["policy", "category", "severity", "kind"]
+    # Every description reads as a sentence over a few lines, not one word per line.
+    text = " ".join(" ".join(line.split()) for line in lines)
+    for name, rule in rules.items():
+        assert f"{name} {rule.category}" in text
+        assert " ".join(rule.description.split()) in text, name
+        for scanner_id, note in rule.scanner_notes.items():  # issue 11: the stricter / looser note, in full
+            assert f"{scanner_id} differs: {' '.join(note.split())}" in text, (name, scanner_id)
+    assert sum(1 for rule in rules.values() for _ in rule.scanner_notes) > 10
+    # No column squeezed to one word per line: a paragraph's last word may wrap alone, never two lines running.
+    single = [len(line.split()) == 1 and set(line.strip()) != {"─"} for line in lines]
+    assert not any(a and b for a, b in itertools.pairwise(single))
 
 
 def test_check_from_a_real_process_exits_0_for_prod():

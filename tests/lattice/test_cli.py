@@ -88,6 +88,63 @@ def test_schema_rejects_what_the_spec_rejects(name):
         jsonschema.validate(yaml.safe_load((BROKEN / name).read_text()), stack_file_schema())
 
 
+def _properties(schema):
+    """(definition, field, property schema) for every field of the spec, the root's included."""
+    root = schema["properties"]["config"]["properties"]["lattice:spec"]
+    for name, definition in [("StackSpec", root), *schema["$defs"].items()]:
+        for field, prop in definition.get("properties", {}).items():
+            yield name, field, prop
+
+
+def test_every_field_has_a_description_and_an_example_the_schema_accepts():
+    schema = stack_file_schema()
+    fields = list(_properties(schema))
+    assert len(fields) > 250
+    undocumented = [f"{n}.{f}" for n, f, prop in fields if not prop.get("description") or not prop.get("examples")]
+    assert undocumented == []
+    for name, field, prop in fields:
+        for example in prop["examples"]:
+            errors = list(jsonschema.Draft202012Validator({**prop, "$defs": schema["$defs"]}).iter_errors(example))
+            assert errors == [], f"{name}.{field}: example {example!r} is refused"
+
+
+def _dev_with_a_typo_in_its_aws_site():
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    site = document["config"]["lattice:spec"]["sites"][0]
+    assert site["provider"] == "aws"
+    site["regoin"] = "us-east-1"
+    return document
+
+
+def test_schema_reports_a_typo_in_an_aws_site_on_that_site_not_as_no_match():
+    errors = list(jsonschema.Draft202012Validator(stack_file_schema()).iter_errors(_dev_with_a_typo_in_its_aws_site()))
+    assert [list(e.absolute_path) for e in errors] == [["config", "lattice:spec", "sites", 0]]
+    assert errors[0].message == "Additional properties are not allowed ('regoin' was unexpected)"
+
+
+def test_schema_judges_a_site_by_its_provider():
+    sites = {"type": "array", "items": stack_file_schema()["properties"]["config"]["properties"]["lattice:spec"]}
+    sites["items"] = sites["items"]["properties"]["sites"]["items"]
+    validator = jsonschema.Draft202012Validator({**sites, "$defs": stack_file_schema()["$defs"]})
+    gcp_keys_on_aws = {"name": "a", "tier": "cloud", "provider": "aws", "region": "us-east-1", "project": "p"}
+    assert sorted(e.message for e in validator.iter_errors([gcp_keys_on_aws])) == [
+        "'network' is a required property",
+        "Additional properties are not allowed ('project' was unexpected)",
+    ]
+    assert [e.message for e in validator.iter_errors([{"provider": "azure"}])] == [
+        "'azure' is not one of ['aws', 'gcp', 'kubernetes']"
+    ]
+
+
+def test_the_spec_reports_a_typo_in_an_aws_site_on_that_key(tmp_path, capsys):
+    path = tmp_path / "Pulumi.typo.yaml"
+    path.write_text(yaml.safe_dump(_dev_with_a_typo_in_its_aws_site(), sort_keys=False))
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "sites[0].regoin" in err
+    assert "does not match any" not in err and "union" not in err.lower()
+
+
 def test_committed_schema_is_current():
     committed = json.loads((ROOT / "schema" / "stack-file.schema.json").read_text())
     assert committed == stack_file_schema(), "run `make schema` and commit schema/stack-file.schema.json"
@@ -99,19 +156,33 @@ def test_stack_files_point_editors_at_the_schema():
 
 
 def test_size_reports_the_numbers_and_exit_code(capsys):
-    assert main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "2"]) == 1
+    assert main(["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "1"]) == 1
     out = capsys.readouterr().out
-    assert "needs at least 32 GPUs of 80 GiB" in out and "add 2 nodes" in out
+    assert "needs at least 16 GPUs of 80 GiB" in out and "add 1 node or use lora/qlora" in out
     assert main(["size", "--parameters", "7e9", "--machine-type", "p5.48xlarge", "--storage-gbps", "10"]) == 0
     out = capsys.readouterr().out
-    assert "fits pool 'p5.48xlarge'" in out and "DP 2 × TP 4 × PP 1" in out
+    assert "fits pool 'p5.48xlarge'" in out and "DP 4 × TP 2 × PP 1" in out
+
+
+def test_size_prints_gpu_hours_when_asked(capsys):
+    arguments = ["size", "--parameters", "7B", "--method", "lora", "--machine-type", "g6.xlarge"]
+    assert main([*arguments, "--tokens", "2e9", "--tokens-per-second-per-gpu", "1500"]) == 0
+    out = capsys.readouterr().out
+    assert "one run (2 B tokens, 1,500/s/GPU)" in out and "371.7 h wall clock" in out
+    assert "GPU-hours / node-hours" in out
+    assert main([*arguments, "--tokens", "2e9"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu"
+    )
 
 
 def test_size_rejects_unknown_machines_and_bad_workloads(capsys):
     assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xl"]) == 2
     assert "did you mean p5.48xlarge" in capsys.readouterr().err
     assert main(["size", "--parameters", "7B", "--machine-type", "p5.48xlarge", "--method", "dora"]) == 2
-    assert "workload:" in capsys.readouterr().err
+    assert "lattice size: method 'dora' is not one of full, lora, qlora" in capsys.readouterr().err
+    assert main(["size", "--parameters", "7B", "--machine-type", "p4d.24xlarge", "--precision", "fp8"]) == 1
+    assert "A100 (Ampere) has no fp8" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

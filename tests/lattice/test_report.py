@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from lattice.check import CheckResult, Finding, NotChecked, evaluate
-from lattice.report import fingerprint, locator_for, render
+from lattice.report import fingerprint, locator_for, render, verdict_line
 from lattice.waivers import WaiverSet, apply_waivers, load_waivers
 from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample
 
@@ -127,6 +127,26 @@ def test_markdown_summary_escapes_what_the_pull_request_controls(outcome):
         "</details>",
         "",
     ]
+
+
+def test_github_says_a_clean_run_in_one_notice(baseline):
+    result = evaluate(baseline, EVERYTHING_MANDATORY)
+    assert result.findings == [] and len(result.rules) > 40
+    text = render("github", result, [], locator_for(baseline, "stacks/Pulumi.baseline.yaml", {}))
+    assert text == (
+        f"::notice title=lattice check::policy verdict: PASS — {len(result.rules)} rules over "
+        f"{len(baseline['resources'])} resources; violations: 0 (0 critical, 0 high, 0 medium, 0 low), 0 waived, "
+        "0 blocking\n"
+    )
+
+
+def test_verdict_line_counts_unwaived_violations_by_severity(outcome, rules):
+    result, _, _ = outcome
+    assert rules["eks-private-endpoint"].severity == "high"
+    assert verdict_line(result) == (
+        f"policy verdict: FAIL — {len(result.rules)} rules over {result.resources} resources; "
+        "violations: 1 (0 critical, 1 high, 0 medium, 0 low), 1 waived, 1 blocking"
+    )
 
 
 def test_json_contract(outcome):

@@ -15,7 +15,7 @@ from components.catalog import (
 )
 
 
-@pytest.mark.parametrize("instance_type", aws_instance_types(), ids=lambda t: t.name)
+@pytest.mark.parametrize("instance_type", [t for t in aws_instance_types() if t.supports_efa], ids=lambda t: t.name)
 def test_efa_interfaces_follow_the_per_card_rule(instance_type: AwsInstanceType):
     interfaces = efa_interfaces(instance_type)
     cards = {card.index: card for card in instance_type.network_cards}
@@ -103,26 +103,61 @@ def test_local_nvme(name, nvme_disks):
 
 def test_catalog_lists_every_type_once_in_name_order():
     names = [spec.name for spec in aws_instance_types()]
-    assert len(names) == 42
+    assert len(names) == 73
     assert names == sorted(names)
+    assert len([spec for spec in aws_instance_types() if spec.supports_efa]) == 42
 
 
 def test_snapshot_is_read_once():
     assert aws_instance_type("p5.48xlarge") is aws_instance_type("p5.48xlarge")
 
 
-def test_unknown_type_suggests_close_names():
+def test_unknown_type_suggests_close_names_and_points_at_the_catalog_verb():
     with pytest.raises(UnknownCatalogEntryError) as error:
         aws_instance_type("p5.48xl")
     assert isinstance(error.value, KeyError)
     assert error.value.suggestions == ("p5.48xlarge", "p5e.48xlarge", "p5.4xlarge")
     assert str(error.value) == (
         "unknown AWS accelerator instance type 'p5.48xl'; did you mean p5.48xlarge, p5e.48xlarge, p5.4xlarge? "
-        "The catalog holds the EFA-capable GPU, Trainium and Inferentia types; "
-        "refresh it with `lattice catalog refresh --region REGION`."
+        "`lattice catalog --provider aws` lists the GPU, Trainium and Inferentia types it knows."
     )
 
 
-def test_a_type_without_efa_is_not_in_the_catalog():
-    with pytest.raises(UnknownCatalogEntryError, match=r"unknown AWS accelerator instance type 'g5\.xlarge'"):
-        efa_interfaces("g5.xlarge")
+# Types without EFA are in the catalog with their own facts; checked against AWS's product pages, as the API
+# (moto's copy of it) reports them: (accelerator, count, GiB each), vCPUs, GiB of memory, architecture.
+@pytest.mark.parametrize(
+    ("name", "accelerators", "vcpus", "memory_gib", "architecture"),
+    [
+        # https://aws.amazon.com/ec2/instance-types/g6/: g6.xlarge 1 L4 (24 GB), 4 vCPUs, 16 GiB
+        ("g6.xlarge", ("L4", 1, 22.3515625), 4, 16.0, "x86_64"),
+        # https://aws.amazon.com/ec2/instance-types/g5/: g5.2xlarge 1 A10G (24 GB), 8 vCPUs, 32 GiB
+        ("g5.2xlarge", ("A10G", 1, 22.3515625), 8, 32.0, "x86_64"),
+        # https://aws.amazon.com/ec2/instance-types/g6e/: g6e.xlarge 1 L40S (48 GB), 4 vCPUs, 32 GiB
+        ("g6e.xlarge", ("L40S", 1, 44.703125), 4, 32.0, "x86_64"),
+        # https://aws.amazon.com/ec2/instance-types/g4/: g4dn.xlarge 1 T4 (16 GB), 4 vCPUs, 16 GiB
+        ("g4dn.xlarge", ("T4", 1, 16.0), 4, 16.0, "x86_64"),
+        # https://aws.amazon.com/ec2/instance-types/g5g/: g5g.xlarge 1 T4g (16 GB), 4 Graviton2 vCPUs, 8 GiB
+        ("g5g.xlarge", ("T4g", 1, 16.0), 4, 8.0, "arm64"),
+        # https://aws.amazon.com/ec2/instance-types/inf2/: inf2.48xlarge 12 Inferentia2 (32 GB each), 192 vCPUs, 768 GiB
+        ("inf2.48xlarge", ("Inferentia2", 12, 32.0), 192, 768.0, "x86_64"),
+        # https://aws.amazon.com/ec2/instance-types/p4/: p4d.24xlarge 8 A100 (40 GB), 96 vCPUs, 1,152 GiB
+        ("p4d.24xlarge", ("A100", 8, 40.0), 96, 1152.0, "x86_64"),
+    ],
+)
+def test_types_against_aws_product_pages(name, accelerators, vcpus, memory_gib, architecture):
+    spec = aws_instance_type(name)
+    assert (spec.accelerator_name, spec.accelerator_count, spec.accelerator_memory_gib) == accelerators
+    assert (spec.vcpus, spec.memory_gib, spec.architecture) == (vcpus, memory_gib, architecture)
+
+
+@pytest.mark.parametrize("name", ["g6.xlarge", "g5.2xlarge", "inf2.48xlarge", "g4dn.xlarge"])
+def test_types_without_efa_have_no_efa_cards_and_refuse_efa_wiring(name):
+    spec = aws_instance_type(name)
+    assert (spec.supports_efa, spec.efa_cards, spec.efa_bandwidth_gbps) == (False, (), 0)
+    with pytest.raises(ValueError, match=f"{name} has no EFA; a pool of it plans without EFA interfaces"):
+        efa_interfaces(name)
+
+
+def test_network_bandwidth_is_the_baseline_over_every_card():
+    assert aws_instance_type("g6.xlarge").network_bandwidth_gbps == 2.5
+    assert aws_instance_type("p5.48xlarge").network_bandwidth_gbps == 3200

@@ -8,6 +8,7 @@ import pytest
 
 from components.catalog import (
     GpuDirect,
+    N1AcceleratorError,
     UnknownCatalogEntryError,
     gcp_machine_type,
     gcp_machine_types,
@@ -19,7 +20,7 @@ from components.catalog import (
 
 def test_every_row_names_its_google_cloud_source():
     rows = [*gcp_machine_types(), *tpu_types()]
-    assert len(rows) == 12
+    assert len(rows) == 31
     assert all(row.source.startswith("https://cloud.google.com/") for row in rows)
 
 
@@ -89,9 +90,11 @@ def test_tpu_slices(accelerator_type, topology, chips, machine_type, hosts):
 
 def test_tpu_versions():
     assert [(t.version, t.accelerator_type_prefix, t.hbm_gib_per_chip) for t in tpu_types()] == [
+        ("v4", "v4", 32),
         ("v5e", "v5litepod", 16),
         ("v5p", "v5p", 95),
         ("v6e", "v6e", 32),
+        ("v7", "tpu7x", 192),
     ]
     assert [m.name for m in tpu_type("v6e").machine_types] == [
         "ct6e-standard-1t",
@@ -107,14 +110,19 @@ def test_tpu_versions():
             gcp_machine_type,
             "a3-mega",
             "unknown GCP accelerator machine type 'a3-mega'; did you mean a3-megagpu-8g? "
-            "The catalog holds the A2, A3, A4 and G2 shapes in components/catalog/gcp.py.",
+            "`lattice catalog --provider gcp` lists the A2, A3, A4, G2 and N1 + GPU shapes it knows.",
         ),
-        (tpu_type, "v4", "unknown TPU version 'v4'. The catalog holds v5e, v5p and v6e."),
+        (
+            tpu_type,
+            "v3",
+            "unknown TPU version 'v3'. `lattice catalog --provider gcp` lists v4, v5e, v5p, v6e, v7.",
+        ),
         (
             tpu_topology,
             "v5litepod-12",
             "unknown TPU accelerator type 'v5litepod-12'; did you mean v5litepod-128, v5litepod-1, v5litepod-32? "
-            "Accelerator types are named like v5litepod-16, v5p-128 or v6e-256.",
+            "Accelerator types are named like v5litepod-16, v5p-128 or v6e-256; `lattice catalog --provider gcp` "
+            "lists them.",
         ),
     ],
 )
@@ -122,3 +130,112 @@ def test_unknown_names_fail_helpfully(lookup, name, message):
     with pytest.raises(UnknownCatalogEntryError) as error:
         lookup(name)
     assert str(error.value) == message
+
+
+def test_no_catalog_error_points_at_a_source_file():
+    for lookup, name in ((gcp_machine_type, "a9-big"), (tpu_type, "v9"), (tpu_topology, "v9-8")):
+        with pytest.raises(UnknownCatalogEntryError) as error:
+            lookup(name)
+        assert ".py" not in str(error.value)
+        assert "`lattice catalog" in str(error.value)
+
+
+# Google's machine-type tables (sources on each row): (GPUs, vCPUs, GB, Gbps, local SSDs).
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("a2-highgpu-1g", (1, 12, 85, 24, 0)),
+        ("a2-highgpu-4g", (4, 48, 340, 50, 0)),
+        ("a2-megagpu-16g", (16, 96, 1360, 100, 0)),
+        ("a2-ultragpu-1g", (1, 12, 170, 24, 1)),
+        ("a3-highgpu-1g", (1, 26, 234, 25, 2)),
+        ("a3-highgpu-4g", (4, 104, 936, 100, 8)),
+        ("g2-standard-4", (1, 4, 16, 10, 1)),
+        ("g2-standard-24", (2, 24, 96, 32, 2)),
+        ("g2-standard-96", (8, 96, 384, 100, 8)),
+    ],
+)
+def test_machine_shapes(name, shape):
+    machine = gcp_machine_type(name)
+    assert (
+        machine.gpu_count,
+        machine.vcpus,
+        machine.memory_gb,
+        machine.host_network_bandwidth_gbps,
+        machine.local_ssd_count,
+    ) == shape
+
+
+@pytest.mark.parametrize("name", ["a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-edgegpu-8g"])
+def test_a3_shapes_without_a_wired_gpu_nic_fabric(name):
+    machine = gcp_machine_type(name)
+    assert (machine.gpu_nic_count, machine.gpudirect, machine.scale_out_bandwidth_gbps) == (
+        0,
+        GpuDirect.NONE,
+        machine.host_network_bandwidth_gbps,
+    )
+
+
+def test_a4x_is_listed_but_refused_with_the_reason():
+    a4x = gcp_machine_type("a4x-highgpu-4g")
+    assert (a4x.architecture, a4x.gpu_count, a4x.gpu_nic_count) == ("arm64", 4, 4)
+    assert a4x.pool_refusal.startswith("Lattice does not build A4X pools yet")
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "accelerator", "expected"),
+    [
+        ("n1-standard-8", ("nvidia-tesla-t4", 1), ("T4", 1, 16, 8, 30, 16)),
+        ("n1-highmem-96", ("nvidia-tesla-v100", 8), ("V100", 8, 16, 96, 624, 32)),
+        ("n1-highcpu-4", ("nvidia-tesla-p4", 2), ("P4", 2, 8, 4, 4, 8)),
+    ],
+)
+def test_n1_with_attached_gpus(machine_type, accelerator, expected):
+    machine = gcp_machine_type(machine_type, accelerator)
+    assert (
+        machine.gpu_model,
+        machine.gpu_count,
+        machine.gpu_memory_gib,
+        machine.vcpus,
+        machine.memory_gb,
+        machine.host_network_bandwidth_gbps,
+    ) == expected
+    assert machine.gke_accelerator == accelerator[0]
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "accelerator", "key", "message"),
+    [
+        (
+            "n1-standard-8",
+            None,
+            "machine_type",
+            "n1-standard-8 has no GPUs of its own: attach them with guest_accelerator: {type: nvidia-tesla-t4, "
+            "count: 1} (nvidia-tesla-t4, nvidia-tesla-v100, nvidia-tesla-p4)",
+        ),
+        (
+            "n1-standard-16",
+            ("nvidia-tesla-v100", 1),
+            "machine_type",
+            "n1-standard-16 (16 vCPUs, 60 GB) is too large for 1 × V100: Compute Engine allows at most 12 vCPUs and "
+            "78 GB with that many; pick a smaller N1 type or attach more GPUs",
+        ),
+        (
+            "n1-standard-8",
+            ("nvidia-tesla-t4", 3),
+            "guest_accelerator",
+            "nvidia-tesla-t4 attaches 1, 2, 4 GPUs to an N1 machine, not 3",
+        ),
+        (
+            "g2-standard-8",
+            ("nvidia-tesla-t4", 1),
+            "guest_accelerator",
+            "g2-standard-8 comes with its own GPUs; guest_accelerator applies to N1 machine types only, remove it",
+        ),
+    ],
+)
+def test_n1_combinations_compute_engine_refuses(machine_type, accelerator, key, message):
+    with pytest.raises(N1AcceleratorError) as error:
+        gcp_machine_type(machine_type, accelerator)
+    assert (error.value.key, str(error.value)) == (key, message)
+    assert isinstance(error.value, UnknownCatalogEntryError)

@@ -14,6 +14,14 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 from components.catalog.aws import AWS_SNAPSHOT
 from components.catalog.refresh import build_aws_catalog, main
 
+NON_EFA_TYPES = [
+    "g4dn.2xlarge", "g4dn.4xlarge", "g4dn.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.xlarge",
+    "g5g.16xlarge", "g5g.2xlarge", "g5g.4xlarge", "g5g.8xlarge", "g5g.metal", "g5g.xlarge",
+    "g6.2xlarge", "g6.4xlarge", "g6.xlarge", "g6e.2xlarge", "g6e.4xlarge", "g6e.xlarge",
+    "g7.2xlarge", "g7.4xlarge", "g7e.2xlarge", "g7e.4xlarge", "gr6.4xlarge",
+    "inf1.2xlarge", "inf1.6xlarge", "inf1.xlarge", "inf2.24xlarge", "inf2.48xlarge", "inf2.8xlarge", "inf2.xlarge",
+    "trn1.2xlarge",
+]  # fmt: skip
 EFA_ACCELERATOR_TYPES = [
     "g4dn.12xlarge", "g4dn.16xlarge", "g4dn.8xlarge", "g4dn.metal",
     "g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.48xlarge", "g5.8xlarge",
@@ -33,12 +41,40 @@ def moto_catalog() -> dict:
         return build_aws_catalog(boto3.client("ec2", region_name="us-east-1"))
 
 
-def test_generator_keeps_exactly_the_efa_capable_accelerator_types(moto_catalog):
-    names = list(moto_catalog["instance_types"])
-    assert names == EFA_ACCELERATOR_TYPES
-    # Left out: no EFA (g5.xlarge, inf2), no GpuInfo/NeuronInfo (c5n, dl2q's InferenceAcceleratorInfo,
-    # trn2u.48xlarge, which moto's data describes without NeuronInfo).
-    assert {"g5.xlarge", "inf2.48xlarge", "c5n.18xlarge", "dl2q.24xlarge", "trn2u.48xlarge"}.isdisjoint(names)
+def test_generator_keeps_every_gpu_and_neuron_type_with_or_without_efa(moto_catalog):
+    types = moto_catalog["instance_types"]
+    assert list(types) == sorted(EFA_ACCELERATOR_TYPES + NON_EFA_TYPES)
+    assert sorted(name for name, record in types.items() if record["max_efa_interfaces"]) == sorted(
+        EFA_ACCELERATOR_TYPES
+    )
+    # Not accelerators at all: c5n; an FPGA (f2); trn2u.48xlarge, which moto's data describes without NeuronInfo.
+    assert {"c5n.18xlarge", "f2.48xlarge", "trn2u.48xlarge"}.isdisjoint(types)
+
+
+def test_generator_says_what_it_cannot_pool_and_why(moto_catalog):
+    assert moto_catalog["skipped"] == {
+        "dl2q.24xlarge": "Qualcomm AI100 (InferenceAcceleratorInfo only): no device plugin Lattice installs serves it",
+        "g6f.2xlarge": "a fractional GPU (0.25 of one L4): the NVIDIA device plugin offers whole GPUs only",
+        "g6f.4xlarge": "a fractional GPU (0.5 of one L4): the NVIDIA device plugin offers whole GPUs only",
+        "g6f.large": "a fractional GPU (0.125 of one L4): the NVIDIA device plugin offers whole GPUs only",
+        "g6f.xlarge": "a fractional GPU (0.125 of one L4): the NVIDIA device plugin offers whole GPUs only",
+        "gr6f.4xlarge": "a fractional GPU (0.5 of one L4): the NVIDIA device plugin offers whole GPUs only",
+    }
+
+
+def test_generator_records_a_type_without_efa(moto_catalog):
+    g6 = moto_catalog["instance_types"]["g6.xlarge"]
+    assert (g6["max_efa_interfaces"], g6["architecture"]) == (0, "x86_64")
+    assert g6["network_cards"] == [
+        {
+            "baseline_bandwidth_gbps": 2.5,
+            "index": 0,
+            "interface_types": ["interface"],
+            "maximum_network_interfaces": 4,
+            "peak_bandwidth_gbps": 10.0,
+        }
+    ]
+    assert moto_catalog["instance_types"]["g5g.xlarge"]["architecture"] == "arm64"
 
 
 def test_generator_records_neuron_cores_per_device(moto_catalog):
@@ -57,6 +93,7 @@ def test_generator_normalises_p5(moto_catalog):
         "accelerator_count": 8,
         "accelerator_memory_gib": 80.0,
         "cores_per_accelerator": None,
+        "architecture": "x86_64",
         "vcpus": 192,
         "memory_gib": 2048.0,
         "max_efa_interfaces": 32,
@@ -115,7 +152,7 @@ def test_generator_follows_every_page(monkeypatch):
     with stubber:
         catalog = build_aws_catalog(boto3.session.Session().client("ec2"))
     stubber.assert_no_pending_responses()
-    assert list(catalog["instance_types"]) == ["p5.48xlarge", "trn1.32xlarge"]
+    assert list(catalog["instance_types"]) == ["g5.xlarge", "p5.48xlarge", "trn1.32xlarge"]
 
 
 @pytest.mark.parametrize(
@@ -146,7 +183,7 @@ def test_generator_refuses_shapes_it_cannot_record(monkeypatch, source, change, 
 
 def test_missing_credentials_give_one_clean_line(no_aws_credentials, tmp_path, capsys):
     output = tmp_path / "catalog.json"
-    assert main("eu-west-1", output) == 1
+    assert main("eu-west-1", output) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
@@ -164,7 +201,7 @@ def test_a_refused_call_gives_one_clean_line(monkeypatch, tmp_path, capsys):
         service_message="You are not authorized to perform this operation.",
     )
     with stubber:
-        assert main("us-east-1", tmp_path / "catalog.json") == 1
+        assert main("us-east-1", tmp_path / "catalog.json") == 2
     assert capsys.readouterr().err == (
         "error: describe_instance_types in us-east-1 was refused: An error occurred (UnauthorizedOperation) "
         "when calling the DescribeInstanceTypes operation: You are not authorized to perform this operation.\n"

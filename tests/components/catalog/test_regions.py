@@ -85,6 +85,6 @@ def test_refresh_writes_a_table_the_catalog_reads(moto_session, tmp_path, monkey
 
 
 def test_refresh_without_credentials_says_what_to_do(no_aws_credentials, tmp_path, capsys):
-    assert main(["catalog", "refresh-regions", "--output", str(tmp_path / "r.json")]) == 1
+    assert main(["catalog", "refresh-regions", "--output", str(tmp_path / "r.json")]) == 2
     assert "no AWS credentials for describe_regions" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()

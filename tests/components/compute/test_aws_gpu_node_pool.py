@@ -281,3 +281,31 @@ def test_a_past_scheduled_action_never_fails_a_later_up(plan_spec, moment, actio
         plan = plan_spec(spec_with(_block_site()))
     assert sorted(s["name"] for s in plan.by_type("aws:autoscaling/schedule:Schedule")) == actions
     assert site_capacity(plan, "aws-use1")["block"]["nvidia.com/gpu"] == gpus
+
+
+@pytest.mark.parametrize("instance_type", ["g6.xlarge", "g5.2xlarge", "g4dn.xlarge", "inf2.xlarge"])
+def test_a_type_without_efa_plans_without_efa_or_a_placement_group(instance_type, plan_spec):
+    pool = {"name": "small", "instance_type": instance_type, "max_nodes": 2}
+    plan = plan_spec(spec_with({**AWS_SITE, "gpu_pools": [pool]}))
+    template = plan.one(TEMPLATE, "aws-use1-small-template")["inputs"]
+    assert "networkInterfaces" not in template and "placement" not in template
+    assert template["instanceType"] == instance_type
+    assert plan.by_type("aws:ec2/placementGroup:PlacementGroup") == []
+    assert [g for g in plan.by_type("aws:ec2/securityGroup:SecurityGroup") if g["name"].endswith("-fabric")] == []
+    node_group = plan.one(NODE_GROUP, "aws-use1-small-nodes")["inputs"]
+    assert node_group["labels"]["lattice.dev/efa"] == "false"
+    assert plan.outputs["sites"]["aws-use1"]["gpu_pools"]["small"]["efa_bandwidth_gbps"] == 0
+
+
+def test_a_type_without_efa_gets_a_placement_group_when_asked(plan_spec):
+    pool = {"name": "small", "instance_type": "g6.12xlarge", "efa": False, "placement_group": True, "max_nodes": 2}
+    plan = plan_spec(spec_with({**AWS_SITE, "gpu_pools": [pool]}))
+    template = plan.one(TEMPLATE, "aws-use1-small-template")["inputs"]
+    assert "networkInterfaces" not in template and template["placement"]["groupName"]
+    assert len(plan.by_type("aws:ec2/placementGroup:PlacementGroup")) == 1
+
+
+def test_graviton_gpu_types_take_the_arm64_nvidia_ami(plan_spec):
+    pool = {"name": "arm", "instance_type": "g5g.xlarge", "max_nodes": 1}
+    plan = plan_spec(spec_with({**AWS_SITE, "gpu_pools": [pool]}))
+    assert plan.one(NODE_GROUP, "aws-use1-arm-nodes")["inputs"]["amiType"] == "AL2023_ARM_64_NVIDIA"

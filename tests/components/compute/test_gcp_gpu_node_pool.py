@@ -14,7 +14,7 @@ def _site(*pools):
     return {**GCP_SITE, "gpu_pools": list(pools)}
 
 
-@pytest.mark.parametrize("machine", [m.name for m in gcp_machine_types()])
+@pytest.mark.parametrize("machine", [m.name for m in gcp_machine_types() if m.pool_refusal is None])
 def test_gpu_nics_attached_equal_the_catalog_count(machine, plan_spec):
     spec = gcp_machine_type(machine)
     plan = plan_spec(spec_with(_site({"name": "train", "machine_type": machine, "max_nodes": 2})))
@@ -199,3 +199,54 @@ def test_on_demand_pools_keep_auto_repair_and_g2_is_not_compact(plan_spec):
     pool = plan.one(NODE_POOL, "gcp-usc1-infer-pool")["inputs"]
     assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
     assert "placementPolicy" not in pool and "flexStart" not in pool["nodeConfig"]
+
+
+@pytest.mark.parametrize("machine", ["a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"])
+def test_small_a3_high_plans_on_its_one_nic(machine, plan_spec):
+    pool = {"name": "small", "machine_type": machine, "max_nodes": 2, "capacity": {"type": "spot"}}
+    plan = plan_spec(spec_with(_site(pool)))
+    inputs = plan.one(NODE_POOL, "gcp-usc1-small-pool")["inputs"]
+    assert "networkConfig" not in inputs and "placementPolicy" not in inputs
+    assert inputs["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-h100-80gb"
+    assert inputs["nodeConfig"]["spot"] is True
+    assert plan.by_type("gcp:compute/subnetwork:Subnetwork") == [
+        s for s in plan.by_type("gcp:compute/subnetwork:Subnetwork") if "-nic" not in s["inputs"]["name"]
+    ]
+    assert plan.by_type("kubernetes:networking.gke.io/v1:GKENetworkParamSet") == []
+
+
+def test_n1_pool_attaches_its_guest_accelerator(plan_spec):
+    pool = {
+        "name": "t4",
+        "machine_type": "n1-standard-8",
+        "guest_accelerator": {"type": "nvidia-tesla-t4", "count": 2},
+        "max_nodes": 3,
+    }
+    inputs = plan_spec(spec_with(_site(pool))).one(NODE_POOL, "gcp-usc1-t4-pool")["inputs"]
+    assert inputs["nodeConfig"]["machineType"] == "n1-standard-8"
+    assert inputs["nodeConfig"]["guestAccelerators"] == [
+        {"type": "nvidia-tesla-t4", "count": 2, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}
+    ]
+
+
+def test_tpu7x_multi_host_slices_are_placed_by_a_workload_policy(plan_spec):
+    site = _site(
+        {"name": "iron", "tpu": {"type": "v7", "topology": "2x2x2"}, "max_nodes": 2},
+        {"name": "iron1", "tpu": {"type": "v7", "topology": "2x2x1"}, "max_nodes": 1},
+    )
+    plan = plan_spec(spec_with(site))
+    policy = plan.one("gcp:compute/resourcePolicy:ResourcePolicy", "gcp-usc1-iron-workload-policy")["inputs"]
+    assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
+    assert policy["region"] == "us-central1"
+    multi = plan.one(NODE_POOL, "gcp-usc1-iron-pool")["inputs"]
+    assert multi["placementPolicy"] == {"type": "COMPACT", "policyName": policy["name"]}
+    assert (multi["nodeConfig"]["machineType"], multi["nodeCount"]) == ("tpu7x-standard-4t", 2)
+    single = plan.one(NODE_POOL, "gcp-usc1-iron1-pool")["inputs"]
+    assert single["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "2x2x1"}
+
+
+def test_tpu_v4_slice(plan_spec):
+    site = _site({"name": "v4", "tpu": {"type": "v4", "topology": "2x2x4"}, "max_nodes": 4})
+    pool = plan_spec(spec_with(site)).one(NODE_POOL, "gcp-usc1-v4-pool")["inputs"]
+    assert pool["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "2x2x4"}
+    assert (pool["nodeConfig"]["machineType"], pool["nodeCount"]) == ("ct4p-hightpu-4t", 4)

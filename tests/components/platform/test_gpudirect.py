@@ -113,7 +113,7 @@ def test_machines_without_gpu_nics_get_no_gpudirect_objects(plan_spec):
     assert plan.by_type(PARAMS) == [] and plan.by_type(DAEMON_SET) == []
 
 
-@pytest.mark.parametrize("machine", [m.name for m in gcp_machine_types() if m.gpu_nic_count])
+@pytest.mark.parametrize("machine", [m.name for m in gcp_machine_types() if m.gpu_nic_count and m.pool_refusal is None])
 def test_gpu_nic_bandwidth_is_credited_because_the_objects_exist(machine, plan_spec):
     spec = gcp_machine_type(machine)
     plan = _plan(plan_spec, machine)

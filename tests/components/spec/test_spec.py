@@ -173,3 +173,18 @@ def test_gke_cluster_names_must_fit(tmp_path):
         load_stack_file(path)
     assert caught.value.issues[0].path == "sites[0].name"
     assert "GKE allows 40" in caught.value.issues[0].message
+
+
+@pytest.mark.parametrize(("capacity", "warned"), [("on-demand", True), ("spot", False), ("flex-start", False)])
+def test_small_a3_high_outside_spot_or_flex_start_is_a_warning(capacity, warned):
+    pool = {"name": "small", "machine_type": "a3-highgpu-4g", "max_nodes": 2, "capacity": {"type": capacity}}
+    found: list = []
+    parse_spec(spec_with({**GCP_SITE, "gpu_pools": [pool]}), "x", warnings=found)
+    expected = [
+        (
+            "sites[0].gpu_pools[0].capacity.type",
+            "Google offers a3-highgpu-4g only as spot or flex-start VMs, so this on-demand pool may never get nodes; "
+            "set capacity: {type: spot}",
+        )
+    ]
+    assert [(w.path, w.message) for w in found] == (expected if warned else [])

@@ -75,7 +75,7 @@ def test_per_site_values_override_defaults_site_by_site():
         (
             {"pod_security": "root"},
             "teams[0].pod_security",
-            "the value: Input should be 'restricted', 'baseline' or 'privileged' (got 'root'); give one value for "
+            "the value: use one of 'restricted', 'baseline' or 'privileged' (got 'root'); give one value for "
             "every site the team is on, or one per site: {site-name: value}",
         ),
         (
@@ -86,12 +86,12 @@ def test_per_site_values_override_defaults_site_by_site():
         (
             {"cpu": {"grid-hpc": 0}},
             "teams[0].cpu",
-            "the value for 'grid-hpc': Input should be greater than or equal to 1 (got 0)",
+            "the value for 'grid-hpc': must be at least 1 (got 0)",
         ),
         (
             {"memory_gib": "lots"},
             "teams[0].memory_gib",
-            "the value: Input should be a valid integer, unable to parse string as an integer (got 'lots')",
+            "the value: must be a whole number (got 'lots')",
         ),
     ],
 )

@@ -1,0 +1,120 @@
+"""What each accelerator model can compute in: the number formats training and fine-tuning choose between.
+
+NVIDIA GPUs are judged by compute capability, with NVIDIA Transformer Engine's support matrix as the rule
+("BF16 requires compute capability 8.0 or higher"; FP8 "requires compute capability 8.9 or higher") and each
+GPU's compute capability from NVIDIA's CUDA GPU list. So bf16 needs Ampere or later; fp8 needs Ada Lovelace
+(L4, L40S), Hopper or Blackwell — not A100, A10G, V100, T4 or P4. Neuron devices follow the Neuron SDK's data
+types per NeuronCore version (v1, Inferentia: FP32 / FP16 / BF16; v2 and later: also configurable FP8), TPUs
+Google's per-generation specification tables (v5p and v6e list an FP8 peak equal to their BF16 peak: they take
+FP8 without running it faster; v4 and v5e list BF16 and INT8 only).
+
+Integer formats (int8, int4) hold frozen, quantized weights that are dequantized for compute (QLoRA,
+LLM.int8()), so they need no tensor-core support of their own; fp16 and fp32 run everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.catalog.lookup import lookup
+
+TRANSFORMER_ENGINE_MATRIX = "https://nvidia.github.io/TransformerEngine/support_matrix.html"
+CUDA_GPUS = "https://developer.nvidia.com/cuda-gpus"
+NEURON_DATA_TYPES = (
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-features/data-types.html"
+)
+NEURON_CORE_V2 = (
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/neuron-core-v2.html"
+)
+NEURON_CORE_V3 = (
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/arch/neuron-hardware/neuron-core-v3.html"
+)
+TPU7X_TABLE = "https://cloud.google.com/tpu/docs/tpu7x"
+
+BF16_MIN_COMPUTE_CAPABILITY = 8.0
+FP8_MIN_COMPUTE_CAPABILITY = 8.9
+
+
+@dataclass(frozen=True)
+class AcceleratorModel:
+    name: str  # as the catalog tables name it: the API's GpuInfo / NeuronInfo name, Google's GPU model
+    architecture: str
+    bf16: bool
+    fp8: bool
+    source: str
+    compute_capability: float | None = None  # NVIDIA GPUs only
+
+    def supports(self, precision: str) -> bool:
+        """Whether the accelerator computes in ``precision`` (integer formats are storage, see the docstring)."""
+        return {"bf16": self.bf16, "fp8": self.fp8}.get(precision, True)
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        return tuple(p for p in ("fp32", "bf16", "fp16", "fp8") if self.supports(p))
+
+
+def _nvidia(name: str, architecture: str, compute_capability: float) -> AcceleratorModel:
+    return AcceleratorModel(
+        name=name,
+        architecture=architecture,
+        bf16=compute_capability >= BF16_MIN_COMPUTE_CAPABILITY,
+        fp8=compute_capability >= FP8_MIN_COMPUTE_CAPABILITY,
+        source=f"{CUDA_GPUS} (compute capability {compute_capability:g}); {TRANSFORMER_ENGINE_MATRIX}",
+        compute_capability=compute_capability,
+    )
+
+
+ACCELERATOR_MODELS: dict[str, AcceleratorModel] = {
+    model.name: model
+    for model in (
+        _nvidia("P4", "Pascal", 6.1),
+        _nvidia("V100", "Volta", 7.0),
+        _nvidia("T4", "Turing", 7.5),
+        _nvidia("T4g", "Turing", 7.5),  # the T4 of Graviton g5g instances
+        _nvidia("A100", "Ampere", 8.0),
+        _nvidia("A100 80GB", "Ampere", 8.0),
+        _nvidia("A10G", "Ampere", 8.6),  # AWS's A10 variant (g5)
+        _nvidia("L4", "Ada Lovelace", 8.9),
+        _nvidia("L40S", "Ada Lovelace", 8.9),
+        _nvidia("H100", "Hopper", 9.0),
+        _nvidia("H200", "Hopper", 9.0),
+        _nvidia("B200", "Blackwell", 10.0),
+        _nvidia("B300", "Blackwell", 10.3),
+        _nvidia("RTX PRO 4500", "Blackwell", 12.0),
+        _nvidia("RTX PRO Server 6000", "Blackwell", 12.0),
+        AcceleratorModel("Inferentia", "NeuronCore-v1", bf16=True, fp8=False, source=NEURON_DATA_TYPES),
+        AcceleratorModel("Inferentia2", "NeuronCore-v2", bf16=True, fp8=True, source=NEURON_CORE_V2),
+        AcceleratorModel("Trainium", "NeuronCore-v2", bf16=True, fp8=True, source=NEURON_CORE_V2),
+        AcceleratorModel("Trainium2", "NeuronCore-v3", bf16=True, fp8=True, source=NEURON_CORE_V3),
+        AcceleratorModel("TPU v4", "TPU v4", bf16=True, fp8=False, source="https://cloud.google.com/tpu/docs/v4"),
+        AcceleratorModel("TPU v5e", "TPU v5e", bf16=True, fp8=False, source="https://cloud.google.com/tpu/docs/v5e"),
+        AcceleratorModel("TPU v5p", "TPU v5p", bf16=True, fp8=True, source=TPU7X_TABLE),
+        AcceleratorModel("TPU v6e", "TPU v6e (Trillium)", bf16=True, fp8=True, source=TPU7X_TABLE),
+        AcceleratorModel("TPU v7", "TPU7x (Ironwood)", bf16=True, fp8=True, source=TPU7X_TABLE),
+    )
+}
+
+
+def accelerator_model(name: str) -> AcceleratorModel:
+    return lookup(
+        ACCELERATOR_MODELS,
+        name,
+        kind="accelerator model",
+        hint="`lattice catalog` lists the machines of every accelerator Lattice knows.",
+    )
+
+
+def precision_problem(accelerator: str, precision: str) -> str | None:
+    """Why ``accelerator`` cannot compute in ``precision``, with the fix; None when it can."""
+    model = accelerator_model(accelerator)
+    if model.supports(precision):
+        return None
+    if precision == "bf16":
+        need = "Ampere (A100, A10G) or later"
+    else:
+        need = "Ada Lovelace (L4, L40S), Hopper (H100, H200) or Blackwell"
+    usable = ", ".join(model.precisions)
+    return (
+        f"{model.name} ({model.architecture}) has no {precision}: it needs {need}; train in one of {usable} "
+        f"on it, or pick a newer accelerator"
+    )

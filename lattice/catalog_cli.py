@@ -1,0 +1,87 @@
+"""``lattice catalog``: the machines the hardware catalog knows, filtered, as a table a person reads."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .errors import UsageError
+
+if TYPE_CHECKING:  # imported by the verb, not by `lattice --help` (which only adds the filters)
+    from rich.console import Console
+    from rich.table import Table
+
+    from components.catalog.listing import CatalogRow
+
+
+def add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", choices=("aws", "gcp"), help="only this cloud's machines")
+    parser.add_argument("--accelerator", metavar="NAME", help="only this accelerator, e.g. L4, A100, H100, v5p")
+    parser.add_argument(
+        "--min-memory", metavar="GIB", type=float, default=0, help="accelerators with at least this many GiB each"
+    )
+    parser.add_argument("--efa", action="store_true", help="only AWS types with EFA")
+    parser.add_argument(
+        "--gpu-nic", action="store_true", help="only GCP machines with a GPU-NIC fabric (TCPX, TCPXO, RDMA)"
+    )
+    parser.add_argument(
+        "--min-fabric-gbps", metavar="GBPS", type=float, default=0, help="scale-out fabric (EFA / GPU NIC) of at least"
+    )
+
+
+def selected(args: argparse.Namespace) -> list[CatalogRow]:
+    from components.catalog.listing import catalog_rows
+
+    rows = catalog_rows()
+    if args.provider:
+        rows = [r for r in rows if r.provider == args.provider]
+    if args.accelerator:
+        rows = [r for r in rows if r.matches_accelerator(args.accelerator)]
+    if args.efa:
+        rows = [r for r in rows if r.fabric == "EFA"]
+    if args.gpu_nic:
+        rows = [r for r in rows if r.fabric in ("TCPX", "TCPXO", "RDMA")]
+    return [r for r in rows if r.memory_gib >= args.min_memory and r.fabric_gbps >= args.min_fabric_gbps]
+
+
+def render(rows: list[CatalogRow]) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(rows)} machine types", title_justify="left")
+    table.add_column("type", no_wrap=True)
+    table.add_column("accelerators", min_width=12)
+    table.add_column("GiB", justify="right")
+    table.add_column("vCPU", justify="right")
+    table.add_column("fabric", justify="right", no_wrap=True)
+    table.add_column("Gbps", justify="right")
+    table.add_column("note", overflow="fold")
+    for row in rows:
+        fabric = f"{row.fabric} {row.fabric_gbps:,.0f}" if row.fabric_gbps else row.fabric or "—"
+        table.add_row(
+            row.name,
+            row.accelerator_label,
+            f"{row.memory_gib:,.3g}",
+            str(row.vcpus) if row.vcpus is not None else "",
+            fabric,
+            f"{row.network_gbps:,.4g}" if row.network_gbps else "",
+            row.note,
+        )
+    return table
+
+
+def list_catalog(args: argparse.Namespace, out: Console) -> int:
+    rows = selected(args)
+    if not rows:
+        raise UsageError(
+            "lattice catalog: no machine type matches these filters; run `lattice catalog` without them to see "
+            "every accelerator it knows"
+        )
+    out.print(render(rows))
+    out.print(
+        "GiB: memory of each accelerator (TPU: per chip, count per host); fabric: scale-out Gbps (EFA, GPUDirect "
+        "NICs; TPU slices: ICI); Gbps: every NIC of the machine; note: spot / flex-start-only shapes, N1 vCPU limits "
+        "(attach with guest_accelerator), TPU topologies. `lattice size --machine-type TYPE` sizes a workload on one.",
+        soft_wrap=False,
+    )
+    return 0

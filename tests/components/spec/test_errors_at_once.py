@@ -1,0 +1,152 @@
+"""All errors at once: shape and cross-field errors of independent parts together, in Lattice's voice."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from components.spec import SpecError, load_stack_file, parse_spec
+from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
+
+
+def _issues(spec: dict) -> list[tuple[str, str]]:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(spec, "x")
+    return [(issue.path, issue.message) for issue in caught.value.issues]
+
+
+def _overlapping_grid() -> dict:
+    grid = copy.deepcopy(GRID_SITE)
+    grid["network"]["cidr"] = AWS_SITE["network"]["cidr"]
+    return grid
+
+
+def test_a_shape_error_in_one_site_and_a_cross_field_error_in_another_are_reported_together():
+    typo = {**GCP_SITE, "regoin": "us-central1"}
+    issues = _issues(spec_with(typo, AWS_SITE, _overlapping_grid()))
+    assert [path for path, _ in issues] == ["sites[0].regoin", "sites[2].network.cidr"]
+    assert issues[1][1].startswith("10.20.0.0/16 overlaps 10.20.0.0/16 of sites[1] ('aws-use1')")
+
+
+def test_indices_after_a_left_out_site_are_the_files():
+    broken = {**AWS_SITE, "name": "aws-broken", "network": "10.0.0.0/8"}
+    pool = {"name": "p", "instance_type": "p5.48xlarge", "max_nodes": 2, "placement_group": False}
+    aws = {**AWS_SITE, "gpu_pools": [{**pool, "availability_zones": ["us-east-1a", "us-east-1b"]}]}
+    issues = _issues(spec_with(broken, aws))
+    assert [path for path, _ in issues] == ["sites[0].network", "sites[1].gpu_pools[0].availability_zones"]
+    assert issues[1][1].startswith("an EFA pool must sit in one availability zone")
+
+
+def test_parts_that_name_a_left_out_site_or_workload_raise_no_false_alarms():
+    broken = {**GCP_SITE, "network": {"cidr": "10.30.0.0/16", "zones": "us-central1-a"}}
+    aws = {**AWS_SITE, "gpu_pools": [{"name": "p", "instance_type": "p5.48xlarge", "max_nodes": 2, "workload": "w"}]}
+    spec = spec_with(
+        broken,
+        aws,
+        _overlapping_grid(),
+        teams=[{"name": "t", "sites": ["gcp-usc1", "aws-use1"], "gpu_quota": {"gcp-usc1": 4, "aws-use1": 8}}],
+        workloads=[{"name": "w", "parameters": "lots"}],
+    )
+    paths = [path for path, _ in _issues(spec)]
+    # Shape: the GCP site's zones and the workload's parameters. Cross-field: only the real overlap — not
+    # "unknown site gcp-usc1" for the team, nor "unknown workload w" for the pool.
+    assert paths == ["sites[0].network.zones", "workloads[0].parameters", "sites[2].network.cidr"]
+
+
+def test_a_broken_environment_leaves_nothing_to_judge_the_rest_against():
+    issues = _issues(spec_with(AWS_SITE, _overlapping_grid(), environment="production"))
+    assert [path for path, _ in issues] == ["environment"]
+
+
+def test_the_cli_reports_both_in_one_run_and_exits_2(tmp_path, capsys):
+    from lattice.cli import main
+
+    path = write_stack(tmp_path, spec_with({**GCP_SITE, "regoin": "x"}, AWS_SITE, _overlapping_grid()))
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: 2 problems in lattice:spec" in err
+    assert "sites[0].regoin" in err and "sites[2].network.cidr" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "message"),
+    [
+        (
+            {"gpu_memory_gib": "80GB"},
+            "sites[0].gpu_pools[0].gpu_memory_gib",
+            "`gpu_memory_gib` is a number of GiB, e.g. 80 — not '80GB'",
+        ),
+        (
+            {"max_nodes": "four"},
+            "sites[0].gpu_pools[0].max_nodes",
+            "`max_nodes` is a whole number of nodes, e.g. 4 — not 'four'",
+        ),
+        ({"gpus_per_node": 0}, "sites[0].gpu_pools[0].gpus_per_node", "`gpus_per_node` must be at least 1 (got 0)"),
+        (
+            {"fabric_bandwidth_gbps": "fast"},
+            "sites[0].gpu_pools[0].fabric_bandwidth_gbps",
+            "`fabric_bandwidth_gbps` is a number of Gbps, e.g. 3200 — not 'fast'",
+        ),
+    ],
+)
+def test_pydantic_messages_are_said_the_lattice_way(change, path, message):
+    pool = {"name": "a100", "gpu_model": "A100", "gpu_memory_gib": 80, "gpus_per_node": 8, "max_nodes": 4,
+            "fabric_bandwidth_gbps": 400, "node_selector": {"x": "y"}}  # fmt: skip
+    grid = {**GRID_SITE, "gpu_pools": [{**pool, **change}]}
+    assert _issues(spec_with(grid)) == [(path, message)]
+
+
+@pytest.mark.parametrize(
+    ("site", "path", "message"),
+    [
+        (
+            {**AWS_SITE, "network": {**AWS_SITE["network"], "nat": "maybe"}},
+            "sites[0].network.nat",
+            "`nat` is true or false — not 'maybe'",
+        ),
+        (
+            {**AWS_SITE, "network": "10.0.0.0/16"},
+            "sites[0].network",
+            "`network` is a mapping of keys (cidr, availability_zones, nat, flow_logs, …) — not '10.0.0.0/16'",
+        ),
+        (
+            {**AWS_SITE, "network": {"cidr": "10.20.0.0/16", "availability_zones": "us-east-1a"}},
+            "sites[0].network.availability_zones",
+            "`availability_zones` is a list, e.g. [us-east-1a, us-east-1b] — not 'us-east-1a' (one item is written "
+            "[item])",
+        ),
+        (
+            {**AWS_SITE, "network": {"cidr": "10.20.0.0/16", "availability_zones": ["us-east-1a"]}},
+            "sites[0].network.availability_zones",
+            "`availability_zones` takes at least 2 entries (got 1), e.g. [us-east-1a, us-east-1b]",
+        ),
+    ],
+)
+def test_shape_messages_name_the_key_and_an_example(site, path, message):
+    assert _issues(spec_with(site)) == [(path, message)]
+
+
+def test_yaml_syntax_errors_show_the_line_with_a_caret(tmp_path):
+    path = tmp_path / "Pulumi.tabs.yaml"
+    path.write_text("config:\n  lattice:spec:\n    environment: dev\n\towner: me\n")
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    assert str(caught.value) == (
+        f"{path}: 1 problem in the stack file\n"
+        f"  (yaml)  ({path}:4)\n"
+        "    column 1: found character '\\t' that cannot start any token; fix the YAML syntax\n"
+        "        4 |  owner: me\n"
+        "          | ^\n"
+        "    the line holds a tab: YAML indents with spaces only; replace the tab with spaces"
+    )
+
+
+def test_yaml_indentation_errors_name_the_usual_causes(tmp_path):
+    path = tmp_path / "Pulumi.indent.yaml"
+    path.write_text("config:\n  lattice:spec:\n    environment: dev\n   owner: me\n")
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    report = str(caught.value)
+    assert "        4 |    owner: me\n          |    ^\n" in report
+    assert "usual causes: a tab where YAML wants spaces; a line indented more or less than the keys beside it" in report

@@ -1,0 +1,139 @@
+"""README tells the truth: its command examples are extracted and the offline ones run as written.
+
+A command is a `lattice …` or `make …` line of a fenced block (continuation lines joined, comments dropped) or an
+inline `lattice …` / `make …` span. Each is run, checked to exist (a verb's --help, a target's dry run) when
+running it here is not possible, or named below with the reason it needs more than this machine has.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+README = ROOT / "README.md"
+
+# Prefixes of commands that need something an offline test does not have, and why.
+NOT_OFFLINE = {
+    "lattice audit": "reads the deployed resources of a live AWS account",
+    "lattice preflight": "asks a live AWS account",
+    "lattice catalog refresh": "calls describe_instance_types / describe_regions of a live AWS account",
+    "lattice links render grid-hpc --stack prod --from-outputs": "reads `pulumi stack output` of a deployed stack",
+}
+# make targets that exist (checked with a dry run) but are not run inside the suite, and why.
+DRY_RUN_ONLY = {
+    "test": "is this test suite",
+    "bench": "plans generated 1k / 3k / 10k-resource stacks several times in fresh processes (several minutes)",
+    "schema": "rewrites the tracked schema file, which tests/components/spec checks is current",
+    "validate-sarif": "needs the npm registry",
+}
+# Inline spans that name a verb rather than give a full command line: the verb must exist.
+MENTIONS = {"lattice plan --json", "lattice check --plan", "lattice check --baseline-plan"}
+
+
+def _fenced_commands(text: str) -> list[str]:
+    commands, inside, pending = [], False, ""
+    for raw in text.splitlines():
+        if raw.startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            continue
+        line = pending + raw.strip()
+        if line.endswith("\\"):
+            pending = line[:-1] + " "
+            continue
+        pending = ""
+        if line.startswith(("lattice ", "make ")):
+            commands.append(" ".join(shlex.split(line, comments=True)))
+    return commands
+
+
+def _inline_commands(text: str) -> list[str]:
+    outside_fences = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+    return [m.group(1) for m in re.finditer(r"`((?:lattice|make) [^`]+)`", outside_fences)]
+
+
+COMMANDS = sorted(set(_fenced_commands(README.read_text()) + _inline_commands(README.read_text())))
+
+
+def test_the_readme_has_the_examples_this_test_runs():
+    # The extraction works: the sizing example, the audit-policy walk-through and the two first commands are found.
+    assert "make plan" in COMMANDS and "make test" in COMMANDS
+    assert "lattice audit-policy grid-hpc --stack prod --output-dir /tmp/audit" in COMMANDS
+    assert (
+        "lattice size --parameters 7B --method lora --machine-type g6.xlarge --tokens 2e9 "
+        "--tokens-per-second-per-gpu 1500"
+    ) in COMMANDS
+
+
+def _verb_path(words: list[str]) -> list[str]:
+    """The verb words of a `lattice` command: up to the first flag or positional that is not a verb."""
+    verbs = []
+    for word in words:
+        if word.startswith("-") or (verbs and verbs[0] not in {"links", "catalog"}) or len(verbs) == 2:
+            break
+        verbs.append(word)
+    return verbs
+
+
+def _python_lattice(words: list[str]) -> list[str]:
+    return [sys.executable, "-m", "lattice", *words]
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_command(command, tmp_path):
+    words = shlex.split(command)
+    skipped = next((reason for prefix, reason in NOT_OFFLINE.items() if command.startswith(prefix)), None)
+    if words[0] == "lattice":
+        words = [word.replace("/tmp/", f"{tmp_path}/") for word in words[1:]]
+        verbs = _verb_path(words)
+        if skipped or command in MENTIONS or words == verbs:
+            # A mention (or a command this machine cannot run): the verb exists as documented.
+            result = _run(_python_lattice([*verbs, "--help"]))
+            assert result.returncode == 0, f"README names `lattice {' '.join(verbs)}`: {result.stderr}"
+            return
+        result = _run(_python_lattice(words))
+        assert result.returncode == 0, f"`{command}` exited {result.returncode}: {result.stderr}"
+        assert "Traceback" not in result.stderr
+        return
+    # make: against this interpreter, with an install stamp newer than the requirements so nothing installs.
+    assert words[0] == "make"
+    stamp = tmp_path / "installed"
+    stamp.touch()
+    target = next(word for word in words[1:] if "=" not in word)
+    make = ["make", "-s", *words[1:], f"PY={sys.executable}", f"STAMP={stamp}"]
+    if target in DRY_RUN_ONLY:
+        make.insert(1, "-n")
+    result = _run(make)
+    assert result.returncode == 0, f"`{command}` exited {result.returncode}: {result.stdout}{result.stderr}"
+    if target == "plan":
+        assert "policy verdict" in result.stdout.splitlines()[-1]
+
+
+def test_validate_sarif_fails_fast_without_npm(tmp_path):
+    stamp = tmp_path / "installed"
+    stamp.touch()
+    result = subprocess.run(
+        ["/usr/bin/env", "make", "-s", "validate-sarif", f"PY={sys.executable}", f"STAMP={stamp}", "PATH=/nonexistent"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        "make validate-sarif: needs npm and the npm registry (npm not found) to fetch @microsoft/sarif-multitool; "
+        "neither answered within 5 s"
+    )
+    assert result.stdout == ""  # stopped before the plan, the report or npm install ran
