@@ -10,7 +10,8 @@ stack = pulumi.get_stack()
 warnings = []
 try:
     # `lattice plan` has validated this very spec already and hands it over; `pulumi up` validates it here.
-    spec = handed_spec(config.require("spec"), warnings)
+    # Its warnings `lattice plan` / `check` have printed with file and line: said once, not again through the engine.
+    spec = handed_spec(config.require("spec"), [])
     if spec is None:
         spec = parse_spec(
             config.require_object("spec"),

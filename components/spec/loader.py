@@ -80,7 +80,10 @@ class StackFile:
 
     def warning_report(self) -> list[str]:
         """One line per warning: file:line, key path and message."""
-        report = SpecError(str(self.path), list(self.warnings), self.lines)
+        # Named as the user would type it: relative to the working directory when the file is under it.
+        path = Path(self.path).resolve()
+        shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+        report = SpecError(str(shown), list(self.warnings), self.lines)
         return [f"{report.source}:{report._line(w.path) or 1}: warning: {w.path}: {w.message}" for w in self.warnings]
 
     def site_lines(self) -> dict[str, int]:

@@ -179,3 +179,15 @@ def test_a_rule_that_raises_is_reported_and_exits_3(monkeypatch, capsys, rules):
     report = json.loads(captured.out)
     assert report["ruleErrors"][0]["message"] == "rule failed: RuntimeError: unexpected resource shape"
     assert "policy log-group-kms failed on" in captured.err
+
+
+@pytest.mark.parametrize("verb", ["plan", "check"])
+def test_spec_warnings_are_printed_once_with_file_and_line(verb):
+    # A real process: in-process, the engine's own log goes to pytest's logging capture rather than stderr.
+    result = subprocess.run(
+        [sys.executable, "-m", "lattice", verb, "--stack", "dev"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    warning = "sites[0].storage.lustre[0].workload: sized for 'fusion-7b' at plan time"
+    assert result.stderr.count(warning) == 1, result.stderr
+    assert result.stderr.split(warning)[0].splitlines()[-1].startswith("stacks/Pulumi.dev.yaml:51: warning:")

@@ -45,3 +45,26 @@ def test_the_parser_offers_the_report_formats_and_severities_the_pack_has():
     assert cli.FORMAT_CHOICES == FORMATS
     assert cli.SEVERITY_CHOICES == SEVERITY_ORDER
     assert cli.PROJECT_ROOT == ROOT
+
+
+def test_size_help_states_the_sizing_standards_it_defaults_to():
+    # The flags' defaults are read from components.standards when `lattice size` runs (so --help imports nothing);
+    # the help text says them and must agree.
+    from components.standards import (
+        SIZING_ACTIVATION_CHECKPOINTING,
+        SIZING_MICRO_BATCH_SIZE,
+        SIZING_SEQUENCE_LENGTH,
+    )
+
+    size = cli._parser()._subparsers._group_actions[0].choices["size"]
+    helps = {action.dest: action.help for action in size._actions}
+    assert helps["sequence_length"].endswith(f"(default: Lattice's sizing standard, {SIZING_SEQUENCE_LENGTH})")
+    assert helps["micro_batch_size"].endswith(f"(default {SIZING_MICRO_BATCH_SIZE})")
+    assert helps["activation_checkpointing"].endswith("(default: on)") == SIZING_ACTIVATION_CHECKPOINTING
+    args = cli._parser().parse_args(["size", "--parameters", "7B", "--machine-type", "g6.xlarge"])
+    cli.size_report(args)
+    assert (args.sequence_length, args.micro_batch_size, args.activation_checkpointing) == (
+        SIZING_SEQUENCE_LENGTH,
+        SIZING_MICRO_BATCH_SIZE,
+        SIZING_ACTIVATION_CHECKPOINTING,
+    )
