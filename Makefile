@@ -28,8 +28,8 @@ check: $(STAMP)
 	@$(PY) -m lattice check --stack $(STACK)
 
 test: $(STAMP)
-	@echo "make: running the test suite"
-	@$(PY) -m pytest -q
+	@echo "make: running the test suite (pytest-xdist: one worker per core)"
+	@$(PY) -m pytest -q -n auto
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any
 # finding, whatever its severity, or a workflow it cannot parse fails the target.

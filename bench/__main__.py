@@ -196,7 +196,7 @@ def _print_suite() -> None:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(
-        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [PYTHON, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", "tests"],  # as `make test` runs it
         cwd=ROOT,
         capture_output=True,
         text=True,
