@@ -171,16 +171,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
         }
         self.tiers = [
             *(fs.tier for fs in self.lustre.values()),
-            *(
-                StorageTier(
-                    name=name_,
-                    kind="object",
-                    access="uri",
-                    mount_path="",
-                    uri=pulumi.Output.concat("s3://", bucket.name, "/"),
-                )
-                for name_, bucket in self.buckets.items()
-            ),
+            *(StorageTier.object_store(name_, "s3", bucket.name) for name_, bucket in self.buckets.items()),
             *(bucket.tier for bucket in self.express.values()),
         ]
         self.register_outputs({"buckets": {n: b.name for n, b in self.buckets.items()}})

@@ -37,6 +37,20 @@ class StorageTier:
     uri: pulumi.Input[str] | None = None  # s3://… or gs://… for object tiers
     read_only: bool = False
 
+    @classmethod
+    def object_store(
+        cls, name: str, scheme: str, bucket: pulumi.Input[str], node_selector: dict[str, str] | None = None
+    ) -> StorageTier:
+        """An object tier a job reaches by URI (``s3://bucket/``, ``gs://bucket/``), not by a mount."""
+        return cls(
+            name=name,
+            kind="object",
+            access="uri",
+            mount_path="",
+            uri=pulumi.Output.concat(f"{scheme}://", bucket, "/"),
+            node_selector=node_selector or {},
+        )
+
     @property
     def claim_name(self) -> str:
         """The PersistentVolumeClaim a pod names (in its own team namespace) for access "pvc"."""

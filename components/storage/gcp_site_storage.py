@@ -177,16 +177,7 @@ class GcpSiteStorage(pulumi.ComponentResource):
         self.tiers = [
             *(fs.tier for fs in self.lustre.values()),
             *(share.tier for share in self.filestore.values()),
-            *(
-                StorageTier(
-                    name=bucket_name,
-                    kind="object",
-                    access="uri",
-                    mount_path="",
-                    uri=pulumi.Output.concat("gs://", bucket.name, "/"),
-                )
-                for bucket_name, bucket in self.buckets.items()
-            ),
+            *(StorageTier.object_store(name_, "gs", bucket.name) for name_, bucket in self.buckets.items()),
         ]
         self.register_outputs({"buckets": {n: b.name for n, b in self.buckets.items()}})
 

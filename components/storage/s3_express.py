@@ -102,14 +102,9 @@ class S3ExpressBucket(pulumi.ComponentResource):
             # Without the policy's session grant the rules are accepted and silently never run.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
         )
-        self.tier = StorageTier(
-            name=spec.name,
-            kind="object",
-            access="uri",
-            mount_path="",
-            uri=pulumi.Output.concat("s3://", bucket, "/"),
-            # Single-zone: the pools in its zone read and write it without crossing zones.
-            node_selector={"topology.kubernetes.io/zone": spec.zone},
+        # Single-zone: the pools in its zone read and write it without crossing zones.
+        self.tier = StorageTier.object_store(
+            spec.name, "s3", bucket, node_selector={"topology.kubernetes.io/zone": spec.zone}
         )
         self.register_outputs({"bucket": bucket})
 
