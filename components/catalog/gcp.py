@@ -112,6 +112,8 @@ _RDMA_MTU_NOTE = (
     "https://cloud.google.com/vpc/docs/rdma-network-profiles before relying on it."
 )
 _L4_NOTE = "NVIDIA sells the L4 as 24 GB; AWS's API reports 22,888 MiB (22.4 GiB) usable."
+# In GiB, as every other row: the same usable figure AWS reports for the same GPU (24 GB is 22.35 GiB).
+_L4_GIB = 22_888 / 1024
 
 
 def _single_nic(
@@ -344,7 +346,7 @@ GCP_MACHINE_TYPES: dict[str, GcpMachineType] = {
                 f"g2-standard-{v}",
                 "nvidia-l4",
                 "L4",
-                24,
+                _L4_GIB,
                 gpus=g,
                 vcpus=v,
                 memory_gb=mem,

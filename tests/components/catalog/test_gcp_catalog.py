@@ -39,7 +39,7 @@ def test_a3_mega_has_eight_gpu_nics_at_mtu_8244():
         ("a3-ultragpu-8g", ("H200", 8, 141), (2, 8, GpuDirect.RDMA, 3200), 12000),
         ("a4-highgpu-8g", ("B200", 8, 180), (2, 8, GpuDirect.RDMA, 3200), 12000),
         ("a2-ultragpu-8g", ("A100 80GB", 8, 80), (1, 0, GpuDirect.NONE, 100), 3000),
-        ("g2-standard-48", ("L4", 4, 24), (1, 0, GpuDirect.NONE, 50), 1500),
+        ("g2-standard-48", ("L4", 4, 22_888 / 1024), (1, 0, GpuDirect.NONE, 50), 1500),  # GiB, as AWS reports it
     ],
 )
 def test_gpu_machine_rows(name, gpus, network, local_ssd_gib):
@@ -239,3 +239,10 @@ def test_n1_combinations_compute_engine_refuses(machine_type, accelerator, key, 
         gcp_machine_type(machine_type, accelerator)
     assert (error.value.key, str(error.value)) == (key, message)
     assert isinstance(error.value, UnknownCatalogEntryError)
+
+
+def test_the_same_gpu_has_the_same_memory_in_both_clouds():
+    # The catalog's column is GiB on both sides: an L4 sold as "24 GB" must not size as 24 GiB on GCP and 22.4 on AWS.
+    from components.catalog import aws_instance_type
+
+    assert gcp_machine_type("g2-standard-4").gpu_memory_gib == aws_instance_type("g6.xlarge").accelerator_memory_gib
