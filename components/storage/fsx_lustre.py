@@ -178,26 +178,20 @@ class FsxLustre(pulumi.ComponentResource):
                 ports = {} if low < 0 else {"from_port": low, "to_port": high}
                 protocol = "-1" if low < 0 else "tcp"
                 suffix = "all" if low < 0 else (f"{low}" if low == high else f"{low}-{high}")
-                aws.vpc.SecurityGroupIngressRule(
-                    f"{name}-in-{peer}-{suffix}",
-                    security_group_id=group,
-                    referenced_security_group_id=peer_group,
-                    ip_protocol=protocol,
-                    description=f"Lustre from {peer}",
-                    tags=tags.aws_tags(),
-                    opts=child,
-                    **ports,
-                )
-                aws.vpc.SecurityGroupEgressRule(
-                    f"{name}-out-{peer}-{suffix}",
-                    security_group_id=group,
-                    referenced_security_group_id=peer_group,
-                    ip_protocol=protocol,
-                    description=f"Lustre to {peer}",
-                    tags=tags.aws_tags(),
-                    opts=child,
-                    **ports,
-                )
+                for rule, direction, preposition in (
+                    (aws.vpc.SecurityGroupIngressRule, "in", "from"),
+                    (aws.vpc.SecurityGroupEgressRule, "out", "to"),
+                ):
+                    rule(
+                        f"{name}-{direction}-{peer}-{suffix}",
+                        security_group_id=group,
+                        referenced_security_group_id=peer_group,
+                        ip_protocol=protocol,
+                        description=f"Lustre {preposition} {peer}",
+                        tags=tags.aws_tags(),
+                        opts=child,
+                        **ports,
+                    )
                 if peer != "self":
                     # Clients answer on the same ports: their group admits the file system too.
                     aws.vpc.SecurityGroupIngressRule(
