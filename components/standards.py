@@ -82,10 +82,11 @@ TEAM_BASE_MEMORY_GIB = 64
 # systems are added on top, so they always fit.
 TEAM_STORAGE_GIB = 1024
 TEAM_VOLUME_CLAIMS = 20
-# limits.cpu / limits.memory quota as a multiple of the requests quota: containers may burst above their requests.
-TEAM_LIMITS_OVER_REQUESTS = 2
-# LimitRange defaults for a container that names no requests or limits, so it still counts against the quota.
-# A container that sets requests above the default limit must set its limits too (Kubernetes refuses a request
-# above the limit it would default to).
+# LimitRange defaults for a container that names no requests, so it still counts against the quota. No default
+# limits: Kubernetes applies a LimitRange's default limit without checking it against the container's own request
+# ("Limit Ranges": "the final Pod will not be schedulable"), so any default limit below what a GPU pod requests
+# (a p5.48xlarge trainer asks for 90 CPUs and 1,000 GiB, limits only on the GPUs) makes that pod invalid, and Kueue
+# 0.14.3 refuses the workload ("requests exceed it's limits", pkg/workload/resources.go). A default limit large
+# enough for every pool (the largest node's allocatable) would cap nothing a node does not cap already, and the
+# quota counts requests only, as Kueue accounts them.
 CONTAINER_DEFAULT_REQUEST = {"cpu": "500m", "memory": "1Gi"}
-CONTAINER_DEFAULT_LIMIT = {"cpu": "2", "memory": "4Gi"}

@@ -58,7 +58,7 @@ def test_every_team_namespace_is_isolated(stack):
             ]  # fmt: skip
 
         hard = {key for quota in inside("kubernetes:core/v1:ResourceQuota") for key in quota["inputs"]["spec"]["hard"]}
-        assert {"requests.cpu", "requests.memory", "limits.cpu", "limits.memory"} <= hard, where
+        assert {"requests.cpu", "requests.memory"} <= hard and not {"limits.cpu", "limits.memory"} & hard, where
         assert {"requests.storage", "persistentvolumeclaims"} <= hard and hard & ACCELERATOR_KEYS, where
         assert inside("kubernetes:core/v1:LimitRange"), where
         specs = [p["inputs"]["spec"] for p in inside("kubernetes:networking.k8s.io/v1:NetworkPolicy")]

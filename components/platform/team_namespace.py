@@ -5,8 +5,9 @@
 - Quotas: every accelerator resource (``accelerators.accelerator_quota``: NVIDIA GPUs, Neuron devices and
   cores, TPU chips), and CPU, memory, storage requests and claim count (``compute``); the claims Lattice makes
   for the site's file systems are counted in, so they always fit.
-- A LimitRange gives containers that name no requests or limits the standards' defaults, so they still count
-  against the quota (a quota on ``requests.cpu`` refuses pods without requests otherwise).
+- A LimitRange gives containers that name no requests the standards' default requests, so they still count
+  against the quota (a quota on ``requests.cpu`` refuses pods without requests otherwise); it sets no default
+  limits, which would make GPU pods that request more than them invalid (``standards.CONTAINER_DEFAULT_REQUEST``).
 - A least-privilege Role (``team_policies.ROLE_RULES``) bound to the team's groups, instead of ``edit``.
 - NetworkPolicies (``team_policies.network_policies``): deny all in and out, then allow the namespace itself,
   cluster DNS, HTTPS out of the site, the cloud credential endpoint, the platform's monitoring, linked sites for
@@ -22,9 +23,7 @@ import pulumi_kubernetes as k8s
 
 from ..spec.teams import TeamOnSite
 from ..standards import (
-    CONTAINER_DEFAULT_LIMIT,
     CONTAINER_DEFAULT_REQUEST,
-    TEAM_LIMITS_OVER_REQUESTS,
     TEAM_NAMESPACE_LABEL,
 )
 from ..tagging import TagContext
@@ -107,7 +106,6 @@ class TeamNamespace(pulumi.ComponentResource):
                     k8s.core.v1.LimitRangeItemArgs(
                         type="Container",
                         default_request=dict(CONTAINER_DEFAULT_REQUEST),
-                        default=dict(CONTAINER_DEFAULT_LIMIT),
                     )
                 ]
             ),
@@ -144,12 +142,14 @@ class TeamNamespace(pulumi.ComponentResource):
 
 
 def compute_quota(team: TeamOnSite, site_claims_gib: list[int]) -> dict[str, str]:
-    """CPU, memory (requests and limits), storage requests and claim count; Lattice's own claims on top."""
+    """CPU and memory requests, storage requests and claim count; Lattice's own claims on top.
+
+    Requests only, as Kueue accounts a workload: a ``limits.cpu`` / ``limits.memory`` quota would refuse every pod
+    that sets no limit ("must specify limits.cpu"), which the LimitRange no longer defaults (standards).
+    """
     return {
         "requests.cpu": str(team.cpu),
-        "limits.cpu": str(team.cpu * TEAM_LIMITS_OVER_REQUESTS),
         "requests.memory": f"{team.memory_gib}Gi",
-        "limits.memory": f"{team.memory_gib * TEAM_LIMITS_OVER_REQUESTS}Gi",
         "requests.storage": f"{team.storage_gib + sum(site_claims_gib)}Gi",
         "persistentvolumeclaims": str(team.volume_claims + len(site_claims_gib)),
     }

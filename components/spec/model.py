@@ -25,7 +25,6 @@ from components.standards import (
     TEAM_BASE_CPU,
     TEAM_BASE_MEMORY_GIB,
     TEAM_CPU_PER_ACCELERATOR,
-    TEAM_LIMITS_OVER_REQUESTS,
     TEAM_MEMORY_GIB_PER_ACCELERATOR,
     TEAM_STORAGE_GIB,
     TEAM_VOLUME_CLAIMS,
@@ -603,15 +602,15 @@ class TeamSpec(Strict):
     )
     cpu: per_site(CpuCount) | None = Field(
         None,
-        description=f"CPUs the team's pods may request (ResourceQuota requests.cpu; limits.cpu is "
-        f"{TEAM_LIMITS_OVER_REQUESTS}x): one number or per site. Default: {TEAM_BASE_CPU} plus, per accelerator of "
+        description=f"CPUs the team's pods may request (ResourceQuota requests.cpu; limits are not capped, as Kueue "
+        f"counts requests): one number or per site. Default: {TEAM_BASE_CPU} plus, per accelerator of "
         f"gpu_quota, its host's share (from the catalog; {TEAM_CPU_PER_ACCELERATOR} for hosts it does not know).",
     )
     memory_gib: per_site(MemoryGiB) | None = Field(
         None,
-        description=f"Memory (GiB) the team's pods may request (requests.memory; limits.memory is "
-        f"{TEAM_LIMITS_OVER_REQUESTS}x). Default: {TEAM_BASE_MEMORY_GIB} plus each accelerator's host share "
-        f"({TEAM_MEMORY_GIB_PER_ACCELERATOR} for hosts the catalog does not know).",
+        description=f"Memory (GiB) the team's pods may request (requests.memory; limits are not capped). Default: "
+        f"{TEAM_BASE_MEMORY_GIB} plus each accelerator's host share ({TEAM_MEMORY_GIB_PER_ACCELERATOR} for hosts "
+        "the catalog does not know).",
     )
     storage_gib: per_site(StorageGiB) | None = Field(
         None,

@@ -72,14 +72,13 @@ def test_groups_are_bound_to_the_team_role_not_edit(prod_plan):
 
 def test_compute_quota_derives_from_the_pools_hosts_and_counts_lattices_claims(prod_plan):
     # fusion on AWS: 64 GPUs of p5.48xlarge hosts (24 vCPU, 256 GiB each) plus the base 16 CPUs and 64 GiB;
-    # limits twice the requests; the team's 1,024 GiB and 20 claims plus the FSx claim Lattice makes (19,200 GiB)
+    # requests only (Kueue counts requests; a limits quota would refuse pods without limits); the team's 1,024 GiB
+    # and 20 claims plus the FSx claim Lattice makes (19,200 GiB)
     quota = prod_plan.one(QUOTA, "aws-use1-fusion-compute-quota")["inputs"]
     assert quota["metadata"]["name"] == "compute" and quota["metadata"]["namespace"] == "fusion"
     assert quota["spec"]["hard"] == {
         "requests.cpu": "1552",
-        "limits.cpu": "3104",
         "requests.memory": "16448Gi",
-        "limits.memory": "32896Gi",
         "requests.storage": "20224Gi",
         "persistentvolumeclaims": "21",
     }
@@ -98,16 +97,14 @@ def test_spec_values_replace_the_defaults(plan_spec):
     plan = plan_spec(spec_with(aws, teams=[team]))
     assert plan.one(QUOTA, "aws-use1-t-compute-quota")["inputs"]["spec"]["hard"] == {
         "requests.cpu": "200",
-        "limits.cpu": "400",
         "requests.memory": "2100Gi",
-        "limits.memory": "4200Gi",
         # the p5 pool's instance-store scratch is a host path, not a claim: nothing of Lattice's to count
         "requests.storage": "0Gi",
         "persistentvolumeclaims": "0",
     }
 
 
-def test_containers_without_requests_get_defaults_that_count(dev_plan):
+def test_containers_without_requests_get_default_requests_and_no_default_limits(dev_plan):
     limits = dev_plan.one(LIMIT_RANGE, "grid-hpc-climate-limits")["inputs"]
     assert limits["metadata"] | {"labels": None} == {
         "name": "container-defaults",
@@ -119,7 +116,6 @@ def test_containers_without_requests_get_defaults_that_count(dev_plan):
             {
                 "type": "Container",
                 "defaultRequest": {"cpu": "500m", "memory": "1Gi"},
-                "default": {"cpu": "2", "memory": "4Gi"},
             }
         ]
     }

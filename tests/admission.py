@@ -1,0 +1,185 @@
+"""What the API server and Kueue do with a pod in a team namespace, written down so a test can walk a pod template
+through the planned LimitRanges and ResourceQuotas (``tests/kueue.py`` holds the ClusterQueue side).
+
+The order and the rules, with their sources (kubernetes/kubernetes and kubernetes-sigs/kueue):
+
+1. API defaulting (``pkg/apis/core/v1/defaults.go``, ``SetDefaults_Pod``): a container that sets a limit but no
+   request for a resource gets the limit as its request.
+2. LimitRanger admission (``plugin/pkg/admission/limitranger/admission.go``, ``mergeContainerResources``; the
+   "Limit Ranges" concept page): for each ``type: Container`` item, ``default`` fills each limit the container
+   does not set and ``defaultRequest`` each request it does not set. "LimitRange does not check the consistency of
+   the default values it applies": a defaulted limit may fall below the container's own request.
+3. LimitRanger validation (same file, ``limitRequestRatioConstraint`` / ``minConstraint`` / ``maxConstraint``):
+   every request and limit at least ``min``, at most ``max``; limit / request at most ``maxLimitRequestRatio``.
+4. Pod validation (``pkg/apis/core/validation``, ``ValidateResourceRequirements``): a request above its limit is
+   "must be less than or equal to <resource> limit"; an extended resource (``nvidia.com/gpu``, any name with a
+   domain outside ``kubernetes.io``) cannot be overcommitted: it needs a limit, and request must equal limit.
+5. ResourceQuota admission (``pkg/quota/v1/evaluator/core/pods.go``): a pod uses, per resource, the sum of its
+   containers' requests (limits) or the largest of its init containers', whichever is more; ``requests.<r>`` (and
+   the bare ``<r>`` for cpu / memory) count requests, ``limits.<r>`` limits, extended resources only as
+   ``requests.<r>``. A quota that tracks ``requests.cpu`` (``limits.cpu``, and so on) refuses a pod with a
+   container that sets no cpu request (limit): "must specify requests.cpu".
+6. Kueue (v0.14.3, ``pkg/workload/resources.go``): ``handlePodLimitRange`` merges the namespace's LimitRange
+   ``default`` into limits and ``defaultRequest`` into requests, ``handleLimitsToRequests`` copies limits to missing
+   requests, then ``ValidateResources`` refuses a podset whose "requests exceed it's limits" and
+   ``ValidateLimitRange`` one outside min / max / ratio; the workload's usage is its pods' requests.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+LIMIT_RANGE = "kubernetes:core/v1:LimitRange"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
+NATIVE = ("cpu", "memory", "ephemeral-storage", "storage")
+SUFFIX = {
+    "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50,
+}  # fmt: skip
+
+
+def quantity(value: str | int | float) -> float:
+    """A Kubernetes resource quantity as a number (cores, bytes, devices)."""
+    match = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", str(value))
+    if match is None or (match.group(2) and match.group(2) not in SUFFIX):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    return float(match.group(1)) * SUFFIX.get(match.group(2), 1)
+
+
+def extended(resource: str) -> bool:
+    """Extended resources (a domain-qualified name outside kubernetes.io) cannot be overcommitted."""
+    return "/" in resource and not resource.split("/", 1)[0].endswith("kubernetes.io")
+
+
+@dataclass
+class Container:
+    name: str
+    requests: dict[str, str] = field(default_factory=dict)
+    limits: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Admission:
+    """A pod's containers after defaulting and LimitRanger, and every reason it would be refused."""
+
+    containers: list[Container]
+    errors: list[str]
+
+    @property
+    def admitted(self) -> bool:
+        return not self.errors
+
+    def usage(self, kind: str = "requests") -> dict[str, float]:
+        total: dict[str, float] = {}
+        for container in self.containers:
+            for resource, value in getattr(container, kind).items():
+                total[resource] = total.get(resource, 0.0) + quantity(value)
+        return total
+
+
+def container_items(limit_ranges: list[dict]) -> list[dict]:
+    """The ``type: Container`` items of the namespace's LimitRanges (planned inputs)."""
+    return [item for lr in limit_ranges for item in lr["spec"]["limits"] if item["type"] == "Container"]
+
+
+def admit(containers: list[Container], limit_ranges: list[dict]) -> Admission:
+    """Steps 1-4 (and Kueue's step 6, which applies the same defaults and checks) for a pod's containers."""
+    items = container_items(limit_ranges)
+    out, errors = [], []
+    for original in containers:
+        limits = dict(original.limits)
+        requests = {**limits, **original.requests}  # 1: limits stand in for missing requests
+        for item in items:  # 2: LimitRanger fills what is still missing
+            for resource, value in item.get("default", {}).items():
+                limits.setdefault(resource, value)
+            for resource, value in item.get("defaultRequest", {}).items():
+                requests.setdefault(resource, value)
+        where = f"container {original.name}"
+        for item in items:  # 3
+            for resource, low in item.get("min", {}).items():
+                for kind, values in (("request", requests), ("limit", limits)):
+                    if resource in values and quantity(values[resource]) < quantity(low):
+                        errors.append(f"{where}: minimum {resource} usage is {low}, {kind} is {values[resource]}")
+            for resource, high in item.get("max", {}).items():
+                for kind, values in (("request", requests), ("limit", limits)):
+                    if resource in values and quantity(values[resource]) > quantity(high):
+                        errors.append(f"{where}: maximum {resource} usage is {high}, {kind} is {values[resource]}")
+            for resource, ratio in item.get("maxLimitRequestRatio", {}).items():
+                known = resource in limits and resource in requests and quantity(requests[resource]) > 0
+                if known and quantity(limits[resource]) / quantity(requests[resource]) > quantity(ratio):
+                    errors.append(f"{where}: {resource} max limit to request ratio is {ratio}")
+        for resource, value in requests.items():  # 4
+            if resource in limits and quantity(value) > quantity(limits[resource]):
+                errors.append(
+                    f"{where}: requests.{resource}: Invalid value: {value!r}: must be less than or equal to "
+                    f"{resource} limit of {limits[resource]} (Kueue: requests exceed it's limits)"
+                )
+            if extended(resource) and resource not in limits:
+                errors.append(f"{where}: Limit must be set for non overcommitable resources ({resource})")
+            elif extended(resource) and quantity(value) != quantity(limits[resource]):
+                errors.append(f"{where}: {resource} request must be equal to its limit")
+        out.append(Container(original.name, requests, limits))
+    return Admission(out, errors)
+
+
+def quota_errors(admission: Admission, quotas: list[dict], pods: int = 1) -> list[str]:
+    """Step 5: what the namespace's ResourceQuotas refuse of ``pods`` such pods (nothing else running)."""
+    errors = []
+    requests, limits = admission.usage("requests"), admission.usage("limits")
+    for quota in quotas:
+        name = quota["metadata"]["name"]
+        for key, hard in quota["spec"]["hard"].items():
+            kind, _, resource = key.partition(".") if key.startswith(("requests.", "limits.")) else ("", "", key)
+            if resource not in ("cpu", "memory") and not extended(resource):
+                continue  # object counts and claim storage: not a pod's compute usage
+            kind = kind or "requests"
+            used = requests if kind == "requests" else limits
+            missing = [c.name for c in admission.containers if resource not in getattr(c, kind)]
+            if missing and not extended(resource):
+                errors.append(f"failed quota: {name}: must specify {kind}.{resource} for: {','.join(missing)}")
+                continue
+            if used.get(resource, 0.0) * pods > quantity(hard) * (1 + 1e-9):
+                errors.append(
+                    f"exceeded quota: {name}, requested: {key}={used.get(resource, 0.0) * pods:g}, limited: "
+                    f"{key}={hard}"
+                )
+    return errors
+
+
+def namespaced(plan, kind: str, provider: str, namespace: str) -> list[dict]:
+    """A kind's planned inputs in one namespace of one cluster."""
+    return [
+        r["inputs"] for r in plan.by_type(kind)
+        if r["provider"] == provider and r["inputs"]["metadata"].get("namespace") == namespace
+    ]  # fmt: skip
+
+
+def fits_host(admission: Admission, cpus: float | None, memory_gib: float | None) -> bool:
+    """Whether one such pod's requests fit on one node (None: the host is not known to the catalog)."""
+    usage = admission.usage("requests")
+    return (cpus is None or usage.get("cpu", 0) <= cpus) and (
+        memory_gib is None or usage.get("memory", 0) <= memory_gib * 2**30
+    )
+
+
+def training_container(accelerator: str, count: int, cpus: int, memory_gib: int) -> Container:
+    """The trainer container of a PyTorchJob / JobSet pod as the examples write it: CPU and memory requests, the
+    accelerator as a limit only (extended resources default their request to it)."""
+    return Container(
+        "trainer",
+        requests={"cpu": str(cpus), "memory": f"{memory_gib}Gi"},
+        limits={accelerator: str(count)},
+    )
+
+
+def typical_shape(accelerators: int, cpus: float | None, memory_gib: float | None) -> tuple[int, int]:
+    """CPUs and GiB a training pod that takes a whole node asks for: 90 CPUs and 1,000 GiB of a p5.48xlarge's 192 and
+    2,048 (room for the system daemons and the kubelet's reservations), the same fractions of other known hosts,
+    and of the standards' per-accelerator host where the catalog does not know the node."""
+    from components.standards import TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
+
+    cpus = cpus if cpus is not None else TEAM_CPU_PER_ACCELERATOR * accelerators
+    memory_gib = memory_gib if memory_gib is not None else TEAM_MEMORY_GIB_PER_ACCELERATOR * accelerators
+    return math.floor(cpus * 90 / 192), math.floor(memory_gib * 1000 / 2048)
