@@ -131,6 +131,30 @@ MAX_DATA_REPOSITORY_ASSOCIATIONS = 8
 # Row 9 (8): AWS recommends EFA above 10 GB/s; (6) EFA clients are Nitro v4+ EFA types except trn2.
 EFA_RECOMMENDED_ABOVE_MBPS = 10_000
 EFA_CLIENT_EXCLUDED_FAMILIES = ("trn2",)
+# FSx for Lustre user guide, "Configuring EFA clients" (docs.aws.amazon.com/fsx/latest/LustreGuide/
+# configure-efa-clients.html), Step 3: the EFA interfaces a client configures by default; each counts against the
+# file system's 1,024 EFA connections. Other types: 2 with several network cards, 1 with one.
+FSX_EFA_CLIENT_INTERFACES = {
+    "p6e-gb200.36xlarge": 8,
+    "p6-b200.48xlarge": 8,
+    "p5en.48xlarge": 8,
+    "p5e.48xlarge": 8,
+    "p5.48xlarge": 8,
+}
+FSX_EFA_CONNECTIONS_PER_FILE_SYSTEM = 1_024
+# The same guide and the EKS guide "Optimize Amazon FSx for Lustre performance on nodes (EFA)"
+# (docs.aws.amazon.com/eks/latest/userguide/fsx-csi-tuning-efa.html): the EFA driver must be 2.12.1 or later; the
+# Lustre client 2.15 or later (AL2023's lustre-client, which ships the EFA LND kefalnd).
+EFA_LUSTRE_MIN_DRIVER = "2.12.1"
+EFA_LUSTRE_MIN_CLIENT = "2.15"
+# FSx for Lustre user guide, "Amazon FSx for Lustre performance", "Throughput to individual client instances":
+# maximum throughput per client — 100 Gbps for any client of a file system without EFA and for ENA / ENA Express
+# clients of an EFA-enabled one ("the traffic between an individual client instance and an individual FSx for Lustre
+# object storage server is limited to 5 Gbps"), 700 Gbps for an EFA client, 1,200 Gbps for an EFA client with
+# GPUDirect Storage. Lattice configures LNet over EFA but not GDS (the nvidia-fs driver), so it credits 700.
+FSX_CLIENT_GBPS_TCP = 100
+FSX_CLIENT_GBPS_EFA = 700
+FSX_CLIENT_GBPS_EFA_GDS = 1_200
 # Lustre's ports (FSx: "File system access control with Amazon VPC"): 988 and 1018-1023 over TCP.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
@@ -142,6 +166,25 @@ def fsx_lustre_class(deployment_type: str, storage_type: str) -> FsxLustreClass 
 def fsx_efa_client(instance_type: str) -> bool:
     """Whether an EFA instance of this type may reach an EFA-enabled FSx file system over EFA (row 9 (6))."""
     return instance_type.split(".", 1)[0] not in EFA_CLIENT_EXCLUDED_FAMILIES
+
+
+def fsx_efa_client_interfaces(instance) -> int:
+    """EFA interfaces an EFA Lustre client of this type configures (``FSX_EFA_CLIENT_INTERFACES``), at most its EFA
+    devices; ``instance`` is a catalog ``AwsInstanceType``."""
+    default = 2 if instance.maximum_network_cards > 1 else 1
+    return min(FSX_EFA_CLIENT_INTERFACES.get(instance.name, default), len(instance.efa_cards))
+
+
+def fsx_client_gbps(instance, *, efa_client: bool) -> float:
+    """What one node of this type can move to or from an FSx file system, in Gbps: over EFA (an EFA Lustre client of an
+    EFA-enabled file system) the lesser of AWS's per-client figure and the configured interfaces' bandwidth; over
+    TCP (every other client: LNet's tcp network is the primary interface) the lesser of AWS's TCP figure and the
+    primary network card's bandwidth."""
+    if efa_client:
+        cards = instance.efa_cards[: fsx_efa_client_interfaces(instance)]
+        return min(FSX_CLIENT_GBPS_EFA, sum(card.baseline_bandwidth_gbps for card in cards))
+    primary = instance.network_cards[0].baseline_bandwidth_gbps if instance.network_cards else FSX_CLIENT_GBPS_TCP
+    return min(FSX_CLIENT_GBPS_TCP, primary)
 
 
 @dataclass(frozen=True)

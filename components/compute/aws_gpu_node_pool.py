@@ -11,7 +11,9 @@ Around it: a security group whose members may exchange all traffic in **both** d
 (EFA's SRD traffic is dropped without the egress self-rule), a cluster placement group for EFA
 pools unless the capacity source fixes placement, an encrypted gp3 root volume with the site key, IMDSv2
 only, and user data that RAID0-mounts the instance-store NVMe at the scratch path and sets the
-EFA / NCCL environment.
+EFA / NCCL environment; where the site has FSx for Lustre, installs the Lustre client, and where a file system is
+EFA-enabled and the type can be its EFA client, configures LNet over EFA on every boot before the kubelet starts
+(``lustre_efa_setup``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pulumi_aws as aws
 
 from .. import clock
 from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, efa_interfaces
+from ..catalog.storage import EFA_LUSTRE_MIN_CLIENT, EFA_LUSTRE_MIN_DRIVER, fsx_efa_client_interfaces
 from ..clock import utc_timestamp
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
@@ -63,6 +66,12 @@ MIME_BOUNDARY = "==LATTICE=="
 # The FSx CSI driver mounts with the host's Lustre client, which the EKS AL2023 AMIs do not ship (EKS
 # maintainers point to installing it in user data, awslabs/amazon-eks-ami#2696).
 LUSTRE_CLIENT = "dnf install -y lustre-client\n"
+# LNet over EFA for an EFA-enabled FSx file system: a script and the systemd unit that runs it on every boot (LNet's
+# configuration does not survive a reboot, and user data runs once), ordered before nodeadm-run, which starts the
+# kubelet only after cloud-init's final stage (awslabs/amazon-eks-ami templates/al2023/runtime/rootfs/etc/systemd/
+# system/nodeadm-run.service: After=cloud-final.service), so no pod mounts the file system before LNet is up.
+LUSTRE_EFA_SCRIPT = "/usr/local/sbin/lattice-lustre-efa"
+LUSTRE_EFA_UNIT = "lattice-lustre-efa.service"
 GIB_PER_GB = 1e9 / 2**30
 
 
@@ -80,6 +89,9 @@ class AwsGpuNodePoolArgs:
     tags: TagContext
     # The site has FSx for Lustre: install the Lustre client the EKS AL2023 AMIs do not ship.
     lustre_client: bool = False
+    # One of the site's FSx file systems is EFA-enabled: pools whose type can be its EFA client configure LNet over
+    # EFA (catalog.storage.fsx_efa_client); the others reach it over TCP.
+    lustre_efa: bool = False
 
 
 class AwsGpuNodePool(pulumi.ComponentResource):
@@ -90,6 +102,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
     role: aws.iam.Role
     efa: bool
     efa_bandwidth_gbps: float
+    lustre_efa_client: bool  # configures LNet over EFA for the site's EFA-enabled FSx
     scratch: StorageTier | None  # the instance-store NVMe RAID0, where the type has any
 
     def __init__(self, name: str, args: AwsGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
@@ -100,6 +113,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
         self.efa = pool.uses_efa(instance.supports_efa)
         interfaces = efa_interfaces(instance) if self.efa else []
         self.efa_bandwidth_gbps = instance.efa_bandwidth_gbps if self.efa else 0.0
+        self.lustre_efa_client = args.lustre_client and args.lustre_efa and is_lustre_efa_client(pool, instance)
 
         self.role = aws.iam.Role(
             f"{name}-node",
@@ -156,7 +170,9 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
             if pool.capacity.type == "capacity-block"
             else None,
-            user_data=base64.b64encode(user_data(pool, self.efa, instance, args.lustre_client).encode()).decode(),
+            user_data=base64.b64encode(
+                user_data(pool, self.efa, instance, args.lustre_client, self.lustre_efa_client).encode()
+            ).decode(),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags.aws_tags())
                 for kind in ("instance", "volume", "network-interface")
@@ -227,6 +243,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
                 "launch_template_id": self.launch_template.id,
                 "efa_interfaces": len([i for i in interfaces if i.carries_efa]),
                 "efa_bandwidth_gbps": self.efa_bandwidth_gbps,
+                "lustre_efa_client": self.lustre_efa_client,
             }
         )
 
@@ -320,11 +337,112 @@ def _reservation(pool: AwsGpuPoolSpec) -> aws.ec2.LaunchTemplateCapacityReservat
     )
 
 
-def user_data(pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType, lustre_client: bool = False) -> str:
+def is_lustre_efa_client(pool: AwsGpuPoolSpec, instance: AwsInstanceType) -> bool:
+    """Whether the pool's nodes reach an EFA-enabled FSx file system over EFA: the pool uses EFA and FSx takes the
+    type as an EFA client (Nitro v4+ EFA types except trn2, catalog.storage.fsx_efa_client)."""
+    from ..catalog.storage import fsx_efa_client
+
+    return pool.uses_efa(instance.supports_efa) and fsx_efa_client(instance.name)
+
+
+def lustre_efa_setup(instance: AwsInstanceType) -> str:
+    """The boot script that puts LNet on EFA, as AWS documents it.
+
+    FSx for Lustre user guide, "Configuring EFA clients" (its configure-efa-fsx-lustre-client package) and the EKS
+    user guide, "Optimize Amazon FSx for Lustre performance on nodes (EFA)" (awsdocs/amazon-eks-user-guide
+    latest/ug/storage/fsx-csi-tuning-efa.adoc): check the EFA driver (2.12.1 or later) and the Lustre client (2.15 or
+    later), set the ptlrpc / ksocklnd module options, load lnet, kefalnd on the primary interface and ksocklnd,
+    configure LNet, put the tcp network on the primary interface, add the type's EFA interfaces to the efa network
+    with 32 peer credits (p5.48xlarge: 8 of its 32, every 4th device, one per PCI switch, as the EKS guide picks
+    them), turn discovery on, prefer efa (UDSP priority 0) and load lustre. Mounting is the CSI driver's.
+    """
+    interfaces = fsx_efa_client_interfaces(instance)
+    return f"""#!/bin/bash
+# Lattice: LNet over EFA for FSx for Lustre on {instance.name} ({interfaces} EFA interfaces), before the kubelet.
+set -euo pipefail
+at_least() {{ [[ "$(printf '%s\\n' "$2" "$1" | sort -V | head -n1)" == "$2" ]]; }}
+efa_version=$(modinfo -F version efa 2>/dev/null | sed 's/[^0-9.]//g' || true)
+if [[ -z "$efa_version" ]] || ! at_least "$efa_version" {EFA_LUSTRE_MIN_DRIVER}; then
+  echo "lattice-lustre-efa: EFA driver ${{efa_version:-not found}}; FSx over EFA needs" \\
+    "{EFA_LUSTRE_MIN_DRIVER} or later" >&2
+  exit 1
+fi
+lustre_version=$(lfs --version 2>/dev/null | awk '{{print $2}}' || true)
+if [[ -z "$lustre_version" ]] || ! at_least "$lustre_version" {EFA_LUSTRE_MIN_CLIENT}; then
+  echo "lattice-lustre-efa: Lustre client ${{lustre_version:-not found}}; EFA needs" \\
+    "{EFA_LUSTRE_MIN_CLIENT} or later" >&2
+  exit 1
+fi
+cat > /etc/modprobe.d/lattice-lustre.conf <<'OPTIONS'
+options ptlrpc ptlrpcd_per_cpt_max=64
+options ksocklnd credits=2560
+OPTIONS
+primary=$(ip -br -4 address show | grep "$(hostname -i)/" | awk '{{print $1}}')
+if [[ -z "$primary" ]]; then
+  echo "lattice-lustre-efa: no interface carries $(hostname -i)" >&2
+  exit 1
+fi
+modprobe lnet
+modprobe kefalnd ipif_name="$primary"
+modprobe ksocklnd
+lnetctl lnet configure
+lnetctl net del --net tcp 2>/dev/null || true
+lnetctl net add --net tcp --if "$primary"
+devices=()
+for device in /sys/class/infiniband/*; do
+  if [[ "$(basename "$(realpath "$device/device/driver")")" == efa ]]; then
+    devices+=("$(basename "$device")")
+  fi
+done
+if (( ${{#devices[@]}} == 0 )); then
+  echo "lattice-lustre-efa: no EFA device found" >&2
+  exit 1
+fi
+wanted={interfaces}
+if (( wanted > ${{#devices[@]}} )); then
+  wanted=${{#devices[@]}}
+fi
+stride=$(( ${{#devices[@]}} / wanted ))
+for (( k = 0; k < wanted; k++ )); do
+  lnetctl net add --net efa --if "${{devices[k * stride]}}" --peer-credits 32
+done
+lnetctl set discovery 1
+lnetctl udsp add --src efa --priority 0
+modprobe lustre
+echo "lattice-lustre-efa: $(lnetctl net show | grep -c '@efa') EFA interface(s) in LNet"
+"""
+
+
+LUSTRE_EFA_UNIT_FILE = f"""[Unit]
+Description=Lattice: LNet over EFA for FSx for Lustre
+Wants=network-online.target
+After=network-online.target
+Before=nodeadm-run.service kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart={LUSTRE_EFA_SCRIPT}
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def user_data(
+    pool: AwsGpuPoolSpec, efa: bool, instance: AwsInstanceType, lustre_client: bool = False, lustre_efa: bool = False
+) -> str:
     """A MIME multipart document EKS merges with its own node bootstrap (AL2023 nodeadm)."""
     environment = "\n".join(f"{key}={value}" for key, value in EFA_ENVIRONMENT.items())
     # For processes started on the host (MPI launched over SSH, health checks); pods set their own.
     efa_block = f"cat >> /etc/environment <<'ENVIRONMENT'\n{environment}\nENVIRONMENT\n" if efa else ""
+    lustre_block = LUSTRE_CLIENT if lustre_client else ""
+    if lustre_client and lustre_efa:
+        lustre_block += (
+            f"install -m 0755 /dev/stdin {LUSTRE_EFA_SCRIPT} <<'LUSTRE_EFA'\n{lustre_efa_setup(instance)}LUSTRE_EFA\n"
+            f"cat > /etc/systemd/system/{LUSTRE_EFA_UNIT} <<'UNIT'\n{LUSTRE_EFA_UNIT_FILE}UNIT\n"
+            f"systemctl daemon-reload\nsystemctl enable --now {LUSTRE_EFA_UNIT}\n"
+        )
     script = f"""#!/bin/bash
 # Lattice pool {pool.name} ({instance.name}): instance-store NVMe as RAID0 scratch, EFA/NCCL environment.
 set -euo pipefail
@@ -341,7 +459,7 @@ if [[ -n "${{device:-}}" ]]; then
   mount -o noatime "$device" {pool.scratch_path}
   echo "$device {pool.scratch_path} xfs noatime,nofail 0 2" >> /etc/fstab
 fi
-{efa_block}{LUSTRE_CLIENT if lustre_client else ""}"""
+{efa_block}{lustre_block}"""
     return (
         f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
         f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}\n--{MIME_BOUNDARY}--\n'

@@ -143,6 +143,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
                     lustre_client=bool(site.storage.lustre),
+                    lustre_efa=any(lustre.efa for lustre in site.storage.lustre),
                 ),
                 opts=scoped,
             )
