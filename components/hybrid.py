@@ -12,6 +12,7 @@ from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
 from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
 from .spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .spec.link_validators import routed_networks
 from .tagging import TagContext
 
 
@@ -43,6 +44,7 @@ class HybridStack(pulumi.ComponentResource):
         self.sites = {}
         site_tags = {}
         workloads = {workload.name: workload for workload in spec.workloads}
+        site_ranges = {site.name: tuple(str(net) for net in routed_networks(site)) for site in spec.sites}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
             site_tags[site.name] = tags
@@ -55,6 +57,7 @@ class HybridStack(pulumi.ComponentResource):
                         tags,
                         spec.protects_stateful,
                         teams=teams,
+                        site_ranges=site_ranges,
                         workloads=workloads,
                         transit_routes=transit_routes(spec, site),
                         compliance_locks=spec.environment == "prod",
@@ -69,6 +72,7 @@ class HybridStack(pulumi.ComponentResource):
                         tags,
                         spec.protects_stateful,
                         teams=teams,
+                        site_ranges=site_ranges,
                         workloads=workloads,
                         locked_retention=spec.environment == "prod",
                         vpn_gateways=vpn_gateway_count(spec, site),
@@ -89,6 +93,7 @@ class HybridStack(pulumi.ComponentResource):
                         tags=tags,
                         kubeconfig=args.secret(secret_key) if secret_key is not None else None,
                         teams=teams,
+                        site_ranges=site_ranges,
                         linked_ranges=linked_ranges(spec, site),
                     ),
                     opts=child,

@@ -11,7 +11,7 @@
 - A least-privilege Role (``team_policies.ROLE_RULES``) bound to the team's groups, instead of ``edit``.
 - NetworkPolicies (``team_policies.network_policies``): deny all in and out, then allow the namespace itself,
   cluster DNS, HTTPS out of the site, the cloud credential endpoint, the platform's monitoring, linked sites for
-  data staging and, where the team asks, the Kubernetes API.
+  data staging and, where the team asks, the Kubernetes API and ingress from linked sites on the ports it serves.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class TeamNamespace(pulumi.ComponentResource):
             policy: k8s.networking.v1.NetworkPolicy(
                 f"{name}-netpol-{policy}", metadata=meta(policy), spec=spec, opts=child
             )
-            for policy, spec in network_policies(args.network, team.kubernetes_api).items()
+            for policy, spec in network_policies(args.network, team.kubernetes_api, team.serve).items()
         }
         self.register_outputs({"namespace": namespace})
 

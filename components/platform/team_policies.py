@@ -12,8 +12,10 @@ NetworkPolicies: a default-deny for both directions (empty pod selector, no rule
 traffic inside the namespace (NCCL bootstrap, rendezvous, MPI over ssh), DNS from the cluster's kube-dns, HTTPS
 to anywhere outside the site (object storage, registries, model hubs), the node-local cloud credential endpoint
 on EKS and GKE, ingress from the monitoring the platform runs, scp / rsync / HTTPS to linked sites for data
-staging, and the Kubernetes API only for teams that ask for it. Nothing admits another team's pods: their
-namespaces are reached by no selector here, and their own ingress admits only themselves. RDMA, EFA and GPUDirect
+staging, the Kubernetes API only for teams that ask for it, and ingress from linked sites' ranges on the ports a
+team serves (``teams[].serve``: ``serve``, one rule per entry, which the links' ``admit`` rules let through the cloud
+firewalls). Nothing admits another team's pods: their namespaces are reached by no selector here, and their own
+ingress admits only themselves (and the linked ranges of their ``serve`` entries). RDMA, EFA and GPUDirect
 traffic bypasses the kernel's network stack, so no NetworkPolicy filters it: the fabrics' own partitioning does.
 """
 
@@ -25,6 +27,7 @@ from typing import Literal
 import pulumi_kubernetes as k8s
 
 from ..network.ports import GKE_METADATA_PORT, HTTP, HTTPS, SSH
+from ..spec.teams import ServedPort
 from ..standards import POD_SECURITY_LABEL
 
 TEAM_ROLE = "lattice-team"
@@ -110,7 +113,9 @@ CREDENTIAL_ENDPOINTS: dict[str, tuple[tuple[str, int], ...]] = {
 MONITORING_NAMESPACES = {"gke": ("gmp-system",)}
 
 
-def network_policies(network: TeamNetwork, kubernetes_api: bool) -> dict[str, k8s.networking.v1.NetworkPolicySpecArgs]:
+def network_policies(
+    network: TeamNetwork, kubernetes_api: bool, serve: tuple[ServedPort, ...] = ()
+) -> dict[str, k8s.networking.v1.NetworkPolicySpecArgs]:
     """The team namespace's NetworkPolicies by name: deny everything, then allow what jobs need.
 
     NetworkPolicies are additive: a pod may send what some policy selecting it allows as egress, and receive what
@@ -162,6 +167,24 @@ def network_policies(network: TeamNetwork, kubernetes_api: bool) -> dict[str, k8
                     to=[_block(cidr)], ports=_ports([(TCP, p) for p in ports])
                 )
                 for cidr, ports in network.api
+            ],
+        )
+    if serve:
+        policies["serve"] = k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=everyone,
+            policy_types=[INGRESS],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[_block(cidr) for cidr in served.cidrs],
+                    ports=[
+                        k8s.networking.v1.NetworkPolicyPortArgs(
+                            protocol=served.protocol,
+                            port=served.low,
+                            end_port=served.high if served.high != served.low else None,
+                        )
+                    ],
+                )
+                for served in serve
             ],
         )
     return policies

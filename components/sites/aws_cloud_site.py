@@ -47,6 +47,8 @@ class AwsCloudSiteArgs:
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
     # Cross-site links: ranges of the linked sites the VPC routes to its transit gateway (None: no links).
     transit_routes: list[str] | None = None
+    # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
+    site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
 
 
@@ -224,7 +226,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=[team_on_site(team, site) for team in args.teams],
+                teams=[team_on_site(team, site, args.site_ranges) for team in args.teams],
                 # Pods take VPC addresses (VPC CNI); the API's private endpoint sits in the cluster's subnets.
                 network=TeamNetwork(
                     kind="eks",

@@ -32,6 +32,8 @@ class ExistingClusterSiteArgs:
     kubeconfig: pulumi.Input[str] | None = None
     teams: list[TeamSpec] = field(default_factory=list)
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
+    # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
+    site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class ExistingClusterSite(pulumi.ComponentResource):
@@ -56,7 +58,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=[team_on_site(team, site) for team in args.teams],
+                teams=[team_on_site(team, site, args.site_ranges) for team in args.teams],
                 # The site's network and the ranges its CNI routes (pod CIDRs); Lattice does not know where the API
                 # server listens, so its API rule names the site network on 443 and kubeadm's 6443.
                 network=TeamNetwork(

@@ -49,6 +49,8 @@ class GcpCloudSiteArgs:
     locked_retention: bool = False  # lock immutable buckets' retention policies (prod)
     vpn_gateways: int = 0  # cross-site links: HA VPN gateways to build (0: no links)
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
+    # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
+    site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -275,7 +277,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=[team_on_site(team, site) for team in args.teams],
+                teams=[team_on_site(team, site, args.site_ranges) for team in args.teams],
                 # Nodes, pods, services and the control plane's private endpoint are all carved from the site CIDR.
                 network=TeamNetwork(
                     kind="gke",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import (
@@ -572,6 +572,46 @@ StorageGiB = Annotated[int, Field(ge=0, le=1_000_000_000)]
 ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
 
 
+def _lower(value):
+    return value.lower() if isinstance(value, str) else value
+
+
+class ServeSpec(Strict):
+    """A port the team's pods serve to other sites over the links (model endpoints, MLflow): an ingress NetworkPolicy
+    in the team's namespace from those sites' ranges. On an AWS or GCP site, the link from each of those sites must
+    admit the port (``links[].admit``): the cloud firewall drops anything else before it reaches the pod."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    port: Annotated[str, Field(pattern=r"^\d{1,5}(-\d{1,5})?$")] | int = Field(
+        description="A port or range ('8000-8100') the pods listen on.", examples=[443]
+    )
+    protocol: Annotated[Literal["tcp", "udp"], BeforeValidator(_lower)] = Field(
+        "tcp", description="tcp or udp (TCP / UDP also read).", examples=["tcp"]
+    )
+    from_: list[SiteName] = Field(
+        alias="from",
+        min_length=1,
+        description="Linked sites whose addresses (network.cidr and routed_cidrs) may connect.",
+        examples=[["grid-hpc"]],
+    )
+    sites: list[SiteName] | None = Field(
+        None, description="Where the team serves it; default: every site the team is on.", examples=[["aws-use1"]]
+    )
+
+    @model_validator(mode="after")
+    def _port_fits(self) -> ServeSpec:
+        low, high = self.port_range
+        if not 1 <= low <= high <= 65_535:
+            raise ValueError(f"'{self.port}' is not a port or range within 1-65535")
+        return self
+
+    @property
+    def port_range(self) -> tuple[int, int]:
+        low, _, high = str(self.port).partition("-")
+        return int(low), int(high or low)
+
+
 class TeamSpec(Strict):
     name: TeamName = Field(
         description="Team name, a DNS label; its namespace and queue are named after it.", examples=["climate"]
@@ -621,6 +661,11 @@ class TeamSpec(Strict):
         None,
         description=f"PersistentVolumeClaims the team may create itself (default {TEAM_VOLUME_CLAIMS}); Lattice's "
         "own claims are added on top.",
+    )
+    serve: list[ServeSpec] = Field(
+        default_factory=list,
+        description="Ports the team's pods serve to linked sites (model endpoints, MLflow): [{port: 443, from: "
+        "[grid-hpc]}]. Default: none — the namespace admits nothing from other sites.",
     )
     kubernetes_api: bool = Field(
         False,

@@ -37,7 +37,92 @@ def team_issues(spec: StackSpec) -> Iterator[Issue]:
         yield from _per_site_keys(team, index, sites)
         yield from _pod_security(team, index, spec)
         yield from _hosts_fit(team, index, spec)
+        yield from _serve(team, index, spec)
     yield from _guarantees_fit(spec)
+
+
+def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
+    """``teams[].serve``: known sites the team is on, served from other sites linked to them; on an AWS or GCP site
+    the link must admit the port, or the cloud firewall (security group, VPC firewall) drops it before the pod."""
+    sites = {site.name: site for site in spec.sites}
+    on = [site.name for site in spec.sites if team.on(site)]
+    links: dict[frozenset[str], list[int]] = {}
+    for k, link in enumerate(spec.links):
+        for a, b, *_ in link.pairs():
+            links.setdefault(frozenset((a, b)), []).append(k)
+
+    def via_aws_hub(a: str, b: str) -> bool:  # an AWS transit gateway routes between its attachments
+        return any(
+            isinstance(hub, AwsSite) and frozenset((hub.name, a)) in links and frozenset((hub.name, b)) in links
+            for hub in spec.sites
+        )
+
+    for j, entry in enumerate(team.serve):
+        path = f"teams[{index}].serve[{j}]"
+        for p, name in enumerate(entry.sites or []):
+            if name not in sites:
+                yield Issue(f"{path}.sites[{p}]", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
+            elif name not in on:
+                yield Issue(
+                    f"{path}.sites[{p}]",
+                    f"team '{team.name}' has no namespace on '{name}'; add it to the team's sites or remove it here",
+                )
+        for p, name in enumerate(entry.from_):
+            if name not in sites:
+                yield Issue(f"{path}.from[{p}]", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
+        serving = [name for name in (entry.sites if entry.sites is not None else on) if name in on]
+        for site in serving:
+            for p, name in enumerate(entry.from_):
+                if name not in sites:
+                    continue
+                where = f"{path}.from[{p}]"
+                narrow = f"; or serve it only elsewhere (serve[{j}].sites)" if len(serving) > 1 else ""
+                if name == site:
+                    yield Issue(
+                        where,
+                        f"'{name}' is where the team serves this port: serve admits other sites; remove it{narrow}",
+                    )
+                    continue
+                direct = links.get(frozenset((site, name)), [])
+                if isinstance(sites[site], KubernetesSite):
+                    if not direct and not via_aws_hub(site, name):
+                        yield Issue(
+                            where,
+                            f"'{name}' has no link to '{site}' (directly or through an AWS hub), so nothing it sends "
+                            f"reaches the team's pods there; link the two sites{narrow}",
+                        )
+                    continue
+                if not direct:
+                    yield Issue(
+                        where,
+                        f"'{name}' has no link to '{site}' (an AWS or GCP site admits only sites linked to it "
+                        f"directly), so its traffic never reaches the team's pods there; add a link {{sites: [{site}, "
+                        f"{name}]}} with admit: [{{protocol: {entry.protocol}, ports: {entry.port}}}]{narrow}",
+                    )
+                    continue
+                if not any(_admits(rule, entry) for k in direct for rule in spec.links[k].admit):
+                    k = direct[0]
+                    opened = ", ".join(_describe(rule) for rule in spec.links[k].admit) or "nothing"
+                    yield Issue(
+                        f"{path}.port",
+                        f"links[{k}] ({site} <-> {name}) admits {opened} from '{name}', so {site}'s cloud firewall "
+                        f"drops {entry.protocol} {entry.port} before it reaches the pods; add {{protocol: "
+                        f"{entry.protocol}, ports: {entry.port}}} to links[{k}].admit, or serve a port it admits",
+                    )
+
+
+def _admits(rule, entry) -> bool:
+    """Whether a link's admit rule lets the serve entry's protocol and ports through."""
+    if rule.protocol == "all":
+        return True
+    if rule.protocol != entry.protocol or rule.port_range is None:
+        return False
+    low, high = entry.port_range
+    return rule.port_range[0] <= low and high <= rule.port_range[1]
+
+
+def _describe(rule) -> str:
+    return f"{rule.protocol} {rule.ports}" if rule.ports is not None else rule.protocol
 
 
 def _path(team: TeamSpec, index: int, key: str, site: str) -> str:

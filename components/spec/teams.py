@@ -9,6 +9,7 @@ The validators (``team_validators.py``) and the in-cluster components read the s
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from components.standards import (
@@ -74,6 +75,17 @@ def host_share(site) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
+class ServedPort:
+    """A port (range) the team's pods serve on a site, and the linked sites' ranges it is served to."""
+
+    protocol: str  # NetworkPolicy's spelling: TCP or UDP
+    low: int
+    high: int
+    sources: tuple[str, ...]  # the sites it is served to (spec order)
+    cidrs: tuple[str, ...]  # their ranges: network.cidr and routed_cidrs
+
+
+@dataclass(frozen=True)
 class TeamOnSite:
     """Everything a team's namespace on one site is built from."""
 
@@ -91,6 +103,7 @@ class TeamOnSite:
     kubernetes_api: bool
     groups: tuple[str, ...]  # RBAC Group subjects of the team's RoleBinding
     users: tuple[str, ...] = ()  # RBAC User subjects (GKE: the team's user: members)
+    serve: tuple[ServedPort, ...] = ()  # ingress from linked sites (teams[].serve)
 
 
 TEAM_GROUP_PREFIX = "lattice:team:"
@@ -114,7 +127,23 @@ def team_subjects(team: TeamSpec, provider: str) -> list[dict[str, str]]:
     return subjects
 
 
-def team_on_site(team: TeamSpec, site) -> TeamOnSite:
+def served_on(team: TeamSpec, site: str, site_ranges: Mapping[str, Sequence[str]]) -> tuple[ServedPort, ...]:
+    """The team's ``serve`` entries that apply on ``site``, with the ranges of the sites they are served to
+    (``site_ranges``: every site's routed ranges; the validators have checked the names and the links)."""
+    served = []
+    for entry in team.serve:
+        if entry.sites is not None and site not in entry.sites:
+            continue
+        sources = tuple(name for name in entry.from_ if name != site)
+        low, high = entry.port_range
+        cidrs = tuple(cidr for name in sources for cidr in site_ranges.get(name, ()))
+        if cidrs:
+            served.append(ServedPort(entry.protocol.upper(), low, high, sources, cidrs))
+    return tuple(served)
+
+
+def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] | None = None) -> TeamOnSite:
+    """``site_ranges`` (every site's routed ranges) resolves the team's ``serve`` entries; without it, none."""
     accelerators = team.quota_for(site.name)
     cpu_share, memory_share = host_share(site)
     level, explicit = team.pod_security_for(site.name)
@@ -138,4 +167,5 @@ def team_on_site(team: TeamSpec, site) -> TeamOnSite:
         kubernetes_api=team.kubernetes_api,
         groups=tuple(subject["name"] for subject in team_subjects(team, site.provider) if subject["kind"] == "Group"),
         users=tuple(subject["name"] for subject in team_subjects(team, site.provider) if subject["kind"] == "User"),
+        serve=served_on(team, site.name, site_ranges or {}),
     )

@@ -204,3 +204,80 @@ def test_a_file_without_links_keeps_working():
     # Stack files from before links (the key absent, or the empty list it had to be) parse unchanged.
     for spec in (spec_with(AWS_SITE), spec_with(AWS_SITE, links=[])):
         assert parse_spec(spec, source="Pulumi.test.yaml").links == []
+
+
+# --- teams[].serve: ports a team serves to linked sites, which the links must admit ---------------------------
+
+HUB = {"hub": "aws-use1", "spokes": ["grid-hpc", "edge-beamline"], "admit": [{"protocol": "tcp", "ports": 443}]}
+PAIR = {"sites": ["aws-use1", "gcp-usc1"], "bandwidth_gbps": 4, "admit": [{"protocol": "tcp", "ports": "8000-8100"}]}
+
+
+def _serving(*serve, sites=("aws-use1", "gcp-usc1", "grid-hpc"), links=(HUB, PAIR)) -> dict:
+    team = {"name": "fusion", "sites": list(sites), "serve": list(serve)}
+    return spec_with(AWS, GCP, GRID, EDGE, links=list(links), teams=[team])
+
+
+def test_a_served_port_resolves_to_the_linked_sites_ranges_on_each_site():
+    from components.spec.teams import ServedPort, team_on_site
+
+    spec = parse_spec(
+        _serving(
+            {"port": 443, "protocol": "TCP", "from": ["grid-hpc", "edge-beamline"], "sites": ["aws-use1"]},
+            {"port": "8000-8080", "from": ["aws-use1"], "sites": ["gcp-usc1"]},
+            {"port": 443, "from": ["edge-beamline"], "sites": ["grid-hpc"]},  # grid <- edge through the AWS hub
+        ),
+        "x",
+    )
+    ranges = {"aws-use1": ("10.20.0.0/16",), "gcp-usc1": ("10.30.0.0/16",), "grid-hpc": ("10.50.0.0/16",),
+              "edge-beamline": ("10.60.0.0/20",)}  # fmt: skip
+    aws, gcp, grid = (team_on_site(spec.teams[0], site, ranges).serve for site in spec.sites[:3])
+    assert aws == (ServedPort("TCP", 443, 443, ("grid-hpc", "edge-beamline"), ("10.50.0.0/16", "10.60.0.0/20")),)
+    assert gcp == (ServedPort("TCP", 8000, 8080, ("aws-use1",), ("10.20.0.0/16",)),)
+    assert grid == (ServedPort("TCP", 443, 443, ("edge-beamline",), ("10.60.0.0/20",)),)
+    assert team_on_site(spec.teams[0], spec.sites[0]).serve == ()  # no ranges given: nothing resolved
+
+
+@pytest.mark.parametrize(
+    ("serve", "path", "message"),
+    [
+        (
+            {"port": 8080, "from": ["grid-hpc"], "sites": ["aws-use1"]},
+            "teams[0].serve[0].port",
+            "links[0] (aws-use1 <-> grid-hpc) admits tcp 443 from 'grid-hpc', so aws-use1's cloud firewall drops "
+            "tcp 8080 before it reaches the pods; add {protocol: tcp, ports: 8080} to links[0].admit",
+        ),
+        (
+            {"port": 443, "protocol": "udp", "from": ["aws-use1"], "sites": ["gcp-usc1"]},
+            "teams[0].serve[0].port",
+            "links[1] (gcp-usc1 <-> aws-use1) admits tcp 8000-8100 from 'aws-use1'",
+        ),
+        (  # the grid reaches GCP only through the AWS hub, and GCP's firewall admits the AWS range alone
+            {"port": 8000, "from": ["grid-hpc"], "sites": ["gcp-usc1"]},
+            "teams[0].serve[0].from[0]",
+            "'grid-hpc' has no link to 'gcp-usc1' (an AWS or GCP site admits only sites linked to it directly)",
+        ),
+        (
+            {"port": 443, "from": ["grid-hpc"]},  # every site of the team, the grid itself included
+            "teams[0].serve[0].from[0]",
+            "'grid-hpc' is where the team serves this port: serve admits other sites; remove it; or serve it only "
+            "elsewhere (serve[0].sites)",
+        ),
+        ({"port": 443, "from": ["nowhere"]}, "teams[0].serve[0].from[0]", "unknown site 'nowhere'"),
+        (
+            {"port": 443, "from": ["grid-hpc"], "sites": ["edge-beamline"]},
+            "teams[0].serve[0].sites[0]",
+            "team 'fusion' has no namespace on 'edge-beamline'; add it to the team's sites or remove it here",
+        ),
+        ({"port": 70000, "from": ["grid-hpc"]}, "teams[0].serve[0]", "'70000' is not a port or range within 1-65535"),
+    ],
+)
+def test_serve_errors_name_the_key_and_the_fix(serve, path, message):
+    issues = _issues(_serving(serve))
+    assert any(p == path and message in m for p, m in issues), issues
+
+
+def test_a_grid_site_serves_only_what_its_links_reach():
+    links = [{"sites": ["aws-use1", "grid-hpc"]}]  # the beamline is linked to nothing
+    issues = _issues(_serving({"port": 443, "from": ["edge-beamline"]}, sites=("grid-hpc",), links=links))
+    assert ("teams[0].serve[0].from[0]", "'edge-beamline' has no link to 'grid-hpc' (directly or through an AWS hub), "
+            "so nothing it sends reaches the team's pods there; link the two sites") in issues  # fmt: skip
