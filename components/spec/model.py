@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from components.catalog import GcpMachineType, compact_placement_refusal
 from components.standards import (
@@ -572,10 +572,6 @@ StorageGiB = Annotated[int, Field(ge=0, le=1_000_000_000)]
 ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
 
 
-def _lower(value):
-    return value.lower() if isinstance(value, str) else value
-
-
 class ServeSpec(Strict):
     """A port the team's pods serve to other sites over the links (model endpoints, MLflow): an ingress NetworkPolicy
     in the team's namespace from those sites' ranges. On an AWS or GCP site, the link from each of those sites must
@@ -586,8 +582,8 @@ class ServeSpec(Strict):
     port: Annotated[str, Field(pattern=r"^\d{1,5}(-\d{1,5})?$")] | int = Field(
         description="A port or range ('8000-8100') the pods listen on.", examples=[443]
     )
-    protocol: Annotated[Literal["tcp", "udp"], BeforeValidator(_lower)] = Field(
-        "tcp", description="tcp or udp (TCP / UDP also read).", examples=["tcp"]
+    protocol: Literal["tcp", "udp"] = Field(
+        "tcp", description="tcp or udp, as links[].admit spells them.", examples=["tcp"]
     )
     from_: list[SiteName] = Field(
         alias="from",

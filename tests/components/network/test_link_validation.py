@@ -222,7 +222,7 @@ def test_a_served_port_resolves_to_the_linked_sites_ranges_on_each_site():
 
     spec = parse_spec(
         _serving(
-            {"port": 443, "protocol": "TCP", "from": ["grid-hpc", "edge-beamline"], "sites": ["aws-use1"]},
+            {"port": 443, "protocol": "tcp", "from": ["grid-hpc", "edge-beamline"], "sites": ["aws-use1"]},
             {"port": "8000-8080", "from": ["aws-use1"], "sites": ["gcp-usc1"]},
             {"port": 443, "from": ["edge-beamline"], "sites": ["grid-hpc"]},  # grid <- edge through the AWS hub
         ),
