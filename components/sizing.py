@@ -548,6 +548,7 @@ def run_hours(
 # --- checkpoint storage -----------------------------------------------------------------------------------
 
 MB = 1e6
+MB_PER_GBIT = 1e9 / 8 / MB  # 125: network Gbps as storage MB/s
 
 
 @dataclass(frozen=True)
@@ -562,6 +563,18 @@ class LustreChoice:
     checkpoint_bytes: float
     save_seconds: float
     overhead_fraction: float
+    # What the job's nodes move to the file system together (MB/s; None: not modelled): each node's per-client
+    # ceiling (catalog.storage.fsx_client_gbps: EFA only for EFA Lustre clients, TCP otherwise) times the nodes.
+    client_mbps: float | None = None
+
+    @property
+    def effective_write_mbps(self) -> float:
+        """The checkpoint write rate: the file system's, or the clients' if they cannot feed it."""
+        return self.write_mbps if self.client_mbps is None else min(self.write_mbps, self.client_mbps)
+
+    @property
+    def client_limited(self) -> bool:
+        return self.client_mbps is not None and self.client_mbps < self.write_mbps
 
     @property
     def required_label(self) -> str:
@@ -586,6 +599,7 @@ def lustre_for_checkpoints(
     minimum_capacity_gib: int = 0,
     tiers: tuple[int | str, ...] | None = None,
     efa: bool = False,
+    client_mbps: float | None = None,
 ) -> LustreChoice:
     """The smallest valid Lustre file system that saves a checkpoint within ``budget_seconds``.
 
@@ -593,7 +607,10 @@ def lustre_for_checkpoints(
     capacity, then the lowest throughput tier at that capacity: FSx and Managed Lustre both price by capacity
     and tier, and a faster tier is cheaper than the extra capacity a slower one needs for the same speed.
     ``tiers`` limits the choice to the given throughput tiers (the user fixed one); ``efa`` uses the capacity
-    steps of EFA-enabled FSx file systems. Raises ValueError when no configuration meets the budget.
+    steps of EFA-enabled FSx file systems. ``client_mbps`` is what the writing nodes can move together (their
+    per-client ceiling times their number): the save takes as long as the slower of it and the file system, and no
+    file system makes up for clients that are too few or too slow. Raises ValueError when no configuration meets the
+    budget.
     """
     size = checkpoint_bytes(workload)
     needed_mbps = size / budget_seconds / MB
@@ -628,7 +645,7 @@ def lustre_for_checkpoints(
             f"relax the {budget_seconds:g} s budget"
         )
     capacity, _, name, tier, write = min(options)
-    save = size / (write * MB)
+    save = size / (min(write, client_mbps if client_mbps is not None else write) * MB)
     return LustreChoice(
         service=service,
         deployment=name,
@@ -638,4 +655,5 @@ def lustre_for_checkpoints(
         checkpoint_bytes=size,
         save_seconds=save,
         overhead_fraction=checkpoint_overhead_fraction(save, workload.checkpoint_interval_minutes),
+        client_mbps=client_mbps,
     )

@@ -224,10 +224,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     size.add_argument(
         "--lustre",
-        choices=("fsx", "fsx-scratch", "managed-lustre"),
+        choices=("fsx", "fsx-efa", "fsx-scratch", "managed-lustre"),
         default=None,
         help="size a Lustre file system for the checkpoints (default: FSx PERSISTENT_2 for AWS types, Managed "
-        "Lustre for GCP types)",
+        "Lustre for GCP types; fsx-efa: EFA-enabled PERSISTENT_2, reached over EFA by EFA Lustre clients only)",
     )
     size.add_argument("--tokens", type=_positive(float), default=None, help="tokens one training run processes")
     size.add_argument(
@@ -605,7 +605,8 @@ def _size(args: argparse.Namespace, out: Console) -> int:
 
     from components import sizing
     from components.catalog import AwsInstanceType
-    from components.sizing import GB, human_gib
+    from components.catalog.storage import fsx_client_gbps, fsx_efa_client
+    from components.sizing import GB, MB_PER_GBIT, human_gib
     from components.standards import CHECKPOINT_TARGET_SECONDS
 
     machine, workload, pool, report = size_report(args)
@@ -656,12 +657,21 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         f"write throughput for a {budget:g} s save", f"{sizing.checkpoint_write_mbps(workload, budget):,.0f} MB/s"
     )
     service = args.lustre or ("fsx" if isinstance(machine, AwsInstanceType) else "managed-lustre")
+    clients = None
+    if service != "managed-lustre" and isinstance(machine, AwsInstanceType):
+        # Each node's FSx ceiling: EFA's only where LNet runs over EFA (an EFA Lustre client of an EFA-enabled file
+        # system, which the node pools configure); TCP otherwise.
+        efa_client = service == "fsx-efa" and machine.supports_efa and fsx_efa_client(machine.name)
+        per_node = fsx_client_gbps(machine, efa_client=efa_client)
+        clients = (per_node, "EFA" if efa_client else "TCP", args.nodes * per_node * MB_PER_GBIT)
     try:
         choice = sizing.lustre_for_checkpoints(
             workload,
             service="managed-lustre" if service == "managed-lustre" else "fsx",
             budget_seconds=budget,
             deployment="SCRATCH_2/SSD" if service == "fsx-scratch" else "PERSISTENT_2/SSD",
+            efa=service == "fsx-efa",
+            client_mbps=clients[2] if clients else None,
         )
     except ValueError as exc:
         table.add_row("Lustre for the checkpoints", str(exc))
@@ -669,6 +679,13 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         label = "FSx for Lustre" if choice.service == "fsx" else "Managed Lustre, tier"
         table.add_row("Lustre for the checkpoints", f"{label} {choice.required_label}")
         table.add_row("  its write throughput", f"{choice.write_mbps:,.0f} MB/s")
+        if clients is not None:
+            per_node, transport, total = clients
+            limited = " (the limit)" if choice.client_limited else ""
+            table.add_row(
+                f"  clients' ceiling ({transport})",
+                f"{args.nodes} × {per_node:,.4g} Gbps = {total:,.0f} MB/s{limited}",
+            )
         table.add_row("  checkpoint save on it", f"{choice.save_seconds:,.1f} s")
         table.add_row("  time lost to checkpoints", f"{choice.overhead_fraction:.1%}")
         overhead = choice.overhead_fraction if overhead is None else overhead

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -162,6 +163,31 @@ def test_size_reports_the_numbers_and_exit_code(capsys):
     assert main(["size", "--parameters", "7e9", "--machine-type", "p5.48xlarge", "--storage-gbps", "10"]) == 0
     out = capsys.readouterr().out
     assert "fits pool 'p5.48xlarge'" in out and "DP 4 × TP 2 × PP 1" in out
+
+
+@pytest.mark.parametrize(
+    ("machine", "lustre", "ceiling", "save"),
+    [
+        # an EFA Lustre client of an EFA-enabled file system: AWS's 700 Gbps per client; the file system limits
+        ("p5.48xlarge", "fsx-efa", "(EFA) 1 × 700 Gbps = 87,500 MB/s", "52.3 s"),
+        # the same node of a file system without EFA: 100 Gbps over TCP, which then limits the save
+        ("p5.48xlarge", "fsx", "(TCP) 1 × 100 Gbps = 12,500 MB/s (the limit)", "78.4 s"),
+        # trn2 has EFA but FSx does not take it as an EFA client: TCP, even of an EFA-enabled file system
+        ("trn2.48xlarge", "fsx-efa", "(TCP) 1 × 100 Gbps = 12,500 MB/s (the limit)", "78.4 s"),
+    ],
+)
+def test_size_credits_efa_lustre_throughput_only_to_efa_lustre_clients(capsys, machine, lustre, ceiling, save):
+    """The failure this prevents: sizing took the file system's throughput for the checkpoint save whatever the
+    clients, so an EFA-enabled FSx looked as fast from nodes that reach it over TCP."""
+    main(["size", "--parameters", "70B", "--machine-type", machine, "--nodes", "1", "--lustre", lustre])
+    rows = {
+        label.strip(): value.strip()
+        for label, value in re.findall(r"│ ([^│]+?) +│ +([^│]+?) │", capsys.readouterr().out)
+    }  # fmt: skip
+    prefix = "clients' ceiling "
+    (transport,) = [label.removeprefix(prefix) for label in rows if label.startswith(prefix)]
+    assert f"{transport} {rows[prefix + transport]}" == ceiling
+    assert rows["checkpoint save on it"] == save
 
 
 def test_size_prints_gpu_hours_when_asked(capsys):

@@ -40,6 +40,19 @@ def test_efa_enabled_file_systems_use_their_own_steps():
     assert (choice.per_unit_mbps_per_tib, choice.capacity_gib) == (1000, 19_200)  # multiples of 4,800
 
 
+def test_clients_that_cannot_feed_the_file_system_set_the_save_time():
+    """A node writes at most its per-client ceiling (FSx: 700 Gbps over EFA, 100 Gbps over TCP): one p5 over TCP
+    saves the 980 GB checkpoint in 78.4 s whatever the file system, over EFA in the file system's 52.3 s."""
+    efa = sizing.lustre_for_checkpoints(W70B, service="fsx", budget_seconds=60, efa=True, client_mbps=700 * 125)
+    tcp = sizing.lustre_for_checkpoints(W70B, service="fsx", budget_seconds=60, efa=True, client_mbps=100 * 125)
+    assert efa.capacity_gib == tcp.capacity_gib == 19_200  # the file system is the same
+    assert not efa.client_limited and efa.save_seconds == pytest.approx(980e9 / 18_750e6)  # 52.3 s
+    assert tcp.client_limited and tcp.effective_write_mbps == 12_500
+    assert tcp.save_seconds == pytest.approx(78.4) and tcp.save_seconds > 60
+    unmodelled = sizing.lustre_for_checkpoints(W70B, service="fsx", budget_seconds=60, efa=True)
+    assert unmodelled.save_seconds == efa.save_seconds and unmodelled.client_mbps is None
+
+
 def test_lora_checkpoints_hold_the_adapter_only():
     lora = sizing.Workload(parameters=70e9, method="lora")
     assert sizing.checkpoint_bytes(lora) == pytest.approx(70e9 * 0.01 * 14)  # adapter weights + Adam state
