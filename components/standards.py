@@ -90,3 +90,14 @@ TEAM_VOLUME_CLAIMS = 20
 # enough for every pool (the largest node's allocatable) would cap nothing a node does not cap already, and the
 # quota counts requests only, as Kueue accounts them.
 CONTAINER_DEFAULT_REQUEST = {"cpu": "500m", "memory": "1Gi"}
+
+# Each team's POSIX identity on the shared file systems (components/spec/model.py TeamPosixSpec): its
+# directories on every Lustre file system are owned by it, and its pods run as it. Unless the stack file pins
+# one, a team's UID and GID are derived from its name (CRC-32 into this span), so appending, removing or
+# reordering teams never changes another team's owner; the validators refuse two teams with one ID.
+TEAM_POSIX_ID_BASE = 200_000
+TEAM_POSIX_ID_SPAN = 1_000_000
+# The directories each team gets on each Lattice Lustre file system (under /<team>), and their mode: rwx for
+# the team's owner and group, setgid so files made inside keep the team's group, nothing for others.
+TEAM_DIRECTORIES = ("checkpoints", "datasets")
+TEAM_DIRECTORY_MODE = "2770"

@@ -15,6 +15,7 @@ EKS installs the CNI self-managed at creation; the managed add-on takes it over 
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 
@@ -35,6 +36,15 @@ ROOT_DEVICE = "/dev/xvda"
 # IMDSv2 only; a hop limit of 2 lets containers on the node's network reach it, as EKS's own template does.
 IMDS_V2 = aws.ec2.LaunchTemplateMetadataOptionsArgs(
     http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+)
+
+
+# A MIME multipart document EKS merges with its own AL2023 bootstrap (nodeadm), as the GPU pools' user data: the
+# Lustre client the EKS AL2023 AMIs do not ship (awslabs/amazon-eks-ami#2696), for the FSx CSI driver's mounts.
+SYSTEM_LUSTRE_CLIENT = (
+    'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="==LATTICE=="\n\n'
+    '--==LATTICE==\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n'
+    "#!/bin/bash\nset -euo pipefail\ndnf install -y lustre-client\n\n--==LATTICE==--\n"
 )
 
 
@@ -68,6 +78,9 @@ class EksClusterArgs:
     public_access_cidrs: list[str] = field(default_factory=list)
     admin_role_arns: list[str] = field(default_factory=list)
     runner_cidrs: list[str] = field(default_factory=list)
+    # The site has FSx for Lustre: the system nodes install the Lustre client too, since the teams' directory
+    # Job (components/platform/team_directories.py) mounts the file system there.
+    lustre_client: bool = False
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -245,6 +258,7 @@ class EksCluster(pulumi.ComponentResource):
             update_default_version=True,
             block_device_mappings=[root_volume(args.system_root_volume_gib, args.kms_key_arn)],
             metadata_options=IMDS_V2,
+            user_data=base64.b64encode(SYSTEM_LUSTRE_CLIENT.encode()).decode() if args.lustre_client else None,
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags.aws_tags())
                 for kind in ("instance", "volume", "network-interface")

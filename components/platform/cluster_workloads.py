@@ -19,6 +19,7 @@ from . import moved_from
 from .cluster_addons import ClusterAddons, ClusterAddonsArgs
 from .kueue_scheduler import Flavor, KueueScheduler, KueueSchedulerArgs, TeamQueue
 from .storage_access import StorageAccess, StorageAccessArgs, claim_gib
+from .team_directories import TeamDirectories, TeamDirectoriesArgs
 from .team_namespace import TeamNamespace, TeamNamespaceArgs
 from .team_policies import TeamNetwork
 
@@ -43,6 +44,7 @@ class ClusterWorkloads(pulumi.ComponentResource):
     addons: ClusterAddons | None
     scheduler: KueueScheduler | None
     storage: StorageAccess | None
+    directories: TeamDirectories | None
     gpus: int
 
     def __init__(self, name: str, args: ClusterWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -77,6 +79,24 @@ class ClusterWorkloads(pulumi.ComponentResource):
                     labels=args.tags.for_component("StorageAccess").k8s_labels(),
                     fsx_csi_driver=args.fsx_csi_driver,
                     depends_on=[*args.access, *args.depends_on],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        # Lustre file systems Lattice built: the teams' directories, made from an admin client (the system nodes).
+        self.directories = None
+        lustre = [tier for tier in args.storage if tier.team_directories]
+        if lustre and args.teams:
+            self.directories = TeamDirectories(
+                f"{name}-team-directories",
+                TeamDirectoriesArgs(
+                    tiers=lustre,
+                    teams=args.teams,
+                    labels=args.tags.for_component("TeamDirectories").k8s_labels(),
+                    depends_on=[
+                        *args.access,
+                        *args.depends_on,
+                        *([self.storage.driver] if self.storage.driver else []),
+                    ],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -4,7 +4,9 @@ Each storage tier with access "pvc" (``components/storage/contract.py``) becomes
 the site, a pre-provisioned PersistentVolume bound to a PersistentVolumeClaim named after the tier: the pod
 names the claim, and never a server, mount name or driver. The volume source comes from the tier — the FSx
 CSI driver on EKS, the Managed Lustre and Filestore CSI drivers on GKE, NFS or a host path on grid and edge
-sites. Volumes are retained: deleting a claim never deletes data.
+sites. Volumes are retained: deleting a claim never deletes data. On a Lustre file system Lattice built, a
+team's volume is its own directory ``/<team>`` where the CSI driver can mount a directory (FSx), else the file
+system's root, which the team's pods mount with ``subPath: <team>`` (GKE's Managed Lustre driver).
 
 On EKS the FSx for Lustre CSI driver is installed (pinned chart); it needs no AWS rights for pre-provisioned
 volumes (it only mounts), so none are granted. GKE's drivers are cluster add-ons (``GkeCluster``).
@@ -64,10 +66,12 @@ class StorageAccess(pulumi.ComponentResource):
         mounts = [tier for tier in args.tiers if tier.access == "pvc"]
         for team, namespace in sorted(args.namespaces.items()):
             for tier in mounts:
-                self.claims[(team, tier.name)] = self._claim(f"{name}-{tier.name}-{team}", namespace, tier)
+                self.claims[(team, tier.name)] = self._claim(f"{name}-{tier.name}-{team}", namespace, tier, team)
         self.register_outputs({"claims": sorted(f"{team}/{tier}" for team, tier in self.claims)})
 
-    def _claim(self, name: str, namespace: pulumi.Input[str], tier: StorageTier) -> k8s.core.v1.PersistentVolumeClaim:
+    def _claim(
+        self, name: str, namespace: pulumi.Input[str], tier: StorageTier, team: str
+    ) -> k8s.core.v1.PersistentVolumeClaim:
         labels, child = self._labels, self._child
         size = f"{claim_gib(tier)}Gi"
         mode = "ReadOnlyMany" if tier.read_only else "ReadWriteMany"
@@ -84,7 +88,8 @@ class StorageAccess(pulumi.ComponentResource):
                 "volumeMode": "Filesystem",
                 **({"mountOptions": list(tier.mount_options)} if tier.mount_options else {}),
                 "claimRef": {"namespace": namespace, "name": tier.claim_name},
-                **tier.volume_source,
+                # A Lattice Lustre tier: the team's own directory where the driver mounts one (team_directories.py).
+                **tier.volume_source_for(team),
             },
             opts=child,
         )

@@ -125,6 +125,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 system_instance_type=site.kubernetes.system_nodes.instance_type,
                 system_nodes=site.kubernetes.system_nodes.nodes,
                 system_root_volume_gib=site.kubernetes.system_nodes.root_volume_gib,
+                lustre_client=bool(site.storage.lustre),
             ),
             opts=scoped,
         )

@@ -7,6 +7,7 @@ and explained on its own, as aws-parallelcluster keeps schema and validators apa
 
 from __future__ import annotations
 
+import zlib
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
@@ -26,6 +27,8 @@ from components.standards import (
     TEAM_BASE_MEMORY_GIB,
     TEAM_CPU_PER_ACCELERATOR,
     TEAM_MEMORY_GIB_PER_ACCELERATOR,
+    TEAM_POSIX_ID_BASE,
+    TEAM_POSIX_ID_SPAN,
     TEAM_STORAGE_GIB,
     TEAM_VOLUME_CLAIMS,
 )
@@ -570,6 +573,24 @@ CpuCount = Annotated[int, Field(ge=1, le=10_000_000)]
 MemoryGiB = Annotated[int, Field(ge=1, le=1_000_000_000)]
 StorageGiB = Annotated[int, Field(ge=0, le=1_000_000_000)]
 ClaimCount = Annotated[int, Field(ge=0, le=100_000)]
+# Lustre takes 32-bit IDs; below 1,000 are the hosts' system accounts, 65,534 is nobody (the root-squash target).
+PosixId = Annotated[int, Field(ge=1_000, le=4_294_967_294)]
+
+
+def derived_posix_id(team: str) -> int:
+    """A team's default UID and GID: from its name alone, so no other team's edit ever changes it."""
+    return TEAM_POSIX_ID_BASE + zlib.crc32(team.encode()) % TEAM_POSIX_ID_SPAN
+
+
+class TeamPosixSpec(Strict):
+    """The team's owner on the shared file systems: its directories belong to it, its pods run as it."""
+
+    uid: PosixId = Field(
+        description="User ID that owns the team's directories and that its pods run as.", examples=[332023]
+    )
+    gid: PosixId = Field(
+        description="Group ID of the team's directories (setgid: files inside keep it).", examples=[332023]
+    )
 
 
 class ServeSpec(Strict):
@@ -683,10 +704,26 @@ class TeamSpec(Strict):
         "project, bound in the team's namespace only. group: members need the site's "
         "kubernetes.rbac_security_group (Google Groups for RBAC).",
     )
+    posix: TeamPosixSpec | None = Field(
+        None,
+        description="UID and GID of the team on the sites' Lustre file systems, which own its directories "
+        "/<team>/checkpoints and /<team>/datasets; its pods run as them (runAsUser / runAsGroup). Default: both "
+        f"{TEAM_POSIX_ID_BASE:,} plus the CRC-32 of the team name modulo {TEAM_POSIX_ID_SPAN:,}, stable when "
+        "teams are added or reordered. Pin them to match your directory service (LDAP / IdP) if you have one.",
+        examples=[{"uid": 332023, "gid": 332023}],
+    )
 
     @property
     def namespace_name(self) -> str:
         return self.namespace or self.name
+
+    @property
+    def uid(self) -> int:
+        return self.posix.uid if self.posix is not None else derived_posix_id(self.name)
+
+    @property
+    def gid(self) -> int:
+        return self.posix.gid if self.posix is not None else derived_posix_id(self.name)
 
     def on(self, site: SiteBase) -> bool:
         """Whether the team gets a namespace on ``site``."""

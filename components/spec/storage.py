@@ -22,7 +22,7 @@ from components.standards import (
     OBJECT_LOCK_MIN_DAYS,
 )
 
-from .types import NonEmpty, SiteName, Zone
+from .types import Cidr, NonEmpty, SiteName, Zone
 
 StorageName = SiteName
 MountPath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9/_.-]+$", max_length=200)]
@@ -37,6 +37,13 @@ ManagedLustreTier = Annotated[
         json_schema_input_type=Literal[125, 250, 500, 1000, "125", "250", "500", "1000", "dynamic"],
     ),
 ]
+# Both Lustre tiers: the clients whose root is not squashed, so they can create and chown the teams' directories.
+ADMIN_CLIENTS = (
+    "Client address ranges (CIDRs) whose root is not squashed: the administrative clients that create and chown "
+    "the teams' directories. Default: the ranges of the site's system nodes, where Lattice's directory Job runs "
+    "(on Lattice's cloud sites the GPU nodes share those ranges). With root_squash on, [] is refused: no client "
+    "could then create a team directory."
+)
 ColdClass = Literal["STANDARD_IA", "GLACIER_IR", "INTELLIGENT_TIERING", "NEARLINE", "COLDLINE", "ARCHIVE"]
 
 
@@ -134,9 +141,10 @@ class FsxLustreSpec(Strict):
     root_squash: str | None = Field(
         "65534:65534",
         pattern=r"^\d{1,10}:\d{1,10}$",
-        description="UID:GID that root on a client is mapped to (null: no squash; containers running as root "
-        "then act as root on the shared file system).",
+        description="UID:GID that root on a client is mapped to, except on admin_clients (null: no squash; "
+        "containers running as root then act as root on the shared file system).",
     )
+    admin_clients: list[Cidr] | None = Field(None, description=ADMIN_CLIENTS, examples=[["10.20.0.0/20"]])
     durability: DurabilitySpec = Field(
         description="Backups and data-repository export that keep the file system's data.",
         default_factory=DurabilitySpec,
@@ -191,9 +199,17 @@ class ManagedLustreSpec(Strict):
     )
     root_squash: str | None = Field(
         "65534:65534",
-        description="UID:GID root is mapped to on clients; null turns root squash off.",
+        description="UID:GID root is mapped to on clients other than admin_clients; null turns root squash off.",
         examples=["65534:65534"],
         pattern=r"^\d{1,10}:\d{1,10}$",
+    )
+    admin_clients: list[Cidr] | None = Field(None, description=ADMIN_CLIENTS, examples=[["10.30.0.0/18"]])
+    cmek: bool = Field(
+        False,
+        description="Encrypt with the site's Cloud KMS key. Refused: Google documents that CMEK-protected "
+        "instances cannot be used from GKE (Compute Engine clients only), and Lattice serves every instance to "
+        "the site's GKE pods; instances use Google-default encryption.",
+        examples=[False],
     )
     mount_path: MountPath | None = Field(
         None, description="Where pods mount it (default: /lustre/<name>).", examples=["/lustre/scratch"]

@@ -38,6 +38,8 @@ GCS_BUCKET_NAME_MAX = 63
 ACCOUNT_ID_LENGTH = 12
 # S3 refuses lifecycle transitions to STANDARD_IA before an object is 30 days old (ONEZONE_IA likewise; not offered).
 S3_MIN_DAYS_BEFORE = {"STANDARD_IA": 30}
+# FSx's NoSquashNids takes at most 64 NIDs or NID ranges (FSx API Reference, LustreRootSquashConfiguration).
+MAX_NO_SQUASH_NIDS = 64
 # Each Managed Lustre instance needs a contiguous /24 of the private services range (Google's VPC page).
 LUSTRE_INSTANCE_PREFIX = 24
 # <base>--<az id>--x-s3, where an AZ ID is like use1-az4 (up to 9 characters, e.g. apse2-az3).
@@ -54,6 +56,10 @@ class StorageIssue:
 def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
     workloads = {w.name: w for w in spec.workloads}
     prod = spec.environment == "prod"
+
+    def teams_on(site) -> list[str]:
+        return [team.name for team in spec.teams if team.on(site)]
+
     for i, site in enumerate(spec.sites):
         base = f"sites[{i}].storage"
         yield from _unique_names(site, base)
@@ -70,6 +76,8 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                         f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
                     )
                 yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site))
+                yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site))
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
@@ -90,6 +98,7 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
             filesystems: dict[str, int] = {}
             for j, lustre in enumerate(site.storage.lustre):
                 yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site))
                 first = filesystems.setdefault(lustre.filesystem, j)
                 if first != j:
                     yield StorageIssue(
@@ -126,6 +135,71 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                         f"{mount.path} is already the mount path of mounts[{paths[mount.path]}]; give each its own",
                     )
                 paths.setdefault(mount.path, j)
+
+
+def system_node_ranges(site: AwsSite | GcpSite) -> list[str]:
+    """The address ranges the site's system nodes take: on AWS the private subnets of every zone (the system node
+    group spans them), on GCP the GKE nodes range. The accelerator pools' nodes take addresses from the same ones."""
+    from components.network.cidr import aws_zone_subnets, gke_ranges
+
+    if isinstance(site, AwsSite):
+        return [zone.private for zone in aws_zone_subnets(site.network.cidr, site.network.availability_zones)]
+    return [gke_ranges(site.network.cidr).nodes]
+
+
+def admin_client_ranges(site: AwsSite | GcpSite, lustre: FsxLustreSpec | ManagedLustreSpec) -> list[str]:
+    """The clients a Lustre file system does not root-squash: the spec's admin_clients, else the system nodes'."""
+    return list(lustre.admin_clients) if lustre.admin_clients is not None else system_node_ranges(site)
+
+
+def _admin_clients(site, lustre, path: str, teams: list[str]) -> Iterator[StorageIssue]:
+    """Root squash needs a client it spares, or no one can create and chown the teams' directories."""
+    import ipaddress
+
+    if lustre.root_squash is None:
+        return
+    ranges = admin_client_ranges(site, lustre)
+    if not ranges:
+        yield StorageIssue(
+            f"{path}.admin_clients",
+            f"root squash ({lustre.root_squash}) with no admin client: root on every client is squashed, so nothing "
+            "can create or chown the teams' directories and the file system is read-only in practice; remove "
+            "admin_clients (the system nodes' ranges are then spared, where Lattice's directory Job runs), list "
+            "your admin hosts' ranges, or set root_squash: null",
+        )
+        return
+    if isinstance(lustre, FsxLustreSpec) and len(ranges) > MAX_NO_SQUASH_NIDS:
+        yield StorageIssue(
+            f"{path}.admin_clients",
+            f"FSx spares at most {MAX_NO_SQUASH_NIDS} client ranges from root squash (NoSquashNids); list fewer",
+        )
+    system = [ipaddress.ip_network(cidr) for cidr in system_node_ranges(site)]
+    spared = [ipaddress.ip_network(cidr) for cidr in ranges]
+    missing = [str(block) for block in system if not any(block.subnet_of(other) for other in spared)]
+    if teams and missing:
+        yield StorageIssue(
+            f"{path}.admin_clients",
+            f"the system nodes' range(s) {', '.join(missing)} are not spared from root squash, but Lattice creates "
+            f"the directories of {', '.join(teams)} from there (a Job on the system nodes, as root); add them to "
+            "admin_clients or remove admin_clients",
+        )
+
+
+def _unreached_repositories(lustre: FsxLustreSpec, path: str, teams: list[str]) -> Iterator[StorageIssue]:
+    """A team's claim mounts its own directory /<team>: a repository linked elsewhere is out of its pods' reach."""
+    for k, repository in enumerate(lustre.durability.repositories):
+        if not teams or any(_nested(repository.path, f"/{team}") for team in teams):
+            continue
+        team = teams[0]
+        purpose = repository.path.rstrip("/").rsplit("/", 1)[-1] or "datasets"
+        yield StorageIssue(
+            f"{path}.durability.repositories[{k}].path",
+            f"{repository.path} is outside every team's directory, and a team's claim mounts only /<team>: its pods "
+            "neither see what this association imports nor have what they write exported; link the teams' "
+            f"directories instead, one association each, e.g. {{bucket: {repository.bucket}, path: "
+            f"/{team}/{purpose}, prefix: {team}/}} (the team's prefix, which its role reaches)",
+            warning=True,
+        )
 
 
 def _too_long(kind: str, limit: int) -> str:
@@ -396,6 +470,9 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
         yield StorageIssue(
             f"{where}.backups", f"{lustre.deployment_type} file systems cannot be backed up; remove backups"
         )
+    # EFA-enabled file systems may be linked: the FSx API Reference names the file systems data repository
+    # associations are not supported on, "Intelligent-Tiering and scratch_1 file systems" (DataRepositoryAssociation),
+    # and EFA is a PERSISTENT_2 SSD option on Lustre 2.15.
     if durability.repositories and not kind.data_repositories and kind.storage_type != "INTELLIGENT_TIERING":
         yield StorageIssue(
             f"{where}.repositories", f"{lustre.deployment_type} cannot link to S3; use SCRATCH_2 or PERSISTENT_2"
@@ -458,6 +535,14 @@ def _nested(a: str, b: str) -> bool:
 def _managed_lustre(
     site: GcpSite, lustre: ManagedLustreSpec, path: str, workloads, prod: bool
 ) -> Iterator[StorageIssue]:
+    if lustre.cmek:
+        yield StorageIssue(
+            f"{path}.cmek",
+            'a CMEK-protected Managed Lustre instance cannot be mounted from GKE ("CMEK-protected Managed Lustre '
+            "instances cannot be used with Google Kubernetes Engine or Cluster Toolkit. They can only be accessed "
+            'from Compute Engine clients", docs.cloud.google.com/managed-lustre/docs/cmek), and Lattice serves '
+            "every instance to the site's GKE pods; remove cmek (the instance uses Google-default encryption)",
+        )
     if lustre.zone is not None and lustre.zone not in site.network.zones:
         yield StorageIssue(
             f"{path}.zone", f"zone '{lustre.zone}' is not one of the site's zones ({', '.join(site.network.zones)})"

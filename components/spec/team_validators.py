@@ -39,6 +39,7 @@ def team_issues(spec: StackSpec) -> Iterator[Issue]:
         yield from _hosts_fit(team, index, spec)
         yield from _serve(team, index, spec)
     yield from _guarantees_fit(spec)
+    yield from _posix_ids(spec)
 
 
 def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
@@ -299,3 +300,21 @@ def _pool_accelerators(site, pool, host) -> int | None:
     if host is None or host.accelerators == 0:
         return None
     return host.accelerators * pool.max_nodes
+
+
+def _posix_ids(spec: StackSpec) -> Iterator[Issue]:
+    """Two teams with one UID or GID would own each other's directories on the shared file systems."""
+    for key in ("uid", "gid"):
+        owners: dict[int, int] = {}
+        for index, team in enumerate(spec.teams):
+            value = getattr(team, key)
+            first = owners.setdefault(value, index)
+            if first == index:
+                continue
+            how = "set in posix" if team.posix is not None else "derived from its name"
+            yield Issue(
+                f"teams[{index}].posix.{key}",
+                f"{key} {value} ({how}) is also team '{spec.teams[first].name}''s (teams[{first}]): two teams with one "
+                f"{key} can read and overwrite each other's Lustre directories; give one of them "
+                "posix: {uid: …, gid: …} with IDs no other team uses",
+            )

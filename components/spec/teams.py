@@ -104,6 +104,8 @@ class TeamOnSite:
     groups: tuple[str, ...]  # RBAC Group subjects of the team's RoleBinding
     users: tuple[str, ...] = ()  # RBAC User subjects (GKE: the team's user: members)
     serve: tuple[ServedPort, ...] = ()  # ingress from linked sites (teams[].serve)
+    uid: int = 0  # the team's owner on the site's Lustre file systems (TeamSpec.uid)
+    gid: int = 0
 
 
 TEAM_GROUP_PREFIX = "lattice:team:"
@@ -168,4 +170,6 @@ def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] 
         groups=tuple(subject["name"] for subject in team_subjects(team, site.provider) if subject["kind"] == "Group"),
         users=tuple(subject["name"] for subject in team_subjects(team, site.provider) if subject["kind"] == "User"),
         serve=served_on(team, site.name, site_ranges or {}),
+        uid=team.uid,
+        gid=team.gid,
     )

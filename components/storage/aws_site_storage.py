@@ -17,6 +17,7 @@ from ..security.aws_cloudtrail import trail_arn
 from ..spec import AwsSite
 from ..spec.model import WorkloadSpec
 from ..spec.storage import BucketSpec, LifecycleSpec, ObjectLockSpec
+from ..spec.storage_validators import admin_client_ranges
 from ..tagging import TagContext
 from .contract import StorageTier
 from .fsx_lustre import FsxLustre, FsxLustreArgs
@@ -152,6 +153,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                     protect=args.protect,
                     client_security_groups=clients,
                     bucket_names={name: bucket.name for name, bucket in self.buckets.items()},
+                    admin_cidrs=admin_client_ranges(site, lustre),
                 ),
                 opts=child,
             )

@@ -8,6 +8,7 @@ team namespace, a host path on the pool's nodes, or a bucket URI). GPU pools and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,6 +37,13 @@ class StorageTier:
     node_selector: dict[str, str] = field(default_factory=dict)  # where it exists, for host paths
     uri: pulumi.Input[str] | None = None  # s3://… or gs://… for object tiers
     read_only: bool = False
+    # Lustre file systems Lattice builds: each team owns /<team> (components/platform/team_directories.py makes
+    # it and its TEAM_DIRECTORIES from an administrative client). With ``team_volume_source`` the team's
+    # PersistentVolume mounts /<team> itself (the FSx CSI driver mounts <dnsname>@tcp:/<mountname>, and Lustre
+    # mounts a subdirectory given as <mountname>/<team>); without it the driver mounts only the file system's
+    # root, so the claim is the root and pods mount it with subPath <team>.
+    team_directories: bool = False
+    team_volume_source: Callable[[str], dict[str, Any]] | None = None
 
     @classmethod
     def object_store(
@@ -50,6 +58,10 @@ class StorageTier:
             uri=pulumi.Output.concat(f"{scheme}://", bucket, "/"),
             node_selector=node_selector or {},
         )
+
+    def volume_source_for(self, team: str) -> dict[str, Any]:
+        """The PersistentVolume source of ``team``'s claim: its own directory where the driver can mount one."""
+        return self.team_volume_source(team) if self.team_volume_source is not None else self.volume_source
 
     @property
     def claim_name(self) -> str:
@@ -76,5 +88,10 @@ class StorageTier:
             "mount_name": self.mount_name,
             "mount_options": list(self.mount_options),
             "pod": pod,
+            "team_directory": None
+            if not self.team_directories
+            else "the claim mounts /<team>"
+            if self.team_volume_source is not None
+            else "the claim mounts the root: volumeMounts[].subPath <team>",
         }
         return {key: value for key, value in out.items() if value not in (None, "", [])}

@@ -5,8 +5,9 @@
 - Its own security group: Lustre's ports (TCP 988 and 1018-1023) in and out between the file system and
   the clients' groups (the cluster security group every node carries) and within itself; for an
   EFA-enabled file system all traffic, both ways, with the EFA pools' fabric groups.
-- The site key for persistent file systems (scratch file systems take no customer key), LZ4, root squash,
-  and logging to a ``/aws/fsx/…`` log group with the site's retention.
+- The site key for persistent file systems (scratch file systems take no customer key), LZ4, root squash
+  except on the administrative clients (``no_squash_nids``: the system nodes' ranges, where the teams' directory
+  Job runs), and logging to a ``/aws/fsx/…`` log group with the site's retention.
 - Durability as the spec chose it: data repository associations to the site's buckets (S3 is then the
   durable copy), or automatic daily backups with ``skip_final_backup=False`` where the file system is
   protected.
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 import pulumi
@@ -48,6 +50,7 @@ class FsxLustreArgs:
     # file system the EFA pools' fabric groups.
     client_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     bucket_names: dict[str, pulumi.Input[str]] = field(default_factory=dict)  # for data repositories
+    admin_cidrs: list[str] = field(default_factory=list)  # clients root squash spares (storage_validators)
 
 
 class FsxLustre(pulumi.ComponentResource):
@@ -103,7 +106,9 @@ class FsxLustre(pulumi.ComponentResource):
             drive_cache_type="READ" if spec.storage_type == "HDD" else None,
             efa_enabled=spec.efa or None,
             data_compression_type=spec.compression,
-            root_squash_configuration=aws.fsx.LustreFileSystemRootSquashConfigurationArgs(root_squash=spec.root_squash)
+            root_squash_configuration=aws.fsx.LustreFileSystemRootSquashConfigurationArgs(
+                root_squash=spec.root_squash, no_squash_nids=[nid_range(cidr) for cidr in args.admin_cidrs] or None
+            )
             if spec.root_squash
             else None,
             log_configuration=aws.fsx.LustreFileSystemLogConfigurationArgs(
@@ -157,13 +162,12 @@ class FsxLustre(pulumi.ComponentResource):
             server=fs.dns_name,
             mount_name=fs.mount_name,
             mount_options=MOUNT_OPTIONS,
-            volume_source={
-                "csi": {
-                    "driver": CSI_DRIVER,
-                    "volumeHandle": fs.id,
-                    "volumeAttributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
-                }
-            },
+            volume_source=_volume_source(fs, fs.mount_name),
+            team_directories=True,
+            # The driver (v1.9.0, pkg/driver/node.go) mounts "<dnsname>@tcp:/<mountname>" with no staging, and
+            # Lustre mounts a directory of the file system given after the mount name ("Mounting specific
+            # filesets", docs.aws.amazon.com/fsx/latest/LustreGuide/mounting-from-fileset.html).
+            team_volume_source=lambda team: _volume_source(fs, pulumi.Output.concat(fs.mount_name, f"/{team}")),
         )
         self.register_outputs({"file_system_id": fs.id, "dns_name": fs.dns_name, "mount_name": fs.mount_name})
 
@@ -204,6 +208,27 @@ class FsxLustre(pulumi.ComponentResource):
                         opts=child,
                         **ports,
                     )
+
+
+def _volume_source(fs: aws.fsx.LustreFileSystem, mount_name: pulumi.Input[str]) -> dict:
+    return {
+        "csi": {
+            "driver": CSI_DRIVER,
+            "volumeHandle": fs.id,
+            "volumeAttributes": {"dnsname": fs.dns_name, "mountname": mount_name},
+        }
+    }
+
+
+def nid_range(cidr: str) -> str:
+    """A CIDR as the Lustre NID range FSx's NoSquashNids takes: 10.20.0.0/20 -> ``10.20.[0-15].[0-255]@tcp``.
+
+    FSx takes single NIDs (``10.0.1.6@tcp``) or octet ranges (``10.0.[2-10].[1-255]@tcp``), 11-43 characters, at
+    most 64 (FSx API Reference, LustreRootSquashConfiguration); any CIDR block is a product of octet ranges.
+    """
+    network = ipaddress.ip_network(cidr)
+    low, high = network.network_address.packed, network.broadcast_address.packed
+    return ".".join(str(a) if a == b else f"[{a}-{b}]" for a, b in zip(low, high, strict=True)) + "@tcp"
 
 
 def _metadata(spec: FsxLustreSpec) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs:

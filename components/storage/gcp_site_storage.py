@@ -3,7 +3,8 @@
 Bucket names are ``<project>-<stack>-<name>``: GCS names are global, and the project ID (globally unique)
 with the stack name makes them so without a position in any list. With any bucket the site also gets its
 usage-log bucket, which Cloud Storage writes through ``cloud-storage-analytics@google.com``. The site key is
-granted to the Cloud Storage and Managed Lustre service agents before anything encrypted with it exists.
+granted to the Cloud Storage service agent before anything encrypted with it exists. Managed Lustre takes no
+key (``managed_lustre.py``: GKE cannot mount CMEK instances), so its service agent is granted nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..network.private_services import PrivateServices, PrivateServicesArgs
 from ..spec import GcpSite
 from ..spec.model import WorkloadSpec
 from ..spec.storage import LifecycleSpec
+from ..spec.storage_validators import admin_client_ranges
 from ..tagging import TagContext
 from .contract import StorageTier
 from .filestore import Filestore, FilestoreArgs
@@ -130,16 +132,6 @@ class GcpSiteStorage(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            identity = gcp.projects.ServiceIdentity(
-                f"{name}-lustre-agent", project=site.project, service="lustre.googleapis.com", opts=after_apis
-            )
-            lustre_grant = gcp.kms.CryptoKeyIAMMember(
-                f"{name}-lustre-agent",
-                crypto_key_id=args.kms_key_id,
-                role=KMS_ENCRYPTER_DECRYPTER,
-                member=identity.member,
-                opts=child,
-            )
             for lustre in storage.lustre:
                 workload = args.workloads.get(lustre.workload) if lustre.workload else None
                 self.lustre[lustre.name] = ManagedLustre(
@@ -150,10 +142,10 @@ class GcpSiteStorage(pulumi.ComponentResource):
                         project=site.project,
                         zone=lustre.zone or site.network.zones[0],
                         network_id=args.network_id,
-                        kms_key_id=args.kms_key_id,
                         tags=tags,
                         protect=args.protect,
-                        depends_on=[access.connection, lustre_grant],
+                        admin_cidrs=admin_client_ranges(site, lustre),
+                        depends_on=[access.connection],
                     ),
                     opts=child,
                 )

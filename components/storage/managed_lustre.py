@@ -1,11 +1,15 @@
 """A GCP Managed Lustre instance on the site's VPC, sized and checked at plan time.
 
 Managed Lustre lives in a Google-owned network peered into the site's VPC by private services access
-(``components/network/private_services.py``), which must exist first. The instance is
-encrypted with the site key, which the Lustre service agent
-(``service-<number>@gcp-sa-lustre.iam.gserviceaccount.com``) is granted first. GKE reaches it through the
-Managed Lustre CSI driver (``lustre.csi.storage.gke.io``) on current GKE's port 988, so the instance is made
-without ``gke_support_enabled`` (which moves it to the legacy port 6988).
+(``components/network/private_services.py``), which must exist first. GKE reaches it through the Managed Lustre
+CSI driver (``lustre.csi.storage.gke.io``) on current GKE's port 988, so the instance is made without
+``gke_support_enabled`` (which moves it to the legacy port 6988).
+
+Encryption is Google's default, not the site key: "CMEK-protected Managed Lustre instances cannot be used with
+Google Kubernetes Engine or Cluster Toolkit. They can only be accessed from Compute Engine clients"
+(https://docs.cloud.google.com/managed-lustre/docs/cmek, Limitations), and every instance Lattice makes is served
+to the site's GKE pods. Root squash spares the administrative clients (an access rule with NO_SQUASH for the
+system nodes' range), from which the teams' directory Job creates and chowns their directories.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .contract import StorageTier
 from .sizing import LustreSize
 
 CSI_DRIVER = "lustre.csi.storage.gke.io"
+ADMIN_RULE = "lattice_admin"  # an access rule's name: at most 16 letters, digits or '_'
 
 
 @dataclass
@@ -32,10 +37,10 @@ class ManagedLustreArgs:
     project: str
     zone: str
     network_id: pulumi.Input[str]
-    kms_key_id: pulumi.Input[str]
     tags: TagContext
     protect: bool
-    depends_on: list[pulumi.Resource] = field(default_factory=list)  # private services, the key grant
+    admin_cidrs: list[str] = field(default_factory=list)  # clients root squash spares (storage_validators)
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # private services access
 
 
 class ManagedLustre(pulumi.ComponentResource):
@@ -66,9 +71,17 @@ class ManagedLustre(pulumi.ComponentResource):
             # Both are strings in the provider; the dynamic tier takes no per-unit throughput.
             per_unit_storage_throughput=None if dynamic else size.tier,
             dynamic_tier_options=gcp.lustre.InstanceDynamicTierOptionsArgs(mode="DEFAULT_CACHE") if dynamic else None,
-            kms_key=args.kms_key_id,
             access_rules_options=gcp.lustre.InstanceAccessRulesOptionsArgs(
-                default_squash_mode="ROOT_SQUASH", default_squash_uid=int(squash[0]), default_squash_gid=int(squash[1])
+                default_squash_mode="ROOT_SQUASH",
+                default_squash_uid=int(squash[0]),
+                default_squash_gid=int(squash[1]),
+                access_rules=[
+                    gcp.lustre.InstanceAccessRulesOptionsAccessRuleArgs(
+                        name=ADMIN_RULE, ip_address_ranges=args.admin_cidrs, squash_mode="NO_SQUASH"
+                    )
+                ]
+                if args.admin_cidrs
+                else None,
             )
             if squash
             else None,
@@ -97,5 +110,10 @@ class ManagedLustre(pulumi.ComponentResource):
                     "volumeAttributes": {"ip": ip, "filesystem": spec.filesystem},
                 }
             },
+            # The driver mounts only an instance's root: it takes ip, filesystem, mountpoint and
+            # iam_access_control_enabled (GoogleCloudPlatform/lustre-csi-driver pkg/csi_driver/controller.go),
+            # stages "<ip>@tcp:/<filesystem>" once per node and bind-mounts it into pods. Teams' pods reach their
+            # directory with subPath <team>.
+            team_directories=True,
         )
         self.register_outputs({"mount_point": mount_point})

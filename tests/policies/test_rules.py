@@ -775,3 +775,48 @@ def test_a_static_connection_needs_no_bgp_logs(baseline):
         },
     )
     assert [f for f in evaluate(static, EVERYTHING_MANDATORY).findings if f.policy == "vpn-tunnel-logging"] == []
+
+
+MANAGED_LUSTRE = "gcp:lustre/instance:Instance"
+
+
+def _served_to_gke(plan, key: bool):
+    """The baseline with its Managed Lustre instance mounted by a GKE PersistentVolume, with or without its key."""
+    out = copy.deepcopy(plan)
+    instance = next(r for r in out["resources"] if r["type"] == MANAGED_LUSTRE)
+    if not key:
+        instance["inputs"].pop("kmsKey")
+    handle = "/".join(instance["inputs"][k] for k in ("project", "location", "instanceId"))
+    volume = {
+        "urn": "urn:pulumi:baseline::lattice::kubernetes:core/v1:PersistentVolume::shared-team",
+        "type": "kubernetes:core/v1:PersistentVolume",
+        "name": "shared-team",
+        "parent": None,
+        "custom": True,
+        "provider": "",
+        "protect": False,
+        "retainOnDelete": False,
+        "dependencies": [instance["urn"]],
+        "inputs": {
+            "metadata": {"name": "shared-team"},
+            "spec": {"csi": {"driver": "lustre.csi.storage.gke.io", "volumeHandle": handle}},
+        },
+    }
+    out["resources"].append(volume)
+    return out
+
+
+def test_managed_lustre_gke_mounts_needs_google_default_encryption(baseline):
+    """Google: CMEK instances "can only be accessed from Compute Engine clients". An instance a GKE volume mounts
+    passes without a key, fails with one (no pod could mount it); one no GKE volume mounts still needs the key."""
+    assert [f for f in findings(_served_to_gke(baseline, key=False)) if f[0] == "managed-lustre-cmek"] == []
+    ((_, message),) = [f for f in findings(_served_to_gke(baseline, key=True)) if f[0] == "managed-lustre-cmek"]
+    assert message.startswith("GKE mounts this instance (PersistentVolume shared-team) but it has a customer-managed")
+    unserved = edit(baseline, MANAGED_LUSTRE, "managed-lustre", kmsKey=None)
+    assert [m for p, m in findings(unserved) if p == "managed-lustre-cmek"] == [
+        "no kms_key: data is encrypted with a Google-managed key, and no GKE volume mounts it"
+    ]
+    # a volume of another driver, or naming another instance, is no exception
+    other = _served_to_gke(baseline, key=False)
+    other["resources"][-1]["inputs"]["spec"]["csi"]["volumeHandle"] = "lattice-baseline/us-central1-a/elsewhere"
+    assert [p for p, _ in findings(other) if p == "managed-lustre-cmek"] == ["managed-lustre-cmek"]

@@ -149,16 +149,23 @@ def test_prod_fsx_is_sized_linked_encrypted_logged_and_fenced(prod_plan):
     assert inputs["efaEnabled"] is True and inputs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
     assert inputs["kmsKeyId"] == prod_plan.state(prod_plan.one("aws:kms/key:Key", "aws-use1-key-key"))["arn"]
     assert inputs["dataCompressionType"] == "LZ4"
-    assert inputs["rootSquashConfiguration"] == {"rootSquash": "65534:65534"}
+    # root squashed but on the system nodes' ranges (the private subnets of us-east-1a, b, c), the admin clients
+    assert inputs["rootSquashConfiguration"] == {
+        "rootSquash": "65534:65534",
+        "noSquashNids": ["10.20.[0-15].[0-255]@tcp", "10.20.[16-31].[0-255]@tcp", "10.20.[32-47].[0-255]@tcp"],
+    }
     group = prod_plan.one("aws:cloudwatch/logGroup:LogGroup", "aws-use1-storage-shared-logs")["inputs"]
     assert group["name"].startswith("/aws/fsx/") and group["retentionInDays"] == 731
     assert inputs["logConfiguration"]["destination"].endswith(f"log-group:{group['name']}")
     assert inputs["tags"]["lattice:checkpoint-gb"] == "980" and inputs["tags"]["lattice:checkpoint-seconds"] == "60"
     repos = {r["inputs"]["fileSystemPath"]: r["inputs"] for r in
              prod_plan.by_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")}  # fmt: skip
-    assert repos["/datasets"]["s3"] == {"autoImportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
-    assert repos["/checkpoints"]["s3"] == {"autoExportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
-    assert repos["/datasets"]["dataRepositoryPath"].startswith("s3://prod-aws-use1-datasets-")
+    # each team's own directories, linked to its own prefix of the buckets
+    assert sorted(repos) == ["/climate/checkpoints", "/climate/datasets", "/fusion/checkpoints", "/fusion/datasets"]
+    assert repos["/fusion/datasets"]["s3"] == {"autoImportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
+    assert repos["/fusion/checkpoints"]["s3"] == {"autoExportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
+    assert repos["/fusion/datasets"]["dataRepositoryPath"].startswith("s3://prod-aws-use1-datasets-")
+    assert repos["/fusion/datasets"]["dataRepositoryPath"].endswith("/fusion/")
     assert inputs["automaticBackupRetentionDays"] == 0  # linked to S3: FSx backs up no linked file system
 
 
@@ -206,7 +213,7 @@ def test_the_express_checkpoint_tier(prod_plan):
     assert _side(prod_plan, bucket, "Versioning") == []  # refused on directory buckets
 
 
-def test_managed_lustre_behind_private_services_with_its_key(prod_plan):
+def test_managed_lustre_behind_private_services_without_a_key_gke_cannot_use(prod_plan):
     instance = prod_plan.one("gcp:lustre/instance:Instance", "gcp-usc1-storage-shared-instance")
     inputs = instance["inputs"]
     assert (inputs["perUnitStorageThroughput"], inputs["capacityGib"], inputs["filesystem"]) == (
@@ -217,8 +224,13 @@ def test_managed_lustre_behind_private_services_with_its_key(prod_plan):
     assert (
         inputs["network"] == prod_plan.state(prod_plan.one("gcp:compute/network:Network", "gcp-usc1-net-network"))["id"]
     )
-    assert inputs["accessRulesOptions"] == {"defaultSquashMode": "ROOT_SQUASH", "defaultSquashUid": 65534,
-                                            "defaultSquashGid": 65534}  # fmt: skip
+    # root squashed except on the GKE nodes' range, the admin clients
+    assert inputs["accessRulesOptions"] == {
+        "defaultSquashMode": "ROOT_SQUASH",
+        "defaultSquashUid": 65534,
+        "defaultSquashGid": 65534,
+        "accessRules": [{"name": "lattice_admin", "ipAddressRanges": ["10.30.0.0/18"], "squashMode": "NO_SQUASH"}],
+    }
     address = prod_plan.one("gcp:compute/globalAddress:GlobalAddress", "gcp-usc1-storage-private-services-range")
     assert (address["inputs"]["address"], address["inputs"]["prefixLength"]) == ("10.30.96.0", 20)
     peering = prod_plan.one("gcp:servicenetworking/connection:Connection", "gcp-usc1-storage-private-services-peering")
@@ -228,11 +240,9 @@ def test_managed_lustre_behind_private_services_with_its_key(prod_plan):
     assert firewall["sourceRanges"] == ["10.30.96.0/20"] and firewall["allows"] == [
         {"protocol": "tcp", "ports": ["988"]}
     ]
-    agent = prod_plan.one("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "gcp-usc1-storage-lustre-agent")
-    assert (
-        "@gcp-sa-lustre.iam.gserviceaccount.com" in agent["inputs"]["member"]
-        and agent["urn"] in instance["dependencies"]
-    )
+    # GKE mounts it, and GKE cannot use a CMEK instance: Google-default encryption, no key grant, no service agent
+    assert "kmsKey" not in inputs
+    assert not [r for r in prod_plan.resources if r["name"] == "gcp-usc1-storage-lustre-agent"]
     apis = {s["inputs"]["service"] for s in prod_plan.by_type("gcp:projects/service:Service")}
     assert {"lustre.googleapis.com", "servicenetworking.googleapis.com", "file.googleapis.com"} <= apis
 
@@ -247,7 +257,8 @@ def test_lustre_reaches_eks_pods_through_the_fsx_csi_driver(prod_plan):
     assert volume["spec"]["csi"] == {
         "driver": "fsx.csi.aws.com",
         "volumeHandle": fs["id"],
-        "volumeAttributes": {"dnsname": fs["dnsName"], "mountname": fs["mountName"]},
+        # the team's own directory: the driver mounts <dnsname>@tcp:/<mountname>/fusion
+        "volumeAttributes": {"dnsname": fs["dnsName"], "mountname": f"{fs['mountName']}/fusion"},
     }
     assert volume["spec"]["mountOptions"] == ["flock"] and volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
     claim = prod_plan.one(PVC, "aws-use1-storage-shared-fusion")["inputs"]
@@ -260,6 +271,9 @@ def test_lustre_reaches_eks_pods_through_the_fsx_csi_driver(prod_plan):
     assert release["values"]["node"] == {"tolerateAllTaints": True}
     template = prod_plan.one("aws:ec2/launchTemplate:LaunchTemplate", "aws-use1-train-p5-template")["inputs"]
     assert "dnf install -y lustre-client" in base64.b64decode(template["userData"]).decode()
+    # the system nodes too: the teams' directory Job mounts the file system there
+    system = prod_plan.one("aws:ec2/launchTemplate:LaunchTemplate", "aws-use1-eks-system")["inputs"]
+    assert "dnf install -y lustre-client" in base64.b64decode(system["userData"]).decode()
 
 
 def test_lustre_and_filestore_reach_gke_pods_through_gkes_drivers(prod_plan):
