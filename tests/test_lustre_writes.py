@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from components.spec import load_stack_file
-from components.standards import TEAM_DIRECTORIES
 from tests.conftest import ROOT, cached_plan
 
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -31,6 +30,8 @@ JOB = "kubernetes:batch/v1:Job"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 UMASK = 0o022
+# The storage contract's team directories (README, Team directories on Lustre).
+TEAM_DIRECTORIES = ("checkpoints", "datasets")
 R, W, X = 4, 2, 1
 
 
@@ -211,7 +212,7 @@ def test_every_team_can_write_its_checkpoints_on_every_lattice_lustre(stack, pla
 
         spec = StackSpec.model_validate(raw)
     teams = {t.namespace_name: t for t in spec.teams}
-    walked = set()
+    walked, file_systems = set(), set()
     for job in plan.by_type(JOB):
         template = job["inputs"]["spec"]["template"]["spec"]
         (container,) = template["containers"]
@@ -221,6 +222,7 @@ def test_every_team_can_write_its_checkpoints_on_every_lattice_lustre(stack, pla
         claim, namespace = volume_ref["persistentVolumeClaim"]["claimName"], job["inputs"]["metadata"]["namespace"]
         root = _volume_of(plan, claim, namespace, job["provider"])
         fs = _file_system(plan, root)
+        file_systems.add(fs["urn"])
         provider = "aws" if fs["type"] == FSX else "gcp"
         assert container["volumeMounts"] == [{"name": volume_ref["name"], "mountPath": "/lustre"}]
         # the Job's PV is the file system's root
@@ -248,6 +250,8 @@ def test_every_team_can_write_its_checkpoints_on_every_lattice_lustre(stack, pla
                     assert not model.can_create_in(model.client("10.0.0.1", other.uid, other.gid), directory)
                 walked.add((team.name, fs["type"]))
     assert walked == WALKS[stack]
+    # every Lattice Lustre file system of the plan has its directory Job (each has teams in these plans)
+    assert file_systems == {fs["urn"] for fs in (*plan.by_type(FSX), *plan.by_type(MANAGED))}
 
 
 def test_root_squash_with_no_spared_client_leaves_the_directories_unmade():

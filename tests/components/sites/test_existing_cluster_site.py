@@ -55,6 +55,8 @@ def test_team_without_groups_gets_no_binding_and_zero_quota_means_no_gpus(plan_s
 def test_teams_land_only_on_the_sites_they_name(prod_plan):
     by_site = {}
     for namespace in prod_plan.by_type(NAMESPACE):
+        if "lattice.dev/team" not in namespace["inputs"]["metadata"]["labels"]:
+            continue  # a platform namespace (the Lustre directory Job's lattice-storage)
         by_site.setdefault(namespace["inputs"]["metadata"]["labels"]["lattice.dev/site"], set()).add(
             namespace["inputs"]["metadata"]["name"]
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.storage.fsx_lustre import nid_range
 from lattice.cli import main
 from tests.conftest import AWS_SITE, GCP_SITE, spec_with, write_stack
 
@@ -56,6 +55,8 @@ def test_managed_lustre_gke_mounts_has_no_key_and_no_key_grant(plan_spec):
 def test_cidrs_become_the_nid_ranges_fsx_takes(cidr, nid):
     # FSx API Reference, LustreRootSquashConfiguration.NoSquashNids: 11-43 characters, this pattern
     import re
+
+    from components.storage.fsx_lustre import nid_range
 
     assert nid_range(cidr) == nid
     assert re.fullmatch(r"^([0-9\[\]\-]*\.){3}([0-9\[\]\-]*)@tcp$", nid) and 11 <= len(nid) <= 43
