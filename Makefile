@@ -1,4 +1,5 @@
-# Two commands do everything from a fresh clone: `make plan` and `make test`.
+# Two commands do everything from a fresh clone: `make plan` and `make test`. `make integration` adds the tier that
+# runs Lattice's output through the real programs that consume it (root and apt: it installs them from Debian).
 # The virtualenv is created on first use and refreshed whenever a requirements file changes.
 
 PYTHON ?= python3
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: plan check test lint bench schema policy-table validate-sarif clean
+.PHONY: plan check test integration lint bench schema policy-table validate-sarif clean
 
 # One line per step: the install is quiet, so say what it is doing while it does it.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
@@ -29,7 +30,26 @@ check: $(STAMP)
 
 test: $(STAMP)
 	@echo "make: running the test suite (pytest-xdist: one worker per core)"
-	@$(PY) -m pytest -q -n auto
+	@$(PY) -m pytest -q -n auto --ignore=tests/integration
+
+# The real-client tier (tests/integration): rendered VPN gateway files loaded by strongSwan and FRR, tunnels negotiated
+# and BGP brought up in network namespaces, the interface script through shellcheck. Needs root (namespaces, daemons);
+# installs the Debian packages below when missing (charon-systemd is charon with vici; libcharon-extra-plugins has
+# kernel-libipsec, libstrongswan-standard-plugins AES-GCM and the ECP groups), and stops with exit 2 where it cannot.
+INTEGRATION_PACKAGES := iproute2 strongswan-swanctl charon-systemd libcharon-extra-plugins \
+  libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck
+integration: $(STAMP)
+	@missing=$$(for p in $(INTEGRATION_PACKAGES); do dpkg-query -W -f='$${db:Status-Status}' "$$p" 2>/dev/null | \
+	  grep -qx installed || echo "$$p"; done | tr '\n' ' '); \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "make integration: needs root (it creates network namespaces and runs charon and FRR in them); run it as root, e.g. sudo make integration" >&2; exit 2; fi; \
+	if [ -n "$$missing" ]; then \
+	  command -v apt-get >/dev/null || { echo "make integration: needs the Debian packages $$missing and apt-get to install them; install them with your distribution's tools" >&2; exit 2; }; \
+	  echo "make: installing $$missing from Debian (apt-get)"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
+	    { echo "make integration: apt-get could not install $$missing" >&2; exit 2; }; fi
+	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces)"
+	@$(PY) -m pytest -q tests/integration
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any
 # finding, whatever its severity, or a workflow it cannot parse fails the target.
