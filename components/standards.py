@@ -20,6 +20,10 @@ FSX_BACKUP_MIN_DAYS = 7
 SIZING_SEQUENCE_LENGTH = 2048
 SIZING_MICRO_BATCH_SIZE = 1
 SIZING_ACTIVATION_CHECKPOINTING = True
+# Micro-batches per training step per pipeline stage (components/placement.py). A 1F1B pipeline of p stages
+# idles (p − 1)/M of each step for M micro-batches (Narayanan et al. 2021, §2.2.1); M = 4·p keeps that bubble
+# under a quarter, and a job without pipeline stages accumulates gradients over 4 micro-batches.
+SIZING_MICRO_BATCHES_PER_STAGE = 4
 
 # A full mixed-precision Adam checkpoint of a 70 B-parameter model (bf16 weights, fp32 master weights and
 # two fp32 moments: 14 bytes per parameter) is 980 GB (REFERENCE.md); saving it within a minute keeps

@@ -236,6 +236,9 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="measured (or assumed) training throughput; with --tokens, prints GPU-hours per run",
     )
+    from .placement_cli import add_arguments as add_placement_arguments
+
+    add_placement_arguments(size, _positive(int), _positive(float))
     size.set_defaults(handler=_size)
 
     listing = verbs.add_parser("policies", help="list the policy pack's rules")
@@ -697,6 +700,18 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         )
         table.add_row("  GPU-hours / node-hours", f"{hours.gpu_hours:,.0f} / {hours.node_hours:,.1f}")
     out.print(table)
+    if report.layout is not None:
+        from .placement_cli import placement_of, render, topology_levels
+
+        placement = placement_of(
+            workload,
+            pool,
+            report.layout,
+            micro_batches=args.micro_batches,
+            block_nodes=args.block_nodes,
+            cross_block_gbps=args.cross_block_gbps,
+        )
+        render(out, placement, topology_levels(machine), machine.name)
     out.print(report.message, markup=False)
     return 0 if report.fits else 1
 

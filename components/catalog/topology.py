@@ -93,6 +93,9 @@ GKE_TOPOLOGY_LEVELS = (
     "cloud.google.com/gce-topology-host",
     HOSTNAME_LABEL,
 )
+# Levels that name one machine, not a network domain: a pipeline's block is the finest level above them.
+# (gce-topology-host is "the ID of the host on which the VM is located": one 8-GPU VM per host.)
+HOST_LEVELS = frozenset({HOSTNAME_LABEL, "cloud.google.com/gce-topology-host"})
 # The machine families that page documents the labels for: "A4X, A4, A3 Ultra, A3 Mega, and A3 High (8 GPUs)".
 # Spot VMs expose them only under compact placement; nothing shows flex-start nodes carrying them.
 GKE_TOPOLOGY_MACHINE_PREFIXES = ("a4x-", "a4-", "a3-ultragpu-", "a3-megagpu-", "a3-highgpu-8g")
