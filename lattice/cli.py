@@ -166,6 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     preflight.set_defaults(handler=_preflight)
 
     from .audit_policy_cli import add_parser as add_audit_policy_parser
+    from .job_template import add_parser as add_job_template_parser
     from .links_cli import add_parser as add_links_parser
 
     add_links_parser(verbs, _stack_arguments)
@@ -240,6 +241,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_placement_arguments(size, _positive(int), _positive(float))
     size.set_defaults(handler=_size)
+    add_job_template_parser(verbs, _stack_arguments)
 
     listing = verbs.add_parser("policies", help="list the policy pack's rules")
     listing.add_argument(

@@ -1,0 +1,163 @@
+"""`lattice job-template`: a JobSet the pinned CRD accepts, that Kueue admits to the team's planned queue.
+
+The JobSet is checked against the JobSet v0.12.0 CRD's structural schema (tests/fixtures/jobset-v0.12.0) the
+way tests/components/platform/test_kueue_crds.py checks Kueue objects; its CEL rules are listed, and the ones
+that apply on create concern fields the template leaves out (a test fails if the CRD gains another). Kueue's
+own checks of the TAS annotations (``pkg/controller/jobframework/tas_validation.go``) are restated below.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.catalog.topology import aws_topology_levels
+from components.placement import PREFERRED_TOPOLOGY, SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE
+from lattice.cli import main
+from tests.components.platform.test_kueue_crds import _structural
+from tests.kueue import LOCAL_QUEUE
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "jobset-v0.12.0" / "JobSet.json"
+AWS_POOL = ["--stack", "prod", "--site", "aws-use1", "--pool", "train-p5", "--team", "fusion"]
+
+
+def _template(capsys, *args: str) -> tuple[dict, str]:
+    assert main(["job-template", *args]) == 0
+    text = capsys.readouterr().out
+    return yaml.safe_load(text), text
+
+
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft7Validator(_structural(json.loads(FIXTURE.read_text())["spec"]))
+
+
+def _rules(schema, path="spec"):
+    if isinstance(schema, dict):
+        for rule in schema.get("x-kubernetes-validations", []):
+            yield path, rule["rule"]
+        for key, value in schema.items():
+            yield from _rules(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _rules(item, path)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        AWS_POOL,
+        ["--stack", "prod", "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"],
+    ],
+)
+def test_the_jobset_fits_the_pinned_crd(capsys, args):
+    job, _ = _template(capsys, *args)
+    assert job["apiVersion"] == json.loads(FIXTURE.read_text())["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
+    assert sorted(e.message for e in _validator().iter_errors(job["spec"])) == []
+
+
+def test_the_crd_check_refuses_what_the_api_server_would_drop(capsys):
+    job, _ = _template(capsys, *AWS_POOL)
+    job["spec"]["replicatedJobs"][0]["replica"] = 1  # a typo the API server would prune
+    job["spec"]["failurePolicy"]["maxRestarts"] = "0"
+    errors = sorted(e.message for e in _validator().iter_errors(job["spec"]))
+    assert any("'replica' was unexpected" in e for e in errors) and any("is not of type 'integer'" in e for e in errors)
+
+
+def test_the_crd_rules_that_apply_on_create_concern_fields_the_template_leaves_out(capsys):
+    rules = [(path, rule) for path, rule in _rules(json.loads(FIXTURE.read_text())["spec"]) if "oldSelf" not in rule]
+    assert len(rules) == 2, rules  # a new rule must be looked at: does the template meet it?
+    fields = {"startupPolicy", "dependsOn", "volumeClaimPolicies"}
+    assert all(any(f in path + rule for f in fields) for path, rule in rules), rules
+    _, text = _template(capsys, *AWS_POOL)
+    assert not any(f in text for f in fields)
+
+
+def test_the_job_lands_in_the_teams_planned_local_queue(capsys, prod_plan):
+    job, _ = _template(capsys, *AWS_POOL)
+    queue = job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+    namespace = job["metadata"]["namespace"]
+    planned = [
+        r
+        for r in prod_plan.by_type(LOCAL_QUEUE)
+        if r["inputs"]["metadata"]["name"] == queue and r["inputs"]["metadata"]["namespace"] == namespace
+    ]
+    # The team's LocalQueue on the pool's site points at that site's ClusterQueue for the team.
+    assert [r["inputs"]["spec"]["clusterQueue"] for r in planned if r["name"].startswith("aws-use1")] == [
+        "aws-use1-fusion"
+    ]
+
+
+def test_one_pod_per_node_with_every_gpu_and_efa_interface_and_the_layout(capsys):
+    from components.catalog import aws_instance_type, efa_interfaces
+
+    job, _ = _template(capsys, *AWS_POOL)
+    p5 = aws_instance_type("p5.48xlarge")
+    (workers,) = job["spec"]["replicatedJobs"]
+    spec = workers["template"]["spec"]
+    assert spec["parallelism"] == spec["completions"] == 8 and spec["completionMode"] == "Indexed"
+    (container,) = spec["template"]["spec"]["containers"]
+    limits = container["resources"]["limits"]
+    assert limits == {
+        "nvidia.com/gpu": p5.accelerator_count,
+        "vpc.amazonaws.com/efa": sum(1 for i in efa_interfaces(p5) if i.carries_efa),
+    }
+    env = {e["name"]: e["value"] for e in container["env"]}
+    tp, pp, dp = int(env["TENSOR_PARALLEL"]), int(env["PIPELINE_PARALLEL"]), int(env["DATA_PARALLEL"])
+    assert tp * pp * dp == spec["parallelism"] * p5.accelerator_count
+    assert "--node-rank=$(JOB_COMPLETION_INDEX)" in container["command"]
+    assert f"--master-addr={job['metadata']['name']}-workers-0-0.{job['metadata']['name']}" in container["command"]
+
+
+def test_the_topology_annotations_pass_kueues_own_checks(capsys):
+    job, _ = _template(capsys, *AWS_POOL)
+    pod = job["spec"]["replicatedJobs"][0]["template"]["spec"]
+    annotations = pod["template"]["metadata"]["annotations"]
+    layer3 = aws_topology_levels("p5.48xlarge")[-2]
+    assert annotations[PREFERRED_TOPOLOGY] == annotations[SLICE_REQUIRED_TOPOLOGY] == layer3
+    # tas_validation.go: one of required / preferred / unconstrained at most; slice size numeric, >= 1, with its
+    # topology, at most the pod count; no podset-group-name beside slices. Slices of PP pods tile the job.
+    assert sum(k in annotations for k in ("kueue.x-k8s.io/podset-required-topology", PREFERRED_TOPOLOGY)) == 1
+    size = int(annotations[SLICE_SIZE])
+    env = {e["name"]: e["value"] for e in pod["template"]["spec"]["containers"][0]["env"]}
+    assert size == int(env["PIPELINE_PARALLEL"]) >= 1 and pod["parallelism"] % size == 0
+    assert "kueue.x-k8s.io/podset-group-name" not in annotations
+
+
+def test_a_pool_without_topology_labels_gets_no_annotations(capsys):
+    job, text = _template(capsys, "--stack", "prod", "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion")
+    assert job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"] == {}
+    assert "Kueue places it without Topology-Aware Scheduling" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--site", "nowhere", "--pool", "x", "--team", "fusion"], "--site 'nowhere' is not a site of this stack"),
+        (["--site", "aws-use1", "--pool", "x", "--team", "fusion"], "--pool 'x' is not a GPU pool of site 'aws-use1'"),
+        (
+            ["--site", "gcp-usc1", "--pool", "tpu-v5p", "--team", "fusion"],
+            "sites[1].gpu_pools[1] ('gcp-usc1/tpu-v5p') names no workload",
+        ),
+        (["--site", "aws-use1", "--pool", "train-p5", "--team", "nobody"], "--team 'nobody' is not a team"),
+        (
+            ["--site", "aws-use1", "--pool", "train-p5", "--team", "beamline-ops"],
+            "team 'beamline-ops' has no namespace on site 'aws-use1'",
+        ),
+        (["--site", "aws-use1", "--pool", "train-p5", "--team", "fusion", "--name", "Big_Job"], "must be a DNS label"),
+    ],
+)
+def test_bad_flags_exit_2_naming_what_to_fix(capsys, args, message):
+    assert main(["job-template", "--stack", "prod", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_output_writes_the_file(tmp_path, capsys):
+    target = tmp_path / "jobs" / "fusion.yaml"
+    assert main(["job-template", *AWS_POOL, "--output", str(target)]) == 0
+    assert yaml.safe_load(target.read_text())["kind"] == "JobSet"
+    assert f"wrote {target}" in capsys.readouterr().out
