@@ -484,16 +484,19 @@ def _repo_path(path: Path) -> str:
 
 def _preflight(args: argparse.Namespace, out: Console) -> int:
     from .preflight import PreflightError, render_table, run_preflight
+    from .preflight_topology import run_topology_checks
     from .site_checks import run_site_checks
 
     stack_file = resolve_stack_file(args)
     try:
         results = run_preflight(stack_file.spec)
         sites = run_site_checks(stack_file.spec, stack_file.stack)
+        topology = run_topology_checks(stack_file.spec)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     out.print(render_table(results))
     out.print(render_table(sites, title="lattice preflight: sites"))
+    out.print(render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
     return 1 if any(result.status == "fail" for result in [*results, *sites]) else 0
 
 

@@ -700,9 +700,26 @@ def test_moto_still_lacks_capacity_reservations(session):
         ec2.describe_capacity_reservations(CapacityReservationIds=[RESERVATION_ID])
 
 
-def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_credentials):
+def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_credentials, monkeypatch):
+    from lattice import preflight_topology
     from lattice.cli import main
     from tests.conftest import AWS_SITE, spec_with, write_stack
+
+    real_session = boto3.Session
+
+    def session_answering_topology() -> boto3.Session:
+        # moto implements neither topology call (tests/lattice/test_preflight_topology.py stubs them): answer
+        # DescribeInstanceTopology with no instances, validated against botocore's output shape.
+        def answer(model, **_: Any):
+            response = {"Instances": []}
+            validate_parameters(response, model.output_shape)
+            return AWSResponse(None, 200, {}, None), {**response, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+        new = real_session()
+        new.events.register("before-call.ec2.DescribeInstanceTopology", answer)
+        return new
+
+    monkeypatch.setattr(preflight_topology.boto3, "Session", session_answering_topology)
 
     pool = {"name": "train", "instance_type": "p5.48xlarge", "availability_zones": ["us-east-1a"], "max_nodes": 2}
     good = write_stack(tmp_path, spec_with({**AWS_SITE, "gpu_pools": [pool]}), stack="good")
@@ -715,6 +732,8 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_creden
         assert "2 passed, 0 failed, 1 skipped" in out  # the pool checks
         # the site checks: role found; cluster not created yet; no admin roles, so the creator keeps admin
         assert "1 passed, 0 failed, 2 skipped" in out
+        # the topology row: nothing running yet to count
+        assert "network topology" in out and "count yet" in out and "1 passed, 0 failed, 0 skipped" in out
         assert main(["preflight", "--stack-file", str(bad)]) == 1
         out = capsys.readouterr().out
         assert "trn2.48xlarge" in out and "1 failed" in out
