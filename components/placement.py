@@ -217,8 +217,18 @@ def place(
             1.0 if dp_level == ACROSS and dp_bytes else 0.0,
         ),
     )
-    floor = sum(seconds_at(d.bytes_per_step, network.gbps(d.level) or network.block_gbps) or 0.0 for d in dimensions)
+    floor = sum(floor_seconds(d, network) or 0.0 for d in dimensions)
     return Placement(layout, nodes, k, assumed, micro_batches, network, dimensions, floor)
+
+
+def floor_seconds(dimension: Dimension, network: Network) -> float | None:
+    """The least time a dimension's traffic can take: at its level, or at the node fabric when it crosses blocks
+    of unknown bandwidth (the tier above a block is no faster than the links into it). None for an intra-node
+    fabric the catalog does not know: PCIe may be faster than the network, so nothing bounds it from below."""
+    known = network.gbps(dimension.level)
+    if known is None and dimension.level == ACROSS:
+        known = network.block_gbps
+    return seconds_at(dimension.bytes_per_step, known)
 
 
 def _expected(size_bytes: float, together: float, network: Network) -> float | None:

@@ -73,15 +73,15 @@ def _seconds(value: float | None, floor: float | None = None) -> str:
     return "unknown" if floor is None else f"≥ {floor:,.3g} s"
 
 
-def _gbps(value: float | None) -> str:
-    return "not published" if value is None else f"{value:,.4g} Gbps"
+def _gbps(value: float | None, unknown: str = "not published") -> str:
+    return unknown if value is None else f"{value:,.4g} Gbps"
 
 
 def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_name: str) -> None:
     from rich import box
     from rich.table import Table
 
-    from components.placement import ACROSS, BLOCK, NODE, kueue_annotations, seconds_at
+    from components.placement import ACROSS, BLOCK, NODE, floor_seconds, kueue_annotations
     from components.sizing import GB
 
     network = placement.network
@@ -104,7 +104,7 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
     table.add_column("time", justify="right", no_wrap=True)
     table.add_column("random", justify="right", no_wrap=True)
     for dim in placement.dimensions:
-        floor = seconds_at(dim.bytes_per_step, network.gbps(dim.level) or network.block_gbps)
+        floor = floor_seconds(dim, network)
         table.add_row(
             dim.name,
             str(dim.degree),
@@ -115,7 +115,7 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
         )
     out.print(table)
     out.print(
-        f"Bandwidth per GPU: {network.node_fabric} {_gbps(network.node_gbps)}, node fabric "
+        f"Bandwidth per GPU: {network.node_fabric} {_gbps(network.node_gbps, 'not in the catalog')}, node fabric "
         f"{_gbps(network.block_gbps)}, across blocks {_gbps(network.cross_block_gbps)}.",
         markup=False,
         soft_wrap=False,
@@ -130,10 +130,18 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
             soft_wrap=False,
         )
     else:
+        unknown = {d.level for d in placement.dimensions if d.seconds is None or d.random_seconds is None}
+        missing = []
+        if NODE in unknown:
+            missing.append(f"the catalog has no GPU-to-GPU figure for {network.node_fabric} (PCIe or not NVIDIA)")
+        if unknown - {NODE}:
+            missing.append(
+                "the time across blocks, and so the gain over a random layout, needs their bandwidth, which the "
+                "catalog does not know (EC2 and GCP publish none): give --cross-block-gbps"
+            )
         out.print(
-            f"Communication per step (no overlap): at least {placement.lower_bound_seconds:,.3g} s; the time "
-            "across blocks, and so the gain over a random layout, needs their bandwidth, which the catalog "
-            "does not know (EC2 and GCP publish none): give --cross-block-gbps.",
+            f"Communication per step (no overlap): at least {placement.lower_bound_seconds:,.3g} s; "
+            f"{'; '.join(missing)}.",
             markup=False,
             soft_wrap=False,
         )

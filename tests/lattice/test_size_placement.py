@@ -112,3 +112,13 @@ def test_placement_flags_must_be_positive(capsys, flag, value):
         main([*ARGS, flag, value])
     assert exit_info.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_a_pcie_node_has_no_invented_intra_node_time(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["size", "--parameters", "13B", "--machine-type", "g6e.48xlarge", "--nodes", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    tp = _row(lines, "TP")
+    assert tp.split()[-2:] == ["unknown", "unknown"]  # no lower bound either: PCIe may beat the network
+    prose = " ".join(line.strip() for line in lines)
+    assert "intra-node not in the catalog" in prose and "no GPU-to-GPU figure for intra-node" in prose
