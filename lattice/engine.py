@@ -49,6 +49,9 @@ REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "[secure config value: decrypted by the Pulumi CLI at deploy time]"
 
 FAKE_ACCOUNT = "123456789012"
+# The Kubernetes minor the engine's stand-in for an existing EKS cluster runs (aws.eks.get_cluster): the newest
+# EKS version Lattice pins add-ons for, so a plan shows node groups taking the cluster's version, not the spec's.
+EXISTING_EKS_VERSION = "1.35"
 # AZ IDs look like use1-az4: an abbreviation of the region and a number.
 ZONE_ID_PREFIXES = {"us-east-1": "use1", "us-east-2": "use2", "us-west-2": "usw2", "eu-west-1": "euw1"}
 # Service-linked roles live under /aws-service-role/<service>/ with a name AWS chooses per service.
@@ -345,6 +348,8 @@ class LatticeMocks(mocks.Mocks):
             name = args.args.get("name", "")
             path = SERVICE_ROLE_PATHS.get(name, "/")
             return {"name": name, "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:role{path}{name}", "path": path, "id": name}, []
+        if token == "aws:eks/getCluster:getCluster":
+            return _existing_eks_cluster(args.args.get("name", ""), region), []
         if token == "aws:ec2/getAmi:getAmi":
             return {"id": f"ami-{_short_hash(json.dumps(args.args, sort_keys=True), length=17)}"}, []
         if token == "gcp:organizations/getProject:getProject":
@@ -361,6 +366,36 @@ class LatticeMocks(mocks.Mocks):
         raise PlanError(
             f"the offline engine has no answer for invoke '{token}'; add one to LatticeMocks.call in lattice/engine.py"
         )
+
+
+def _existing_eks_cluster(name: str, region: str) -> dict[str, Any]:
+    """What ``aws.eks.get_cluster`` reads of an existing cluster, camelCase as the provider returns it."""
+    issuer_id = _short_hash("oidc", name, length=32).upper()
+    return {
+        "id": name,
+        "name": name,
+        "arn": f"arn:aws:eks:{region}:{FAKE_ACCOUNT}:cluster/{name}",
+        "endpoint": f"https://{_short_hash(name, length=32).upper()}.gr7.{region}.eks.amazonaws.com",
+        "version": EXISTING_EKS_VERSION,
+        "platformVersion": "eks.1",
+        "status": "ACTIVE",
+        "roleArn": f"arn:aws:iam::{FAKE_ACCOUNT}:role/{name}-cluster",
+        "certificateAuthorities": [{"data": "TU9DSy1FWElTVElORy1DQQ=="}],
+        "accessConfigs": [
+            {"authenticationMode": "API_AND_CONFIG_MAP", "bootstrapClusterCreatorAdminPermissions": False}
+        ],
+        "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{issuer_id}"}]}],
+        "vpcConfig": {
+            "clusterSecurityGroupId": f"sg-{_short_hash(name, length=17)}",
+            "endpointPrivateAccess": True,
+            "endpointPublicAccess": False,
+            "publicAccessCidrs": [],
+            "securityGroupIds": [],
+            "subnetIds": [],
+            "vpcId": f"vpc-{_short_hash(name, 'vpc', length=17)}",
+        },
+        "tags": {},
+    }
 
 
 def _mock_address(prefix: str, name: str, index: int) -> str:

@@ -81,7 +81,7 @@ class AwsGpuNodePoolArgs:
     instance: AwsInstanceType
     cluster_name: pulumi.Input[str]
     # The cluster's Kubernetes minor version: node groups follow the control plane through upgrades.
-    kubernetes_version: str
+    kubernetes_version: pulumi.Input[str]
     cluster_security_group_id: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
     subnet_ids: list[pulumi.Input[str]]

@@ -11,6 +11,13 @@ runs once the managed ``vpc-cni`` add-on is configured with ``enableNetworkPolic
 configuration schema has it; VPC CNI 1.14 or later on nodes with kernel 5.10 or later, which every EKS version
 Lattice pins and the AL2023 AMIs meet: docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html).
 EKS installs the CNI self-managed at creation; the managed add-on takes it over (conflicts resolved in its favour).
+
+Bring your own cluster (``existing``): the control plane, its role, log group and VPC CNI add-on are the platform
+team's. What Lattice needs of it (endpoint, CA, cluster security group, version) is read with
+``aws.eks.get_cluster``; the system node group follows the cluster's version, and access entries and runner rules
+are added to it as to a cluster of ours. A second ``vpc-cni`` add-on cannot be created beside the cluster's own,
+so ``lattice preflight`` checks that add-on enforces network policies (team isolation depends on it) and that the
+cluster's authentication mode admits access entries.
 """
 
 from __future__ import annotations
@@ -81,6 +88,7 @@ class EksClusterArgs:
     # The site has FSx for Lustre: the system nodes install the Lustre client too, since the teams' directory
     # Job (components/platform/team_directories.py) mounts the file system there.
     lustre_client: bool = False
+    existing: bool = False  # cluster_name names an existing cluster: no control plane is created
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -100,6 +108,9 @@ class EksCluster(pulumi.ComponentResource):
         tags = args.tags.for_component("EksCluster")
         child = pulumi.ResourceOptions(parent=self)
         partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        if args.existing:
+            self._adopt(name, args, tags, partition)
+            return
 
         self.role = aws.iam.Role(
             f"{name}-cluster",
@@ -174,47 +185,10 @@ class EksCluster(pulumi.ComponentResource):
                 ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
             ),
         )
-        # Everything the first in-cluster request needs (pulumi-eks's authDependencies): a Kubernetes
-        # provider configured before these exist is refused, marks the cluster unreachable for the whole
-        # run, and every namespace, release and queue of the site fails.
-        self.admin_access: list[aws.eks.AccessEntry | aws.eks.AccessPolicyAssociation] = []
-        for role_arn in args.admin_role_arns:
-            # Named after the role, not its position, so reordering the list replaces nothing.
-            role_name = role_arn.rsplit("/", 1)[-1]
-            entry = aws.eks.AccessEntry(
-                f"{name}-admin-{role_name}",
-                cluster_name=self.cluster.name,
-                principal_arn=role_arn,
-                type="STANDARD",
-                tags=tags.aws_tags(),
-                opts=child,
-            )
-            association = aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{role_name}",
-                cluster_name=self.cluster.name,
-                principal_arn=role_arn,
-                policy_arn=partition.apply(lambda p: CLUSTER_ADMIN_POLICY.format(partition=p)),
-                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
-            )
-            self.admin_access += [entry, association]
-
-        # The cluster security group admits only its own members: a runner elsewhere in the VPC, or on a
-        # grid site over a cross-site link, needs HTTPS to the private endpoint opened explicitly.
-        self.runner_rules = [
-            aws.vpc.SecurityGroupIngressRule(
-                f"{name}-runner-{cidr.replace('.', '-').replace('/', '-')}",
-                security_group_id=self.cluster.vpc_config.cluster_security_group_id,
-                cidr_ipv4=cidr,
-                ip_protocol="tcp",
-                from_port=HTTPS,
-                to_port=HTTPS,
-                description=f"Kubernetes API from pulumi up runners in {cidr}",
-                tags=tags.aws_tags(),
-                opts=child,
-            )
-            for cidr in args.runner_cidrs
-        ]
+        self.cluster_name = self.cluster.name
+        self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id
+        self.version = args.version
+        self.admin_access = self._access(name, args, tags, partition)
         self.vpc_cni = aws.eks.Addon(
             f"{name}-vpc-cni",
             cluster_name=self.cluster.name,
@@ -226,11 +200,71 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         self.system_nodes = self._system_nodes(name, args, tags, partition)
-        self.cluster_name = self.cluster.name
-        self.cluster_security_group_id = self.cluster.vpc_config.cluster_security_group_id
         self.endpoint = self.cluster.endpoint
+        self.certificate_authority = self.cluster.certificate_authority.data
         self.arn = self.cluster.arn
         self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint, "arn": self.arn})
+
+    def _adopt(self, name: str, args: EksClusterArgs, tags: TagContext, partition) -> None:
+        """An existing cluster: read, not created; its node groups, access entries and runner rules are ours."""
+        existing = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
+        self.cluster = self.role = self.log_group = self.vpc_cni = None
+        self.cluster_name = pulumi.Output.from_input(args.cluster_name)
+        self.cluster_security_group_id = existing.vpc_config.cluster_security_group_id
+        self.version = existing.version
+        self.admin_access = self._access(name, args, tags, partition)
+        self.system_nodes = self._system_nodes(name, args, tags, partition)
+        self.endpoint = existing.endpoint
+        self.certificate_authority = existing.certificate_authorities.apply(lambda authorities: authorities[0].data)
+        self.arn = existing.arn
+        self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint, "arn": self.arn})
+
+    def _access(
+        self, name: str, args: EksClusterArgs, tags: TagContext, partition
+    ) -> list[aws.eks.AccessEntry | aws.eks.AccessPolicyAssociation]:
+        """Admin access entries, everything the first in-cluster request needs (pulumi-eks's authDependencies):
+        a Kubernetes provider configured before these exist is refused, marks the cluster unreachable for the
+        whole run, and every namespace, release and queue of the site fails. Also the runners' HTTPS rules."""
+        child = pulumi.ResourceOptions(parent=self)
+        admin_access: list[aws.eks.AccessEntry | aws.eks.AccessPolicyAssociation] = []
+        for role_arn in args.admin_role_arns:
+            # Named after the role, not its position, so reordering the list replaces nothing.
+            role_name = role_arn.rsplit("/", 1)[-1]
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{role_name}",
+                cluster_name=self.cluster_name,
+                principal_arn=role_arn,
+                type="STANDARD",
+                tags=tags.aws_tags(),
+                opts=child,
+            )
+            association = aws.eks.AccessPolicyAssociation(
+                f"{name}-admin-{role_name}",
+                cluster_name=self.cluster_name,
+                principal_arn=role_arn,
+                policy_arn=partition.apply(lambda p: CLUSTER_ADMIN_POLICY.format(partition=p)),
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
+            )
+            admin_access += [entry, association]
+
+        # The cluster security group admits only its own members: a runner elsewhere in the VPC, or on a
+        # grid site over a cross-site link, needs HTTPS to the private endpoint opened explicitly.
+        self.runner_rules = [
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-runner-{cidr.replace('.', '-').replace('/', '-')}",
+                security_group_id=self.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=HTTPS,
+                to_port=HTTPS,
+                description=f"Kubernetes API from pulumi up runners in {cidr}",
+                tags=tags.aws_tags(),
+                opts=child,
+            )
+            for cidr in args.runner_cidrs
+        ]
+        return admin_access
 
     def _system_nodes(self, name: str, args: EksClusterArgs, tags: TagContext, partition) -> aws.eks.NodeGroup:
         """Untainted nodes for add-ons and CoreDNS: every accelerator pool is tainted."""
@@ -268,8 +302,8 @@ class EksCluster(pulumi.ComponentResource):
         )
         return aws.eks.NodeGroup(
             f"{name}-system",
-            cluster_name=self.cluster.name,
-            version=args.version,
+            cluster_name=self.cluster_name,
+            version=self.version,
             node_role_arn=role.arn,
             subnet_ids=args.subnet_ids,
             instance_types=[args.system_instance_type],

@@ -11,6 +11,12 @@ linked site's ranges to it. The VPN attachments associate and propagate in ``com
 Without NAT, nodes reach AWS only through VPC endpoints, and an EKS node that cannot reach
 ECR, STS, EC2 and the EKS API never joins its cluster: a site with ``nat: false`` gets the S3
 gateway endpoint and the interface endpoints EKS documents for private clusters.
+
+Bring your own network (``existing``): the VPC, its subnets, their route tables, NAT and flow logs are the
+network team's, so none of them is created here. What Lattice still adds goes into them: the transit
+gateway's VPC attachment over the given subnets, the routes to linked sites as ``aws.ec2.Route`` entries in
+the given route tables (standalone routes, which leave the tables' other routes alone), and with
+``nat: false`` the endpoints. ``lattice preflight`` proves the subnets exist, egress and have room.
 """
 
 from __future__ import annotations
@@ -57,10 +63,20 @@ class AwsSiteNetworkArgs:
     # Cross-site links: the transit gateway's ASN, and the ranges of linked sites the VPC routes to it.
     transit_asn: int | None = None
     transit_routes: list[str] = field(default_factory=list)
+    existing: ExistingNetwork | None = None
+
+
+@dataclass(frozen=True)
+class ExistingNetwork:
+    """An existing VPC: its ID, one private subnet per zone (in availability_zones' order), its route tables."""
+
+    vpc_id: str
+    subnet_ids: dict[str, str]
+    route_table_ids: list[str] = field(default_factory=list)
 
 
 class AwsSiteNetwork(pulumi.ComponentResource):
-    vpc: aws.ec2.Vpc
+    vpc: aws.ec2.Vpc | None
     private_subnets: list[aws.ec2.Subnet]
     public_subnets: list[aws.ec2.Subnet]
     nat_gateways: list[aws.ec2.NatGateway]
@@ -73,10 +89,14 @@ class AwsSiteNetwork(pulumi.ComponentResource):
     vpn_log_group: aws.cloudwatch.LogGroup | None
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
+    subnet_ids: dict[str, pulumi.Output[str]]  # zone -> the private subnet nodes, FSx and endpoints use
 
     def __init__(self, name: str, args: AwsSiteNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:network:AwsSiteNetwork", name, None, opts)
         tags = args.tags.for_component("AwsSiteNetwork")
+        if args.existing is not None:
+            self._existing(name, args, tags)
+            return
         child = pulumi.ResourceOptions(parent=self)
         plan = aws_zone_subnets(args.cidr, args.availability_zones)
 
@@ -155,8 +175,44 @@ class AwsSiteNetwork(pulumi.ComponentResource):
             self._flow_logs(name, args, tags)
 
         self.vpc_id = self.vpc.id
+        self.subnet_ids = {zone.zone: subnet.id for zone, subnet in zip(plan, self.private_subnets, strict=True)}
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in self.private_subnets])
         self.register_outputs({"vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnet_ids})
+
+    def _existing(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> None:
+        """The network team's VPC: no VPC, subnet, NAT, route table or flow log of ours; links and endpoints in it."""
+        existing = args.existing
+        self.vpc = None
+        self.private_subnets, self.public_subnets, self.nat_gateways, self.private_route_tables = [], [], [], []
+        self.flow_log_group = None
+        self.vpc_id = pulumi.Output.from_input(existing.vpc_id)
+        self.subnet_ids = {
+            zone: pulumi.Output.from_input(existing.subnet_ids[zone]) for zone in args.availability_zones
+        }
+        self.transit_gateway = self.transit_route_table = self.transit_attachment = self.vpn_log_group = None
+        if args.transit_asn is not None:
+            self._transit(name, args, tags)
+            for table_id in existing.route_table_ids:
+                for cidr in args.transit_routes:
+                    # Named after the table and the range, not positions: appending a link replaces nothing.
+                    aws.ec2.Route(
+                        f"{name}-{table_id}-{cidr.replace('.', '-').replace('/', '-')}",
+                        route_table_id=table_id,
+                        destination_cidr_block=cidr,
+                        transit_gateway_id=self.transit_gateway.id,
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[self.transit_attachment]),
+                    )
+        self.endpoints = {} if args.nat else self._endpoints(name, args, tags)
+        self.private_subnet_ids = pulumi.Output.all(*self.subnet_ids.values())
+        self.register_outputs({"vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnet_ids})
+
+    def _vpc_id(self, args: AwsSiteNetworkArgs) -> pulumi.Input[str]:
+        return args.existing.vpc_id if args.existing is not None else self.vpc.id
+
+    def _subnet_ids(self, args: AwsSiteNetworkArgs) -> list[pulumi.Input[str]]:
+        if args.existing is not None:
+            return [args.existing.subnet_ids[zone] for zone in args.availability_zones]
+        return [subnet.id for subnet in self.private_subnets]
 
     def _transit(self, name: str, args: AwsSiteNetworkArgs, tags: TagContext) -> None:
         child = pulumi.ResourceOptions(parent=self)
@@ -183,8 +239,8 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         self.transit_attachment = aws.ec2transitgateway.VpcAttachment(
             f"{name}-tgw-vpc",
             transit_gateway_id=self.transit_gateway.id,
-            vpc_id=self.vpc.id,
-            subnet_ids=[subnet.id for subnet in self.private_subnets],
+            vpc_id=self._vpc_id(args),
+            subnet_ids=self._subnet_ids(args),
             dns_support="enable",
             transit_gateway_default_route_table_association=False,
             transit_gateway_default_route_table_propagation=False,
@@ -252,7 +308,7 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group = aws.ec2.SecurityGroup(
             f"{name}-endpoints",
-            vpc_id=self.vpc.id,
+            vpc_id=self._vpc_id(args),
             description="VPC interface endpoints: HTTPS from inside the VPC",
             tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-endpoints"}),
             opts=child,
@@ -271,10 +327,14 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         endpoints = {
             "s3": aws.ec2.VpcEndpoint(
                 f"{name}-s3",
-                vpc_id=self.vpc.id,
+                vpc_id=self._vpc_id(args),
                 service_name=f"com.amazonaws.{args.region}.s3",
                 vpc_endpoint_type="Gateway",
-                route_table_ids=[table.id for table in self.private_route_tables],
+                route_table_ids=(
+                    list(args.existing.route_table_ids)
+                    if args.existing is not None
+                    else [table.id for table in self.private_route_tables]
+                ),
                 tags=tags.aws_tags({"Name": f"{tags.site}-s3"}),
                 opts=child,
             )
@@ -282,11 +342,11 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         for service in INTERFACE_ENDPOINTS:
             endpoints[service] = aws.ec2.VpcEndpoint(
                 f"{name}-{service.replace('.', '-')}",
-                vpc_id=self.vpc.id,
+                vpc_id=self._vpc_id(args),
                 service_name=f"com.amazonaws.{args.region}.{service}",
                 vpc_endpoint_type="Interface",
                 private_dns_enabled=True,
-                subnet_ids=[subnet.id for subnet in self.private_subnets],
+                subnet_ids=self._subnet_ids(args),
                 security_group_ids=[group.id],
                 tags=tags.aws_tags({"Name": f"{tags.site}-{service}"}),
                 opts=child,

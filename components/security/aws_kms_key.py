@@ -24,6 +24,11 @@ Three principals cannot be given key rights through IAM, so the key policy names
 
 The root-account statement delegates everything else (EKS secrets encryption) to IAM policies,
 the way AWS's default key policy does.
+
+Bring your own key (``existing_key_arn``): the key and its policy belong to the security team, and a policy
+is one document a second writer would overwrite, so nothing is created here but the Auto Scaling role when
+asked. ``key_policy`` stays the statement of what the site needs: ``lattice preflight`` compares it with the
+existing key's policy and names each statement that is missing.
 """
 
 from __future__ import annotations
@@ -58,11 +63,13 @@ class AwsKmsKeyArgs:
     fsx_linked_buckets: list[pulumi.Input[str]] = field(default_factory=list)
     # The site's CloudTrail trail (name), which encrypts its log files with this key.
     cloudtrail_trail: str | None = None
+    # An existing customer key to use instead: no key, alias or key policy is created.
+    existing_key_arn: str | None = None
 
 
 class AwsKmsKey(pulumi.ComponentResource):
-    key: aws.kms.Key
-    alias: aws.kms.Alias
+    key: aws.kms.Key | None
+    alias: aws.kms.Alias | None
     autoscaling_role: aws.iam.ServiceLinkedRole | None
     autoscaling_role_arn: pulumi.Output[str]
     key_arn: pulumi.Output[str]
@@ -71,8 +78,6 @@ class AwsKmsKey(pulumi.ComponentResource):
     def __init__(self, name: str, args: AwsKmsKeyArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:security:AwsKmsKey", name, None, opts)
         tags = args.tags.for_component("AwsKmsKey")
-        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
         self.autoscaling_role = None
         if args.autoscaling_service_role == "create":
             # Shared by every Auto Scaling group of the account: never deleted with the stack.
@@ -82,6 +87,17 @@ class AwsKmsKey(pulumi.ComponentResource):
                 tags=tags.aws_tags(),
                 opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
             )
+        if args.existing_key_arn is not None:
+            # The role is named by the owner's key policy, if at all: preflight says whether it must be.
+            self.key = self.alias = None
+            self.autoscaling_role_arn = self.autoscaling_role.arn if self.autoscaling_role is not None else None
+            self.key_arn = pulumi.Output.from_input(args.existing_key_arn)
+            self.key_id = pulumi.Output.from_input(args.existing_key_arn.rsplit("/", 1)[-1])
+            self.register_outputs({"key_arn": self.key_arn, "key_id": self.key_id})
+            return
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        if self.autoscaling_role is not None:
             self.autoscaling_role_arn = self.autoscaling_role.arn
         else:
             self.autoscaling_role_arn = aws.iam.get_role_output(

@@ -1,4 +1,9 @@
-"""An AWS cloud site: its own regional provider, site key, VPC and EKS control plane."""
+"""An AWS cloud site: its own regional provider, site key, VPC and EKS control plane.
+
+Each of the last three may instead be the institution's own (bring your own: ``network.existing``,
+``kubernetes.existing_cluster``, ``encryption.key_arn``), and the trail an organisation trail
+(``audit.cloudtrail: organization``): the site then uses the given IDs and creates none of them.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from ..catalog import AwsInstanceType, aws_instance_type
 from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
 from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
-from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs
+from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, ExistingNetwork
 from ..network.ports import HTTPS
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
@@ -87,7 +92,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                 protect=args.protect,
                 autoscaling_service_role=site.encryption.autoscaling_service_role,
                 fsx_linked_buckets=linked_buckets,
-                cloudtrail_trail=trail_name(tags.stack, site.name) if site.audit.cloudtrail else None,
+                cloudtrail_trail=trail_name(tags.stack, site.name) if site.audit.creates_trail else None,
+                existing_key_arn=site.encryption.key_arn,
             ),
             opts=scoped,
         )
@@ -105,13 +111,15 @@ class AwsCloudSite(pulumi.ComponentResource):
                 protect=args.protect,
                 transit_asn=site.network.asn if args.transit_routes is not None else None,
                 transit_routes=args.transit_routes or [],
+                existing=existing_network(site),
             ),
             opts=scoped,
         )
         self.eks = EksCluster(
             f"{name}-eks",
             EksClusterArgs(
-                cluster_name=f"{tags.stack}-{site.name}",
+                cluster_name=site.kubernetes.existing_cluster or f"{tags.stack}-{site.name}",
+                existing=site.kubernetes.existing_cluster is not None,
                 version=site.kubernetes.version,
                 subnet_ids=self.network.private_subnet_ids,
                 kms_key_arn=self.key.key_arn,
@@ -129,7 +137,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
-        subnet_by_zone = dict(zip(site.network.availability_zones, self.network.private_subnets, strict=True))
+        subnet_by_zone = self.network.subnet_ids
         self.pools = {}
         for pool in site.gpu_pools:
             zones = pool.zones(site)
@@ -139,10 +147,10 @@ class AwsCloudSite(pulumi.ComponentResource):
                     pool=pool,
                     instance=aws_instance_type(pool.instance_type),
                     cluster_name=self.eks.cluster_name,
-                    kubernetes_version=site.kubernetes.version,
+                    kubernetes_version=self.eks.version,
                     cluster_security_group_id=self.eks.cluster_security_group_id,
                     vpc_id=self.network.vpc_id,
-                    subnet_ids=[subnet_by_zone[zone].id for zone in zones],
+                    subnet_ids=[subnet_by_zone[zone] for zone in zones],
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
                     lustre_client=bool(site.storage.lustre),
@@ -157,10 +165,10 @@ class AwsCloudSite(pulumi.ComponentResource):
                 f"{name}-storage",
                 AwsSiteStorageArgs(
                     site=stored,
-                    trail_name=trail_name(tags.stack, site.name) if site.audit.cloudtrail else None,
+                    trail_name=trail_name(tags.stack, site.name) if site.audit.creates_trail else None,
                     workloads=args.workloads,
                     vpc_id=self.network.vpc_id,
-                    subnet_ids={zone: subnet.id for zone, subnet in subnet_by_zone.items()},
+                    subnet_ids=dict(subnet_by_zone),
                     kms_key_arn=self.key.key_arn,
                     tags=tags,
                     protect=args.protect,
@@ -175,7 +183,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 opts=scoped,
             )
         self.trail = None
-        if site.audit.cloudtrail:
+        if site.audit.creates_trail:
             invoke = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
             account = aws.get_caller_identity_output(opts=invoke).account_id
             partition = aws.get_partition_output(opts=invoke).partition
@@ -199,7 +207,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                         )
                         for b in audited
                     ],
-                    depends_on=[audit.policy, self.key.key],
+                    depends_on=[audit.policy, *([self.key.key] if self.key.key is not None else [])],
                 ),
                 opts=scoped,
             )
@@ -209,7 +217,7 @@ class AwsCloudSite(pulumi.ComponentResource):
         self.cluster_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=eks_kubeconfig(
-                self.eks.cluster_name, self.eks.endpoint, self.eks.cluster.certificate_authority.data, site.region
+                self.eks.cluster_name, self.eks.endpoint, self.eks.certificate_authority, site.region
             ),
             # Configured only once the deployer is authorised: see EksCluster.admin_access.
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
@@ -336,6 +344,18 @@ class AwsCloudSite(pulumi.ComponentResource):
             )
             for team in args.teams
         }
+
+
+def existing_network(site: AwsSite) -> ExistingNetwork | None:
+    """The spec's existing VPC as the network component takes it (None: Lattice builds the VPC)."""
+    existing = site.network.existing
+    if existing is None:
+        return None
+    return ExistingNetwork(
+        vpc_id=existing.vpc_id,
+        subnet_ids={zone: subnet.id for zone, subnet in existing.subnets.items()},
+        route_table_ids=list(existing.route_table_ids),
+    )
 
 
 def neuron_aliases(instance: AwsInstanceType, nodes: int) -> dict[str, int]:

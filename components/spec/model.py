@@ -41,10 +41,12 @@ from .types import (
     AwsRegion,
     Cidr,
     ConfigKey,
+    EksClusterName,
     GcpMember,
     GcpProjectId,
     GcpRegion,
     IamRoleArn,
+    KmsKeyArn,
     KubernetesVersion,
     LabelKey,
     LabelValue,
@@ -54,10 +56,13 @@ from .types import (
     PublicIp,
     ReservationId,
     RetentionDays,
+    RouteTableId,
     SiteName,
+    SubnetId,
     TagKey,
     TagValue,
     TeamName,
+    VpcId,
     Zone,
     per_site,
 )
@@ -90,10 +95,12 @@ class AuditSpec(Strict):
         "(when Lattice creates the bucket) and the GCP audit log bucket's retention (locked in prod). The policy "
         "pack requires at least 365 in prod.",
     )
-    cloudtrail: bool = Field(
+    cloudtrail: bool | Literal["organization"] = Field(
         True,
-        description="AWS: a multi-region CloudTrail for the site. Turn off only where an organization trail "
-        "already records this account (a second trail's management events are billed).",
+        description="AWS: true, a multi-region CloudTrail for the site; 'organization', none: an AWS Organizations "
+        "trail already records this account (a second trail's management events are billed), and `lattice "
+        "preflight` / `lattice audit` verify it covers the account (multi-region, log file validation, KMS, a "
+        "locked bucket); false, no trail at all.",
     )
     data_events: list[SiteName] | None = Field(
         None,
@@ -111,6 +118,11 @@ class AuditSpec(Strict):
         description="GCP: the teams' workload service accounts are exempt from Cloud Storage DATA_READ logs "
         "(training reads a dataset's objects millions of times); their writes and admin reads are still logged.",
     )
+
+    @property
+    def creates_trail(self) -> bool:
+        """Whether Lattice creates the site's CloudTrail trail (not with an organisation trail, nor with none)."""
+        return self.cloudtrail is True
 
 
 class EncryptionSpec(Strict):
@@ -134,18 +146,87 @@ class AwsEncryptionSpec(EncryptionSpec):
         "nodes with encrypted volumes can launch: 'existing' looks it up (it exists once any Auto Scaling group "
         "was made in the account), 'create' creates it. `lattice preflight` says which the account needs.",
     )
+    key_arn: KmsKeyArn | None = Field(
+        None,
+        description="An existing customer-managed KMS key of the site's region to use instead of creating one. "
+        "Lattice writes no key policy then: `lattice preflight` reads it and names the statements the node "
+        "pools (EC2 Auto Scaling), FSx, CloudWatch Logs and CloudTrail still need; rotation and deletion are "
+        "the key owner's (`lattice audit` checks rotation).",
+        examples=["arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"],
+    )
+
+
+class AwsExistingSubnetSpec(Strict):
+    id: SubnetId = Field(description="The subnet's ID.", examples=["subnet-0123456789abcdef0"])
+    cidr: Cidr = Field(
+        description="The subnet's IPv4 CIDR, as `aws ec2 describe-subnets` shows it: checked against the site's "
+        "cidr here and against the live subnet by `lattice preflight`.",
+        examples=["10.40.0.0/19"],
+    )
+
+
+class AwsExistingNetworkSpec(Strict):
+    """A VPC the institution's network team owns: Lattice places its nodes, file systems and endpoints in it."""
+
+    vpc_id: VpcId = Field(description="The existing VPC's ID.", examples=["vpc-0123456789abcdef0"])
+    subnets: dict[Zone, AwsExistingSubnetSpec] = Field(
+        min_length=2,
+        description="One private subnet per zone of availability_zones, for nodes, the EKS control plane's "
+        "interfaces, FSx and interface endpoints.",
+        examples=[
+            {
+                "us-east-1a": {"id": "subnet-0123456789abcdef0", "cidr": "10.40.0.0/19"},
+                "us-east-1b": {"id": "subnet-0fedcba9876543210", "cidr": "10.40.32.0/19"},
+            }
+        ],
+    )
+    route_table_ids: list[RouteTableId] = Field(
+        default_factory=list,
+        description="The route tables of those subnets: Lattice adds the routes to linked sites (cross-site links) "
+        "and, with nat: false, the S3 gateway endpoint to them. Required then; `lattice preflight` checks every "
+        "subnet uses one of them.",
+        examples=[["rtb-0123456789abcdef0"]],
+    )
 
 
 class AwsNetworkSpec(Strict):
-    cidr: Cidr = Field(description="The site's VPC CIDR. Private subnets per zone are carved from it.")
+    cidr: Cidr = Field(
+        description="The site's VPC CIDR. Private subnets per zone are carved from it; with network.existing, the "
+        "existing VPC's range (or the part of it the site uses): every given subnet lies inside it, and links and "
+        "team network policies route it."
+    )
     availability_zones: list[Zone] = Field(
         min_length=2,
         description="Zones of the site's region to spread subnets over; EKS needs at least two.",
         examples=[["us-east-1a", "us-east-1b"]],
     )
-    nat: bool = Field(True, description="Public subnets with one NAT gateway per zone for egress.")
-    flow_logs: bool = Field(True, description="VPC flow logs to a KMS-encrypted CloudWatch log group.")
+    nat: bool = Field(
+        True,
+        description="Public subnets with one NAT gateway per zone for egress. With network.existing: whether the "
+        "subnets already egress through a NAT gateway (checked by `lattice preflight`); false, Lattice adds the "
+        "VPC endpoints private nodes need.",
+    )
+    flow_logs: bool = Field(
+        True,
+        description="VPC flow logs to a KMS-encrypted CloudWatch log group. With network.existing: whether the "
+        "VPC already has flow logs (checked by `lattice audit`); Lattice creates none there.",
+    )
     asn: Asn | None = Field(None, description="Linked sites: the transit gateway's private BGP ASN.")
+    existing: AwsExistingNetworkSpec | None = Field(
+        None,
+        description="Bring your own network: an existing VPC and one subnet per zone. Lattice then creates no "
+        "VPC, subnets, NAT gateways, route tables or flow logs; nat and flow_logs say what the network already "
+        "has, and `lattice preflight` / `lattice audit` verify it.",
+        examples=[
+            {
+                "vpc_id": "vpc-0123456789abcdef0",
+                "subnets": {
+                    "us-east-1a": {"id": "subnet-0123456789abcdef0", "cidr": "10.40.0.0/19"},
+                    "us-east-1b": {"id": "subnet-0fedcba9876543210", "cidr": "10.40.32.0/19"},
+                },
+            }
+        ],
+    )
 
 
 class SystemNodesSpec(Strict):
@@ -158,7 +239,11 @@ class SystemNodesSpec(Strict):
 
 
 class EksSpec(Strict):
-    version: KubernetesVersion = Field("1.33", description="EKS Kubernetes minor version, quoted.")
+    version: KubernetesVersion = Field(
+        "1.33",
+        description="EKS Kubernetes minor version, quoted. With existing_cluster: the version the cluster runs "
+        "(the add-ons are pinned for it; `lattice preflight` checks it against the live cluster).",
+    )
     system_nodes: SystemNodesSpec = Field(
         description="The node group for cluster add-ons (CPU instances).", default_factory=SystemNodesSpec
     )
@@ -177,6 +262,13 @@ class EksSpec(Strict):
         default_factory=list,
         description="Networks a `pulumi up` runner reaches the private API endpoint from (a subnet of the VPC, "
         "or a grid / edge network over a cross-site link); the cluster security group admits HTTPS from them.",
+    )
+    existing_cluster: EksClusterName | None = Field(
+        None,
+        description="Bring your own cluster: the name of an existing EKS cluster of the site's region, in "
+        "network.existing's VPC. Lattice adds its node groups, access entries, add-ons, storage drivers, team "
+        "namespaces and Kueue to it and creates no control plane; node groups follow the cluster's version.",
+        examples=["platform-eks"],
     )
 
 

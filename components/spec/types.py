@@ -228,6 +228,44 @@ def _reservation_id(value: str) -> str:
     return value
 
 
+def _aws_id(prefix: str, what: str):
+    pattern = re.compile(rf"^{prefix}-(?:[0-9a-f]{{8}}|[0-9a-f]{{17}})$")
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"'{value}' is not {what} ID; write it like {prefix}-0123456789abcdef0")
+        return value
+
+    return check
+
+
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html: 1-100 characters, a letter or digit
+# first, then letters, digits, hyphens and underscores.
+_EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$")
+# A key ARN, not an alias: a key policy and grants name the key itself (multi-Region keys are mrk-…).
+_KMS_KEY_ARN = re.compile(
+    r"^arn:aws[a-z-]*:kms:[a-z]{2}(?:-[a-z]+)+-\d:\d{12}:key/(?:mrk-[0-9a-f]{32}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})$"
+)
+
+
+def _eks_cluster_name(value: str) -> str:
+    if not _EKS_CLUSTER_NAME.match(value):
+        raise ValueError(
+            f"'{value}' is not an EKS cluster name (letters, digits, '-' and '_', up to 100, a letter or digit "
+            "first); use the name `aws eks list-clusters` shows"
+        )
+    return value
+
+
+def _kms_key_arn(value: str) -> str:
+    if not _KMS_KEY_ARN.match(value):
+        raise ValueError(
+            f"'{value}' is not a KMS key ARN; write the key's ARN (not an alias) like "
+            "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+        )
+    return value
+
+
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$")
 
@@ -266,6 +304,11 @@ LabelValue = Annotated[str, AfterValidator(_label_value)]
 ParameterCount = Annotated[float | int | str, AfterValidator(_parameter_count)]
 ReservationId = Annotated[str, AfterValidator(_reservation_id)]
 AllowedCidr = Annotated[str, AfterValidator(_any_cidr)]
+VpcId = Annotated[str, AfterValidator(_aws_id("vpc", "a VPC"))]
+SubnetId = Annotated[str, AfterValidator(_aws_id("subnet", "a subnet"))]
+RouteTableId = Annotated[str, AfterValidator(_aws_id("rtb", "a route table"))]
+EksClusterName = Annotated[str, AfterValidator(_eks_cluster_name)]
+KmsKeyArn = Annotated[str, AfterValidator(_kms_key_arn)]
 AwsRegion = Annotated[str, AfterValidator(_aws_region)]
 GcpRegion = Annotated[str, AfterValidator(_gcp_region)]
 Zone = Annotated[str, AfterValidator(_zone)]

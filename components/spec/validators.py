@@ -121,7 +121,8 @@ def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iter
     for index, site in enumerate(spec.sites):
         minimum = MIN_PREFIX.get(site.provider)
         prefix = ipaddress.ip_network(site.network.cidr).prefixlen
-        if minimum is not None and prefix > minimum:
+        carved = getattr(site.network, "existing", None) is None  # an existing VPC's subnets are given, not carved
+        if minimum is not None and prefix > minimum and carved:
             yield Issue(
                 f"sites[{index}].network.cidr",
                 f"/{prefix} is too small for a cloud site on {site.provider}: subnets per zone and pod ranges are "
@@ -363,7 +364,7 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                     f"unknown bucket '{name}'; use one of this site's buckets: {', '.join(sorted(buckets)) or 'none'}",
                 )
         audits = [b.name for b in getattr(site.storage, "buckets", []) if b.purpose == "audit"]
-        if isinstance(site, AwsSite) and site.audit.cloudtrail and not audits:
+        if isinstance(site, AwsSite) and site.audit.creates_trail and not audits:
             # CloudTrail gets a bucket of its own, named audit-trail: the name must be free and fit S3's limit.
             from components.storage.aws_site_storage import TRAIL_BUCKET
 
@@ -741,6 +742,13 @@ def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]
         yield Issue(issue.path, issue.message, issue.warning)
 
 
+def brownfield_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .brownfield_validators import BROWNFIELD_VALIDATORS
+
+    for validator in BROWNFIELD_VALIDATORS:
+        yield from validator(spec, ctx)
+
+
 VALIDATORS: tuple[Validator, ...] = (
     unique_site_names,
     tier_matches_provider,
@@ -764,6 +772,7 @@ VALIDATORS: tuple[Validator, ...] = (
     links_are_valid,
     team_identities_fit,
     audit_is_consistent,
+    brownfield_is_valid,
 )
 
 

@@ -53,7 +53,7 @@ TRAIL_BUCKET = "audit-trail"
 def with_trail_bucket(site: AwsSite, compliance: bool) -> AwsSite:
     """The site as storage builds it: with a bucket for CloudTrail when the trail is on and the spec has no
     audit bucket (Object Lock for the spec's audit.immutable_days)."""
-    if not site.audit.cloudtrail or trail_bucket_name(site) is not None:
+    if not site.audit.creates_trail or trail_bucket_name(site) is not None:
         return site
     lock = ObjectLockSpec(days=site.audit.immutable_days, mode="COMPLIANCE" if compliance else "GOVERNANCE")
     bucket = BucketSpec(name=TRAIL_BUCKET, purpose="audit", immutable=lock)

@@ -1,0 +1,153 @@
+"""Rules of the stack spec for what a site adopts instead of creating (bring your own).
+
+An existing VPC, cluster, key or organisation trail moves some checks from plan time to ``lattice preflight``
+and ``lattice audit`` (they read the live account). What the stack file itself says is still checked here,
+with the file, the key path and the fix, before anything is planned: every given subnet inside the site's
+``cidr`` (links, overlap checks and team network policies route that range), one subnet per zone a pool runs
+in (an EFA pool's zone above all), the route tables links and gateway endpoints need, a key of the site's
+own region, and no setting that only a resource Lattice creates would honour.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from itertools import combinations
+
+from .model import AwsSite, StackSpec
+from .validators import Issue, ValidationContext
+
+
+def existing_network_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type
+    from components.network.links import transit_routes
+
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite) or site.network.existing is None:
+            continue
+        existing, path = site.network.existing, f"sites[{i}].network.existing"
+        vpc = ipaddress.ip_network(site.network.cidr)
+        for zone in site.network.availability_zones:
+            if zone not in existing.subnets:
+                yield Issue(
+                    f"{path}.subnets",
+                    f"zone '{zone}' of network.availability_zones has no subnet; add "
+                    f"'{zone}: {{id: subnet-…, cidr: …}}' (a private subnet of {existing.vpc_id} in that zone) or "
+                    "remove the zone from availability_zones",
+                )
+        for zone, subnet in existing.subnets.items():
+            if zone not in site.network.availability_zones:
+                yield Issue(
+                    f"{path}.subnets.{zone}",
+                    f"zone '{zone}' is not in network.availability_zones "
+                    f"({', '.join(site.network.availability_zones)}); list it there or remove this subnet",
+                )
+            if not ipaddress.ip_network(subnet.cidr).subnet_of(vpc):
+                yield Issue(
+                    f"{path}.subnets.{zone}.cidr",
+                    f"{subnet.cidr} ({subnet.id}) lies outside the site's cidr {site.network.cidr}; set "
+                    "network.cidr to the VPC range that holds every subnet, or name a subnet inside it",
+                )
+        for (zone_a, a), (zone_b, b) in combinations(existing.subnets.items(), 2):
+            if a.id == b.id:
+                yield Issue(
+                    f"{path}.subnets.{zone_b}.id",
+                    f"{b.id} is also the subnet of {zone_a}; a subnet lies in one zone: give each zone its own",
+                )
+            elif ipaddress.ip_network(a.cidr).overlaps(ipaddress.ip_network(b.cidr)):
+                yield Issue(
+                    f"{path}.subnets.{zone_b}.cidr",
+                    f"{b.cidr} overlaps {a.cidr} of {zone_a}; subnets of one VPC never overlap: copy each subnet's "
+                    "CIDR from `aws ec2 describe-subnets`",
+                )
+        for k, pool in enumerate(site.gpu_pools):
+            try:
+                efa = pool.uses_efa(aws_instance_type(pool.instance_type).supports_efa)
+            except UnknownCatalogEntryError:
+                continue  # reported by gpu_pools_are_valid
+            for zone in pool.zones(site):
+                if zone in existing.subnets or zone not in site.network.availability_zones:
+                    continue  # a zone outside the site is reported by gpu_pools_are_valid
+                kind = "an EFA pool, which sits in exactly one zone's subnet" if efa else "a GPU pool"
+                yield Issue(
+                    f"sites[{i}].gpu_pools[{k}].availability_zones",
+                    f"'{pool.name}' is {kind}, and its zone '{zone}' has no subnet in network.existing.subnets; "
+                    f"add a private subnet of {existing.vpc_id} in {zone} there, or move the pool to a zone with "
+                    f"one ({', '.join(existing.subnets) or 'none'})",
+                )
+        routes = transit_routes(spec, site)
+        needs = [
+            why
+            for why, needed in (
+                ("links route linked sites through them", routes),
+                ("nat: false puts the S3 gateway endpoint on them", not site.network.nat),
+            )
+            if needed
+        ]
+        if needs and not existing.route_table_ids:
+            yield Issue(
+                f"{path}.route_table_ids",
+                f"list the route tables of the given subnets ({'; '.join(needs)}); `aws ec2 describe-route-tables "
+                f"--filters Name=vpc-id,Values={existing.vpc_id}` shows them",
+            )
+
+
+def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite) or site.kubernetes.existing_cluster is None:
+            continue
+        path = f"sites[{i}].kubernetes"
+        if site.network.existing is None:
+            yield Issue(
+                f"{path}.existing_cluster",
+                f"cluster '{site.kubernetes.existing_cluster}' already lives in a VPC, and its node groups must "
+                "join it there: set network.existing to that VPC and one private subnet per zone",
+            )
+        for key in ("endpoint_public_access", "public_access_cidrs"):
+            if key in site.kubernetes.model_fields_set:
+                yield Issue(
+                    f"{path}.{key}",
+                    f"the endpoint of existing cluster '{site.kubernetes.existing_cluster}' is its owner's setting, "
+                    "which Lattice does not change; remove this key",
+                )
+
+
+def existing_key_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite) or site.encryption.key_arn is None:
+            continue
+        path = f"sites[{i}].encryption"
+        region = site.encryption.key_arn.split(":")[3]
+        if region != site.region:
+            yield Issue(
+                f"{path}.key_arn",
+                f"the key is in {region}, the site in {site.region}: EBS, FSx, EKS and CloudWatch Logs use a key "
+                f"of their own region only; name a key (or a multi-Region replica) in {site.region}",
+            )
+        for key in ("key_rotation_days", "key_deletion_window_days"):
+            if key in site.encryption.model_fields_set:
+                yield Issue(
+                    f"{path}.{key}",
+                    "an existing key's rotation and deletion window are its owner's (`lattice audit` checks the "
+                    "rotation); remove this key",
+                )
+
+
+def organization_trail_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        if site.audit.cloudtrail != "organization":
+            continue
+        if not isinstance(site, AwsSite):
+            yield Issue(
+                f"sites[{i}].audit.cloudtrail",
+                "an organisation trail is an AWS setting; remove it here",
+            )
+        elif site.audit.data_events is not None:
+            yield Issue(
+                f"sites[{i}].audit.data_events",
+                "data_events select what Lattice's own trail records; with cloudtrail: organization the "
+                "organisation trail's event selectors decide: remove data_events, or ask its owner to add them",
+            )
+
+
+BROWNFIELD_VALIDATORS = (existing_network_fits, existing_cluster_fits, existing_key_fits, organization_trail_fits)

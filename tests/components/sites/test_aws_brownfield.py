@@ -1,0 +1,219 @@
+"""Bring your own on AWS: an existing VPC, EKS cluster, KMS key and organisation trail are used, never created."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lattice.engine import EXISTING_EKS_VERSION
+from tests.conftest import AWS_SITE, GRID_SITE, spec_with
+
+VPC_ID = "vpc-0c4a5e6f7a8b9c0d1"
+SUBNETS = {
+    "us-east-1a": {"id": "subnet-0a1b2c3d4e5f60718", "cidr": "10.20.0.0/19"},
+    "us-east-1b": {"id": "subnet-0b2c3d4e5f6071829", "cidr": "10.20.32.0/19"},
+}
+ROUTE_TABLES = ["rtb-0d1e2f3a4b5c6d7e8", "rtb-0e2f3a4b5c6d7e8f9"]
+KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+CLUSTER = "platform-eks"
+
+# What an existing network means Lattice must not create (the issue's list, and what comes with it).
+NETWORK_TYPES = {
+    "aws:ec2/vpc:Vpc",
+    "aws:ec2/subnet:Subnet",
+    "aws:ec2/natGateway:NatGateway",
+    "aws:ec2/routeTable:RouteTable",
+    "aws:ec2/routeTableAssociation:RouteTableAssociation",
+    "aws:ec2/internetGateway:InternetGateway",
+    "aws:ec2/eip:Eip",
+    "aws:ec2/flowLog:FlowLog",
+    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup",
+}
+TRAIL = "aws:cloudtrail/trail:Trail"
+
+
+def brownfield_site(**changes: Any) -> dict[str, Any]:
+    site = copy.deepcopy(AWS_SITE)
+    site["network"] = {
+        "cidr": "10.20.0.0/16",
+        "availability_zones": ["us-east-1a", "us-east-1b"],
+        "existing": {"vpc_id": VPC_ID, "subnets": copy.deepcopy(SUBNETS), "route_table_ids": list(ROUTE_TABLES)},
+        "asn": 64600,
+    }
+    site["gpu_pools"] = [
+        {"name": "train", "instance_type": "p5.48xlarge", "availability_zones": ["us-east-1b"], "max_nodes": 4},
+        {
+            "name": "infer",
+            "instance_type": "g6e.12xlarge",
+            "efa": False,
+            "availability_zones": ["us-east-1a", "us-east-1b"],
+            "max_nodes": 2,
+        },
+    ]
+    site["storage"] = {
+        "buckets": [{"name": "datasets", "purpose": "datasets"}],
+        "lustre": [{"name": "shared", "capacity_gib": 2400, "throughput_mbps_per_tib": 250, "zone": "us-east-1b"}],
+    }
+    site["audit"] = {"cloudtrail": "organization"}
+    for key, value in changes.items():
+        site[key] = {**site.get(key, {}), **value} if isinstance(value, dict) else value
+    return site
+
+
+GRID = {**GRID_SITE, "network": {"cidr": "10.50.0.0/16", "asn": 64900, "vpn_gateway": {"public_ips": ["192.0.2.10"]}}}
+LINKS = [{"sites": ["aws-use1", "grid-hpc"], "bandwidth_gbps": 1}]
+
+
+def walk(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (key path, value) of a resource's inputs, nested ones included."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from walk(inner, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from walk(inner, f"{path}[{index}]")
+    else:
+        yield path, value
+
+
+def leaf(path: str) -> str:
+    return path.rsplit(".", 1)[-1].split("[", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def brownfield_plan(tmp_path_factory):
+    from lattice.engine import run_plan
+    from tests.conftest import write_stack
+
+    spec = spec_with(brownfield_site(), GRID, links=LINKS)
+    return run_plan(write_stack(tmp_path_factory.mktemp("brownfield"), spec))
+
+
+def test_an_existing_network_creates_no_vpc_subnet_nat_route_table_flow_log_or_trail(brownfield_plan):
+    created = {r["type"] for r in brownfield_plan.resources}
+    assert created & (NETWORK_TYPES | {TRAIL}) == set()
+    # Nor the bucket a trail of Lattice's own would deliver to.
+    assert not [r for r in brownfield_plan.by_type("aws:s3/bucket:Bucket") if "audit-trail" in r["name"]]
+
+
+def test_every_resource_needing_a_vpc_or_subnet_uses_the_given_ids(brownfield_plan):
+    subnet_ids = {subnet["id"] for subnet in SUBNETS.values()}
+    users: dict[str, set[str]] = {}
+    for resource in brownfield_plan.resources:
+        for path, value in walk(resource.get("inputs", {})):
+            if leaf(path) == "vpcId":
+                assert value == VPC_ID, (resource["name"], path, value)
+                users.setdefault(resource["type"], set()).add(path)
+            elif leaf(path) in ("subnetId", "subnetIds"):
+                assert value in subnet_ids, (resource["name"], path, value)
+                users.setdefault(resource["type"], set()).add(path)
+    # The walk reached what the issue lists: EKS, pools, FSx, the transit attachment, security groups.
+    assert {
+        "aws:eks/cluster:Cluster",
+        "aws:eks/nodeGroup:NodeGroup",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "aws:ec2transitgateway/vpcAttachment:VpcAttachment",
+        "aws:ec2/securityGroup:SecurityGroup",
+    } <= set(users)
+    cluster = brownfield_plan.one("aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    assert cluster["inputs"]["vpcConfig"]["subnetIds"] == [SUBNETS[z]["id"] for z in ("us-east-1a", "us-east-1b")]
+    # The EFA pool sits in its one zone's subnet; the other pool spreads over both.
+    train = brownfield_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-train-nodes")
+    assert train["inputs"]["subnetIds"] == [SUBNETS["us-east-1b"]["id"]]
+    infer = brownfield_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-infer-nodes")
+    assert infer["inputs"]["subnetIds"] == [SUBNETS["us-east-1a"]["id"], SUBNETS["us-east-1b"]["id"]]
+    lustre = brownfield_plan.one("aws:fsx/lustreFileSystem:LustreFileSystem", "aws-use1-storage-shared-fs")
+    assert lustre["inputs"]["subnetIds"] == SUBNETS["us-east-1b"]["id"]
+
+
+def test_links_route_through_the_given_route_tables(brownfield_plan):
+    gateway = brownfield_plan.one("aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
+    routes = {r["name"]: r["inputs"] for r in brownfield_plan.by_type("aws:ec2/route:Route")}
+    assert routes == {
+        f"aws-use1-net-{table}-10-50-0-0-16": {
+            "routeTableId": table,
+            "destinationCidrBlock": "10.50.0.0/16",
+            "transitGatewayId": brownfield_plan.state(gateway)["id"],
+        }
+        for table in ROUTE_TABLES
+    }
+    attachment = brownfield_plan.one("aws:ec2transitgateway/vpcAttachment:VpcAttachment", "aws-use1-net-tgw-vpc")
+    for route in brownfield_plan.by_type("aws:ec2/route:Route"):
+        assert attachment["urn"] in route["dependencies"]
+
+
+def test_without_nat_the_endpoints_go_into_the_given_subnets_and_route_tables(plan_spec):
+    site = brownfield_site(network={"nat": False})
+    site["gpu_pools"] = []  # GPU add-ons need egress (private_nodes_can_reach_their_images)
+    plan = plan_spec(spec_with(site))
+    s3 = plan.one("aws:ec2/vpcEndpoint:VpcEndpoint", "aws-use1-net-s3")
+    assert s3["inputs"]["routeTableIds"] == ROUTE_TABLES
+    assert s3["inputs"]["vpcId"] == VPC_ID
+    ecr = plan.one("aws:ec2/vpcEndpoint:VpcEndpoint", "aws-use1-net-ecr-api")
+    assert ecr["inputs"]["subnetIds"] == [SUBNETS["us-east-1a"]["id"], SUBNETS["us-east-1b"]["id"]]
+    assert plan.one("aws:ec2/securityGroup:SecurityGroup", "aws-use1-net-endpoints")["inputs"]["vpcId"] == VPC_ID
+
+
+def test_an_existing_cluster_gets_node_groups_access_add_ons_and_teams_but_no_control_plane(plan_spec):
+    site = brownfield_site(
+        kubernetes={"existing_cluster": CLUSTER, "admin_role_arns": ["arn:aws:iam::123456789012:role/rc-admin"]}
+    )
+    team = {"name": "vision", "gpu_quota": 8, "sites": ["aws-use1"]}
+    plan = plan_spec(spec_with(site, teams=[team]))
+    assert plan.by_type("aws:eks/cluster:Cluster") == []
+    assert not [r for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup") if "/aws/eks/" in r["inputs"]["name"]]
+    assert [r["inputs"]["addonName"] for r in plan.by_type("aws:eks/addon:Addon")] == ["eks-pod-identity-agent"]
+    groups = {r["name"]: r["inputs"] for r in plan.by_type("aws:eks/nodeGroup:NodeGroup")}
+    assert set(groups) == {"aws-use1-eks-system", "aws-use1-train-nodes", "aws-use1-infer-nodes"}
+    for inputs in groups.values():
+        assert inputs["clusterName"] == CLUSTER
+        # The spec says 1.33; the nodes follow what the cluster runs (aws.eks.get_cluster).
+        assert inputs["version"] == EXISTING_EKS_VERSION != site["kubernetes"].get("version", "1.33")
+    entry = plan.one("aws:eks/accessEntry:AccessEntry", "aws-use1-eks-admin-rc-admin")
+    assert entry["inputs"]["clusterName"] == CLUSTER
+    rule = plan.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws-use1-eks-runner-10-20-0-0-16")
+    assert rule["inputs"]["securityGroupId"].startswith("sg-")
+    assert plan.by_type("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue") or plan.by_type(
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+    )
+    assert plan.one("kubernetes:core/v1:Namespace", "aws-use1-vision-namespace")
+
+
+def test_an_existing_key_is_used_everywhere_and_no_key_or_policy_is_created(plan_spec):
+    plan = plan_spec(spec_with(brownfield_site(encryption={"key_arn": KEY_ARN})))
+    assert plan.by_type("aws:kms/key:Key") == [] and plan.by_type("aws:kms/alias:Alias") == []
+    seen = set()
+    for resource in plan.resources:
+        for path, value in walk(resource.get("inputs", {})):
+            if isinstance(value, str) and value.startswith("arn:aws:kms:"):
+                assert value == KEY_ARN, (resource["name"], path)
+                seen.add(resource["type"])
+    assert {
+        "aws:eks/cluster:Cluster",
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "aws:cloudwatch/logGroup:LogGroup",
+    } <= seen
+
+
+def test_a_subnet_outside_the_cidr_and_an_efa_zone_without_a_subnet_exit_2_with_file_key_and_fix(tmp_path, capsys):
+    from lattice.cli import main
+    from tests.conftest import write_stack
+
+    site = brownfield_site()
+    site["network"]["availability_zones"].append("us-east-1c")
+    site["network"]["existing"]["subnets"]["us-east-1b"]["cidr"] = "10.21.0.0/19"
+    site["gpu_pools"][0]["availability_zones"] = ["us-east-1c"]
+    path = write_stack(tmp_path, spec_with(site, GRID, links=LINKS))
+    assert main(["plan", "--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"{path}" in err or path.name in err
+    assert "sites[0].network.existing.subnets.us-east-1b.cidr" in err
+    assert "set network.cidr to the VPC range that holds every subnet" in err
+    assert "sites[0].gpu_pools[0].availability_zones" in err
+    assert "'train' is an EFA pool, which sits in exactly one zone's subnet" in err
+    assert "add a private subnet of vpc-0c4a5e6f7a8b9c0d1 in us-east-1c there" in err
