@@ -9,10 +9,16 @@ Covered: S3 buckets (encryption, versioning, object lock, lifecycle, public acce
 policy, server access logging), CloudWatch log groups (retention, KMS), CloudTrail (multi-region, validation,
 KMS, logging, CloudWatch Logs delivery), KMS keys (rotation, key policy), EKS clusters (secrets encryption,
 control-plane logs, endpoint access, Kubernetes version).
+
+What a site adopts instead of creating (bring your own) carries no Lattice tag, so the spec names it: the
+existing key (``encryption.key_arn``), cluster (``kubernetes.existing_cluster``) and the organisation trail
+(``audit.cloudtrail: organization``) are read by name and judged by the same rules as Lattice's own — brownfield
+never means unchecked. Flow logs on an existing VPC are ``lattice preflight``'s ``flow-logs`` row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +39,15 @@ class AuditError(Exception):
 
 
 @dataclass(frozen=True)
+class Adopted:
+    """What the stack's sites adopt in one region, with the site that adopts each."""
+
+    keys: dict[str, str] = dataclasses.field(default_factory=dict)  # key ARN -> site
+    clusters: dict[str, str] = dataclasses.field(default_factory=dict)  # cluster name -> site
+    organisation_trail_site: str | None = None  # the site that relies on an organisation trail
+
+
+@dataclass(frozen=True)
 class LiveResource:
     type: str
     arn: str
@@ -42,16 +57,24 @@ class LiveResource:
     depends_on: str | None = None  # the ARN of the bucket an S3 sub-resource configures
 
 
-def audit_plan(stack: str, regions: list[str], session: boto3.Session | None = None) -> dict[str, Any]:
-    """A plan-shaped document of the stack's live AWS resources, ready for ``lattice.check.evaluate``."""
+def audit_plan(
+    stack: str,
+    regions: list[str],
+    session: boto3.Session | None = None,
+    adopted: dict[str, Adopted] | None = None,
+) -> dict[str, Any]:
+    """A plan-shaped document of the stack's live AWS resources, ready for ``lattice.check.evaluate``;
+    ``adopted`` (by region) adds what the sites adopt."""
     session = session or boto3.Session()
+    adopted = adopted or {}
     try:
         live = list(_buckets(session.client("s3"), stack))
         for region in regions:
+            here = adopted.get(region, Adopted())
             live += _log_groups(session.client("logs", region_name=region), stack)
-            live += _trails(session.client("cloudtrail", region_name=region), stack)
-            live += _keys(session.client("kms", region_name=region), stack)
-            live += _clusters(session.client("eks", region_name=region), stack)
+            live += _trails(session.client("cloudtrail", region_name=region), stack, here.organisation_trail_site)
+            live += _keys(session.client("kms", region_name=region), stack, here.keys)
+            live += _clusters(session.client("eks", region_name=region), stack, here.clusters)
     except NoCredentialsError:
         raise AuditError(
             "no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or `aws sso login`) "
@@ -194,13 +217,20 @@ def _log_groups(logs, stack: str) -> Iterator[LiveResource]:
             )
 
 
-def _trails(cloudtrail, stack: str) -> Iterator[LiveResource]:
-    for trail in cloudtrail.describe_trails(includeShadowTrails=False).get("trailList", []):
+def _trails(cloudtrail, stack: str, organisation_site: str | None = None) -> Iterator[LiveResource]:
+    # An organisation trail is a shadow trail outside its home region and lives in the management account:
+    # shadow trails are included to see it, and it is judged for the site that relies on it.
+    for trail in cloudtrail.describe_trails(includeShadowTrails=organisation_site is not None).get("trailList", []):
         arn = trail["TrailARN"]
-        tag_lists = cloudtrail.list_tags(ResourceIdList=[arn]).get("ResourceTagList", [])
-        tags = _tags(tag_lists[0].get("TagsList") if tag_lists else [])
-        if tags.get(STACK_TAG) != stack:
-            continue
+        if organisation_site is not None and trail.get("IsOrganizationTrail"):
+            tags = {SITE_TAG: organisation_site}
+        else:
+            if trail.get("HomeRegion", cloudtrail.meta.region_name) != cloudtrail.meta.region_name:
+                continue  # a shadow of another region's trail: audited in its home region
+            tag_lists = cloudtrail.list_tags(ResourceIdList=[arn]).get("ResourceTagList", [])
+            tags = _tags(tag_lists[0].get("TagsList") if tag_lists else [])
+            if tags.get(STACK_TAG) != stack:
+                continue
         inputs = {
             "name": trail["Name"],
             "s3BucketName": trail.get("S3BucketName"),
@@ -219,14 +249,17 @@ def _trails(cloudtrail, stack: str) -> Iterator[LiveResource]:
         yield LiveResource("aws:cloudtrail/trail:Trail", arn, trail["Name"], tags.get(SITE_TAG, ""), inputs)
 
 
-def _keys(kms, stack: str) -> Iterator[LiveResource]:
+def _keys(kms, stack: str, adopted: dict[str, str] | None = None) -> Iterator[LiveResource]:
+    adopted = adopted or {}
     for page in kms.get_paginator("list_keys").paginate():
         for key in page.get("Keys", []):
             metadata = kms.describe_key(KeyId=key["KeyId"])["KeyMetadata"]
             if metadata.get("KeyManager") != "CUSTOMER" or metadata.get("KeyState") == "PendingDeletion":
                 continue
             tags = {t["TagKey"]: t["TagValue"] for t in kms.list_resource_tags(KeyId=key["KeyId"]).get("Tags", [])}
-            if tags.get(STACK_TAG) != stack:
+            if metadata["Arn"] in adopted:
+                tags = {**tags, SITE_TAG: adopted[metadata["Arn"]]}
+            elif tags.get(STACK_TAG) != stack:
                 continue
             rotation = kms.get_key_rotation_status(KeyId=key["KeyId"])
             inputs = {
@@ -241,12 +274,15 @@ def _keys(kms, stack: str) -> Iterator[LiveResource]:
             yield LiveResource("aws:kms/key:Key", metadata["Arn"], key["KeyId"], tags.get(SITE_TAG, ""), inputs)
 
 
-def _clusters(eks, stack: str) -> Iterator[LiveResource]:
+def _clusters(eks, stack: str, adopted: dict[str, str] | None = None) -> Iterator[LiveResource]:
+    adopted = adopted or {}
     for page in eks.get_paginator("list_clusters").paginate():
         for name in page.get("clusters", []):
             cluster = eks.describe_cluster(name=name)["cluster"]
             tags = cluster.get("tags", {})
-            if tags.get(STACK_TAG) != stack:
+            if name in adopted:
+                tags = {**tags, SITE_TAG: adopted[name]}
+            elif tags.get(STACK_TAG) != stack:
                 continue
             enabled = [
                 kind

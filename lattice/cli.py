@@ -415,7 +415,7 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
     from components.spec import AwsSite
     from policies.registry import all_rules
 
-    from .audit import PLAN_ONLY_RULES, AuditError, audit_plan
+    from .audit import PLAN_ONLY_RULES, Adopted, AuditError, audit_plan
     from .check import PolicyConfigError, config_path_for, evaluate, load_policy_config
     from .report import Locator, render
     from .waivers import apply_waivers, load_waivers
@@ -431,8 +431,18 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
         config = load_policy_config(config_file, all_rules())
     except PolicyConfigError as exc:
         raise UsageError(str(exc)) from None
+    adopted: dict[str, Adopted] = {}
+    for site in stack_file.spec.sites:
+        if isinstance(site, AwsSite):
+            here = adopted.setdefault(site.region, Adopted())
+            if site.encryption.key_arn is not None:
+                here.keys[site.encryption.key_arn] = site.name
+            if site.kubernetes.existing_cluster is not None:
+                here.clusters[site.kubernetes.existing_cluster] = site.name
+            if site.audit.cloudtrail == "organization":
+                adopted[site.region] = Adopted(here.keys, here.clusters, site.name)
     try:
-        live = audit_plan(stack_file.stack, regions)
+        live = audit_plan(stack_file.stack, regions, adopted=adopted)
     except AuditError as exc:
         raise UsageError(f"lattice audit: {exc}") from None
     result = evaluate(live, config, rules, severity_threshold=args.severity_threshold, secrets_redacted=False)
@@ -483,6 +493,7 @@ def _repo_path(path: Path) -> str:
 
 
 def _preflight(args: argparse.Namespace, out: Console) -> int:
+    from .brownfield_checks import run_brownfield_checks
     from .preflight import PreflightError, render_table, run_preflight
     from .preflight_topology import run_topology_checks
     from .site_checks import run_site_checks
@@ -492,12 +503,15 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
         results = run_preflight(stack_file.spec)
         sites = run_site_checks(stack_file.spec, stack_file.stack)
         topology = run_topology_checks(stack_file.spec)
+        adopted = run_brownfield_checks(stack_file.spec, stack_file.stack)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     out.print(render_table(results))
     out.print(render_table(sites, title="lattice preflight: sites"))
     out.print(render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
-    return 1 if any(result.status == "fail" for result in [*results, *sites]) else 0
+    if adopted:
+        out.print(render_table(adopted, title="lattice preflight: what the sites adopt (bring your own)"))
+    return 1 if any(result.status == "fail" for result in [*results, *sites, *adopted]) else 0
 
 
 def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
@@ -817,8 +831,10 @@ def _add_component(
         total = _count_resources(sub, children)
         noun = "resource" if total == 1 else "resources"
         label = f"[bold cyan]{_short_type(sub['type'])}[/] {sub['name']}  [dim]{total} {noun}[/]"
-        if sub["name"] in details:  # on a line of its own, so it reads at 80 columns
-            label += f"\n[green]{escape(details[sub['name']])}[/]"
+        # A component's own key (type::name) where two components share a name (a site and its workloads).
+        detail = details.get(f"{sub['type']}::{sub['name']}", details.get(sub["name"]))
+        if detail:  # on a line of its own, so it reads at 80 columns
+            label += f"\n[green]{escape(detail)}[/]"
         _add_component(branch.add(label), sub, children, details)
 
 
@@ -863,12 +879,40 @@ def plan_details(stack_file: StackFile, plan: Plan) -> dict[str, str]:
                 else:
                     parts.append(f"no scale-out fabric, {row.network_gbps:,.4g} Gbps network")
             details[f"{site.name}-{pool.name}"] = " · ".join(parts)
+    for site in stack_file.spec.sites:
+        details.update(adopted_details(site))
     by_urn = {r["urn"]: r for r in plan.resources}
     for resource in plan.resources:
         text = _tier_detail(resource["type"], resource.get("inputs", {}))
         parent = by_urn.get(resource["parent"] or "")
         if text and parent is not None:
             details[parent["name"]] = text
+    return details
+
+
+def adopted_details(site) -> dict[str, str]:
+    """What a brownfield site adopts instead of creating, said on the component that would have created it."""
+    from components.spec import AwsSite
+
+    if not isinstance(site, AwsSite):
+        return {}
+    details = {}
+    existing = site.network.existing
+    if existing is not None:
+        details[f"{site.name}-net"] = (
+            f"existing VPC {existing.vpc_id}, {len(existing.subnets)} subnets: no VPC, subnet, NAT, route table or "
+            "flow log created"
+        )
+    if site.kubernetes.existing_cluster is not None:
+        details[f"{site.name}-eks"] = (
+            f"existing cluster {site.kubernetes.existing_cluster}: no control plane created, nodes follow its version"
+        )
+    if site.encryption.key_arn is not None:
+        details[f"{site.name}-key"] = "existing key: no key or key policy created (preflight reads its policy)"
+    if site.audit.cloudtrail == "organization":
+        details[f"lattice:sites:AwsCloudSite::{site.name}"] = (
+            "organisation trail: no trail created (preflight, audit verify it)"
+        )
     return details
 
 

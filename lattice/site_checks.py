@@ -66,7 +66,8 @@ def run_site_checks(
                 iam = session.client("iam", region_name=site.region)
                 results.append(_row(site.name, "autoscaling-role", *_autoscaling_role(site, iam)))
                 eks = session.client("eks", region_name=site.region)
-                results.append(_row(site.name, "endpoint", *_eks_endpoint(site, f"{stack}-{site.name}", eks, connect)))
+                cluster = site.kubernetes.existing_cluster or f"{stack}-{site.name}"
+                results.append(_row(site.name, "endpoint", *_eks_endpoint(site, cluster, eks, connect)))
         elif isinstance(site, GcpSite):
             results.append(_row(site.name, "endpoint", *_gke_endpoint(site, f"{stack}-{site.name}", gcloud, connect)))
         else:

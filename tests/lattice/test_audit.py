@@ -372,3 +372,29 @@ def test_cli_audit_needs_an_aws_site(tmp_path, capsys):
     stack_file = write_stack(tmp_path, spec_with(GRID_SITE), stack=STACK)
     assert main(["audit", "--stack-file", str(stack_file)]) == 2
     assert "the stack has no AWS site" in capsys.readouterr().err
+
+
+@mock_aws
+def test_what_a_site_adopts_is_audited_by_the_same_rules_though_it_carries_no_lattice_tag():
+    from lattice.audit import Adopted
+
+    kms = boto3.client("kms", region_name=REGION)
+    key = kms.create_key()["KeyMetadata"]  # the security team's key: rotation off, no Lattice tag
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="org-trail-logs")
+    cloudtrail = boto3.client("cloudtrail", region_name=REGION)
+    trail = cloudtrail.create_trail(
+        Name="org-trail", S3BucketName="org-trail-logs", IsOrganizationTrail=True, IsMultiRegionTrail=False
+    )
+    rules = {n: r for n, r in all_rules().items() if n not in PLAN_ONLY_RULES}
+    config = PolicyConfig(levels={"all": "mandatory"}, settings={})
+    untagged = audit_plan(STACK, [REGION])
+    assert {r["urn"] for r in untagged["resources"]} == set()  # not the stack's: not read without the spec
+    adopted = {REGION: Adopted(keys={key["Arn"]: "aws-use1"}, organisation_trail_site="aws-use1")}
+    plan = audit_plan(STACK, [REGION], adopted=adopted)
+    assert {r["urn"] for r in plan["resources"]} == {key["Arn"], trail["TrailARN"]}
+    assert plan["sites"] == {key["Arn"]: "aws-use1", trail["TrailARN"]: "aws-use1"}
+    findings = {(f.policy, f.urn) for f in evaluate(plan, config, rules).findings}
+    assert ("kms-key-rotation", key["Arn"]) in findings
+    assert ("cloudtrail-multi-region", trail["TrailARN"]) in findings
+    assert ("cloudtrail-log-validation", trail["TrailARN"]) in findings

@@ -1,0 +1,476 @@
+"""``lattice preflight``'s brownfield checks: what an AWS site adopts is there and usable, before ``pulumi up``.
+
+A site that brings its own network, cluster, key or organisation trail (``network.existing``,
+``kubernetes.existing_cluster``, ``encryption.key_arn``, ``audit.cloudtrail: organization``) moves the checks
+Lattice would otherwise hold by construction to here, read with boto3 from the live account:
+
+- ``vpc``: the VPC exists and its CIDR blocks hold the site's ``cidr``.
+- ``flow-logs``: with ``flow_logs: true``, the VPC has an active flow log of ALL traffic (Lattice creates none in
+  an existing VPC; ``lattice audit`` leaves it to this row).
+- ``subnet`` (one row per zone): the subnet exists, in that VPC and zone, with the CIDR the stack file gives.
+- ``egress`` (per zone): the subnet's route table (its explicit association, else the VPC's main table) sends
+  0.0.0.0/0 to a NAT gateway when ``nat: true``; otherwise private nodes need the VPC endpoints
+  ``components/network/aws_site_network.py`` would create, and those the VPC already has are listed (an
+  interface endpoint with private DNS cannot be created twice). With ``route_table_ids`` the table must be one
+  of them (links and the S3 gateway endpoint are added to those).
+- ``addresses`` (per zone): the subnet's free addresses cover every node that may run in it at once. A node takes
+  the addresses of its primary network interface (``Ipv4AddressesPerInterface``) and, with the VPC CNI's default
+  ``WARM_ENI_TARGET=1``, a full spare interface's worth as soon as a pod uses the first ("keep a full ENI of
+  available IPs around": github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/eni-and-ip-target.md), plus one for
+  each further ``efa`` interface; ``efa-only`` interfaces take none. A pool that spans zones is counted whole in
+  each (the Auto Scaling group may put every node in one).
+- ``cluster``: the existing cluster is ACTIVE, in the given VPC, runs the ``kubernetes.version`` the add-ons are
+  pinned for, and its authentication mode admits access entries (``API`` or ``API_AND_CONFIG_MAP``).
+- ``key``: the key is enabled, a symmetric customer key for encryption, and its policy holds every statement
+  ``components/security/aws_kms_key.py``'s ``key_policy`` writes for a key of Lattice's own (the requirement
+  source): each missing one is named, with the statement to add.
+- ``trail``: an organisation trail records the account: multi-region, log file validation on, encrypted with
+  KMS, logging, and delivering to a bucket with Object Lock (read where this account may; a bucket in the
+  organisation's log archive account is reported as not readable from here, to be checked by ``lattice audit``
+  with that account's credentials).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
+from components.catalog.eks import EKS_VERSIONS
+from components.network.aws_site_network import INTERFACE_ENDPOINTS
+from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
+from components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
+from components.spec import AwsSite, StackSpec
+from components.storage.aws_site_storage import fsx_linked_buckets
+
+from .preflight import CheckResult, Status, aws_errors, error_code
+
+BROWNFIELD_READS = (
+    "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:DescribeVpcEndpoints, "
+    "ec2:DescribeInstanceTypes, eks:DescribeCluster, kms:DescribeKey, kms:GetKeyPolicy, "
+    "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus and s3:GetObjectLockConfiguration"
+)
+# The VPC CNI keeps one full spare interface of addresses once a pod uses the first (WARM_ENI_TARGET=1).
+INTERFACES_PER_NODE = 2
+ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
+Row = Callable[[str, str, Status, str], None]
+
+
+def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | None = None) -> list[CheckResult]:
+    """Every brownfield check of every AWS site that adopts something; none for a site that creates it all."""
+    results: list[CheckResult] = []
+    for site in spec.sites:
+        if not isinstance(site, AwsSite) or not adopts(site):
+            continue
+        session = session or boto3.Session()
+
+        def row(subject: str, check: str, status: Status, detail: str, site: AwsSite = site) -> None:
+            results.append(CheckResult(site.name, subject, check, status, detail))
+
+        with aws_errors(site.region, BROWNFIELD_READS):
+            if site.network.existing is not None:
+                _network(site, session.client("ec2", region_name=site.region), row)
+            if site.kubernetes.existing_cluster is not None:
+                row("-", "cluster", *_cluster(site, session.client("eks", region_name=site.region)))
+            if site.encryption.key_arn is not None:
+                account = session.client("sts", region_name=site.region).get_caller_identity()["Account"]
+                row("-", "key", *_key(site, session.client("kms", region_name=site.region), account, stack))
+            if site.audit.cloudtrail == "organization":
+                row("-", "trail", *_trail(site, session))
+    return results
+
+
+def adopts(site: AwsSite) -> bool:
+    return (
+        site.network.existing is not None
+        or site.kubernetes.existing_cluster is not None
+        or site.encryption.key_arn is not None
+        or site.audit.cloudtrail == "organization"
+    )
+
+
+# --- network ----------------------------------------------------------------------------------------------------
+
+
+def _network(site: AwsSite, ec2: Any, row: Row) -> None:
+    existing = site.network.existing
+    try:
+        vpc = ec2.describe_vpcs(VpcIds=[existing.vpc_id])["Vpcs"][0]
+    except ClientError as exc:
+        if error_code(exc) != "InvalidVpcID.NotFound":
+            raise
+        row("-", "vpc", "fail", f"{existing.vpc_id} does not exist in {site.region}; check network.existing.vpc_id")
+        return
+    blocks = [a["CidrBlock"] for a in vpc.get("CidrBlockAssociationSet", []) if _associated(a)] or [vpc["CidrBlock"]]
+    site_range = ipaddress.ip_network(site.network.cidr)
+    if any(site_range.subnet_of(ipaddress.ip_network(block)) for block in blocks):
+        row("-", "vpc", "pass", f"{existing.vpc_id} holds {site.network.cidr} ({', '.join(blocks)})")
+    else:
+        row("-", "vpc", "fail", (
+            f"{existing.vpc_id}'s ranges are {', '.join(blocks)}, which do not hold the site's cidr "
+            f"{site.network.cidr}; set network.cidr to the VPC range the subnets are in"
+        ))  # fmt: skip
+    row("-", "flow-logs", *_flow_logs(site, ec2))
+    subnets = _subnets(ec2, [subnet.id for subnet in existing.subnets.values()])
+    tables = _route_tables(ec2, existing.vpc_id)
+    endpoints = _endpoint_services(ec2, existing.vpc_id, site.region)
+    for zone, given in existing.subnets.items():
+        live = subnets.get(given.id)
+        if live is None:
+            row(zone, "subnet", "fail", f"{given.id} does not exist in {site.region}; check network.existing.subnets")
+            continue
+        problems = []
+        if live["VpcId"] != existing.vpc_id:
+            problems.append(f"it is in {live['VpcId']}, not {existing.vpc_id}")
+        if live["AvailabilityZone"] != zone:
+            problems.append(f"it is in {live['AvailabilityZone']}: list it under that zone")
+        if live["CidrBlock"] != given.cidr:
+            problems.append(f"its CIDR is {live['CidrBlock']}, not {given.cidr}: copy it into the stack file")
+        if problems:
+            row(zone, "subnet", "fail", f"{given.id}: {'; '.join(problems)}")
+        else:
+            row(zone, "subnet", "pass", f"{given.id} is {given.cidr} in {zone} of {existing.vpc_id}")
+        row(zone, "egress", *_egress(site, given.id, tables, endpoints))
+        row(zone, "addresses", *_addresses(site, zone, live, ec2))
+
+
+def _flow_logs(site: AwsSite, ec2: Any) -> tuple[Status, str]:
+    vpc_id = site.network.existing.vpc_id
+    if not site.network.flow_logs:
+        return "skip", "flow_logs: false: the stack file says the VPC records no flow logs"
+    logs = ec2.describe_flow_logs(Filters=[{"Name": "resource-id", "Values": [vpc_id]}])["FlowLogs"]
+    active = [log for log in logs if log.get("FlowLogStatus", "ACTIVE") == "ACTIVE"]
+    complete = [log for log in active if log.get("TrafficType") == "ALL"]
+    if complete:
+        log = complete[0]
+        destination = log.get("LogDestinationType", "cloud-watch-logs")
+        return "pass", f"{log['FlowLogId']} records ALL traffic of {vpc_id} to {destination}"
+    if active:
+        kinds = ", ".join(sorted({log.get("TrafficType", "?") for log in active}))
+        return "fail", f"{vpc_id}'s flow logs record {kinds} traffic only; ask its owner for one of ALL traffic"
+    return "fail", (
+        f"{vpc_id} has no active flow log, which flow_logs: true says it has; ask the network team to enable VPC "
+        "flow logs (ALL traffic), or set flow_logs: false to record that it has none"
+    )
+
+
+def _associated(association: dict[str, Any]) -> bool:
+    return association.get("CidrBlockState", {}).get("State", "associated") == "associated"
+
+
+def _subnets(ec2: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The subnets that exist, by ID (DescribeSubnets refuses the whole call for one unknown ID: ask one by one)."""
+    found = {}
+    for subnet_id in ids:
+        try:
+            found[subnet_id] = ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"][0]
+        except ClientError as exc:
+            if error_code(exc) != "InvalidSubnetID.NotFound":
+                raise
+    return found
+
+
+def _route_tables(ec2: Any, vpc_id: str) -> list[dict[str, Any]]:
+    pages = ec2.get_paginator("describe_route_tables").paginate(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+    return [table for page in pages for table in page["RouteTables"]]
+
+
+def _endpoint_services(ec2: Any, vpc_id: str, region: str) -> dict[str, dict[str, Any]]:
+    """The VPC's endpoints by short service name (``ecr.api``, ``s3``)."""
+    pages = ec2.get_paginator("describe_vpc_endpoints").paginate(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+    prefix = f"com.amazonaws.{region}."
+    return {
+        endpoint["ServiceName"].removeprefix(prefix): endpoint
+        for page in pages
+        for endpoint in page["VpcEndpoints"]
+        if endpoint.get("State", "available").lower() not in ("deleted", "deleting", "failed", "rejected")
+    }
+
+
+def _table_of(subnet_id: str, tables: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The subnet's route table: its explicit association, else the VPC's main table (VPC user guide)."""
+    for table in tables:
+        if any(a.get("SubnetId") == subnet_id for a in table.get("Associations", [])):
+            return table
+    return next((t for t in tables if any(a.get("Main") for a in t.get("Associations", []))), None)
+
+
+def _egress(site: AwsSite, subnet_id: str, tables: list[dict[str, Any]], endpoints: dict) -> tuple[Status, str]:
+    existing = site.network.existing
+    table = _table_of(subnet_id, tables)
+    if table is None:
+        return "fail", f"{subnet_id} has no route table; associate one that routes 0.0.0.0/0 to a NAT gateway"
+    table_id = table["RouteTableId"]
+    if existing.route_table_ids and table_id not in existing.route_table_ids:
+        return "fail", (
+            f"{subnet_id} uses {table_id}, which network.existing.route_table_ids does not list: links and the S3 "
+            f"gateway endpoint would miss it; add {table_id}"
+        )
+    needed = ["s3", *INTERFACE_ENDPOINTS]
+    if site.network.nat:
+        nat = [
+            r["NatGatewayId"]
+            for r in table.get("Routes", [])
+            if r.get("DestinationCidrBlock") == "0.0.0.0/0" and r.get("NatGatewayId") and r.get("State") != "blackhole"
+        ]
+        if nat:
+            return "pass", f"{table_id} sends 0.0.0.0/0 to {nat[0]}"
+        missing = [service for service in needed if service not in endpoints]
+        if not missing:
+            return "pass", f"{table_id} has no NAT route, but the VPC has every endpoint private nodes need"
+        return "fail", (
+            f"{table_id} sends 0.0.0.0/0 to no NAT gateway, and the VPC lacks the endpoints {', '.join(missing)}: "
+            "nodes could not pull images or join; route the subnet through a NAT gateway, or set nat: false (Lattice "
+            "adds the endpoints; the GPU add-ons still need a route to their registries)"
+        )
+    clashing = [s for s in INTERFACE_ENDPOINTS if endpoints.get(s, {}).get("PrivateDnsEnabled")]
+    if clashing:
+        return "fail", (
+            f"the VPC already has interface endpoints with private DNS for {', '.join(clashing)}, and nat: false "
+            "would create them again (refused: one private DNS name per VPC); route through a NAT gateway instead"
+        )
+    return "pass", f"nat: false: Lattice adds the endpoints private nodes need to {table_id}'s VPC"
+
+
+def node_addresses(instance_type: str, interfaces_per_node: int = INTERFACES_PER_NODE, per_interface: int = 0) -> int:
+    """Addresses one node takes from its subnet: its primary interface's and the CNI's spare one's, plus one per
+    further ``efa`` interface (``efa-only`` takes none)."""
+    try:
+        extra = sum(1 for i in efa_interfaces(aws_instance_type(instance_type))[1:] if i.interface_type == "efa")
+    except UnknownCatalogEntryError:
+        extra = 0
+    return interfaces_per_node * per_interface + extra
+
+
+def _addresses(site: AwsSite, zone: str, subnet: dict[str, Any], ec2: Any) -> tuple[Status, str]:
+    free = subnet["AvailableIpAddressCount"]
+    demands: list[tuple[str, int, int]] = []  # (what, nodes, addresses per node)
+    per_interface = _per_interface(
+        ec2, [site.kubernetes.system_nodes.instance_type, *(p.instance_type for p in site.gpu_pools)]
+    )
+    system = site.kubernetes.system_nodes
+    zones = len(site.network.availability_zones)
+    demands.append(
+        (f"system {system.instance_type}", math.ceil(system.nodes / zones), per_interface.get(system.instance_type, 0))
+    )
+    for pool in site.gpu_pools:
+        if zone in pool.zones(site):
+            demands.append(
+                (f"pool {pool.name} {pool.instance_type}", pool.max_nodes, per_interface.get(pool.instance_type, 0))
+            )
+    needed = 0
+    parts = []
+    for what, nodes, addresses_per_interface in demands:
+        each = node_addresses(what.rsplit(" ", 1)[-1], per_interface=addresses_per_interface)
+        needed += nodes * each
+        parts.append(f"{what}: {nodes} × {each}")
+    summary = f"{'; '.join(parts)} = {needed} addresses"
+    if needed <= free:
+        return "pass", f"{subnet['SubnetId']} has {free} free addresses for {summary}"
+    return "fail", (
+        f"{subnet['SubnetId']} has {free} free addresses but {summary} (each node: its primary interface's "
+        f"addresses and the VPC CNI's spare interface, WARM_ENI_TARGET=1); lower max_nodes, use a larger subnet, or "
+        "set the CNI's WARM_IP_TARGET / MINIMUM_IP_TARGET"
+    )
+
+
+def _per_interface(ec2: Any, instance_types: list[str]) -> dict[str, int]:
+    described = ec2.describe_instance_types(InstanceTypes=sorted(set(instance_types)))["InstanceTypes"]
+    return {t["InstanceType"]: t["NetworkInfo"]["Ipv4AddressesPerInterface"] for t in described}
+
+
+# --- cluster ----------------------------------------------------------------------------------------------------
+
+
+def _cluster(site: AwsSite, eks: Any) -> tuple[Status, str]:
+    name = site.kubernetes.existing_cluster
+    try:
+        cluster = eks.describe_cluster(name=name)["cluster"]
+    except ClientError as exc:
+        if error_code(exc) != "ResourceNotFoundException":
+            raise
+        return "fail", f"EKS cluster {name} does not exist in {site.region}; check kubernetes.existing_cluster"
+    problems = []
+    if cluster.get("status", "ACTIVE") != "ACTIVE":
+        problems.append(f"it is {cluster['status']}, not ACTIVE")
+    vpc = cluster.get("resourcesVpcConfig", {}).get("vpcId")
+    if site.network.existing is not None and vpc and vpc != site.network.existing.vpc_id:
+        problems.append(f"it is in {vpc}, not {site.network.existing.vpc_id}: set network.existing to its VPC")
+    version = cluster.get("version")
+    if version != site.kubernetes.version:
+        problems.append(f'it runs {version}, the stack file says {site.kubernetes.version}: set version: "{version}"')
+    supported = sorted(set(EKS_VERSIONS) & set(CLUSTER_AUTOSCALER_CHARTS), key=lambda v: tuple(map(int, v.split("."))))
+    if version not in supported:
+        problems.append(f"Lattice's node AMIs and add-ons are pinned for {', '.join(supported)}: upgrade the cluster")
+    # Clusters made before access entries existed report CONFIG_MAP (or no access configuration at all).
+    mode = (cluster.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP")
+    if mode not in ACCESS_ENTRY_MODES:
+        problems.append(
+            f"its authentication mode is {mode}, which refuses access entries: `aws eks update-cluster-config --name "
+            f"{name} --access-config authenticationMode=API_AND_CONFIG_MAP`"
+        )
+    if problems:
+        return "fail", f"{name}: {'; '.join(problems)}"
+    return "pass", f"{name} is ACTIVE, runs {version} and admits access entries ({mode})"
+
+
+# --- key --------------------------------------------------------------------------------------------------------
+
+STATEMENT_PURPOSES = {
+    "AccountAdministersThroughIam": "IAM policies grant the key (EKS secrets encryption)",
+    "CloudWatchLogsEncryptsThisAccountsLogGroups": "CloudWatch Logs encrypts the site's log groups",
+    "AutoScalingUsesTheKeyForNodeVolumes": "EC2 Auto Scaling launches nodes with encrypted volumes",
+    "AutoScalingAttachesNodeVolumes": "EC2 Auto Scaling attaches those volumes (grants)",
+    "FsxS3AccessRolesUseTheKeyForLinkedBuckets": "FSx reads and writes its linked buckets",
+    "CloudTrailEncryptsThisSitesTrail": "CloudTrail encrypts the site's trail",
+    "CloudTrailDescribesTheKey": "CloudTrail describes the key",
+}
+
+
+def required_statements(site: AwsSite, account: str, partition: str, stack: str = "") -> list[dict[str, Any]]:
+    """The statements a key of Lattice's own would have (``key_policy``), for this site's account and buckets."""
+    from components.security.aws_cloudtrail import trail_name
+
+    role = f"arn:{partition}:iam::{account}:role/aws-service-role/{AUTOSCALING_SERVICE}/{AUTOSCALING_SERVICE_ROLE}"
+    buckets = [f"{stack}-{site.name}-{bucket}-{account}" for bucket in fsx_linked_buckets(site)]
+    policy = key_policy(
+        account_id=account,
+        partition=partition,
+        region=site.region,
+        autoscaling_role_arn=role,
+        fsx_linked_buckets=buckets,
+        cloudtrail_trail=trail_name(stack, site.name) if site.audit.creates_trail else None,
+    )
+    return json.loads(policy)["Statement"]
+
+
+def missing_statements(policy: dict[str, Any], required: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The required statements no Allow statement of ``policy`` covers (same principal, every action, conditions
+    no narrower)."""
+    present = [s for s in _as_list(policy.get("Statement")) if s.get("Effect") == "Allow"]
+    return [wanted for wanted in required if not any(_covers(have, wanted) for have in present)]
+
+
+def _covers(have: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    if _principals(have) & _principals(wanted) != _principals(wanted) and "*" not in _principals(have):
+        return False
+    actions = _as_list(have.get("Action"))
+    if not all(
+        any(fnmatch.fnmatchcase(action, pattern) for pattern in actions) for action in _as_list(wanted["Action"])
+    ):
+        return False
+    # Conditions the existing statement adds narrow it: each must be one the requirement has too.
+    wanted_conditions = wanted.get("Condition", {})
+    for operator, clauses in (have.get("Condition") or {}).items():
+        for key, value in clauses.items():
+            if wanted_conditions.get(operator, {}).get(key) != value:
+                return False
+    return True
+
+
+def _principals(statement: dict[str, Any]) -> set[str]:
+    principal = statement.get("Principal", {})
+    if principal == "*":
+        return {"*"}
+    return {f"{kind}:{value}" for kind, values in principal.items() for value in _as_list(values)}
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value] if value is not None else []
+
+
+def _key(site: AwsSite, kms: Any, account: str, stack: str = "") -> tuple[Status, str]:
+    arn = site.encryption.key_arn
+    try:
+        metadata = kms.describe_key(KeyId=arn)["KeyMetadata"]
+    except ClientError as exc:
+        if error_code(exc) != "NotFoundException":
+            raise
+        return "fail", f"{arn} does not exist (or this account may not see it); check encryption.key_arn"
+    problems = []
+    if metadata.get("KeyState") != "Enabled":
+        problems.append(f"it is {metadata.get('KeyState')}, not Enabled")
+    if metadata.get("KeyManager") != "CUSTOMER":
+        problems.append("it is an AWS managed key, whose policy no one can change: name a customer managed key")
+    if (
+        metadata.get("KeySpec", "SYMMETRIC_DEFAULT") != "SYMMETRIC_DEFAULT"
+        or metadata.get("KeyUsage", "ENCRYPT_DECRYPT") != "ENCRYPT_DECRYPT"
+    ):
+        problems.append("EBS, FSx, EKS and CloudWatch Logs need a symmetric encryption key (SYMMETRIC_DEFAULT)")
+    if problems:
+        return "fail", f"{arn}: {'; '.join(problems)}"
+    policy = json.loads(kms.get_key_policy(KeyId=arn, PolicyName="default")["Policy"])
+    missing = missing_statements(policy, required_statements(site, account, arn.split(":")[1], stack))
+    if missing:
+        named = "; ".join(f"{s['Sid']} ({STATEMENT_PURPOSES.get(s['Sid'], '')})" for s in missing)
+        return "fail", (
+            f"the key policy lacks {len(missing)} statement(s) the site needs: {named}. Ask the key's owner to add: "
+            f"{json.dumps(missing, sort_keys=True)}"
+        )
+    return "pass", f"{arn} is enabled and its policy admits every service the site uses"
+
+
+# --- trail ------------------------------------------------------------------------------------------------------
+
+
+def _trail(site: AwsSite, session: boto3.Session) -> tuple[Status, str]:
+    cloudtrail = session.client("cloudtrail", region_name=site.region)
+    trails = [
+        t for t in cloudtrail.describe_trails(includeShadowTrails=True)["trailList"] if t.get("IsOrganizationTrail")
+    ]
+    if not trails:
+        return "fail", (
+            f"no organisation trail records this account in {site.region}; ask the organisation's management account "
+            "for one (AWS Organizations / Control Tower), or set audit.cloudtrail: true for a trail of the site's own"
+        )
+    gaps_by_trail = {}
+    for trail in trails:
+        gaps, unread = organisation_trail_gaps(trail, cloudtrail, session)
+        if not gaps:
+            note = f"; {unread}" if unread else f", into locked bucket {trail.get('S3BucketName')}"
+            return "pass", (
+                f"organisation trail {trail['Name']} is multi-region, validated, KMS-encrypted and logging{note}"
+            )
+        gaps_by_trail[trail["Name"]] = gaps
+    return "fail", "; ".join(f"organisation trail {name}: {', '.join(gaps)}" for name, gaps in gaps_by_trail.items())
+
+
+def organisation_trail_gaps(
+    trail: dict[str, Any], cloudtrail: Any, session: boto3.Session
+) -> tuple[list[str], str | None]:
+    """What the trail lacks, and a note when its bucket cannot be read from this account."""
+    gaps, unread = [], None
+    if not trail.get("IsMultiRegionTrail"):
+        gaps.append("not multi-region (IsMultiRegionTrail false)")
+    if not trail.get("LogFileValidationEnabled"):
+        gaps.append("log file validation off")
+    if not trail.get("KmsKeyId"):
+        gaps.append("log files not encrypted with KMS (no KmsKeyId)")
+    status = cloudtrail.get_trail_status(Name=trail["TrailARN"])
+    if not status.get("IsLogging"):
+        gaps.append("not logging (IsLogging false)")
+    bucket = trail.get("S3BucketName")
+    try:
+        lock = session.client("s3").get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+        if lock.get("ObjectLockEnabled") != "Enabled":
+            gaps.append(f"bucket {bucket} has no Object Lock")
+    except ClientError as exc:
+        code = error_code(exc)
+        if code == "ObjectLockConfigurationNotFoundError":
+            gaps.append(f"bucket {bucket} has no Object Lock")
+        elif code in ("AccessDenied", "AllAccessDisabled", "NoSuchBucket"):
+            # A log archive account's bucket: not readable from here.
+            unread = (
+                f"its bucket {bucket} is not readable from this account ({code}): run `lattice audit` with the log "
+                "archive account's credentials to check its Object Lock"
+            )
+        else:
+            raise
+    return gaps, unread

@@ -1,0 +1,285 @@
+"""`lattice preflight` proves a brownfield AWS site usable, on moto: the VPC, subnets, egress, free addresses, the
+existing cluster, the key's policy and the organisation trail.
+
+moto 5 stores no ``accessConfig`` for an EKS cluster (every cluster then reads as CONFIG_MAP, as clusters made
+before access entries do): the passing cluster case sets it on moto's answer with botocore's ``after-call`` hook.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from components.spec import StackSpec
+from lattice.brownfield_checks import (
+    missing_statements,
+    node_addresses,
+    required_statements,
+    run_brownfield_checks,
+)
+from tests.conftest import AWS_SITE, spec_with
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+
+
+@pytest.fixture
+def aws(offline_aws_credentials):
+    with mock_aws():
+        yield boto3.Session(region_name=REGION)
+
+
+def vpc_with(session: boto3.Session, *, free: dict[str, int] | None = None, nat: bool = True) -> dict[str, Any]:
+    """A VPC with a /24 private subnet in us-east-1a and 1b (251 free each), routed to a NAT gateway when ``nat``;
+    ``free`` takes a zone's free addresses down to the number given, with network interfaces."""
+    ec2 = session.client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    subnets = {}
+    for index, zone in enumerate(("us-east-1a", "us-east-1b")):
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.20.{index}.0/24", AvailabilityZone=zone)["Subnet"]
+        subnets[zone] = {"id": subnet["SubnetId"], "cidr": subnet["CidrBlock"]}
+        for _ in range(subnet["AvailableIpAddressCount"] - (free or {}).get(zone, subnet["AvailableIpAddressCount"])):
+            ec2.create_network_interface(SubnetId=subnet["SubnetId"])
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    if nat:
+        public = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.200.0/24", AvailabilityZone="us-east-1a")["Subnet"]
+        allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+        gateway = ec2.create_nat_gateway(SubnetId=public["SubnetId"], AllocationId=allocation)["NatGateway"]
+        ec2.create_route(RouteTableId=table, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=gateway["NatGatewayId"])
+    for subnet in subnets.values():
+        ec2.associate_route_table(RouteTableId=table, SubnetId=subnet["id"])
+    return {"vpc_id": vpc, "subnets": subnets, "route_table_ids": [table]}
+
+
+def site_with(existing: dict[str, Any], *pools: dict[str, Any], **changes: Any) -> StackSpec:
+    site = copy.deepcopy(AWS_SITE)
+    site["network"] = {**site["network"], "existing": existing}
+    site["gpu_pools"] = list(pools)
+    for key, value in changes.items():
+        site[key] = {**site.get(key, {}), **value}
+    return StackSpec.model_validate(spec_with(site))
+
+
+def rows(results, check: str) -> dict[str, tuple[str, str]]:
+    return {r.pool: (r.status, r.detail) for r in results if r.check == check}
+
+
+def test_a_subnet_with_16_free_addresses_cannot_hold_a_pool_of_32_nodes(aws):
+    existing = vpc_with(aws, free={"us-east-1a": 16})
+    pool = {"name": "train", "instance_type": "p5.48xlarge", "availability_zones": ["us-east-1a"], "max_nodes": 32}
+    results = run_brownfield_checks(site_with(existing, pool), "test", aws)
+    status, detail = rows(results, "addresses")["us-east-1a"]
+    assert status == "fail"
+    subnet = existing["subnets"]["us-east-1a"]["id"]
+    # p5.48xlarge: 50 addresses per interface (DescribeInstanceTypes), two interfaces (primary + the CNI's
+    # spare), its other 31 EFA interfaces efa-only; m7i.xlarge system nodes: 15 per interface, 1 of 2 per zone.
+    assert detail.startswith(
+        f"{subnet} has 16 free addresses but system m7i.xlarge: 1 × 30; pool train p5.48xlarge: 32 × 100 = 3230 "
+        "addresses"
+    )
+    assert "WARM_ENI_TARGET=1" in detail
+    # The other zone holds only its share of the system nodes.
+    assert rows(results, "addresses")["us-east-1b"][0] == "pass"
+
+
+def test_a_roomy_brownfield_network_passes_vpc_subnet_egress_and_addresses(aws):
+    existing = vpc_with(aws)
+    aws.client("s3").create_bucket(Bucket="campus-flow-logs")
+    aws.client("ec2").create_flow_logs(
+        ResourceIds=[existing["vpc_id"]],
+        ResourceType="VPC",
+        TrafficType="ALL",
+        LogDestinationType="s3",
+        LogDestination="arn:aws:s3:::campus-flow-logs",
+    )
+    pool = {"name": "infer", "instance_type": "g6e.12xlarge", "efa": False, "max_nodes": 2}
+    results = run_brownfield_checks(site_with(existing, pool), "test", aws)
+    assert {(r.check, r.pool): r.status for r in results} == {
+        ("vpc", "-"): "pass",
+        ("flow-logs", "-"): "pass",
+        **{
+            (check, zone): "pass"
+            for check in ("subnet", "egress", "addresses")
+            for zone in ("us-east-1a", "us-east-1b")
+        },
+    }
+    assert rows(results, "egress")["us-east-1a"][1].startswith(
+        f"{existing['route_table_ids'][0]} sends 0.0.0.0/0 to nat-"
+    )
+
+
+def test_each_planted_network_gap_fails_with_its_fix(aws):
+    existing = vpc_with(aws, nat=False)
+    wrong = copy.deepcopy(existing)
+    wrong["subnets"]["us-east-1b"]["cidr"] = "10.20.9.0/24"
+    wrong["route_table_ids"] = ["rtb-0123456789abcdef0"]
+    results = run_brownfield_checks(site_with(wrong), "test", aws)
+    status, detail = rows(results, "subnet")["us-east-1b"]
+    assert status == "fail" and "its CIDR is 10.20.1.0/24, not 10.20.9.0/24: copy it into the stack file" in detail
+    status, detail = rows(results, "egress")["us-east-1a"]
+    table = existing["route_table_ids"][0]
+    assert status == "fail"
+    assert detail == (
+        f"{existing['subnets']['us-east-1a']['id']} uses {table}, which network.existing.route_table_ids does not "
+        f"list: links and the S3 gateway endpoint would miss it; add {table}"
+    )
+    # With its table listed, a subnet with no NAT route and no endpoints fails on egress.
+    results = run_brownfield_checks(site_with(existing), "test", aws)
+    status, detail = rows(results, "egress")["us-east-1a"]
+    assert (
+        status == "fail" and f"{table} sends 0.0.0.0/0 to no NAT gateway, and the VPC lacks the endpoints s3" in detail
+    )
+    assert rows(results, "flow-logs")["-"] == (
+        "fail",
+        f"{existing['vpc_id']} has no active flow log, which flow_logs: true says it has; ask the network team to "
+        "enable VPC flow logs (ALL traffic), or set flow_logs: false to record that it has none",
+    )
+    missing_vpc = {**existing, "vpc_id": "vpc-0123456789abcdef0"}
+    results = run_brownfield_checks(site_with(missing_vpc), "test", aws)
+    assert rows(results, "vpc")["-"] == (
+        "fail",
+        "vpc-0123456789abcdef0 does not exist in us-east-1; check network.existing.vpc_id",
+    )
+
+
+def test_efa_only_interfaces_take_no_address():
+    # p5.48xlarge wires 32 EFA interfaces (the primary efa, 31 efa-only), p4d.24xlarge 4: a node takes what a
+    # node without EFA takes, its primary interface and the CNI's spare one.
+    assert node_addresses("p5.48xlarge", per_interface=50) == 100
+    assert node_addresses("p4d.24xlarge", per_interface=50) == 100
+    assert node_addresses("g6e.12xlarge", per_interface=50) == 100
+
+
+def test_an_existing_cluster_must_run_the_stack_files_version_and_admit_access_entries(aws):
+    existing = vpc_with(aws)
+    eks = aws.client("eks")
+    eks.create_cluster(
+        name="platform-eks",
+        version="1.32",
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks",
+        resourcesVpcConfig={"subnetIds": [s["id"] for s in existing["subnets"].values()]},
+    )
+    spec = site_with(existing, kubernetes={"existing_cluster": "platform-eks"})
+    status, detail = rows(run_brownfield_checks(spec, "test", aws), "cluster")["-"]
+    assert status == "fail"
+    assert 'it runs 1.32, the stack file says 1.33: set version: "1.32"' in detail
+    assert "Lattice's node AMIs and add-ons are pinned for 1.33, 1.34, 1.35: upgrade the cluster" in detail
+    assert (
+        "its authentication mode is CONFIG_MAP, which refuses access entries: `aws eks update-cluster-config --name "
+        "platform-eks --access-config authenticationMode=API_AND_CONFIG_MAP`"
+    ) in detail
+
+    eks.create_cluster(
+        name="platform-133",
+        version="1.33",
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks",
+        resourcesVpcConfig={"subnetIds": [s["id"] for s in existing["subnets"].values()]},
+    )
+
+    def with_access_entries(parsed, **_):
+        parsed["cluster"]["accessConfig"] = {"authenticationMode": "API_AND_CONFIG_MAP"}
+
+    session = boto3.Session(region_name=REGION)
+    session.events.register("after-call.eks.DescribeCluster", with_access_entries)
+    spec = site_with(existing, kubernetes={"existing_cluster": "platform-133"})
+    assert rows(run_brownfield_checks(spec, "test", session), "cluster")["-"] == (
+        "pass",
+        "platform-133 is ACTIVE, runs 1.33 and admits access entries (API_AND_CONFIG_MAP)",
+    )
+
+
+def test_the_key_policy_must_hold_the_statements_lattice_would_write(aws):
+    existing = vpc_with(aws)
+    kms = aws.client("kms")
+    # moto's default key policy: the account root only.
+    bare = kms.create_key()["KeyMetadata"]["Arn"]
+    # An organisation trail: no statement for a trail of the site's own.
+    spec = site_with(existing, encryption={"key_arn": bare}, audit={"cloudtrail": "organization"})
+    status, detail = rows(run_brownfield_checks(spec, "test", aws), "key")["-"]
+    assert status == "fail"
+    assert detail.startswith(
+        "the key policy lacks 3 statement(s) the site needs: CloudWatchLogsEncryptsThisAccountsLogGroups (CloudWatch "
+        "Logs encrypts the site's log groups); AutoScalingUsesTheKeyForNodeVolumes (EC2 Auto Scaling launches nodes "
+        "with encrypted volumes); AutoScalingAttachesNodeVolumes (EC2 Auto Scaling attaches those volumes (grants))."
+    )
+    # The statements to add are in the detail, ready to paste.
+    pasted = json.loads(detail.split("Ask the key's owner to add: ", 1)[1])
+    assert [s["Sid"] for s in pasted] == [
+        "CloudWatchLogsEncryptsThisAccountsLogGroups",
+        "AutoScalingUsesTheKeyForNodeVolumes",
+        "AutoScalingAttachesNodeVolumes",
+    ]
+    # A key whose policy is what Lattice writes passes.
+    complete = {"Version": "2012-10-17", "Statement": required_statements(spec.sites[0], ACCOUNT, "aws", "test")}
+    full = kms.create_key(Policy=json.dumps(complete))["KeyMetadata"]["Arn"]
+    spec = site_with(existing, encryption={"key_arn": full}, audit={"cloudtrail": "organization"})
+    assert rows(run_brownfield_checks(spec, "test", aws), "key")["-"] == (
+        "pass",
+        f"{full} is enabled and its policy admits every service the site uses",
+    )
+    kms.disable_key(KeyId=full.rsplit("/", 1)[-1])  # moto looks keys up by ID here
+    status, detail = rows(run_brownfield_checks(spec, "test", aws), "key")["-"]
+    assert (status, detail) == ("fail", f"{full}: it is Disabled, not Enabled")
+
+
+def test_a_narrower_statement_does_not_cover_a_requirement():
+    wanted = {"Sid": "X", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::1:role/r"}, "Action": ["kms:Decrypt"]}
+    broad = {"Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam::1:role/r"]}, "Action": "kms:*", "Resource": "*"}
+    narrow = {**broad, "Condition": {"StringEquals": {"kms:ViaService": "ec2.us-east-1.amazonaws.com"}}}
+    other = {**broad, "Principal": {"AWS": "arn:aws:iam::1:role/other"}}
+    assert missing_statements({"Statement": [broad]}, [wanted]) == []
+    assert missing_statements({"Statement": [narrow]}, [wanted]) == [wanted]
+    assert missing_statements({"Statement": [other]}, [wanted]) == [wanted]
+    assert missing_statements({"Statement": [{**broad, "Effect": "Deny"}]}, [wanted]) == [wanted]
+
+
+def organisation_trail(session: boto3.Session, **changes: Any) -> str:
+    s3 = session.client("s3")
+    s3.create_bucket(Bucket="org-trail-logs", ObjectLockEnabledForBucket=changes.pop("locked", True))
+    options = {
+        "Name": "org-trail",
+        "S3BucketName": "org-trail-logs",
+        "IsMultiRegionTrail": True,
+        "EnableLogFileValidation": True,
+        "IsOrganizationTrail": True,
+        "KmsKeyId": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+        **changes,
+    }
+    trail = session.client("cloudtrail").create_trail(**{k: v for k, v in options.items() if v is not None})
+    session.client("cloudtrail").start_logging(Name=trail["TrailARN"])
+    return trail["TrailARN"]
+
+
+def test_an_organisation_trail_that_covers_the_account_passes(aws):
+    organisation_trail(aws)
+    spec = site_with(vpc_with(aws), audit={"cloudtrail": "organization"})
+    assert rows(run_brownfield_checks(spec, "test", aws), "trail")["-"] == (
+        "pass",
+        "organisation trail org-trail is multi-region, validated, KMS-encrypted and logging, into locked bucket "
+        "org-trail-logs",
+    )
+
+
+def test_an_organisation_trail_with_gaps_fails_naming_each(aws):
+    organisation_trail(aws, IsMultiRegionTrail=False, EnableLogFileValidation=False, KmsKeyId=None, locked=False)
+    spec = site_with(vpc_with(aws), audit={"cloudtrail": "organization"})
+    assert rows(run_brownfield_checks(spec, "test", aws), "trail")["-"] == (
+        "fail",
+        "organisation trail org-trail: not multi-region (IsMultiRegionTrail false), log file validation off, log "
+        "files not encrypted with KMS (no KmsKeyId), bucket org-trail-logs has no Object Lock",
+    )
+
+
+def test_no_organisation_trail_fails(aws):
+    spec = site_with(vpc_with(aws), audit={"cloudtrail": "organization"})
+    status, detail = rows(run_brownfield_checks(spec, "test", aws), "trail")["-"]
+    assert status == "fail" and detail.startswith("no organisation trail records this account in us-east-1")
+
+
+def test_a_site_that_adopts_nothing_gets_no_brownfield_rows(aws):
+    assert run_brownfield_checks(StackSpec.model_validate(spec_with(AWS_SITE)), "test", aws) == []
