@@ -62,7 +62,7 @@ def test_yaml_syntax_error_exits_2_without_traceback():
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "qa"]) == 2
-    assert "no such stack file; use --stack with one of: dev, prod" in capsys.readouterr().err
+    assert "no such stack file; use --stack with one of: campus, dev, prod" in capsys.readouterr().err
 
 
 def test_console_script_is_installed():
