@@ -1,11 +1,13 @@
 """``lattice check``: run the policy pack's rule objects over an offline plan.
 
-Each resource becomes a real ``pulumi_policy.ResourceValidationArgs`` (props deserialised
-and wrapped in the SDK's unknown-checking proxy, options, provider, config); the whole plan
-becomes a ``StackValidationArgs`` whose ``PolicyResource``s have parents and dependencies
-resolved, as the Pulumi CLI's analyzer builds them. Enforcement levels and per-rule config
-come from ``policies/config/<env>.json`` (the file ``pulumi preview --policy-pack-config``
-reads), with each rule's config-schema defaults applied first, as the engine does.
+Each resource becomes a real ``pulumi_policy.ResourceValidationArgs`` (options, provider, config, and props
+marshalled into a protobuf ``Struct`` as the engine sends them, then read back by the policy runtime's own
+deserializer and unknown-checking proxy: lattice/analyzer_wire.py); the whole plan becomes a
+``StackValidationArgs`` whose ``PolicyResource``s have parents and dependencies resolved, as the Pulumi CLI's
+analyzer builds them. Enforcement levels and per-rule config come from ``policies/config/<env>.json`` (the file
+``pulumi preview --policy-pack-config`` reads), with each rule's config-schema defaults applied first and the
+result sent through a ``Struct`` too, as the engine does: a rule meets every number as a float, as it does
+under ``pulumi preview --policy-pack`` (tests/policies/test_analyzer.py holds the two verdicts equal).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pulumi.runtime import rpc
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyProviderResource,
@@ -24,15 +25,14 @@ from pulumi_policy import (
     ResourceValidationArgs,
     StackValidationArgs,
 )
-from pulumi_policy.deserialize import deserialize_properties
-from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+from pulumi_policy.proxy import UnknownValueError
 
 from policies.registry import SEVERITY_ORDER, Rule, all_rules
 
-from .engine import PROJECT_ROOT, SIG_KEY, tune_collector
+from .analyzer_wire import as_policy_sees, runtime_config
+from .engine import PROJECT_ROOT, tune_collector
 
 CONFIG_DIR = PROJECT_ROOT / "policies" / "config"
-RESOURCE_REF_SIG = rpc._special_resource_sig
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 DEFAULT_LEVEL = "advisory"
 
@@ -137,21 +137,6 @@ def config_path_for(environment: str) -> Path:
 # --- plan -> policy SDK arguments -----------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """Resource references become their URN (the SDK's deserializer rejects them)."""
-    if isinstance(value, dict):
-        if value.get(SIG_KEY) == RESOURCE_REF_SIG:
-            return value.get("urn")
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _props(resource: dict[str, Any]) -> Any:
-    return unknown_checking_proxy(deserialize_properties(_plain(resource["inputs"])))
-
-
 class PlanResourceOptions(PolicyResourceOptions):
     """The SDK's options, plus ``retain_on_delete``: the plan records it, the analyzer protocol does not carry it."""
 
@@ -188,7 +173,7 @@ class _PolicyViews:
     def props(self, resource: dict[str, Any]) -> Any:
         urn = resource["urn"]
         if urn not in self._props:
-            self._props[urn] = _props(resource)
+            self._props[urn] = as_policy_sees(resource["inputs"])
         return self._props[urn]
 
     def options(self, resource: dict[str, Any]) -> PolicyResourceOptions:
@@ -256,7 +241,9 @@ def evaluate(
     )
 
     for rule in (r for r in active.values() if r.kind == "resource"):
-        rule_config = {**config.config_for(rule), **{k: v for k, v in facts.items() if k in rule.config}}
+        rule_config = runtime_config(
+            {**config.config_for(rule), **{k: v for k, v in facts.items() if k in rule.config}}
+        )
         for resource in resources:
             if not rule.applies_to(resource["type"]):
                 continue
@@ -273,7 +260,7 @@ def evaluate(
 
     stack_resources = _stack_resources(resources, views)
     for rule in (r for r in active.values() if r.kind == "stack"):
-        args = StackValidationArgs(stack_resources, config.config_for(rule))
+        args = StackValidationArgs(stack_resources, runtime_config(config.config_for(rule)))
         _collect(result, rule, config, lambda a=args, r=rule: r.check(a), "")
     result.findings.sort(key=lambda f: (f.policy, f.urn, f.message))
     return result

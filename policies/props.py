@@ -25,6 +25,33 @@ def get(props: Any, *path: str | int, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def number(value: Any) -> Any:
+    """``value``, an integral float as the int it stands for.
+
+    Numbers cross the analyzer protocol as protobuf doubles, in resource props and in policy config alike
+    (lattice/analyzer_wire.py): under ``pulumi preview --policy-pack`` a rule meets 20 as 20.0. Comparisons,
+    sets and dict keys treat the two alike; text does not ("Group-20.0", "kept 30.0 days"). A rule passes every
+    number it writes into a message or a name through here.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def settings(args: Any) -> dict[str, Any]:
+    """The policy's config (``args.get_config()``) with its integral numbers as ints, the way the config schema
+    declares them, whether they came from a schema default, a ``--policy-pack-config`` file or a protobuf Struct."""
+    return _integral(args.get_config())
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_integral(item) for item in value]
+    return number(value)
+
+
 def as_list(value: Any) -> list[Any]:
     if value is None:
         return []

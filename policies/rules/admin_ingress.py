@@ -3,7 +3,7 @@
 from components.standards import ADMIN_PORTS
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, settings
 from ..registry import Counterexample, resource_rule
 
 GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -60,7 +60,7 @@ def _gcp_ports(allow) -> list[tuple[int, int]]:
     category="access",
 )
 def no_world_admin_ingress(args):
-    admin = args.get_config()["adminPorts"]
+    admin = settings(args)["adminPorts"]
     props = args.props
     if args.resource_type == GROUP:
         rules = [

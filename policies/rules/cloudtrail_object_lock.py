@@ -3,7 +3,7 @@
 from components.standards import OBJECT_LOCK_MIN_DAYS
 
 from ..mutations import depending_on, put
-from ..props import S3_BUCKETS, depends_on, get, known, of_type, related, s3_types, truthy
+from ..props import S3_BUCKETS, depends_on, get, known, number, of_type, related, s3_types, settings, truthy
 from ..registry import Counterexample, stack_rule
 
 TRAIL = "aws:cloudtrail/trail:Trail"
@@ -50,7 +50,7 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
     category="retention",
 )
 def cloudtrail_bucket_object_lock(args):
-    config = args.get_config()
+    config = settings(args)
     minimum = config["minimumDays"]
     trails = list(of_type(args.resources, TRAIL))
     named = {known(t.props, "s3BucketName") for t in trails}
@@ -70,8 +70,8 @@ def cloudtrail_bucket_object_lock(args):
         retention = [get(lock.props, "rule", "defaultRetention", default={}) for lock in locks]
         if get(inline, "rule", "defaultRetention"):
             retention.append(get(inline, "rule", "defaultRetention"))
-        days = max(
-            (get(r, "days", default=0) or get(r, "years", default=0) * DAYS_PER_YEAR for r in retention), default=0
+        days = number(
+            max((get(r, "days", default=0) or get(r, "years", default=0) * DAYS_PER_YEAR for r in retention), default=0)
         )
         if days < minimum:
             yield bucket.urn, f"object lock retains CloudTrail logs for {days} days; at least {minimum} required"

@@ -7,7 +7,7 @@ AVD-KSV-0111 fails every binding to cluster-admin, admin or edit.
 from components.standards import ADMIN_GROUPS
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, settings
 from ..registry import Counterexample, resource_rule
 
 CLUSTER_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
@@ -33,7 +33,7 @@ BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 def no_cluster_admin_for_non_admin_groups(args):
     if get(args.props, "roleRef", "name") != "cluster-admin":
         return
-    admins = args.get_config()["adminGroups"]
+    admins = settings(args)["adminGroups"]
     for subject in as_list(get(args.props, "subjects")):
         if get(subject, "kind") in ("Group", "User", "ServiceAccount") and get(subject, "name") not in admins:
             yield f"{get(subject, 'kind')} {get(subject, 'name')!r} is bound to cluster-admin"

@@ -1,7 +1,7 @@
 """EKS control planes log api, audit and authenticator events."""
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, settings
 from ..registry import Counterexample, resource_rule
 
 CLUSTER = "aws:eks/cluster:Cluster"
@@ -29,6 +29,6 @@ CLUSTER = "aws:eks/cluster:Cluster"
 )
 def eks_control_plane_logging(args):
     enabled = set(as_list(get(args.props, "enabledClusterLogTypes")))
-    missing = [kind for kind in args.get_config()["requiredLogTypes"] if kind not in enabled]
+    missing = [kind for kind in settings(args)["requiredLogTypes"] if kind not in enabled]
     if missing:
         yield f"control-plane log types {', '.join(missing)} are not enabled"

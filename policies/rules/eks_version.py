@@ -9,7 +9,7 @@ from components.catalog.eks import EKS_VERSIONS
 from components.clock import now
 
 from ..mutations import put
-from ..props import get
+from ..props import get, settings
 from ..registry import Counterexample, resource_rule
 
 CLUSTER = "aws:eks/cluster:Cluster"
@@ -48,7 +48,7 @@ def eks_supported_version(args):
             f"Kubernetes {version} left EKS extended support on {row.end_of_extended_support}: EKS upgrades such "
             "clusters itself"
         )
-    elif support == "extended" and not args.get_config()["allowExtendedSupport"]:
+    elif support == "extended" and not settings(args)["allowExtendedSupport"]:
         yield (
             f"Kubernetes {version} has been in EKS extended support (billed per cluster hour) since "
             f"{row.end_of_standard_support}"

@@ -3,7 +3,7 @@
 from components.standards import FSX_BACKUP_MIN_DAYS
 
 from ..mutations import put
-from ..props import depends_on, get, known, of_type
+from ..props import depends_on, get, known, number, of_type, settings
 from ..registry import Counterexample, stack_rule
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -23,12 +23,12 @@ REPOSITORY = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
     category="retention",
 )
 def fsx_lustre_backup_retention(args):
-    minimum = args.get_config()["minimumDays"]
+    minimum = settings(args)["minimumDays"]
     repositories = list(of_type(args.resources, REPOSITORY))
     for system in of_type(args.resources, LUSTRE):
         if get(system.props, "deploymentType", default="SCRATCH_1").startswith("SCRATCH"):
             continue  # scratch file systems have no backups by design; fsx-lustre-kms flags them
-        days = get(system.props, "automaticBackupRetentionDays", default=0)
+        days = number(get(system.props, "automaticBackupRetentionDays", default=0))
         linked = any(_links(repository, system) for repository in repositories)
         if days == 0 and linked:
             continue

@@ -9,7 +9,7 @@ the store an audit can rely on.
 from components.standards import OBJECT_LOCK_MIN_DAYS
 
 from ..mutations import put
-from ..props import get, known, of_type, truthy
+from ..props import get, known, number, of_type, settings, truthy
 from ..registry import Counterexample, stack_rule
 
 SINK = "gcp:logging/projectSink:ProjectSink"
@@ -31,7 +31,7 @@ AUDIT_LOGS = "cloudaudit.googleapis.com"
     category="retention",
 )
 def gcp_audit_log_store(args):
-    minimum = args.get_config()["minimumDays"]
+    minimum = settings(args)["minimumDays"]
     buckets = {}
     for bucket in of_type(args.resources, BUCKET):
         path = "logging.googleapis.com/projects/{}/locations/{}/buckets/{}".format(
@@ -48,7 +48,7 @@ def gcp_audit_log_store(args):
         problems = stored.setdefault(get(sink.props, "project"), [])
         if not truthy(get(bucket.props, "locked")):
             problems.append((bucket.urn, "the audit log bucket is not locked"))
-        days = get(bucket.props, "retentionDays", default=0)
+        days = number(get(bucket.props, "retentionDays", default=0))
         if days < minimum:
             problems.append((bucket.urn, f"the audit log bucket keeps logs {days} days; at least {minimum} required"))
         if not get(bucket.props, "cmekSettings", "kmsKeyName"):

@@ -8,7 +8,7 @@ service, each with ADMIN_READ, DATA_READ and DATA_WRITE.
 from components.standards import GCP_DATA_ACCESS_SERVICES
 
 from ..mutations import put
-from ..props import as_list, get, of_type
+from ..props import as_list, get, of_type, settings
 from ..registry import Counterexample, stack_rule
 
 AUDIT = "gcp:projects/iAMAuditConfig:IAMAuditConfig"
@@ -40,7 +40,7 @@ def gcp_data_access_audit(args):
     for project, urn in sorted(first_resource.items()):
         everything = covered.get((project, "allServices"), set())
         gaps: dict[tuple[str, ...], list[str]] = {}  # missing log types -> services missing them
-        for service in args.get_config()["services"]:
+        for service in settings(args)["services"]:
             missing = tuple(k for k in REQUIRED if k not in everything | covered.get((project, service), set()))
             if missing:
                 gaps.setdefault(missing, []).append(service)

@@ -3,7 +3,7 @@
 from components.standards import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
 
 from ..mutations import drop
-from ..props import get
+from ..props import get, settings
 from ..registry import Counterexample, resource_rule
 
 KEY = "gcp:kms/cryptoKey:CryptoKey"
@@ -47,5 +47,5 @@ def gcp_kms_key_rotation(args):
         yield f"the key rotates every {seconds:g} s; Cloud KMS needs at least one day ({SECONDS_PER_DAY}s)"
         return
     days = seconds / SECONDS_PER_DAY
-    if days > args.get_config()["maximumDays"]:
-        yield f"the key rotates every {days:g} days; at most {args.get_config()['maximumDays']} allowed"
+    if days > settings(args)["maximumDays"]:
+        yield f"the key rotates every {days:g} days; at most {settings(args)['maximumDays']} allowed"

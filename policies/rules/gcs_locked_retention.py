@@ -3,7 +3,7 @@
 from components.standards import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
 
 from ..mutations import put
-from ..props import get
+from ..props import get, settings
 from ..registry import Counterexample, resource_rule
 
 BUCKET = "gcp:storage/bucket:Bucket"
@@ -24,7 +24,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
     category="retention",
 )
 def gcs_locked_retention(args):
-    config = args.get_config()
+    config = settings(args)
     if get(args.props, "labels", config["label"]) != "true":
         return
     policy = get(args.props, "retentionPolicy", default={})

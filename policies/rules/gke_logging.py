@@ -1,7 +1,7 @@
 """GKE clusters send system and workload logs to Cloud Logging."""
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, settings
 from ..registry import Counterexample, resource_rule
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -40,6 +40,6 @@ def gke_logging(args):
     components = get(args.props, "loggingConfig", "enableComponents")
     if components is None:
         return  # the default sends system and workload logs
-    missing = [c for c in args.get_config()["requiredComponents"] if c not in as_list(components)]
+    missing = [c for c in settings(args)["requiredComponents"] if c not in as_list(components)]
     if missing:
         yield f"logging_config leaves out {', '.join(missing)}"

@@ -3,7 +3,7 @@
 from components.standards import KEY_ROTATION_MAX_DAYS
 
 from ..mutations import put
-from ..props import get
+from ..props import get, number, settings
 from ..registry import Counterexample, resource_rule
 
 KEY = "aws:kms/key:Key"
@@ -31,8 +31,8 @@ def kms_key_rotation(args):
         return  # AWS rotates only symmetric encryption keys
     if get(args.props, "keyUsage", default="ENCRYPT_DECRYPT") != "ENCRYPT_DECRYPT":
         return  # signing, MAC and key-agreement keys cannot rotate automatically
-    maximum = args.get_config()["maximumDays"]
+    maximum = settings(args)["maximumDays"]
     if get(args.props, "enableKeyRotation") is not True:
         yield "automatic key rotation is off"
     elif (days := get(args.props, "rotationPeriodInDays", default=AWS_DEFAULT_ROTATION_DAYS)) > maximum:
-        yield f"the key rotates every {days} days; at most {maximum} allowed"
+        yield f"the key rotates every {number(days)} days; at most {maximum} allowed"

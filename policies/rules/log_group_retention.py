@@ -3,7 +3,7 @@
 from components.standards import LOG_RETENTION_MIN_DAYS
 
 from ..mutations import put
-from ..props import get
+from ..props import get, number, settings
 from ..registry import Counterexample, resource_rule
 
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
@@ -28,8 +28,8 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
     category="retention",
 )
 def log_group_retention(args):
-    minimum = args.get_config()["minimumDays"]
-    days = get(args.props, "retentionInDays")
+    minimum = settings(args)["minimumDays"]
+    days = number(get(args.props, "retentionInDays"))
     if days is None:
         yield f"no retention is set, so CloudWatch keeps logs forever at growing cost; set at least {minimum} days"
     elif days == 0:

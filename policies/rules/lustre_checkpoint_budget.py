@@ -10,7 +10,7 @@ from components.standards import (
 from components.tagging import gcp_label_key
 
 from ..mutations import put
-from ..props import get
+from ..props import get, settings
 from ..registry import Counterexample, resource_rule
 
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -67,7 +67,7 @@ def _budget(resource_type: str, props, config) -> tuple[float, float]:
     category="fabric",
 )
 def lustre_checkpoint_budget(args):
-    size, seconds = _budget(args.resource_type, args.props, args.get_config())
+    size, seconds = _budget(args.resource_type, args.props, settings(args))
     throughput = throughput_mb_s(args.resource_type, args.props)
     needed = size * MB_PER_GB / seconds
     if throughput < needed:

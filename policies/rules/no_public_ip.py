@@ -1,7 +1,7 @@
 """Instances get no public IP address from their own launch settings (nodes reach the internet through NAT)."""
 
 from ..mutations import put
-from ..props import as_list, get, truthy
+from ..props import as_list, get, number, truthy
 from ..registry import Counterexample, resource_rule
 
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -33,7 +33,7 @@ def ec2_no_public_ip(args):
     if args.resource_type == TEMPLATE:
         interfaces = as_list(get(args.props, "networkInterfaces"))
         public = [
-            str(get(interface, "deviceIndex", default=index))
+            str(number(get(interface, "deviceIndex", default=index)))
             for index, interface in enumerate(interfaces)
             if truthy(get(interface, "associatePublicIpAddress"))
         ]

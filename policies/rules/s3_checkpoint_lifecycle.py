@@ -3,7 +3,7 @@
 from components.standards import PURPOSE_TAG
 
 from ..mutations import depending_on
-from ..props import S3_BUCKETS, get, of_type
+from ..props import S3_BUCKETS, get, of_type, settings
 from ..registry import Counterexample, stack_rule
 from ..s3 import LIFECYCLE_TYPES, lifecycle_rules_enabled
 
@@ -36,7 +36,7 @@ LIFECYCLE = LIFECYCLE_TYPES[0]
     category="retention",
 )
 def s3_checkpoint_lifecycle(args):
-    config = args.get_config()
+    config = settings(args)
     for bucket in of_type(args.resources, *S3_BUCKETS):
         if get(bucket.props, "tags", config["purposeTag"]) != config["purposeValue"]:
             continue

@@ -9,7 +9,7 @@ without one it accepts every cipher it supports. The rule's thresholds use AWS's
 from components.standards import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, number, settings
 from ..registry import Counterexample, resource_rule
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
@@ -41,7 +41,7 @@ AEAD = ("AES-GCM-16-128", "AES-GCM-16-192", "AES-GCM-16-256")
     category="encryption-in-transit",
 )
 def vpn_strong_crypto(args):
-    config = args.get_config()
+    config = settings(args)
     if args.resource_type == GCP_TUNNEL:
         yield from _gcp(args.props, config)
         return
@@ -57,7 +57,7 @@ def vpn_strong_crypto(args):
                 continue
             weak = [v for v in values if v not in allowed]
             if weak:
-                yield f"{tunnel} {phase.lower()} allows weak {label}: {', '.join(map(str, weak))}"
+                yield f"{tunnel} {phase.lower()} allows weak {label}: {', '.join(str(number(v)) for v in weak)}"
 
 
 def _gcp(props, config):
@@ -66,7 +66,7 @@ def _gcp(props, config):
         yield "the tunnel pins no cipher_suite (Cloud VPN then accepts every cipher it supports, weak ones included)"
         return
     encryptions = {GCP_ENCRYPTION[e] for e in config["encryption"] if e in GCP_ENCRYPTION}
-    dhs = {f"Group-{g}" for g in config["dhGroups"]}
+    dhs = {f"Group-{g}" for g in config["dhGroups"]}  # settings(): 20, never 20.0
     for phase, fields in (
         ("phase1", (("encryptions", encryptions, "ciphers"), ("prves", _mapped(GCP_PRF, config), "PRFs"),
                     ("dhs", dhs, "DH groups"))),
@@ -82,7 +82,7 @@ def _gcp(props, config):
                 continue
             weak = [v for v in values if v not in allowed]
             if weak:
-                yield f"{phase} allows weak {label}: {', '.join(map(str, weak))}"
+                yield f"{phase} allows weak {label}: {', '.join(str(number(v)) for v in weak)}"
         integrities = as_list(get(suite, phase, "integrities"))
         if not aead and not integrities:
             yield f"{phase} integrity algorithms are not pinned (Cloud VPN then accepts weak defaults)"

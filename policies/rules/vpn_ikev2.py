@@ -3,7 +3,7 @@
 from components.standards import VPN_IKE_VERSIONS
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, get, number, settings
 from ..registry import Counterexample, resource_rule
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
@@ -22,10 +22,10 @@ TUNNELS = ("tunnel1", "tunnel2")
     category="encryption-in-transit",
 )
 def vpn_ikev2(args):
-    allowed = args.get_config()["allowedVersions"]
+    allowed = settings(args)["allowedVersions"]
     if args.resource_type == GCP_TUNNEL:
         if get(args.props, "ikeVersion", default=2) != 2:
-            yield f"the tunnel uses IKEv{get(args.props, 'ikeVersion')}"
+            yield f"the tunnel uses IKEv{number(get(args.props, 'ikeVersion'))}"
         return
     for tunnel in TUNNELS:
         # An unset list lets AWS negotiate IKEv1 as well.

@@ -13,7 +13,7 @@ never was a secret.
 import re
 
 from ..mutations import put
-from ..props import get
+from ..props import get, settings
 from ..registry import Counterexample, resource_rule
 
 AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
@@ -39,7 +39,7 @@ AWS_ALPHABET = re.compile(r"^[A-Za-z0-9._]+$")
     category="encryption-in-transit",
 )
 def vpn_preshared_key(args):
-    config = args.get_config()
+    config = settings(args)
     if args.resource_type == GCP_TUNNEL:
         keys = {"the tunnel": get(args.props, "sharedSecret") or get(args.props, "sharedSecretWo")}
     else:
