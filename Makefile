@@ -33,7 +33,8 @@ test: $(STAMP)
 	@$(PY) -m pytest -q -n auto --ignore=tests/integration
 
 # The real-client tier (tests/integration): rendered VPN gateway files loaded by strongSwan and FRR, tunnels negotiated
-# and BGP brought up in network namespaces, the interface script through shellcheck. Needs root (namespaces, daemons);
+# and BGP brought up in network namespaces, the interface script through shellcheck; the policy pack served from its own
+# virtualenv built from policies/requirements.txt (needs PyPI). Needs root (namespaces, daemons);
 # installs the Debian packages below when missing (charon-systemd is charon with vici; libcharon-extra-plugins has
 # kernel-libipsec, libstrongswan-standard-plugins AES-GCM and the ECP groups), and stops with exit 2 where it cannot.
 INTEGRATION_PACKAGES := iproute2 strongswan-swanctl charon-systemd libcharon-extra-plugins \

@@ -123,13 +123,16 @@ class ServedPack:
         organization: str = "organization",
         dry_run: bool,
         stack_config: Mapping[str, str] | None = None,
+        environment: Mapping[str, str] | None = None,
         start_timeout: float = 120,
     ) -> None:
+        """``environment``: the variables the CLI itself runs with (default: this process's); the PULUMI_* ones
+        the language host adds go on top."""
         self.stack, self.project, self.organization, self.dry_run = stack, project, organization, dry_run
         self.stack_config = dict(stack_config or {})
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open while the pack runs; close() closes it)
         environment = {
-            **os.environ,
+            **(os.environ if environment is None else environment),
             "PULUMI_ORGANIZATION": organization,
             "PULUMI_PROJECT": project,
             "PULUMI_STACK": stack,

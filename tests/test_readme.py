@@ -28,7 +28,8 @@ NOT_OFFLINE = {
 # make targets that exist (checked with a dry run) but are not run inside the suite, and why.
 DRY_RUN_ONLY = {
     "test": "is this test suite",
-    "integration": "needs root and installs Debian packages; .ci/run runs it after `make test`",
+    "integration": "needs root, installs Debian packages and builds the policy pack's virtualenv from PyPI; "
+    ".ci/run runs it after `make test`",
     "bench": "plans generated 1k / 3k / 10k-resource stacks several times in fresh processes (several minutes)",
     "schema": "rewrites the tracked schema file, which tests/components/spec checks is current",
     "validate-sarif": "needs the npm registry",
