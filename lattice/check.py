@@ -137,6 +137,11 @@ def config_path_for(environment: str) -> Path:
 # --- plan -> policy SDK arguments -----------------------------------------------------
 
 
+def _props(resource: dict[str, Any]) -> Any:
+    """What a policy's ``args.props`` is for this plan resource under ``pulumi preview --policy-pack``."""
+    return as_policy_sees(resource["inputs"])
+
+
 class PlanResourceOptions(PolicyResourceOptions):
     """The SDK's options, plus ``retain_on_delete``: the plan records it, the analyzer protocol does not carry it."""
 
@@ -173,7 +178,7 @@ class _PolicyViews:
     def props(self, resource: dict[str, Any]) -> Any:
         urn = resource["urn"]
         if urn not in self._props:
-            self._props[urn] = as_policy_sees(resource["inputs"])
+            self._props[urn] = _props(resource)
         return self._props[urn]
 
     def options(self, resource: dict[str, Any]) -> PolicyResourceOptions:
