@@ -21,9 +21,8 @@ from tests.conftest import ROOT, cached_plan
 from tests.crossguard import PACK, Diagnostic, ServedPack
 from tests.policies.helpers import apply_counterexample
 
-# staging has no stack file of its own: its config is checked over dev's plan (a stack built with the non-prod
-# defaults staging shares with dev, GOVERNANCE object lock among them).
-CASES = [("dev", "dev"), ("staging", "dev"), ("prod", "prod")]
+# Every shipped stack under its own environment's config (campus is the staging stack).
+CASES = [("dev", "dev"), ("staging", "campus"), ("prod", "prod")]
 NOT_RETAINED = (
     "this stateful resource is not retained on delete; a destroy, or dropping it from the program, would delete its "
     "data"
