@@ -139,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
         "--baseline-plan",
         metavar="FILE",
         type=Path,
-        help="the base branch's plan: waivers cannot excuse mandatory violations this change introduces",
+        help="the base branch's plan: waivers cannot excuse mandatory violations this change introduces, and a "
+        "retention change the cloud refuses (a locked log bucket's, a locked GCS policy shortened) fails the check",
     )
     check.add_argument(
         "--today",
@@ -168,9 +169,11 @@ def _parser() -> argparse.ArgumentParser:
     from .audit_policy_cli import add_parser as add_audit_policy_parser
     from .job_template import add_parser as add_job_template_parser
     from .links_cli import add_parser as add_links_parser
+    from .teardown_cli import add_parser as add_teardown_parser
 
     add_links_parser(verbs, _stack_arguments)
     add_audit_policy_parser(verbs, _stack_arguments)
+    add_teardown_parser(verbs, _stack_arguments)
 
     catalog = verbs.add_parser(
         "catalog", help="list the hardware catalog's machine types (filters below), or refresh it"
@@ -408,7 +411,17 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     else:
         locator = locator_for(plan, _repo_path(args.plan), {})
     text = render(args.format, result, problems, locator)
-    return _emit(args, out, text, result)
+    verdict = _emit(args, out, text, result)
+    if baseline is not None:
+        from .plan_changes import refused_changes
+
+        # Retentions the cloud will not change (locked log buckets, locked GCS policies): no waiver excuses these.
+        refused = refused_changes(base_plan, plan)
+        for change in refused:
+            print(f"lattice check: refused change: {change.urn}: {change.message}", file=sys.stderr)
+        if refused and verdict == 0:
+            return EXIT_VIOLATIONS
+    return verdict
 
 
 def _audit(args: argparse.Namespace, out: Console) -> int:

@@ -85,12 +85,19 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
             f"{plan.capacity_gbps:g}",
             str(plan.tunnel_count),
             f"{'large' if plan.large else 'standard'} {plan.tunnel_gbps:g} Gbps"
+            f" ({'pinned' if plan.size_pinned else 'derived: pin it'})"
             if plan.kind != "gcp-onprem"
             else f"Cloud VPN {plan.tunnel_gbps:g} Gbps",
             plan.inside_block,
         )
     out.print(table)
     out.print("carries: with any one tunnel down (one tunnel of each redundant pair counted)")
+    if any(plan.kind != "gcp-onprem" for plan in plans):
+        out.print(
+            "tunnel: an AWS tunnel's size is fixed when its VPN connection is created; changing it (tunnel_size, or "
+            "a derived size crossing 1.25 Gbps) replaces the connection: new outside addresses, every peer "
+            "gateway reconfigured (`lattice links render`)"
+        )
     return 0
 
 

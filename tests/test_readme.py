@@ -22,6 +22,8 @@ README = ROOT / "README.md"
 NOT_OFFLINE = {
     "lattice audit": "reads the deployed resources of a live AWS account",
     "lattice preflight": "asks a live AWS account",
+    "lattice teardown": "empties the buckets of a deployed stack in a live AWS account (tests/lattice/test_teardown.py "
+    "runs it against moto)",
     "lattice catalog refresh": "calls describe_instance_types / describe_regions of a live AWS account",
     "lattice links render grid-hpc --stack prod --from-outputs": "reads `pulumi stack output` of a deployed stack",
 }

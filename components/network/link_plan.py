@@ -94,6 +94,7 @@ class LinkPlan:
     bandwidth_gbps: float
     routing: Literal["bgp", "static"]
     large: bool  # AWS tunnel_bandwidth "large"
+    size_pinned: bool  # the spec fixes the tunnel size (else derived from the bandwidth)
     tunnel_gbps: float  # what one tunnel carries
     pairs: int  # redundant tunnel pairs (AWS VPN connections for aws-onprem; HA VPN tunnel pairs on GCP)
     inside_block: str
@@ -140,15 +141,33 @@ def kind_of(cloud, peer) -> Kind:
 
 
 def plan_pair(
-    cloud, peer, *, bandwidth: float, routing, pinned: str | None, path: str, mean_packet_bytes: int, link_index=0
+    cloud,
+    peer,
+    *,
+    bandwidth: float,
+    routing,
+    pinned: str | None,
+    path: str,
+    mean_packet_bytes: int,
+    link_index=0,
+    tunnel_size: str | None = None,
 ) -> LinkPlan:
-    """The plan for one pair (the validators refuse one whose bandwidth its tunnels cannot carry)."""
+    """The plan for one pair (the validators refuse one whose bandwidth its tunnels cannot carry).
+
+    The AWS tunnel size is the spec's where it pins one, else large above 1.25 Gbps. It is fixed at creation:
+    terraform-provider-aws declares ``tunnel_bandwidth`` ForceNew (PR #45070, which added it), so pulumi-aws
+    replaces the connection when it changes — new outside addresses, every peer reconfigured. (AWS added in-place
+    modification in May 2026, in some regions only; the provider's in-place update, PR #47843, is still open.)
+    """
     kind = kind_of(cloud, peer)
-    large = (
-        kind != "gcp-onprem"
-        and bandwidth > AWS_STANDARD_TUNNEL_GBPS
-        and getattr(cloud, "region", None) not in NO_LARGE_TUNNEL_REGIONS
-    )
+    if tunnel_size is not None:
+        large = kind != "gcp-onprem" and tunnel_size == "large"
+    else:
+        large = (
+            kind != "gcp-onprem"
+            and bandwidth > AWS_STANDARD_TUNNEL_GBPS
+            and getattr(cloud, "region", None) not in NO_LARGE_TUNNEL_REGIONS
+        )
     aws_tunnel = AWS_LARGE_TUNNEL_GBPS if large else AWS_STANDARD_TUNNEL_GBPS
     gcp_tunnel = gcp_tunnel_gbps(mean_packet_bytes)
     tunnel_gbps = {"aws-onprem": aws_tunnel, "gcp-onprem": gcp_tunnel, "aws-gcp": min(aws_tunnel, gcp_tunnel)}[kind]
@@ -169,6 +188,7 @@ def plan_pair(
         bandwidth_gbps=bandwidth,
         routing=routing,
         large=large,
+        size_pinned=tunnel_size is not None,
         tunnel_gbps=tunnel_gbps,
         pairs=pairs,
         inside_block=str(block),
@@ -183,7 +203,7 @@ def link_plans(spec) -> list[LinkPlan]:
     sites = {site.name: site for site in spec.sites}
     plans = []
     for i, link in enumerate(spec.links):
-        for a, b, bandwidth, routing, pinned, sub in link.pairs():
+        for (a, b, bandwidth, routing, pinned, sub), size in zip(link.pairs(), link.tunnel_sizes(), strict=True):
             if a not in sites or b not in sites:
                 continue
             ordered = order(sites[a], sites[b])
@@ -198,6 +218,7 @@ def link_plans(spec) -> list[LinkPlan]:
                     path=f"links[{i}]{sub}",
                     mean_packet_bytes=link.mean_packet_bytes,
                     link_index=i,
+                    tunnel_size=size,
                 )
             )
     return plans

@@ -1,7 +1,11 @@
 """A Cloud KMS key ring and key per GCP site, rotated, usable by GKE for secrets encryption.
 
-Key rings and keys cannot be deleted in Cloud KMS (only their versions are destroyed),
-so their names are stable and derived from stack and site. GKE encrypts etcd secrets
+Key rings and keys cannot be deleted in Cloud KMS (only their versions are destroyed): pulumi-gcp's KeyRing
+docstring, "KeyRings cannot be deleted from Google Cloud Platform. Destroying a provider-managed KeyRing will
+remove it from state but *will not delete the resource from the project.*" Their names are stable and derived
+from stack and site, so the same stack created again after a destroy would ask for names that still exist
+(409 alreadyExists). ``encryption.key_ring_generation`` names the ring of each re-creation: generation 1 is
+``<stack>-<site>`` (what every existing stack has), generation N ``<stack>-<site>-g<N>``. GKE encrypts etcd secrets
 with the key through its service agent, which needs encrypter/decrypter on the key
 before the cluster is created.
 """
@@ -27,6 +31,7 @@ class GcpKmsKeyArgs:
     rotation_days: int
     tags: TagContext
     protect: bool
+    generation: int = 1  # raised by the user before re-creating a destroyed stack
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cloudkms API
 
 
@@ -43,7 +48,7 @@ class GcpKmsKey(pulumi.ComponentResource):
 
         self.key_ring = gcp.kms.KeyRing(
             f"{name}-ring",
-            name=f"{tags.stack}-{tags.site}",
+            name=key_ring_name(tags.stack, tags.site, args.generation),
             location=args.region,
             project=args.project,
             opts=pulumi.ResourceOptions.merge(stateful, pulumi.ResourceOptions(depends_on=args.depends_on)),
@@ -71,3 +76,8 @@ class GcpKmsKey(pulumi.ComponentResource):
         )
         self.key_id = self.crypto_key.id
         self.register_outputs({"key_id": self.key_id})
+
+
+def key_ring_name(stack: str, site: str, generation: int) -> str:
+    """``<stack>-<site>`` for the first generation (every existing stack's ring), ``…-g<N>`` after re-creations."""
+    return f"{stack}-{site}" if generation == 1 else f"{stack}-{site}-g{generation}"

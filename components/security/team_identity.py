@@ -97,10 +97,23 @@ def s3_team_policy(team: str, buckets: list[str], express: list[str], key_arn: s
             "Effect": "Allow",
             "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
             "Resource": key_arn,
-            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+            "Condition": {"StringEquals": {"kms:ViaService": kms_via_s3(region, express=bool(express))}},
         }
     )
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+def kms_via_s3(region: str, express: bool) -> str | list[str]:
+    """The services through which the team's jobs may use the site key: S3, and S3 Express where the site has
+    directory buckets. Directory buckets are a service of their own (IAM prefix ``s3express``, zonal endpoints
+    ``s3express-<az-id>.<region>.amazonaws.com``, sessions from ``s3express:CreateSession``), and their SSE-KMS
+    encryption context is ``aws:s3express:bucket-arn``, not S3's ``aws:s3:arn`` (S3 user guide, "Using SSE-KMS
+    in directory buckets", Encryption context). AWS documents no kms:ViaService value for them, so S3 Express's
+    own service name is admitted beside S3's: a condition naming only s3.<region> would deny every express read
+    and write that reaches KMS through S3 Express, and allowing one more AWS service of the same account's key
+    widens nothing a team could reach outside its buckets."""
+    via_s3 = f"s3.{region}.amazonaws.com"
+    return [via_s3, f"s3express.{region}.amazonaws.com"] if express else via_s3
 
 
 def gcs_team_condition(team: str, bucket: str) -> str:

@@ -96,6 +96,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 project=site.project,
                 region=site.region,
                 rotation_days=site.encryption.key_rotation_days,
+                generation=site.encryption.key_ring_generation,
                 tags=tags,
                 protect=args.protect,
                 depends_on=self.services,
@@ -251,26 +252,6 @@ class GcpCloudSite(pulumi.ComponentResource):
                 ),
                 opts=scoped,
             )
-        archive = next((b.name for b in site.storage.buckets if b.purpose == "audit"), None)
-        self.audit = GcpAuditLogs(
-            f"{name}-audit",
-            GcpAuditLogsArgs(
-                project=site.project,
-                region=site.region,
-                services=site.audit.data_access_services,
-                retention_days=site.audit.immutable_days,
-                locked=args.locked_retention,
-                kms_key_id=self.key.key_id,
-                exempt_storage_readers=[
-                    f"serviceAccount:{gcp_team_account_email(team.name, site.project)}" for team in args.teams
-                ]
-                if site.audit.exempt_team_reads
-                else [],
-                archive_bucket=self.storage.buckets[archive].name if archive else None,
-                depends_on=self.services,
-            ),
-            opts=scoped,
-        )
         tiers = [pool.scratch for pool in self.pools.values() if pool.scratch is not None]
         tiers += self.storage.tiers if self.storage is not None else []
         self.workloads = ClusterWorkloads(
@@ -313,6 +294,30 @@ class GcpCloudSite(pulumi.ComponentResource):
             )
             for team in args.teams
         }
+        # After the teams' service accounts: the Data Access exemptions name them.
+        archive = next((b.name for b in site.storage.buckets if b.purpose == "audit"), None)
+        self.audit = GcpAuditLogs(
+            f"{name}-audit",
+            GcpAuditLogsArgs(
+                project=site.project,
+                region=site.region,
+                services=site.audit.data_access_services,
+                retention_days=site.audit.immutable_days,
+                locked=args.locked_retention,
+                kms_key_id=self.key.key_id,
+                exempt_storage_readers=[
+                    f"serviceAccount:{gcp_team_account_email(team.name, site.project)}" for team in args.teams
+                ]
+                if site.audit.exempt_team_reads
+                else [],
+                archive_bucket=self.storage.buckets[archive].name if archive else None,
+                first_retention_days=site.audit.first_log_bucket_days,
+                kept_retentions=site.audit.kept_log_buckets,
+                depends_on=self.services,
+                exempt_accounts=[identity.service_account for identity in self.identities.values()],
+            ),
+            opts=scoped,
+        )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("gcp"),

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from .links import LinkSpec
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
 
-LinkIssue = tuple[str, str]
+LinkIssue = tuple[str, str] | tuple[str, str, bool]  # (path, message[, warning])
 
 UNSUPPORTED = {
     "aws": "two AWS sites: peer their transit gateways (not built by Lattice yet), or link each to the grid",
@@ -37,6 +37,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
     from components.network.link_plan import (
         BLOCKS,
         MAX_TUNNELS_PER_LINK,
+        NO_LARGE_TUNNEL_REGIONS,
         derived_block,
         order,
         plan_pair,
@@ -64,8 +65,10 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
                 linked.setdefault(name, f"links[{i}]")
         if not known:
             continue
+        sizes = link.tunnel_sizes()
         for k, (a, b, bandwidth, routing, pinned, sub) in enumerate(link.pairs()):
             path = f"links[{i}]{sub}"
+            size = sizes[k]
             spoke = link.spokes[k] if link.hub is not None else None
             bandwidth_path = f"{path}.bandwidth_gbps" if spoke is not None and spoke.bandwidth_gbps else None
             routing_path = f"{path}.routing" if spoke is not None and spoke.routing is not None else None
@@ -97,8 +100,23 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
                 pinned=pinned,
                 path=path,
                 mean_packet_bytes=link.mean_packet_bytes,
+                tunnel_size=size,
             )
             where = bandwidth_path or f"links[{i}].bandwidth_gbps"
+            size_path = f"{path}.tunnel_size" if spoke is not None and spoke.tunnel_size else f"links[{i}].tunnel_size"
+            if size is not None and plan.kind == "gcp-onprem":
+                yield size_path, "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it"
+            elif size == "large" and cloud.region in NO_LARGE_TUNNEL_REGIONS:
+                yield size_path, f"{cloud.region} offers no large tunnels; use tunnel_size: standard"
+            elif size is None and plan.kind != "gcp-onprem":
+                yield (
+                    path,
+                    f"the AWS tunnel size is derived from bandwidth_gbps ({'large' if plan.large else 'standard'} "
+                    f"now): once the link exists, pin it with tunnel_size: {'large' if plan.large else 'standard'}. "
+                    "A change across 1.25 Gbps would otherwise flip it, and that replaces the VPN connection (new "
+                    "outside addresses, every peer reconfigured); pinned, a higher bandwidth adds tunnel pairs",
+                    True,
+                )
             if routing == "static" and bandwidth > plan.tunnel_gbps:
                 yield (
                     where,

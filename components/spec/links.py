@@ -27,6 +27,13 @@ from components.standards import (
 from .types import SiteName
 
 Routing = Literal["bgp", "static"]
+TunnelSize = Literal["standard", "large"]
+TUNNEL_SIZE_DESCRIPTION = (
+    "AWS tunnel size, fixed when the VPN connection is created: standard (1.25 Gbps a tunnel) or large (5 Gbps; "
+    "transit gateway only). Changing it replaces the connection: new outside addresses, and every peer gateway "
+    "reconfigured (terraform-provider-aws marks tunnel_bandwidth ForceNew). Default: large above 1.25 Gbps; pin "
+    "it once the link exists, so raising bandwidth_gbps adds tunnel pairs instead of replacing it."
+)
 # The strong set (components/standards.py): a link may offer fewer of these, never anything else.
 Encryption = Literal["AES256-GCM-16"]
 Integrity = Literal["SHA2-384", "SHA2-512"]
@@ -126,6 +133,7 @@ class SpokeSpec(Strict):
         "from the two site names).",
         examples=["169.254.42.64/26"],
     )
+    tunnel_size: TunnelSize | None = Field(None, description="Default: the hub entry's. " + TUNNEL_SIZE_DESCRIPTION)
 
 
 # A spoke is written as a site name or as an object; both are read as a SpokeSpec, so errors have one path.
@@ -168,6 +176,7 @@ class LinkSpec(Strict):
         description="Average packet size, which turns Cloud VPN's 250,000 packets/s per tunnel into Gbps.",
     )
     inside_block: InsideBlock | None = Field(None, description="Pairs only; spokes set their own.")
+    tunnel_size: TunnelSize | None = Field(None, description=TUNNEL_SIZE_DESCRIPTION)
 
     @model_validator(mode="after")
     def _pair_or_hub(self) -> LinkSpec:
@@ -182,6 +191,12 @@ class LinkSpec(Strict):
         if self.hub is not None and self.inside_block is not None:
             raise ValueError("a hub link pins inside blocks per spoke: spokes: [{site: b, inside_block: ...}]")
         return self
+
+    def tunnel_sizes(self) -> list[TunnelSize | None]:
+        """The pinned AWS tunnel size of each pair ``pairs()`` makes, in the same order (None: derived)."""
+        if self.sites is not None:
+            return [self.tunnel_size]
+        return [spoke.tunnel_size or self.tunnel_size for spoke in self.spokes]
 
     def pairs(self) -> list[tuple[str, str, float, Routing, str | None, str]]:
         """(site, site, bandwidth, routing, pinned inside block, key path) for each pair this entry makes."""

@@ -118,6 +118,21 @@ class AuditSpec(Strict):
         description="GCP: the teams' workload service accounts are exempt from Cloud Storage DATA_READ logs "
         "(training reads a dataset's objects millions of times); their writes and admin reads are still logged.",
     )
+    kept_log_buckets: list[Annotated[int, Field(ge=1, le=3650)]] = Field(
+        default_factory=list,
+        description="GCP, prod: retentions (days) of the site's earlier locked audit log buckets. Cloud Logging "
+        "never changes a locked bucket's retention, so a new immutable_days gets a new locked bucket, "
+        "lattice-audit-<days>d, and the sink moves to it; list each earlier immutable_days here to keep its "
+        "bucket (protected) until its entries age out.",
+    )
+    first_log_bucket_days: int = Field(
+        OBJECT_LOCK_MIN_DAYS,
+        ge=1,
+        le=3650,
+        description="GCP, prod: the retention of the log bucket named plainly lattice-audit (the site's first). "
+        "Every other retention's bucket is lattice-audit-<days>d. Set it only for a site first deployed with an "
+        "immutable_days other than 365, to the value it was deployed with.",
+    )
 
     @property
     def creates_trail(self) -> bool:
@@ -186,6 +201,17 @@ class AwsExistingNetworkSpec(Strict):
         "and, with nat: false, the S3 gateway endpoint to them. Required then; `lattice preflight` checks every "
         "subnet uses one of them.",
         examples=[["rtb-0123456789abcdef0"]],
+    )
+
+
+class GcpEncryptionSpec(EncryptionSpec):
+    key_ring_generation: int = Field(
+        1,
+        ge=1,
+        le=99,
+        description="Cloud KMS never deletes a key ring or key, so a destroyed GCP site's names stay taken: raise "
+        "this by one before creating a destroyed stack again (its ring becomes <stack>-<site>-g<N>). 1 keeps the "
+        "ring <stack>-<site>. Never change it on a live stack: a new ring is a new site key.",
     )
 
 
@@ -621,6 +647,9 @@ class GcpSite(SiteBase):
         description="GCP region (`lattice catalog --provider gcp` lists its machine shapes).", examples=["us-central1"]
     )
     network: GcpNetworkSpec = Field(description="The site's VPC: subnet and secondary ranges.")
+    encryption: GcpEncryptionSpec = Field(
+        description="Customer-managed keys for this site.", default_factory=GcpEncryptionSpec
+    )
     kubernetes: GkeSpec = Field(
         description="The GKE cluster: release channel, private endpoint, system nodes.", default_factory=GkeSpec
     )

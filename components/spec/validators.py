@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from components.standards import OBJECT_LOCK_MIN_DAYS
+
 from .link_validators import reachable_over_links
 from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
 
@@ -387,6 +389,49 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                 f"sites[{i}].storage.buckets",
                 f"buckets {', '.join(audits)} are all purpose audit; keep one (the site's audit logs go to it)",
             )
+        yield from _log_buckets_are_kept(spec, i, site)
+
+
+def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
+    """A locked log bucket's retention never changes: each retention is its own bucket, and the earlier ones stay."""
+    from components.security.gcp_audit_logs import log_bucket_id
+
+    audit, path = site.audit, f"sites[{i}].audit"
+    moved = audit.first_log_bucket_days != OBJECT_LOCK_MIN_DAYS
+    if not isinstance(site, GcpSite):
+        if audit.kept_log_buckets or moved:
+            key = "kept_log_buckets" if audit.kept_log_buckets else "first_log_bucket_days"
+            yield Issue(f"{path}.{key}", "locked audit log buckets are a GCP setting; remove it here")
+        return
+    if spec.environment != "prod":
+        if audit.kept_log_buckets:
+            yield Issue(
+                f"{path}.kept_log_buckets",
+                f"only prod locks its audit log bucket; {spec.environment}'s lattice-audit bucket changes its "
+                "retention in place, so there is nothing to keep; remove kept_log_buckets",
+            )
+        return
+    seen: set[int] = set()
+    for k, days in enumerate(audit.kept_log_buckets):
+        if days == audit.immutable_days:
+            yield Issue(
+                f"{path}.kept_log_buckets[{k}]",
+                f"{days} is immutable_days itself (the bucket the sink writes to); list only earlier retentions",
+            )
+        elif days in seen:
+            yield Issue(f"{path}.kept_log_buckets[{k}]", f"{days} is listed twice; keep one")
+        seen.add(days)
+    first = audit.first_log_bucket_days
+    if audit.immutable_days != first and first not in audit.kept_log_buckets:
+        current = log_bucket_id(audit.immutable_days, first)
+        yield Issue(
+            path,
+            f"the audit logs go to the locked bucket {current} and nothing keeps lattice-audit ({first} days). If "
+            f"this site already has lattice-audit, add {first} to kept_log_buckets: Cloud Logging never changes a "
+            "locked bucket's retention and deletes it only when empty, and Pulumi refuses to delete it (protected). "
+            f"If the site is new, set first_log_bucket_days: {audit.immutable_days} to name its bucket lattice-audit.",
+            warning=True,
+        )
 
 
 def site_accelerators(site) -> dict[str, int]:
@@ -725,8 +770,8 @@ def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
 def links_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .link_validators import link_issues
 
-    for path, message in link_issues(spec):
-        yield Issue(path, message)
+    for path, message, *warning in link_issues(spec):
+        yield Issue(path, message, *warning)
 
 
 def teams_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:

@@ -184,7 +184,7 @@ def test_runner_cidrs_may_sit_in_a_linked_site():
     issues = _issues(_spec(sites=(aws, GCP, GRID, EDGE)))
     assert any(p == "sites[0].kubernetes.runner_cidrs[0]" and "nothing routes it there" in m for p, m in issues)
     warnings = []
-    linked = _spec({"sites": ["aws-use1", "grid-hpc"]}, sites=(aws, GCP, GRID, EDGE))
+    linked = _spec({"sites": ["aws-use1", "grid-hpc"], "tunnel_size": "standard"}, sites=(aws, GCP, GRID, EDGE))
     linked["teams"] = [{"name": "climate", "sites": ["aws-use1"]}]  # something to apply inside the cluster
     parse_spec(linked, source="Pulumi.test.yaml", warnings=warnings)
     # valid, with a warning: the first `pulumi up` creates the link the runner would need

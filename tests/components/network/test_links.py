@@ -193,6 +193,62 @@ def test_large_tunnels_only_where_the_link_asks_for_more_than_a_standard_tunnel(
     }
 
 
+def test_raising_a_pinned_links_bandwidth_adds_tunnel_pairs_instead_of_replacing_the_connection(tmp_path, prod_plan):
+    # terraform-provider-aws declares tunnel_bandwidth ForceNew (PR #45070; in-place update is PR #47843, still
+    # open): a flip standard -> large replaces the connection, with new outside addresses. Before, raising the
+    # beamline from 1 to 2 Gbps flipped its one connection to large on the same URN.
+    document = yaml.safe_load(PROD.read_text())
+    (hub,) = [link for link in document["config"]["lattice:spec"]["links"] if link.get("hub")]
+    (beamline,) = [spoke for spoke in hub["spokes"] if spoke["site"] == "edge-beamline"]
+    beamline["bandwidth_gbps"] = 2
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    before, after = (
+        _connections(prod_plan, "aws-use1--edge-beamline"),
+        _connections(run_plan(path), "aws-use1--edge-beamline"),
+    )
+    assert after[0]["urn"] == before[0]["urn"] and after[0]["inputs"] == before[0]["inputs"]  # untouched, standard
+    assert [c["inputs"]["tunnelBandwidth"] for c in after] == ["standard", "standard"]  # one more pair, ECMP
+
+
+def test_an_unpinned_aws_links_tunnel_size_is_derived_and_the_spec_says_to_pin_it(tmp_path):
+    from components.spec import load_stack_file
+    from tests.conftest import write_stack
+
+    spec = spec_with(AWS, GRID, links=[{"sites": ["aws-use1", "grid-hpc"], "bandwidth_gbps": 1}])
+    warnings = load_stack_file(write_stack(tmp_path, spec)).warnings
+    (warning,) = [w for w in warnings if w.path == "links[0]"]
+    assert "pin it with tunnel_size: standard" in warning.message and "replaces the VPN connection" in warning.message
+    pinned = spec_with(AWS, GRID, links=[{"sites": ["aws-use1", "grid-hpc"], "tunnel_size": "large"}])
+    plan = run_plan(write_stack(tmp_path, pinned))
+    assert [c["inputs"]["tunnelBandwidth"] for c in _connections(plan, "aws-use1--grid-hpc")] == ["large"]
+
+
+@pytest.mark.parametrize(
+    ("link", "message"),
+    [
+        ({"sites": ["gcp-usc1", "grid-hpc"], "tunnel_size": "large"}, "an AWS setting"),
+        ({"sites": ["aws-use1", "grid-hpc"], "tunnel_size": "standard", "bandwidth_gbps": 2, "routing": "static"},
+         "more than one tunnel carries"),
+    ],
+)  # fmt: skip
+def test_tunnel_sizes_the_link_cannot_have_are_refused(tmp_path, link, message):
+    from components.spec import SpecError, load_stack_file
+    from tests.conftest import write_stack
+
+    with pytest.raises(SpecError) as error:
+        load_stack_file(write_stack(tmp_path, spec_with(AWS, GCP, GRID, links=[link])))
+    assert any(message in issue.message for issue in error.value.issues)
+
+
+def test_links_plan_says_which_tunnel_sizes_are_pinned_and_what_a_change_costs(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["links", "plan", "--stack", "prod"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(pinned)") == 3 and "(derived: pin it)" not in out
+    assert "replaces the connection: new outside addresses" in out
+
+
 def test_customer_gateways_per_outside_address_with_the_asn_in_its_field(prod_plan):
     gateways = {r["name"]: r["inputs"] for r in prod_plan.by_type(CGW)}
     grid = gateways["aws-use1--grid-hpc-cgw-192-0-2-10"]

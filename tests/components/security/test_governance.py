@@ -8,7 +8,7 @@ import json
 import yaml
 
 from components.platform.audit_policy import audit_policy
-from components.security.team_identity import WORKLOAD_SERVICE_ACCOUNT
+from components.security.team_identity import WORKLOAD_SERVICE_ACCOUNT, s3_team_policy
 from lattice.cli import main
 
 AUDIT_CONFIG = "gcp:projects/iAMAuditConfig:IAMAuditConfig"
@@ -57,6 +57,21 @@ def test_every_gcp_audit_log_lands_in_a_locked_key_encrypted_bucket(prod_plan):
     )
     assert sink["inputs"]["filter"] == 'logName:"cloudaudit.googleapis.com"'
     assert sink["inputs"]["uniqueWriterIdentity"] is True and bucket["urn"] in sink["dependencies"]
+
+
+def test_audit_exemptions_wait_for_the_service_accounts_they_name(prod_plan):
+    # IAM refuses a binding that names a service account that does not exist yet; the Data Access exemptions name
+    # the teams' accounts, so the audit config is ordered after them (it was registered with no dependencies).
+    (storage,) = [r for r in prod_plan.by_type(AUDIT_CONFIG) if r["inputs"]["service"] == "storage.googleapis.com"]
+    accounts = {
+        r["urn"]: f"serviceAccount:{r['inputs']['accountId']}@lattice-prod-ml.iam.gserviceaccount.com"
+        for r in prod_plan.by_type("gcp:serviceaccount/account:Account")
+    }
+    (data_read,) = [c for c in storage["inputs"]["auditLogConfigs"] if c["logType"] == "DATA_READ"]
+    named = {urn for urn, member in accounts.items() if member in data_read["exemptedMembers"]}
+    assert named and named <= set(storage["dependencies"])
+    others = [r for r in prod_plan.by_type(AUDIT_CONFIG) if r["inputs"]["service"] != "storage.googleapis.com"]
+    assert others and all(not set(r["dependencies"]) & set(accounts) for r in others)  # no exemptions, no wait
 
 
 def test_dev_audit_stores_are_not_locked(plan_spec):
@@ -151,8 +166,26 @@ def test_a_teams_jobs_reach_only_its_prefix_of_the_data_buckets(prod_plan):
         # another team's prefix, the audit and access-log buckets: out of reach
         assert not any(f"/{other}/" in r or f"={other}/" in r for r in reach)
         assert not any("-audit-" in r or "-access-logs-" in r for r in reach)
-    # the site key only through S3
+    # the site key only through S3 (and S3 Express, whose directory buckets the site has)
     (kms,) = [s for s in _statements(prod_plan, "fusion") if s["Sid"] == "SiteKeyThroughS3Only"]
+    assert kms["Condition"] == {
+        "StringEquals": {"kms:ViaService": ["s3.us-east-1.amazonaws.com", "s3express.us-east-1.amazonaws.com"]}
+    }
+
+
+def test_team_jobs_can_use_the_site_key_for_the_express_checkpoint_buckets(prod_plan):
+    # The hot-checkpoint directory buckets are SSE-KMS with the site key, and S3 Express is a service of its own
+    # (s3express:CreateSession, encryption context aws:s3express:bucket-arn): a key grant limited to
+    # s3.<region> would deny every express write. Admitted only where the site has directory buckets.
+    statements = _statements(prod_plan, "fusion")
+    (session,) = [s for s in statements if s["Sid"] == "SharedHotCheckpointBuckets"]
+    assert session["Action"] == "s3express:CreateSession" and session["Resource"]
+    (kms,) = [s for s in statements if s["Sid"] == "SiteKeyThroughS3Only"]
+    assert set(kms["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"}
+    assert "s3express.us-east-1.amazonaws.com" in kms["Condition"]["StringEquals"]["kms:ViaService"]
+    # a site without directory buckets keeps the grant to S3 alone
+    plain = json.loads(s3_team_policy("fusion", ["b"], [], "arn:aws:kms:us-east-1:1:key/k", "us-east-1"))
+    (kms,) = [s for s in plain["Statement"] if s["Sid"] == "SiteKeyThroughS3Only"]
     assert kms["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
 
 
