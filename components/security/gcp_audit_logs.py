@@ -113,7 +113,7 @@ class GcpAuditLogs(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
         )
 
-        def log_bucket(retention_days: int, description: str) -> gcp.logging.ProjectBucketConfig:
+        def log_bucket(retention_days: int) -> gcp.logging.ProjectBucketConfig:
             bucket_id = log_bucket_id(retention_days, args.first_retention_days) if args.locked else BUCKET_ID
             return gcp.logging.ProjectBucketConfig(
                 # The first bucket keeps the name it always had; each other retention is named after its days.
@@ -121,7 +121,8 @@ class GcpAuditLogs(pulumi.ComponentResource):
                 project=args.project,
                 location=args.region,
                 bucket_id=bucket_id,
-                description=description,
+                # One description for every retention: a kept bucket must not see even a description update.
+                description="Lattice: every Cloud Audit Log of the project, retained and locked",
                 retention_days=retention_days,
                 locked=args.locked,
                 cmek_settings=gcp.logging.ProjectBucketConfigCmekSettingsArgs(kms_key_name=args.kms_key_id),
@@ -131,11 +132,9 @@ class GcpAuditLogs(pulumi.ComponentResource):
             )
 
         current_id = log_bucket_id(args.retention_days, args.first_retention_days) if args.locked else BUCKET_ID
-        self.log_bucket = log_bucket(
-            args.retention_days, "Lattice: every Cloud Audit Log of the project, retained and locked"
-        )
+        self.log_bucket = log_bucket(args.retention_days)
         self.kept_buckets = {
-            days: log_bucket(days, f"Lattice: audit logs kept {days} days (earlier retention; no longer written)")
+            days: log_bucket(days)
             for days in (args.kept_retentions if args.locked else [])
             if days != args.retention_days
         }

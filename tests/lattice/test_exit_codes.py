@@ -35,7 +35,7 @@ def test_the_cli_has_the_verbs_the_readme_documents():
     assert set(VERBS) >= {
         ("plan",), ("check",), ("audit",), ("preflight",), ("links",), ("links", "plan"), ("links", "render"),
         ("audit-policy",), ("catalog",), ("catalog", "refresh"), ("catalog", "refresh-regions"), ("size",),
-        ("policies",), ("schema",), ("job-template",),
+        ("policies",), ("schema",), ("job-template",), ("teardown",),
     }  # fmt: skip
 
 
