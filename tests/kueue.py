@@ -1,10 +1,21 @@
-"""What a site's Kueue objects add up to: the site cohort's shared pool plus every team queue's nominal quota."""
+"""Kueue in tests: what a site's Kueue objects add up to (the site cohort's shared pool plus every team queue's
+nominal quota), and whether an object is one the pinned release's API server accepts (CRD schema and CEL rules)."""
 
 from __future__ import annotations
 
-COHORT = "kubernetes:kueue.x-k8s.io/v1beta1:Cohort"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
+import functools
+import json
+from pathlib import Path
+
+import celpy
+import jsonschema
+
+from components.platform.cluster_addons import KUEUE_VERSION
+from components.platform.kueue_api import KUEUE_API, kueue_type
+
+COHORT = kueue_type("Cohort")
+CLUSTER_QUEUE = kueue_type("ClusterQueue")
+LOCAL_QUEUE = kueue_type("LocalQueue")
 
 
 def amount(resource: str, quantity: int | str) -> float:
@@ -35,7 +46,7 @@ def site_capacity(plan, site: str) -> dict[str, dict[str, float]]:
     """flavor -> resource -> what the site's cohort admits at most: its pool plus the team queues' nominal quotas."""
     total: dict[str, dict[str, float]] = {}
     queues = [plan.one(COHORT, f"{site}-kueue-cohort")] + [
-        q for q in plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"].get("cohort") == site
+        q for q in plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"].get("cohortName") == site
     ]
     for queue in queues:
         for flavor, resources in quotas(queue).items():
@@ -43,3 +54,71 @@ def site_capacity(plan, site: str) -> dict[str, dict[str, float]]:
                 total.setdefault(flavor, {}).setdefault(resource, 0.0)
                 total[flavor][resource] += quota["nominal"]
     return total
+
+
+# The pinned release's CRD schemas (tests/fixtures/kueue-v<version>, regenerated on a version bump).
+CRDS = Path(__file__).resolve().parent / "fixtures" / f"kueue-v{KUEUE_VERSION}"
+
+
+def _structural(schema):
+    """The CRD schema as JSON Schema: objects with declared properties admit no others (the API server prunes)."""
+    if isinstance(schema, list):
+        return [_structural(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _structural(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
+    if isinstance(out.get("pattern"), str) and out["pattern"].startswith("^(?i)"):
+        out["pattern"] = "(?i)^" + out["pattern"].removeprefix("^(?i)")  # Go's regexp takes flags anywhere
+    if (
+        "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def crd_schema(kind: str) -> dict:
+    document = json.loads((CRDS / f"{kind}.json").read_text())
+    assert document["version"] == KUEUE_API.rsplit("/", 1)[1], (kind, document["version"])
+    return document["spec"]
+
+
+@functools.cache
+def _cel_program(rule: str):
+    environment = celpy.Environment()
+    return environment.program(environment.compile(rule))
+
+
+def cel_errors(schema: dict, value, path: str = "spec") -> list[str]:
+    """The CRD's CEL rules (x-kubernetes-validations) that ``value`` breaks, evaluated as the API server does on
+    create: each rule against the value at its node, transition rules (those reading ``oldSelf``) skipped, since
+    Kubernetes evaluates them only on update."""
+    errors = []
+    for validation in schema.get("x-kubernetes-validations", []):
+        if "oldSelf" in validation["rule"]:
+            continue
+        # An evaluation error (a missing field read without has()) rejects the object too, as in Kubernetes.
+        try:
+            verdict = _cel_program(validation["rule"]).evaluate({"self": celpy.json_to_cel(value)})
+        except celpy.CELEvalError:
+            verdict = False
+        if verdict is not True and not (isinstance(verdict, celpy.celtypes.BoolType) and bool(verdict)):
+            errors.append(f"{path}: {validation.get('message', validation['rule'])}")
+    if isinstance(value, dict):
+        for key, child in schema.get("properties", {}).items():
+            if key in value:
+                errors += cel_errors(child, value[key], f"{path}.{key}")
+    elif isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            errors += cel_errors(schema["items"], item, f"{path}[{index}]")
+    return errors
+
+
+def crd_errors(kind: str, spec: dict) -> list[str]:
+    """Why the API server would refuse (or prune) ``spec`` of a Kueue ``kind``: its structural schema with unknown
+    fields refused, then its CEL rules."""
+    schema = crd_schema(kind)
+    structural = sorted(e.message for e in jsonschema.Draft7Validator(_structural(schema)).iter_errors(spec))
+    return structural or cel_errors(schema, spec)

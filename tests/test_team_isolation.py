@@ -65,5 +65,5 @@ def test_every_team_namespace_is_isolated(stack):
         assert {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]} in specs, where
         labels = namespace["inputs"]["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] in ("restricted", "baseline", "privileged"), where
-        (queue,) = inside("kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue")
+        (queue,) = inside("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")
         assert queue["inputs"]["spec"]["clusterQueue"].endswith(f"-{labels['lattice.dev/team']}"), where

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from . import moved_from
+from .kueue_api import KUEUE_NAMESPACE
 
 NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v25.3.4"
@@ -50,7 +52,11 @@ CLUSTER_AUTOSCALER_CHARTS = {
     "1.35": "9.59.0",  # 1.35.0
 }
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
-KUEUE_VERSION = "0.14.3"
+# 0.19 is the first release whose incremental MultiKueue dispatcher tries workers in MultiKueueConfig order
+# (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on since 0.19; alphabetical before) and 0.15 the first
+# whose MultiKueue ClusterQueues may use TAS flavors (CHANGELOG-0.15: "MultiKueue: It supports Topology Aware
+# Scheduling (TAS) and ProvisioningRequest integration", #5361).
+KUEUE_VERSION = "0.19.2"
 MELLANOX_VENDOR_ID = "15b3"
 MELLANOX_REGISTRY = "nvcr.io/nvidia/mellanox"
 RDMA_HCA_MAX = 63  # pods that may share one HCA
@@ -59,7 +65,7 @@ GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSc
 SYSTEM_NODES = {"lattice.dev/pool": "system"}
 
 # Node ports the API server calls per pinned add-on release, read from the chart's Service targetPorts.
-# kueue 0.14.3: charts/kueue/templates/webhook/service.yaml (443 -> 9443) and
+# kueue 0.19.2: charts/kueue/values.yaml webhookService.ports (443 -> 9443) and
 # templates/visibility/service.yaml (443 -> 8082, backing APIService v1beta1.visibility.kueue.x-k8s.io).
 # Without 8082 the aggregated API is Available=False, every kubectl call prints discovery errors and
 # namespaces cannot finish deleting. Keyed by version: a bump must re-read the chart.
@@ -96,6 +102,74 @@ class ClusterAddonsArgs:
 
 
 PINNED_CHARTS = {"kueue": KUEUE_VERSION}
+
+# Kueue's feature gates Lattice relies on, set explicitly so a chart whose defaults differ fails loudly in review
+# rather than silently (pkg/features/kube_features.go at v0.19.2: all three beta and on by default there).
+KUEUE_FEATURE_GATES = {
+    "TopologyAwareScheduling": True,  # beta since 0.14
+    "MultiKueue": True,  # beta since 0.9
+    "MultiKueueIncrementalDispatcherRespectConfigOrder": True,  # beta since 0.19
+}
+# The incremental dispatcher nominates workers in MultiKueueConfig order, up to three at a time, adding the next
+# after 5 minutes without admission; the default all-at-once dispatcher copies a workload to every worker at once
+# (site/content/en/docs/concepts/multikueue.md at v0.19.2). Lattice's spill-over order needs the incremental one.
+MULTIKUEUE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+# The job kinds Kueue manages: the chart's own list at v0.19.2 (charts/kueue/values.yaml, managerConfig); every
+# one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md, "Supported Job
+# Types").
+KUEUE_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+
+
+def kueue_configuration() -> dict:
+    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2): the chart's default, plus the dispatcher.
+
+    The chart renders ``managerConfig.controllerManagerConfigYaml`` whole, so the defaults it carries are repeated
+    here (charts/kueue/values.yaml at v0.19.2) rather than lost.
+    """
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+        "multiKueue": {"dispatcherName": MULTIKUEUE_DISPATCHER},
+    }
+
+
+def kueue_values() -> dict:
+    """The Kueue chart's values: feature gates and the controller configuration."""
+    return {
+        "controllerManager": {
+            "featureGates": [{"name": gate, "enabled": on} for gate, on in KUEUE_FEATURE_GATES.items()],
+        },
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=False)},
+    }
 
 
 def control_plane_ports(charts: list[str]) -> list[int]:
@@ -258,8 +332,9 @@ class ClusterAddons(pulumi.ComponentResource):
             name="kueue",
             chart=KUEUE_CHART,
             version=KUEUE_VERSION,
-            namespace="kueue-system",
+            namespace=KUEUE_NAMESPACE,
             create_namespace=True,
+            values=kueue_values(),
             opts=child,
         )
         self.register_outputs({"kueue": self.kueue.status})

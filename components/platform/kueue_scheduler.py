@@ -3,7 +3,8 @@
 Each pool becomes a ResourceFlavor that selects its nodes and tolerates its accelerator taint. The site's
 capacity — every pool's schedulable accelerators (GPUs, Neuron devices and cores, TPU chips) and, where the
 catalog knows its hosts, CPUs and memory — is split between the site's Kueue ``Cohort`` and its teams'
-``ClusterQueue``s, which all belong to that cohort (Kueue 0.14.3, ``kueue.x-k8s.io/v1beta1``):
+``ClusterQueue``s, which all belong to that cohort (Kueue 0.19.2, ``kueue.x-k8s.io/v1beta2``, where a ClusterQueue names
+its cohort in ``cohortName``):
 
 - a team's ClusterQueue holds its guarantee as nominal quota (``gpu_guarantee`` of each pool, scaled down
   together where a pool has fewer schedulable accelerators than the guarantees add up to) and may borrow up to its
@@ -31,8 +32,8 @@ import pulumi_kubernetes as k8s
 from ..tagging import TagContext
 from . import moved_from
 from .accelerators import NVIDIA_GPU
+from .kueue_api import KUEUE_API, KUEUE_GROUP
 
-KUEUE_API = "kueue.x-k8s.io/v1beta1"
 # Kueue admits a workload only if every resource it requests is covered by the queue. Where Lattice
 # does not know a pool's host cpu / memory (existing hardware, TPU hosts), it covers them without
 # a meaningful limit rather than making such jobs unadmittable.
@@ -40,6 +41,25 @@ UNLIMITED_CPU = "100000"
 UNLIMITED_MEMORY = "1000Ti"
 LOCAL_QUEUE = "gpus"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def kueue_object(
+    name: str, kind: str, metadata: dict, spec: dict, opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    """A Kueue object at the pinned API version, still the same Pulumi resource as when Lattice wrote it in v1beta1.
+
+    A custom resource's type token carries its API version, so without the alias the move to v1beta2 would read as
+    a new resource: Pulumi would create the object (which exists) and delete the old one, i.e. the live queue.
+    """
+    moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=f"kubernetes:{KUEUE_GROUP}/v1beta1:{kind}")])
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=KUEUE_API,
+        kind=kind,
+        metadata=metadata,
+        spec=spec,
+        opts=pulumi.ResourceOptions.merge(opts, moved),
+    )
 
 
 @dataclass(frozen=True)
@@ -98,10 +118,9 @@ class KueueScheduler(pulumi.ComponentResource):
         labels = args.tags.for_component("KueueScheduler").k8s_labels()
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
         self.flavors = {
-            flavor.name: k8s.apiextensions.CustomResource(
+            flavor.name: kueue_object(
                 f"{name}-{flavor.name}",
-                api_version=KUEUE_API,
-                kind="ResourceFlavor",
+                "ResourceFlavor",
                 metadata={"name": flavor.name, "labels": labels},
                 spec={
                     "nodeLabels": flavor.node_labels,
@@ -120,10 +139,9 @@ class KueueScheduler(pulumi.ComponentResource):
         checks = self._provisioning_checks(name, labels, args)
         # One resource group covering every resource, each flavor listing all of them: Kueue then picks one
         # flavor (one pool) for all of a workload's resources.
-        self.cohort = k8s.apiextensions.CustomResource(
+        self.cohort = kueue_object(
             f"{name}-cohort",
-            api_version=KUEUE_API,
-            kind="Cohort",
+            "Cohort",
             metadata={"name": cohort_name, "labels": labels},
             spec={
                 "resourceGroups": [
@@ -140,13 +158,12 @@ class KueueScheduler(pulumi.ComponentResource):
         self.cluster_queues, self.local_queues = {}, {}
         for team in args.teams:
             queue_name = f"{cohort_name}-{team.team}"
-            self.cluster_queues[team.team] = k8s.apiextensions.CustomResource(
+            self.cluster_queues[team.team] = kueue_object(
                 f"{name}-{team.team}-queue",
-                api_version=KUEUE_API,
-                kind="ClusterQueue",
+                "ClusterQueue",
                 metadata={"name": queue_name, "labels": labels},
                 spec={
-                    "cohort": cohort_name,
+                    "cohortName": cohort_name,
                     "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: team.namespace}},
                     "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
                     **checks,
@@ -166,10 +183,9 @@ class KueueScheduler(pulumi.ComponentResource):
                 ),
             )
             # A LocalQueue's clusterQueue is immutable (Kueue's CRD validation): repointing it means a new one.
-            self.local_queues[team.team] = k8s.apiextensions.CustomResource(
+            self.local_queues[team.team] = kueue_object(
                 f"{name}-{team.team}",
-                api_version=KUEUE_API,
-                kind="LocalQueue",
+                "LocalQueue",
                 metadata={"name": LOCAL_QUEUE, "namespace": team.namespace, "labels": labels},
                 spec={"clusterQueue": queue_name},
                 opts=pulumi.ResourceOptions(
@@ -188,10 +204,9 @@ class KueueScheduler(pulumi.ComponentResource):
         if not queued:
             return {}
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
-        config = k8s.apiextensions.CustomResource(
+        config = kueue_object(
             f"{name}-provisioning",
-            api_version=KUEUE_API,
-            kind="ProvisioningRequestConfig",
+            "ProvisioningRequestConfig",
             metadata={"name": "queued-provisioning", "labels": labels},
             spec={
                 "provisioningClassName": "queued-provisioning.gke.io",
@@ -199,10 +214,9 @@ class KueueScheduler(pulumi.ComponentResource):
             },
             opts=after_crds,
         )
-        check = k8s.apiextensions.CustomResource(
+        check = kueue_object(
             f"{name}-provisioning-check",
-            api_version=KUEUE_API,
-            kind="AdmissionCheck",
+            "AdmissionCheck",
             metadata={"name": "queued-provisioning", "labels": labels},
             spec={
                 "controllerName": "kueue.x-k8s.io/provisioning-request",

@@ -8,6 +8,7 @@ without accelerator pools has no Kueue to queue with.
 """
 
 from components.platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU, TPU_CHIP
+from components.platform.kueue_api import kueue_type
 from components.standards import POD_SECURITY_LABEL, POD_SECURITY_LEVELS, TEAM_NAMESPACE_LABEL
 
 from ..mutations import drop
@@ -18,8 +19,8 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 LIMIT_RANGE = "kubernetes:core/v1:LimitRange"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
-KUEUE = ("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", "kubernetes:kueue.x-k8s.io/v1beta1:Cohort")
+LOCAL_QUEUE = kueue_type("LocalQueue")
+KUEUE = (kueue_type("ClusterQueue"), kueue_type("Cohort"))
 ENFORCE = POD_SECURITY_LABEL.format(mode="enforce")
 ACCELERATORS = (NVIDIA_GPU, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NEURON_CORE, TPU_CHIP)
 # ResourceQuota names a compute resource either bare or as requests.<name>.

@@ -60,5 +60,5 @@ def test_table_entries(type_token, entry):
 def test_types_the_sdks_do_not_define_are_absent():
     assert not is_sdk_resource("lattice:sites:AwsCloudSite")
     assert not is_sdk_resource("pulumi:providers:aws")
-    assert not is_sdk_resource("kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue")  # a CRD: no SDK class
+    assert not is_sdk_resource("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")  # a CRD: no SDK class
     assert tag_property("random:index/randomPassword:RandomPassword") is None

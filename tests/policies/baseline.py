@@ -533,14 +533,14 @@ def _team_namespace(labels: dict[str, str]) -> None:
     )
     k8s.apiextensions.CustomResource(
         "team-queue",
-        api_version="kueue.x-k8s.io/v1beta1",
+        api_version="kueue.x-k8s.io/v1beta2",
         kind="ClusterQueue",
         metadata={"name": "grid-hpc-climate", "labels": labels},
-        spec={"cohort": "grid-hpc", "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": name}}},
+        spec={"cohortName": "grid-hpc", "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": name}}},
     )
     k8s.apiextensions.CustomResource(
         "team-local-queue",
-        api_version="kueue.x-k8s.io/v1beta1",
+        api_version="kueue.x-k8s.io/v1beta2",
         kind="LocalQueue",
         metadata={"name": "gpus", "namespace": name, "labels": labels},
         spec={"clusterQueue": "grid-hpc-climate"},

@@ -82,8 +82,8 @@ LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 
 
 def _deny(plan):

@@ -191,7 +191,7 @@ def test_flex_start_without_queued_provisioning_still_has_no_auto_repair(plan_sp
     pool = plan.one(NODE_POOL, "gcp-usc1-train-pool")["inputs"]
     assert pool["management"] == {"autoRepair": False, "autoUpgrade": True}
     assert pool["initialNodeCount"] == 0
-    assert plan.by_type("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck") == []
+    assert plan.by_type("kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck") == []
 
 
 def test_on_demand_pools_keep_auto_repair_and_g2_is_not_compact(plan_spec):

@@ -16,7 +16,7 @@ from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, site_capacity
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
-FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 
 
 def _releases(plan, site):
@@ -192,7 +192,7 @@ def test_eks_cohort_offers_every_pool(dev_plan):
         }
     ]
     # no team is on the dev AWS site: no queue admits work there
-    assert [q for q in dev_plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"]["cohort"] == "aws-use1"] == []
+    assert [q for q in dev_plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"]["cohortName"] == "aws-use1"] == []
     assert dev_plan.outputs["sites"]["aws-use1"]["gpus"] == 48
 
 
@@ -229,12 +229,12 @@ def test_teams_can_have_namespaces_on_cloud_clusters(prod_plan):
 
 
 def test_flex_start_flavors_are_admitted_through_provisioning_requests(prod_plan):
-    config = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta1:ProvisioningRequestConfig", "gcp-usc1-kueue-provisioning")
+    config = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig", "gcp-usc1-kueue-provisioning")
     assert config["inputs"]["spec"] == {
         "provisioningClassName": "queued-provisioning.gke.io",
         "managedResources": ["nvidia.com/gpu"],
     }
-    check = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta1:AdmissionCheck", "gcp-usc1-kueue-provisioning-check")
+    check = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck", "gcp-usc1-kueue-provisioning-check")
     assert check["inputs"]["spec"]["controllerName"] == "kueue.x-k8s.io/provisioning-request"
     queue = prod_plan.one(CLUSTER_QUEUE, "gcp-usc1-kueue-fusion-queue")
     assert queue["inputs"]["spec"]["admissionChecksStrategy"] == {

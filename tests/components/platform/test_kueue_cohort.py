@@ -17,7 +17,7 @@ def test_team_queue_guarantees_and_borrowing(prod_plan):
     queue = prod_plan.one(CLUSTER_QUEUE, "grid-hpc-kueue-climate-queue")["inputs"]
     assert queue["metadata"]["name"] == "grid-hpc-climate"
     spec = queue["spec"]
-    assert spec["cohort"] == "grid-hpc"
+    assert spec["cohortName"] == "grid-hpc"
     assert spec["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "climate"}}
     assert spec["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
     assert spec["resourceGroups"] == [
@@ -56,7 +56,7 @@ def test_no_team_can_be_admitted_beyond_its_quota(prod_plan):
     queues = {q["inputs"]["metadata"]["name"]: q for q in prod_plan.by_type(CLUSTER_QUEUE)}
     assert set(queues) == set(quota)
     for name, queue in queues.items():
-        capacity = site_capacity(prod_plan, queue["inputs"]["spec"]["cohort"])
+        capacity = site_capacity(prod_plan, queue["inputs"]["spec"]["cohortName"])
         for flavor, resources in quotas(queue).items():
             gpus = resources["nvidia.com/gpu"]
             assert gpus["nominal"] + gpus["borrowing"] == min(quota[name], capacity[flavor]["nvidia.com/gpu"]), name

@@ -163,7 +163,7 @@ def test_system_pool(gcp_plan):
 
 
 def test_kueue_visibility_api_is_reachable_on_private_gke(prod_plan):
-    """Kueue serves its webhooks on 9443 and the aggregated visibility API on 8082 (chart 0.14.3)."""
+    """Kueue serves its webhooks on 9443 and the aggregated visibility API on 8082 (chart 0.19.2)."""
     firewall = prod_plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]
     assert firewall["sourceRanges"] == ["10.30.127.240/28"]
     assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
@@ -175,7 +175,7 @@ def test_every_pinned_chart_has_its_control_plane_ports_read():
 
     assert PINNED_CHARTS == {"kueue": KUEUE_VERSION}
     assert set(CONTROL_PLANE_PORTS) == set(PINNED_CHARTS.items())
-    assert CONTROL_PLANE_PORTS[("kueue", "0.14.3")] == (8082, 9443)
+    assert CONTROL_PLANE_PORTS[("kueue", "0.19.2")] == (8082, 9443)
 
 
 def test_one_runner_reaches_a_private_gke_control_plane(prod_plan):

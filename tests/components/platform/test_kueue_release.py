@@ -1,0 +1,63 @@
+"""The Kueue release Lattice installs: its values exist in the pinned chart, its controller configuration keeps the
+chart's defaults and adds the ordered MultiKueue dispatcher, and the feature gates Lattice relies on are on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.platform.cluster_addons import (
+    KUEUE_FEATURE_GATES,
+    KUEUE_VERSION,
+    MULTIKUEUE_DISPATCHER,
+    kueue_configuration,
+    kueue_values,
+)
+
+CHART_VALUES = Path(__file__).resolve().parents[2] / "fixtures" / f"kueue-v{KUEUE_VERSION}" / "values.yaml"
+KUEUE_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
+    out = set()
+    for key, value in tree.items():
+        out.add((*prefix, key))
+        if isinstance(value, dict) and value:
+            out |= _paths(value, (*prefix, key))
+    return out
+
+
+def test_values_exist_in_the_pinned_chart():
+    chart = yaml.safe_load(CHART_VALUES.read_text())
+    assert _paths(kueue_values()) <= _paths(chart)
+    assert isinstance(chart["controllerManager"]["featureGates"], list)  # the chart's template ranges over a list
+
+
+def test_configuration_is_the_chart_default_plus_the_dispatcher():
+    chart = yaml.safe_load(CHART_VALUES.read_text())
+    default = yaml.safe_load(chart["managerConfig"]["controllerManagerConfigYaml"])
+    ours = yaml.safe_load(kueue_values()["managerConfig"]["controllerManagerConfigYaml"])
+    assert ours == kueue_configuration()
+    assert {k: v for k, v in ours.items() if k != "multiKueue"} == default
+    assert ours["multiKueue"] == {"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
+    assert ours["multiKueue"]["dispatcherName"] == MULTIKUEUE_DISPATCHER
+
+
+def test_feature_gates_render_as_the_chart_expects():
+    gates = kueue_values()["controllerManager"]["featureGates"]
+    assert gates == [
+        {"name": "TopologyAwareScheduling", "enabled": True},
+        {"name": "MultiKueue", "enabled": True},
+        {"name": "MultiKueueIncrementalDispatcherRespectConfigOrder", "enabled": True},
+    ]
+    assert {g["name"]: g["enabled"] for g in gates} == KUEUE_FEATURE_GATES
+
+
+@pytest.mark.parametrize("site", ["grid-hpc", "aws-use1", "gcp-usc1"])
+def test_every_site_installs_the_pinned_release_with_its_values(prod_plan, site):
+    release = prod_plan.one(KUEUE_RELEASE, f"{site}-addons-kueue")["inputs"]
+    assert release["version"] == "0.19.2" and release["chart"] == "oci://registry.k8s.io/kueue/charts/kueue"
+    assert release["namespace"] == "kueue-system"
+    assert release["values"] == kueue_values()
