@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import pulumi
 
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
+from .scheduling.one_queue import OneQueue, OneQueueArgs
+from .scheduling.routes import manager_site, routes, worker_sites
 from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
 from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
@@ -45,10 +47,17 @@ class HybridStack(pulumi.ComponentResource):
         site_tags = {}
         workloads = {workload.name: workload for workload in spec.workloads}
         site_ranges = {site.name: tuple(str(net) for net in routed_networks(site)) for site in spec.sites}
+        manager = manager_site(spec)
+        self.routes = routes(spec)
+        dispatched = {route.team for route in self.routes if route.workers}
+        workers = {site.name for site in worker_sites(spec)}
         for site in spec.sites:
             tags = stack_tags.for_site(site.name, dict(site.tags))
             site_tags[site.name] = tags
-            teams = [team for team in spec.teams if team.on(site)]
+            # The manager holds a namespace for every team it dispatches for: teams submit there.
+            is_manager = manager is not None and site.name == manager.name
+            teams = [team for team in spec.teams if team.on(site) or (is_manager and team.name in dispatched)]
+            jobset = is_manager or site.name in workers
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(
                     site.name,
@@ -61,6 +70,7 @@ class HybridStack(pulumi.ComponentResource):
                         workloads=workloads,
                         transit_routes=transit_routes(spec, site),
                         compliance_locks=spec.environment == "prod",
+                        jobset=jobset,
                     ),
                     opts=child,
                 )
@@ -77,6 +87,7 @@ class HybridStack(pulumi.ComponentResource):
                         locked_retention=spec.environment == "prod",
                         vpn_gateways=vpn_gateway_count(spec, site),
                         linked_ranges=linked_ranges(spec, site),
+                        jobset=jobset,
                     ),
                     opts=child,
                 )
@@ -95,12 +106,20 @@ class HybridStack(pulumi.ComponentResource):
                         teams=teams,
                         site_ranges=site_ranges,
                         linked_ranges=linked_ranges(spec, site),
+                        jobset=jobset,
                     ),
                     opts=child,
                 )
             else:  # the spec's discriminated union makes this unreachable; fail loudly if it grows
                 raise TypeError(f"no component builds sites of provider {site.provider!r}")
             self.sites[site.name] = built
+        self.multikueue = None
+        if manager is not None and dispatched:
+            self.multikueue = OneQueue(
+                "multikueue",
+                OneQueueArgs(spec=spec, manager=manager.name, routes=self.routes, sites=self.sites, tags=site_tags),
+                opts=child,
+            )
         self.links = None
         self.link_summary: dict[str, dict] = {}
         if spec.links:
@@ -114,4 +133,6 @@ class HybridStack(pulumi.ComponentResource):
         if self.links is not None:
             for peer, files in self.links.peer_configs.items():
                 self.outputs[peer] = {**self.outputs[peer], "vpn": files}
-        self.register_outputs({"sites": self.outputs, "links": self.link_summary})
+        self.register_outputs(
+            {"sites": self.outputs, "links": self.link_summary, "routes": [r.describe() for r in self.routes]}
+        )

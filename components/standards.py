@@ -105,3 +105,18 @@ TEAM_POSIX_ID_SPAN = 1_000_000
 # the team's owner and group, setgid so files made inside keep the team's group, nothing for others.
 TEAM_DIRECTORIES = ("checkpoints", "datasets")
 TEAM_DIRECTORY_MODE = "2770"
+
+# Where a team's jobs may be dispatched, by the team's data classification (MultiKueue routes, the spec's
+# validators and the policy pack read this): restricted data stays on the grid, the institution's own machines.
+# Edge sites are never dispatch targets whatever the data: they serve inference next to their instruments.
+DISPATCH_TIERS = {
+    "public": ("grid", "cloud"),
+    "internal": ("grid", "cloud"),
+    "confidential": ("grid", "cloud"),
+    "restricted": ("grid",),
+}
+# The MultiKueue manager's Kubernetes: batch Jobs dispatched by MultiKueue must carry spec.managedBy, so the
+# manager's own Job controller leaves them alone (Kueue v0.19.2 pkg/controller/jobs/job/job_multikueue_adapter.go
+# expects managedBy "kueue.x-k8s.io/multikueue"). The field is served by default from Kubernetes 1.32 (KEP-4368,
+# JobManagedBy beta and on by default in 1.32); Kueue 0.19 itself needs 1.29 (its installation page).
+MULTIKUEUE_MANAGER_MIN_KUBERNETES = "1.32"

@@ -13,10 +13,12 @@ written against ``pulumi stack --show-urns`` match offline plans.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import gc
 import hashlib
 import importlib
+import ipaddress
 import json
 import runpy
 import string
@@ -249,6 +251,17 @@ class LatticeMocks(mocks.Mocks):
                 },
             }
             out.update(extra.get((module, kind), {}))
+        elif (package, module, kind) == ("kubernetes", "core", "Secret") and (
+            state.get("type") == "kubernetes.io/service-account-token"
+        ):
+            # The token controller fills a service-account token Secret in: a token and the cluster's CA.
+            namespace = state.get("metadata", {}).get("namespace", "default")
+            token = f"mock-token-{_short_hash(args.name, length=24)}"
+            out["data"] = {
+                "token": base64.b64encode(token.encode()).decode(),
+                "ca.crt": base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK-CLUSTER-CA\n").decode(),
+                "namespace": base64.b64encode(namespace.encode()).decode(),
+            }
         elif package == "random" and kind == "RandomPassword":
             # A deterministic stand-in of the requested length and alphabet (the result is a secret output).
             alphabet = string.ascii_letters + string.digits + state.get("overrideSpecial", "")
@@ -287,6 +300,13 @@ class LatticeMocks(mocks.Mocks):
                     for network in state.get("networks", [])
                 ]
             if (module, kind) == ("container", "Cluster"):
+                private = state.get("privateClusterConfig", {})
+                block = private.get("masterIpv4CidrBlock")
+                if block:  # GKE puts the control plane's private endpoint in the block it was given
+                    out["privateClusterConfig"] = {
+                        **private,
+                        "privateEndpoint": str(ipaddress.ip_network(block).network_address + 2),
+                    }
                 out["endpoint"] = "192.0.2.10"
                 out["masterAuth"] = {"clusterCaCertificate": "TU9DSy1HS0UtQ0E="}
                 dns = state.get("controlPlaneEndpointsConfig", {}).get("dnsEndpointConfig", {})

@@ -11,7 +11,7 @@ import celpy
 import jsonschema
 
 from components.platform.cluster_addons import KUEUE_VERSION
-from components.platform.kueue_api import KUEUE_API, kueue_type
+from components.platform.kueue_api import KUEUE_API, KUEUE_NAMESPACE, kueue_type
 
 COHORT = kueue_type("Cohort")
 CLUSTER_QUEUE = kueue_type("ClusterQueue")
@@ -122,3 +122,84 @@ def crd_errors(kind: str, spec: dict) -> list[str]:
     schema = crd_schema(kind)
     structural = sorted(e.message for e in jsonschema.Draft7Validator(_structural(schema)).iter_errors(spec))
     return structural or cel_errors(schema, spec)
+
+
+def multikueue_kubeconfig_refusal(kubeconfig: dict) -> str | None:
+    """Why Kueue's MultiKueue would refuse this kubeconfig (None: it accepts it), as its v0.19.2 manager checks:
+    pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig and validateRestConfig."""
+    for auth in kubeconfig.get("users", []):
+        user = auth.get("user", {})
+        if user.get("tokenFile"):
+            return "tokenFile is not allowed"
+        if user.get("exec"):
+            return "exec plugins are not allowed"
+        if user.get("auth-provider"):
+            return "auth providers are not allowed"
+        if user.get("username") or user.get("password"):
+            return "basic auth is not allowed"
+    for entry in kubeconfig.get("clusters", []):
+        cluster = entry.get("cluster", {})
+        if cluster.get("insecure-skip-tls-verify"):
+            return f"insecure TLS verification is not allowed for cluster {entry['name']}"
+        if cluster.get("certificate-authority"):
+            return f"certificate-authority file paths are not allowed for cluster {entry['name']}"
+        if not cluster.get("server"):
+            return f"server URL is required for cluster {entry['name']}"
+    return None
+
+
+def inactive_reasons(plan, queue: dict) -> list[str]:
+    """Why Kueue 0.19.2 would keep ``queue`` (a planned ClusterQueue) inactive on its cluster, from the objects planned
+    on that cluster: pkg/cache/scheduler/clusterqueue.go (updateQueueStatus, inactiveReason, updateAdmissionChecks)
+    and, for MultiKueue checks, pkg/controller/admissionchecks/multikueue/admissioncheck.go (a check is active only
+    with its MultiKueueConfig and every cluster it lists present; a cluster needs its kubeconfig Secret)."""
+    same = [r for r in plan.resources if r["provider"] == queue["provider"]]
+
+    def named(kind: str) -> dict[str, dict]:
+        return {r["inputs"]["metadata"]["name"]: r["inputs"] for r in same if r["type"] == kueue_type(kind)}
+
+    spec = queue["inputs"]["spec"]
+    flavors, checks, topologies = named("ResourceFlavor"), named("AdmissionCheck"), named("Topology")
+    configs, clusters = named("MultiKueueConfig"), named("MultiKueueCluster")
+    secrets = {
+        (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"]): r
+        for r in same
+        if r["type"] == "kubernetes:core/v1:Secret"
+    }
+    reasons = []
+    used = [f["name"] for group in spec.get("resourceGroups", []) for f in group["flavors"]]
+    reasons += [f"FlavorNotFound: {name}" for name in used if name not in flavors]
+    strategy = spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])
+    multikueue, provisioning = [], []
+    for entry in strategy:
+        check = checks.get(entry["name"])
+        if check is None:
+            reasons.append(f"AdmissionCheckNotFound: {entry['name']}")
+            continue
+        controller = check["spec"]["controllerName"]
+        if controller == "kueue.x-k8s.io/provisioning-request":
+            provisioning.append(entry["name"])
+        if controller == "kueue.x-k8s.io/multikueue":
+            multikueue.append(entry["name"])
+            if "onFlavors" in entry and sorted(entry["onFlavors"]) != sorted(used):
+                reasons.append(f"MultiKueueAdmissionCheckAppliedPerFlavor: {entry['name']}")
+            parameters = check["spec"].get("parameters", {})
+            config = configs.get(parameters.get("name"))
+            if parameters.get("kind") != "MultiKueueConfig" or config is None:
+                reasons.append(f"AdmissionCheckInactive (BadConfig): {entry['name']}")
+                continue
+            for name in config["spec"]["clusters"]:
+                cluster = clusters.get(name)
+                location = (cluster or {}).get("spec", {}).get("clusterSource", {}).get("kubeConfig", {})
+                if cluster is None or (KUEUE_NAMESPACE, location.get("location")) not in secrets:
+                    reasons.append(f"AdmissionCheckInactive (cluster {name} missing or without its Secret)")
+    if len(multikueue) > 1:
+        reasons.append("MultipleMultiKueueAdmissionChecks")
+    if multikueue and provisioning:
+        reasons.append("MultiKueueWithProvisioningRequest")
+    if not multikueue:  # TAS is checked on the manager only without MultiKueue (isTASViolated)
+        for name in used:
+            topology = flavors.get(name, {}).get("spec", {}).get("topologyName")
+            if topology is not None and topology not in topologies:
+                reasons.append(f"TopologyNotFound: {topology} for {name}")
+    return reasons

@@ -15,7 +15,9 @@ BINDINGS = (
 )
 EKS_POLICY = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 ACCELERATOR_KEYS = {"requests.nvidia.com/gpu", "requests.aws.amazon.com/neuron", "requests.google.com/tpu"}
-STACKS = {"prod": 7, "dev": 2}  # team namespaces each stack builds (teams x the sites they are on)
+# Team namespaces each stack builds: teams x the sites they are on, plus prod's MultiKueue manager (grid-hpc) holding
+# one for fusion, which it dispatches for.
+STACKS = {"prod": 8, "dev": 2}
 
 
 def _plan(stack):
@@ -65,5 +67,7 @@ def test_every_team_namespace_is_isolated(stack):
         assert {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]} in specs, where
         labels = namespace["inputs"]["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] in ("restricted", "baseline", "privileged"), where
-        (queue,) = inside("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")
-        assert queue["inputs"]["spec"]["clusterQueue"].endswith(f"-{labels['lattice.dev/team']}"), where
+        queues = {q["inputs"]["metadata"]["name"]: q for q in inside("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")}
+        assert "gpus" in queues and set(queues) <= {"gpus", "hybrid"}, where  # hybrid: on the MultiKueue manager
+        for queue in queues.values():
+            assert queue["inputs"]["spec"]["clusterQueue"].endswith(f"-{labels['lattice.dev/team']}"), where

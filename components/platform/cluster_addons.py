@@ -52,6 +52,12 @@ CLUSTER_AUTOSCALER_CHARTS = {
     "1.35": "9.59.0",  # 1.35.0
 }
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+# JobSet, on MultiKueue managers and workers: MultiKueue dispatches JobSets, which need the CRD on the manager and
+# the controller where they run (Kueue site/content/en/docs/tasks/run/multikueue/jobsets.md at v0.19.2: "JobSet
+# v0.6.0" or newer). kubernetes-sigs/jobset v0.12.0 (commit f22e565ac3cc3265c7c45ef67ecffdc689af5d77), installed
+# as its README shows; its chart's defaults need no values.
+JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
+JOBSET_VERSION = "0.12.0"
 # 0.19 is the first release whose incremental MultiKueue dispatcher tries workers in MultiKueueConfig order
 # (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on since 0.19; alphabetical before) and 0.15 the first
 # whose MultiKueue ClusterQueues may use TAS flavors (CHANGELOG-0.15: "MultiKueue: It supports Topology Aware
@@ -69,8 +75,10 @@ SYSTEM_NODES = {"lattice.dev/pool": "system"}
 # templates/visibility/service.yaml (443 -> 8082, backing APIService v1beta1.visibility.kueue.x-k8s.io).
 # Without 8082 the aggregated API is Available=False, every kubectl call prints discovery errors and
 # namespaces cannot finish deleting. Keyed by version: a bump must re-read the chart.
+# jobset 0.12.0: charts/jobset/templates/webhook/service.yaml (443 -> the container's "webhook" port, 9443).
 CONTROL_PLANE_PORTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("kueue", KUEUE_VERSION): (8082, 9443),
+    ("jobset", JOBSET_VERSION): (9443,),
 }
 
 
@@ -96,12 +104,13 @@ class ClusterAddonsArgs:
     neuron: bool = False
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
+    jobset: bool = False  # MultiKueue managers and workers
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
-PINNED_CHARTS = {"kueue": KUEUE_VERSION}
+PINNED_CHARTS = {"kueue": KUEUE_VERSION, "jobset": JOBSET_VERSION}
 
 # Kueue's feature gates Lattice relies on, set explicitly so a chart whose defaults differ fails loudly in review
 # rather than silently (pkg/features/kube_features.go at v0.19.2: all three beta and on by default there).
@@ -185,6 +194,7 @@ class ClusterAddons(pulumi.ComponentResource):
     network_operator: k8s.helm.v3.Release | None
     nic_policy: k8s.apiextensions.CustomResource | None
     kueue: k8s.helm.v3.Release
+    jobset: k8s.helm.v3.Release | None
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -337,4 +347,15 @@ class ClusterAddons(pulumi.ComponentResource):
             values=kueue_values(),
             opts=child,
         )
+        self.jobset = None
+        if args.jobset:
+            self.jobset = k8s.helm.v3.Release(
+                f"{name}-jobset",
+                name="jobset",
+                chart=JOBSET_CHART,
+                version=JOBSET_VERSION,
+                namespace="jobset-system",
+                create_namespace=True,
+                opts=child,
+            )
         self.register_outputs({"kueue": self.kueue.status})

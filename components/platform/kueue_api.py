@@ -14,3 +14,15 @@ KUEUE_NAMESPACE = "kueue-system"
 def kueue_type(kind: str) -> str:
     """The Pulumi type token of a Kueue object of ``kind`` at the pinned API version."""
     return f"kubernetes:{KUEUE_API}:{kind}"
+
+
+# Labels on every ResourceFlavor Lattice writes: which platform labels its nodes and the node type, so the policy
+# pack can tell which topology labels those nodes really carry.
+PLATFORM_LABEL = "lattice.dev/platform"
+MACHINE_TYPE_LABEL = "lattice.dev/machine-type"
+# MultiKueue: each MultiKueueCluster carries its worker site's tier, each MultiKueueConfig its team's data
+# classification, so the policy pack can hold dispatch to DISPATCH_TIERS; the Secret key Kueue reads a worker's
+# kubeconfig from (kueue.MultiKueueConfigSecretKey).
+TIER_LABEL = "lattice.dev/tier"
+TEAM_DATA_LABEL = "lattice.dev/team-data-classification"
+KUBECONFIG_KEY = "kubeconfig"

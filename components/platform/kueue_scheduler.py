@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..scheduling.topology import TopologyClass
 from ..tagging import TagContext
 from . import moved_from
 from .accelerators import NVIDIA_GPU
-from .kueue_api import KUEUE_API, KUEUE_GROUP
+from .kueue_api import KUEUE_API, KUEUE_GROUP, MACHINE_TYPE_LABEL, PLATFORM_LABEL
 
 # Kueue admits a workload only if every resource it requests is covered by the queue. Where Lattice
 # does not know a pool's host cpu / memory (existing hardware, TPU hosts), it covers them without
@@ -78,6 +79,10 @@ class Flavor:
     # Other names the same accelerators are requested by (Neuron: neurondevice and neuroncore), with their
     # quantities: Kueue admits only workloads whose every resource its queue covers.
     also: dict[str, int] = field(default_factory=dict)
+    # The Kueue Topology its nodes' labels describe (components/scheduling/topology.py); None: a flat pool.
+    topology: TopologyClass | None = None
+    platform: str = "kubernetes"  # eks, gke or kubernetes: who writes the nodes' labels
+    machine_type: str | None = None  # the instance / machine type where the platform knows it
 
     @property
     def resources(self) -> dict[str, int]:
@@ -106,10 +111,13 @@ class KueueSchedulerArgs:
 
 class KueueScheduler(pulumi.ComponentResource):
     flavors: dict[str, k8s.apiextensions.CustomResource]
+    topologies: dict[str, k8s.apiextensions.CustomResource]  # by depth class
     cohort: k8s.apiextensions.CustomResource
     cluster_queues: dict[str, k8s.apiextensions.CustomResource]
     local_queues: dict[str, k8s.apiextensions.CustomResource]
     gpus: int
+    resources: list[str]  # what the site's queues cover: cpu, memory and its accelerator resources
+    ceilings: dict[str, dict[str, float | None]]  # team -> resource -> the most its queue admits (None: no limit)
 
     def __init__(self, name: str, args: KueueSchedulerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -117,20 +125,45 @@ class KueueScheduler(pulumi.ComponentResource):
         )
         labels = args.tags.for_component("KueueScheduler").k8s_labels()
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
-        self.flavors = {
-            flavor.name: kueue_object(
+        site = args.tags.site
+        classes = {f.topology.name: f.topology for f in args.flavors if f.topology is not None}
+        for flavor in args.flavors:
+            if flavor.topology is not None and classes[flavor.topology.name] != flavor.topology:
+                raise ValueError(f"site '{site}': two topologies named {flavor.topology.name} with different levels")
+        self.topologies = {
+            cls: kueue_object(
+                f"{name}-topology-{cls}",
+                "Topology",
+                metadata={"name": f"{site}-{cls}", "labels": labels},
+                spec={"levels": [{"nodeLabel": level} for level in topology.levels]},
+                opts=after_crds,
+            )
+            for cls, topology in sorted(classes.items())
+        }
+        self.flavors = {}
+        for flavor in args.flavors:
+            facts = {PLATFORM_LABEL: flavor.platform}
+            if flavor.machine_type is not None:
+                facts[MACHINE_TYPE_LABEL] = flavor.machine_type
+            topology = {} if flavor.topology is None else {"topologyName": f"{site}-{flavor.topology.name}"}
+            self.flavors[flavor.name] = kueue_object(
                 f"{name}-{flavor.name}",
                 "ResourceFlavor",
-                metadata={"name": flavor.name, "labels": labels},
+                metadata={"name": flavor.name, "labels": {**labels, **facts}},
                 spec={
                     "nodeLabels": flavor.node_labels,
                     # Pools are tainted with their accelerator resource; the flavor lets admitted jobs on.
                     "tolerations": [{"key": flavor.resource, "operator": "Exists", "effect": "NoSchedule"}],
+                    **topology,
                 },
-                opts=after_crds,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[
+                        *args.depends_on,
+                        *([self.topologies[flavor.topology.name]] if flavor.topology is not None else []),
+                    ],
+                ),
             )
-            for flavor in args.flavors
-        }
         self.gpus = sum(f.quantity for f in args.flavors if f.resource == NVIDIA_GPU)
         accelerators = sorted({resource for flavor in args.flavors for resource in flavor.resources})
         covered = ["cpu", "memory", *accelerators]
@@ -155,6 +188,8 @@ class KueueScheduler(pulumi.ComponentResource):
             },
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self.flavors.values()]),
         )
+        self.resources = covered
+        self.ceilings = {team.team: ceiling(team, args.flavors, shares, covered) for team in args.teams}
         self.cluster_queues, self.local_queues = {}, {}
         for team in args.teams:
             queue_name = f"{cohort_name}-{team.team}"
@@ -291,6 +326,25 @@ def split(flavor: Flavor, teams: list[TeamQueue], accelerators: list[str]) -> Fl
                 nominal[team.team][resource] = held_host
                 borrowing[team.team][resource] = max(0, min(team_limit, host) - held_host)
     return FlavorSplit(capacity, nominal, borrowing)
+
+
+def ceiling(team: TeamQueue, flavors: list[Flavor], shares: dict[str, FlavorSplit], covered: list[str]) -> dict:
+    """The most of each resource the team's queue admits on the site: its nominal plus borrowing quota on every
+    flavor, capped by its namespace's quota (accelerators of a flavor's own resource, cpu, memory). None: the
+    site does not know the hosts' cpu / memory, so neither does Kueue limit them."""
+    caps = {"cpu": team.cpu, "memory": team.memory_gib, **{f.resource: team.accelerators for f in flavors}}
+    out: dict[str, float | None] = {}
+    for resource in covered:
+        total = 0.0
+        for flavor in flavors:
+            if shares[flavor.name].capacity.get(resource, 0) is None:
+                total = None
+                break
+            total += (
+                shares[flavor.name].nominal[team.team][resource] + shares[flavor.name].borrowing[team.team][resource]
+            )
+        out[resource] = caps[resource] if total is None else min(total, caps.get(resource, total))
+    return out
 
 
 def _quantity(resource: str, value: float | None) -> int | str:

@@ -26,6 +26,7 @@ from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..platform.team_policies import TeamNetwork
+from ..scheduling.topology import eks_pool_topology
 from ..security.aws_cloudtrail import AwsCloudTrail, AwsCloudTrailArgs, trail_name
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
@@ -55,6 +56,7 @@ class AwsCloudSiteArgs:
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
+    jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -253,6 +255,9 @@ class AwsCloudSite(pulumi.ComponentResource):
                         cpus=instances[pool.name].vcpus * pool.schedulable_nodes(moment),
                         memory_gib=instances[pool.name].memory_gib * pool.schedulable_nodes(moment),
                         also=neuron_aliases(instances[pool.name], pool.schedulable_nodes(moment)),
+                        topology=eks_pool_topology(instances[pool.name].name).topology,
+                        platform="eks",
+                        machine_type=instances[pool.name].name,
                     )
                     for pool in site.gpu_pools
                 ],
@@ -262,6 +267,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     toolkit_preinstalled=True,
                     efa_instance_types=[instances[name].name for name, pool in self.pools.items() if pool.efa],
                     neuron=any(i.accelerator_kind != "gpu" for i in instances.values()),
+                    jobset=args.jobset,
                     autoscaler=AutoscalerSettings(
                         cluster_name=self.eks.cluster_name,
                         region=site.region,

@@ -19,6 +19,7 @@ from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..platform.team_policies import TeamNetwork
+from ..scheduling.topology import fabric_pool_topology
 from ..spec import KubernetesSite, TeamSpec
 from ..spec.teams import team_on_site
 from ..storage.contract import StorageTier
@@ -34,6 +35,7 @@ class ExistingClusterSiteArgs:
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
 
 
 class ExistingClusterSite(pulumi.ComponentResource):
@@ -73,6 +75,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                         resource=NVIDIA_GPU,
                         quantity=pool.gpus_per_node * pool.max_nodes,
                         node_labels=dict(pool.node_selector) or {"lattice.dev/pool": pool.name},
+                        topology=fabric_pool_topology(pool.fabric_levels).topology,
                     )
                     for pool in site.gpu_pools
                 ],
@@ -80,6 +83,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     gpu_operator=True,
                     drivers_preinstalled=site.gpu_drivers == "preinstalled",
                     rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
+                    jobset=args.jobset,
                 ),
                 storage=tiers,
             ),

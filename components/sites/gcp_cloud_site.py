@@ -21,6 +21,7 @@ from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
 from ..platform.kueue_scheduler import Flavor
 from ..platform.team_policies import TeamNetwork
+from ..scheduling.topology import gke_pool_topology
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..security.team_identity import GcpTeamIdentity, GcpTeamIdentityArgs, gcp_team_account_email
@@ -51,6 +52,7 @@ class GcpCloudSiteArgs:
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -161,7 +163,9 @@ class GcpCloudSite(pulumi.ComponentResource):
                 lustre_csi=bool(site.storage.lustre),
                 filestore_csi=bool(site.storage.filestore),
                 # Kueue is installed with the first accelerator pool (ClusterWorkloads).
-                control_plane_ports=control_plane_ports(["kueue"]) if site.gpu_pools else [],
+                control_plane_ports=control_plane_ports(["kueue", *(["jobset"] if args.jobset else [])])
+                if site.gpu_pools
+                else [],
                 depends_on=[self.key.gke_access, *self.services],
             ),
             opts=scoped,
@@ -227,13 +231,15 @@ class GcpCloudSite(pulumi.ComponentResource):
             labels = {"lattice.dev/pool": pool.name}
             if pool.name in machines:
                 machine = machines[pool.name]
+                topology = gke_pool_topology(machine.name, pool.capacity.type, pool.uses_compact_placement(machine))
                 flavors.append(
                     Flavor(pool.name, GPU_TAINT, machine.gpu_count * pool.max_nodes, labels,
                            cpus=machine.vcpus * pool.max_nodes, memory_gib=machine.memory_gb * pool.max_nodes,
-                           queued_provisioning=pool.capacity.queued)
+                           queued_provisioning=pool.capacity.queued, topology=topology.topology, platform="gke",
+                           machine_type=machine.name)
                 )  # fmt: skip
             else:
-                flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels))
+                flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels, platform="gke"))
         self.storage = None
         if any(getattr(site.storage, kind) for kind in ("lustre", "filestore", "buckets")):
             self.storage = GcpSiteStorage(
@@ -267,7 +273,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                     api=((self.network.ranges.control_plane, (HTTPS,)),),
                 ),
                 flavors=flavors,
-                addons=ClusterAddonsArgs(gpu_operator=False),
+                addons=ClusterAddonsArgs(gpu_operator=False, jobset=args.jobset),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
                 storage=tiers,
             ),

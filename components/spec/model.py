@@ -371,6 +371,16 @@ class KubernetesAccessSpec(Strict):
         description="Name of a secret config key holding a whole kubeconfig, set with "
         "`pulumi config set --secret lattice:<key> < kubeconfig.yaml`.",
     )
+    version: KubernetesVersion | None = Field(
+        None,
+        description='The cluster\'s Kubernetes minor version, quoted (e.g. "1.33"); needed where the site is the '
+        "MultiKueue manager, which must run batch Jobs' managedBy field.",
+    )
+    api_endpoint: Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")] | None = Field(
+        None,
+        description="The API server's URL as other sites reach it over the stack's links (https://10.50.0.10:6443); "
+        "needed where the site is a MultiKueue worker.",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> KubernetesAccessSpec:
@@ -592,6 +602,15 @@ class GcpGpuPoolSpec(PoolSize):
         return self
 
 
+def _fabric_levels(levels: list[str]) -> list[str]:
+    from components.scheduling.topology import fabric_level_issues
+
+    problems = fabric_level_issues(levels)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return levels
+
+
 class ClusterPoolSpec(PoolSize):
     """Existing hardware of a grid or edge site, as the scheduler should see it."""
 
@@ -609,6 +628,14 @@ class ClusterPoolSpec(PoolSize):
     )
     node_selector: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels that select these nodes (default: lattice.dev/pool=<name>)."
+    )
+    fabric_levels: Annotated[list[LabelKey], AfterValidator(_fabric_levels)] | None = Field(
+        None,
+        description="Node labels of the pool's network fabric, coarsest first (e.g. [rack-group, rack]), or NVIDIA "
+        "Topograph v1.0's keys from the top tier down: [fabric.topograph.run/tier-2, …tier-1, …tier-0]. Kueue's "
+        "Topology-Aware Scheduling places jobs by them, kubernetes.io/hostname added as the lowest level; every "
+        "node of the pool must carry every label. Unset: no topology.",
+        examples=[["fabric.topograph.run/tier-1", "fabric.topograph.run/tier-0"]],
     )
     min_nodes: int = Field(
         0,
@@ -812,7 +839,16 @@ class TeamSpec(Strict):
     )
     groups: list[NonEmpty] = Field(default_factory=list, description="Identity-provider groups of the team.")
     sites: list[SiteName] | None = Field(
-        None, description="Sites where the team gets a namespace; defaults to every grid and edge site."
+        None,
+        description="Sites where the team gets a namespace, in order of preference: with multikueue, the manager "
+        "dispatches the team's jobs to them in this order (grid first, then cloud; edge sites serve inference and "
+        "are never dispatched to). Defaults to every grid and edge site.",
+    )
+    data_classification: DataClassification | None = Field(
+        None,
+        description="Most sensitive data the team's jobs read (default: the stack's). restricted keeps its jobs on "
+        "grid sites: it may list no cloud site, and MultiKueue dispatches it nowhere else.",
+        examples=["restricted"],
     )
     aws_role_arns: list[IamRoleArn] = Field(
         default_factory=list,
@@ -937,6 +973,14 @@ class WorkloadSpec(Strict):
         return Workload(**self.model_dump(exclude={"name", "precision"}), precision=self.resolved_precision)
 
 
+class MultiKueueSpec(Strict):
+    manager: SiteName | None = Field(
+        None,
+        description="The site teams submit to; its Kueue dispatches to the others. Default: the first grid site.",
+        examples=["grid-hpc"],
+    )
+
+
 class StackSpec(Strict):
     environment: Environment = Field(
         description="Environment of the stack; prod turns on protection and stricter policy levels.", examples=["prod"]
@@ -967,6 +1011,12 @@ class StackSpec(Strict):
         default_factory=list, description="IPsec VPN links between sites: hub-and-spoke or pairs."
     )
     workloads: list[WorkloadSpec] = Field(default_factory=list, description="Training jobs pools are sized for.")
+    multikueue: MultiKueueSpec | None = Field(
+        None,
+        description="One queue across sites: the manager site's Kueue dispatches each team's jobs to the team's "
+        "other sites in its order of preference (README: one queue across sites). Unset: every cluster queues "
+        "on its own.",
+    )
 
     @property
     def protects_stateful(self) -> bool:

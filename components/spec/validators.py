@@ -780,6 +780,13 @@ def teams_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     yield from team_issues(spec)
 
 
+def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .scheduling_validators import scheduling_issues
+
+    for path, message in scheduling_issues(spec):
+        yield Issue(path, message)
+
+
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
@@ -815,6 +822,7 @@ VALIDATORS: tuple[Validator, ...] = (
     gpu_nic_ranges_are_free,
     storage_is_valid,
     links_are_valid,
+    scheduling_is_valid,
     team_identities_fit,
     audit_is_consistent,
     brownfield_is_valid,

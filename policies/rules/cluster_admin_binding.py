@@ -21,7 +21,11 @@ BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
     remediation="Bind research teams to 'edit' (or a narrower role) inside their namespace; add genuinely "
     "administrative groups to this policy's adminGroups config.",
     resource_types=(CLUSTER_BINDING, BINDING),
-    counterexample=Counterexample(CLUSTER_BINDING, put("subjects", 0, "name", value="climate-ml")),
+    counterexample=Counterexample(
+        CLUSTER_BINDING,
+        put("subjects", 0, "name", value="climate-ml"),
+        select=lambda r, plan: r["inputs"].get("roleRef", {}).get("name") == "cluster-admin",
+    ),
     config={"adminGroups": {"type": "array", "items": {"type": "string"}, "default": list(ADMIN_GROUPS)}},
     trivy=("AVD-KSV-0111",),
     scanner_notes={

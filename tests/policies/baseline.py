@@ -545,6 +545,7 @@ def _team_namespace(labels: dict[str, str]) -> None:
         metadata={"name": "gpus", "namespace": name, "labels": labels},
         spec={"clusterQueue": "grid-hpc-climate"},
     )
+    _scheduling(labels)
     k8s.rbac.v1.Role(
         "team",
         metadata=meta("lattice-team"),
@@ -555,6 +556,60 @@ def _team_namespace(labels: dict[str, str]) -> None:
         metadata=meta("lattice-team"),
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="lattice-team"),
         subjects=[k8s.rbac.v1.SubjectArgs(kind="Group", name="climate-ml", api_group="rbac.authorization.k8s.io")],
+    )
+
+
+def _scheduling(labels: dict[str, str]) -> None:
+    """An EKS p5 flavor on EC2's network topology, and a MultiKueue worker of the cloud tier for internal data."""
+    levels = [*(f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3)), "kubernetes.io/hostname"]
+    k8s.apiextensions.CustomResource(
+        "ec2-topology",
+        api_version="kueue.x-k8s.io/v1beta2",
+        kind="Topology",
+        metadata={"name": "aws-use1-ec2-3-layer", "labels": labels},
+        spec={"levels": [{"nodeLabel": level} for level in levels]},
+    )
+    k8s.apiextensions.CustomResource(
+        "p5-flavor",
+        api_version="kueue.x-k8s.io/v1beta2",
+        kind="ResourceFlavor",
+        metadata={
+            "name": "train-p5",
+            "labels": {**labels, "lattice.dev/platform": "eks", "lattice.dev/machine-type": "p5.48xlarge"},
+        },
+        spec={
+            "nodeLabels": {"lattice.dev/pool": "train-p5"},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "topologyName": "aws-use1-ec2-3-layer",
+        },
+    )
+    kubeconfig = json.dumps(
+        {
+            "clusters": [
+                {"name": "aws-use1", "cluster": {"server": "https://10.20.0.10", "certificate-authority-data": "Q0E="}}
+            ],
+            "users": [{"name": "aws-use1", "user": {"token": "token-from-the-worker"}}],
+        }
+    )
+    k8s.core.v1.Secret(
+        "multikueue-aws-use1",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="multikueue-aws-use1", namespace="kueue-system", labels=labels),
+        type="Opaque",
+        string_data={"kubeconfig": pulumi.Output.secret(kubeconfig)},
+    )
+    k8s.apiextensions.CustomResource(
+        "multikueue-cluster",
+        api_version="kueue.x-k8s.io/v1beta2",
+        kind="MultiKueueCluster",
+        metadata={"name": "aws-use1", "labels": {**labels, "lattice.dev/tier": "cloud"}},
+        spec={"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": "multikueue-aws-use1"}}},
+    )
+    k8s.apiextensions.CustomResource(
+        "multikueue-config",
+        api_version="kueue.x-k8s.io/v1beta2",
+        kind="MultiKueueConfig",
+        metadata={"name": "climate", "labels": {**labels, "lattice.dev/team-data-classification": "internal"}},
+        spec={"clusters": ["aws-use1"]},
     )
 
 

@@ -55,6 +55,11 @@ COUNTEREXAMPLE_MESSAGE = {
     "gke-private-nodes": "nodes get public IP addresses",
     "gke-secrets-encryption": "application-layer secrets encryption is off",
     "kms-key-rotation": "automatic key rotation is off",
+    "kueue-flavor-topology": "flavor 'train-p5': EKS labels p5.48xlarge nodes with EC2's network topology",
+    "multikueue-data-residency": "MultiKueueConfig 'climate' dispatches restricted data to 'aws-use1' (cloud); "
+    "restricted data stays on grid sites",
+    "multikueue-kubeconfig-secret": "the kubeconfig of MultiKueueCluster 'aws-use1' is in plain text in the plan; "
+    "pass it as a Pulumi secret",
     "launch-template-volume-encryption": "block device /dev/xvda is not encrypted",
     "log-group-kms": "the log group is not encrypted with a customer-managed key",
     "log-group-retention": "logs are kept 30 days; at least 365 required",

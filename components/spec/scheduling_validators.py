@@ -1,0 +1,146 @@
+"""Rules of the scheduling keys: pools' topology classes, the MultiKueue manager, the path to each worker's API and
+the teams' data guard. Each yields (key path, message saying what to do)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+
+from components.standards import DISPATCH_TIERS, MULTIKUEUE_MANAGER_MIN_KUBERNETES
+
+from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+
+
+def scheduling_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    yield from _fabric_classes(spec)
+    yield from _data_guard(spec)
+    if spec.multikueue is not None:
+        yield from _multikueue(spec)
+
+
+def _fabric_classes(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    """Pools of one site whose declared fabrics have the same depth share one Topology: their levels must agree."""
+    for index, site in enumerate(spec.sites):
+        if not isinstance(site, KubernetesSite):
+            continue
+        seen: dict[int, tuple[int, list[str]]] = {}
+        for position, pool in enumerate(site.gpu_pools):
+            if not pool.fabric_levels:
+                continue
+            depth = len(pool.fabric_levels)
+            if depth in seen and seen[depth][1] != pool.fabric_levels:
+                first, levels = seen[depth]
+                yield (
+                    f"sites[{index}].gpu_pools[{position}].fabric_levels",
+                    f"pools of one site with {depth} fabric levels share one Kueue Topology, and gpu_pools[{first}] "
+                    f"declares {levels}; use the same labels, or the labels of a fabric of another depth",
+                )
+            seen.setdefault(depth, (position, pool.fabric_levels))
+
+
+def _data_guard(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    tiers = {site.name: site.tier for site in spec.sites}
+    for index, team in enumerate(spec.teams):
+        data = team.data_classification or spec.data_classification
+        allowed = DISPATCH_TIERS[data]
+        for position, name in enumerate(team.sites or []):
+            tier = tiers.get(name)
+            if tier == "cloud" and tier not in allowed:
+                yield (
+                    f"teams[{index}].sites[{position}]",
+                    f"team '{team.name}' handles {data} data, which stays on {' and '.join(allowed)} sites; remove "
+                    f"the {tier} site '{name}' from its sites, or set its data_classification lower if its data allows",
+                )
+
+
+def _multikueue(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    from components.scheduling.routes import manager_site, worker_sites
+
+    names = [site.name for site in spec.sites]
+    chosen = spec.multikueue.manager
+    if chosen is not None and chosen not in names:
+        yield "multikueue.manager", f"unknown site '{chosen}'; use one of: {', '.join(names)}"
+        return
+    manager = manager_site(spec)
+    if manager is None:
+        yield "multikueue.manager", "the stack has no grid site to default to; name the manager site"
+        return
+    where = f"sites[{names.index(manager.name)}]"
+    if not manager.gpu_pools:
+        yield (
+            "multikueue.manager",
+            f"'{manager.name}' has no gpu_pools, so Lattice installs no Kueue there; name a site with accelerator "
+            "pools",
+        )
+    version = _minor_version(manager)
+    if isinstance(manager, KubernetesSite) and version is None:
+        yield (
+            f"{where}.kubernetes.version",
+            f"'{manager.name}' is the MultiKueue manager, which needs Kubernetes {MULTIKUEUE_MANAGER_MIN_KUBERNETES} "
+            "or newer (batch Jobs' spec.managedBy); set the cluster's minor version here, e.g. \"1.33\"",
+        )
+    elif version is not None and version < _parse(MULTIKUEUE_MANAGER_MIN_KUBERNETES):
+        yield (
+            f"{where}.kubernetes.version",
+            f"the MultiKueue manager needs Kubernetes {MULTIKUEUE_MANAGER_MIN_KUBERNETES} or newer (batch Jobs' "
+            f"spec.managedBy, on by default from 1.32); upgrade '{manager.name}' or name another manager",
+        )
+    for worker in worker_sites(spec):
+        yield from _reachable(spec, manager, worker, names.index(worker.name))
+
+
+def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[tuple[str, str]]:
+    """The manager's Kueue must reach the worker's API server: a public endpoint, or over the stack's links."""
+    from components.network.links import linked_ranges
+
+    source = ipaddress.ip_network(manager.network.cidr)
+    routed = [ipaddress.ip_network(c) for c in linked_ranges(spec, worker)]
+    linked = any(source.subnet_of(net) for net in routed)
+    fix_link = f"add a link between '{manager.name}' and '{worker.name}' (links:, directly or through an AWS hub)"
+    if isinstance(worker, AwsSite):
+        if not worker.kubernetes.endpoint_public_access and not linked:
+            yield (
+                f"sites[{index}].kubernetes.endpoint_public_access",
+                f"'{worker.name}' is a MultiKueue worker with a private API endpoint, and no link carries the "
+                f"manager '{manager.name}' ({source}) to it; {fix_link}, or turn on endpoint_public_access with the "
+                "manager's egress address in public_access_cidrs",
+            )
+    elif isinstance(worker, GcpSite):
+        if not linked:
+            yield (
+                f"sites[{index}].kubernetes",
+                f"'{worker.name}' is a MultiKueue worker reached on its private control-plane endpoint, and no link "
+                f"carries the manager '{manager.name}' ({source}) to it; {fix_link}",
+            )
+        authorized = [ipaddress.ip_network(c) for c in worker.kubernetes.master_authorized_cidrs]
+        if not any(source.subnet_of(net) for net in authorized):
+            yield (
+                f"sites[{index}].kubernetes.master_authorized_cidrs",
+                f"the MultiKueue manager '{manager.name}' ({source}) is not among the networks allowed to reach "
+                f"'{worker.name}''s control plane; add {source} to master_authorized_cidrs",
+            )
+    elif isinstance(worker, KubernetesSite):
+        if worker.kubernetes.api_endpoint is None:
+            yield (
+                f"sites[{index}].kubernetes.api_endpoint",
+                f"'{worker.name}' is a MultiKueue worker: set the URL its API server answers on from "
+                f"'{manager.name}' (https://<address>:<port>)",
+            )
+        elif not linked:
+            yield (
+                f"sites[{index}].kubernetes.api_endpoint",
+                f"no link carries the manager '{manager.name}' ({source}) to '{worker.name}''s API server; {fix_link}",
+            )
+
+
+def _minor_version(site) -> tuple[int, int] | None:
+    if isinstance(site, AwsSite):
+        return _parse(site.kubernetes.version)
+    if isinstance(site, KubernetesSite) and site.kubernetes.version is not None:
+        return _parse(site.kubernetes.version)
+    return None  # a GKE minor follows its release channel: Lattice does not know it
+
+
+def _parse(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
