@@ -56,7 +56,13 @@ class HybridStack(pulumi.ComponentResource):
             site_tags[site.name] = tags
             # The manager holds a namespace for every team it dispatches for: teams submit there.
             is_manager = manager is not None and site.name == manager.name
-            teams = [team for team in spec.teams if team.on(site) or (is_manager and team.name in dispatched)]
+            teams = [team for team in spec.teams if team.on(site)]
+            # A team the manager only dispatches for gets no accelerators of the manager's own.
+            teams += [
+                team.model_copy(update={"gpu_quota": {}, "gpu_guarantee": {}})
+                for team in spec.teams
+                if is_manager and team.name in dispatched and not team.on(site)
+            ]
             jobset = is_manager or site.name in workers
             if isinstance(site, AwsSite):
                 built = AwsCloudSite(

@@ -100,7 +100,8 @@ def test_gpu_pod_with_cpu_requests_and_gpu_limits_is_admitted_not_invalid(stack,
     assert quota_errors(pod, resource_quotas) == []
 
     # Kueue: the team's ClusterQueue covers the pod's requests on a flavor of the pool, within what it may use
-    (queue,) = local_queues
+    # The site's own queue (gpus); on the MultiKueue manager the namespace also has hybrid, which dispatches elsewhere.
+    (queue,) = [q for q in local_queues if q["metadata"]["name"] == "gpus"]
     (cluster_queue,) = [
         r for r in plan.by_type(CLUSTER_QUEUE)
         if r["provider"] == provider and r["inputs"]["metadata"]["name"] == queue["spec"]["clusterQueue"]

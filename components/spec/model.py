@@ -375,11 +375,13 @@ class KubernetesAccessSpec(Strict):
         None,
         description='The cluster\'s Kubernetes minor version, quoted (e.g. "1.33"); needed where the site is the '
         "MultiKueue manager, which must run batch Jobs' managedBy field.",
+        examples=["1.33"],
     )
     api_endpoint: Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")] | None = Field(
         None,
         description="The API server's URL as other sites reach it over the stack's links (https://10.50.0.10:6443); "
         "needed where the site is a MultiKueue worker.",
+        examples=["https://10.50.0.10:6443"],
     )
 
     @model_validator(mode="after")

@@ -39,7 +39,8 @@ def _accelerator_flavor(props) -> bool:
     remediation="Build flavors with Lattice's KueueScheduler, which gives each pool the Topology of its platform "
     "(components/scheduling/topology.py); for a hand-written one, use the levels components/catalog/topology.py "
     "lists for its instance type.",
-    resource_types=(FLAVOR, TOPOLOGY),
+    # Kueue objects are custom resources, not SDK types: the stack rule reads them from the whole plan.
+    resource_types=(),
     counterexample=Counterexample(
         FLAVOR,
         drop("spec", "topologyName"),

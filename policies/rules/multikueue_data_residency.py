@@ -28,7 +28,8 @@ def _cluster(resource) -> str | None:
     severity="high",
     remediation="Keep the team's sites to what its data_classification allows (stack spec teams[].sites); Lattice "
     "then leaves the other sites out of its MultiKueueConfig.",
-    resource_types=(CONFIG, CLUSTER),
+    # Kueue objects are custom resources, not SDK types: the stack rule reads them from the whole plan.
+    resource_types=(),
     counterexample=Counterexample(CONFIG, put("metadata", "labels", TEAM_DATA_LABEL, value="restricted")),
     category="data-residency",
 )

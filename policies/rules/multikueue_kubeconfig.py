@@ -78,7 +78,7 @@ def _refusal(text: str) -> str | None:
     severity="critical",
     remediation="Let Lattice compose worker kubeconfigs (components/scheduling/multikueue_worker.py) and pass them "
     "with pulumi.Output.secret; never write a token into the program or the stack file.",
-    resource_types=(CLUSTER, SECRET),
+    resource_types=(SECRET,),
     counterexample=Counterexample(
         SECRET,
         put("stringData", value={KUBECONFIG_KEY: PLAIN}),

@@ -7,6 +7,7 @@ import json
 from components.platform.cluster_addons import (
     EFA_DEVICE_PLUGIN_VERSION,
     GPU_OPERATOR_VERSION,
+    JOBSET_VERSION,
     KUEUE_VERSION,
     NETWORK_OPERATOR_VERSION,
 )
@@ -25,7 +26,7 @@ def _releases(plan, site):
 
 def test_infiniband_grid_gets_the_network_operator_with_rdma(prod_plan):
     releases = _releases(prod_plan, "grid-hpc")
-    assert set(releases) == {"gpu-operator", "network-operator", "kueue"}
+    assert set(releases) == {"gpu-operator", "network-operator", "kueue", "jobset"}  # jobset: the MultiKueue manager
     network = releases["network-operator"]["inputs"]
     assert network["version"] == NETWORK_OPERATOR_VERSION == "25.4.0"
     assert releases["gpu-operator"]["urn"] in releases["network-operator"]["dependencies"]
@@ -50,6 +51,7 @@ def test_every_chart_is_pinned(prod_plan):
         "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN_VERSION,
         "aws-fsx-csi-driver": FSX_CSI_VERSION,
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
+        "oci://registry.k8s.io/jobset/charts/jobset": JOBSET_VERSION,
     }
 
 
@@ -130,9 +132,11 @@ def test_kueue_flavor_cohort_and_team_queues(prod_plan):
     ]
     assert site_capacity(prod_plan, "grid-hpc")["ib-h100"]["nvidia.com/gpu"] == 256
     local = {r["name"]: r["inputs"] for r in prod_plan.by_type(LOCAL_QUEUE) if r["name"].startswith("grid-hpc-")}
+    # fusion is not on the grid: as the MultiKueue manager, the grid holds its namespace, with no quota of its own
     assert {q["metadata"]["namespace"]: q["spec"]["clusterQueue"] for q in local.values()} == {
         "climate": "grid-hpc-climate",
         "materials-sim": "grid-hpc-materials",
+        "fusion": "grid-hpc-fusion",
     }
     assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256
 
@@ -209,7 +213,7 @@ def test_cluster_provider_uses_exec_auth_and_stays_secret(dev_plan):
 
 
 def test_gke_gets_kueue_and_dcgm_but_no_gpu_operator(prod_plan):
-    assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue"}
+    assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue", "jobset"}  # jobset: a MultiKueue worker
     cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
     (group,) = prod_plan.one(COHORT, "gcp-usc1-kueue-cohort")["inputs"]["spec"]["resourceGroups"]

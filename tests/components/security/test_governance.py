@@ -312,6 +312,8 @@ def test_a_teams_cloud_identities_are_bound_in_its_namespace_only(prod_plan):
     assert bindings == {
         # EKS: the group the team's access entry maps its IAM role to
         "aws-use1-fusion-role-binding": {("Group", "fusion-ml"), ("Group", "lattice:team:fusion")},
+        # the MultiKueue manager (grid-hpc), where fusion submits: its identity-provider group only
+        "grid-hpc-fusion-role-binding": {("Group", "fusion-ml")},
         # GKE: the team's Google group, through Google Groups for RBAC
         "gcp-usc1-fusion-role-binding": {
             ("Group", "fusion-ml"),
