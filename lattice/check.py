@@ -265,7 +265,10 @@ def evaluate(
 
     stack_resources = _stack_resources(resources, views)
     for rule in (r for r in active.values() if r.kind == "stack"):
-        args = StackValidationArgs(stack_resources, runtime_config(config.config_for(rule)))
+        rule_config = runtime_config(
+            {**config.config_for(rule), **{k: v for k, v in facts.items() if k in rule.config}}
+        )
+        args = StackValidationArgs(stack_resources, rule_config)
         _collect(result, rule, config, lambda a=args, r=rule: r.check(a), "")
     result.findings.sort(key=lambda f: (f.policy, f.urn, f.message))
     return result
