@@ -17,8 +17,7 @@ import yaml
 from components.catalog.topology import aws_topology_levels
 from components.placement import PREFERRED_TOPOLOGY, SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE
 from lattice.cli import main
-from tests.components.platform.test_kueue_crds import _structural
-from tests.kueue import LOCAL_QUEUE
+from tests.kueue import LOCAL_QUEUE, _structural, cel_errors
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "jobset-v0.12.0" / "JobSet.json"
 AWS_POOL = ["--stack", "prod", "--site", "aws-use1", "--pool", "train-p5", "--team", "fusion"]
@@ -58,6 +57,8 @@ def test_the_jobset_fits_the_pinned_crd(capsys, args):
     job, _ = _template(capsys, *args)
     assert job["apiVersion"] == json.loads(FIXTURE.read_text())["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
     assert sorted(e.message for e in _validator().iter_errors(job["spec"])) == []
+    # and the CRD's CEL rules, evaluated as the API server does on create
+    assert cel_errors(json.loads(FIXTURE.read_text())["spec"], job["spec"]) == []
 
 
 def test_the_crd_check_refuses_what_the_api_server_would_drop(capsys):
