@@ -63,6 +63,26 @@ def kueue_object(
     )
 
 
+def local_queue(
+    name: str, queue: str, namespace: str, labels: dict, cluster_queue: tuple[str, pulumi.Resource], *, parent
+) -> k8s.apiextensions.CustomResource:
+    """A team's LocalQueue ``queue`` pointing at ``cluster_queue`` (the ClusterQueue's name and its resource, which
+    the LocalQueue waits for). Its clusterQueue is immutable (Kueue's CRD validation): repointing it means a
+    new LocalQueue, deleted before the new one is made since both carry the same name."""
+    return kueue_object(
+        name,
+        "LocalQueue",
+        metadata={"name": queue, "namespace": namespace, "labels": labels},
+        spec={"clusterQueue": cluster_queue[0]},
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=[cluster_queue[1]],
+            replace_on_changes=["spec.clusterQueue"],
+            delete_before_replace=True,
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class Flavor:
     """One pool as the scheduler sees it: which nodes, which accelerator resource, how many."""
@@ -217,18 +237,13 @@ class KueueScheduler(pulumi.ComponentResource):
                     depends_on=[*args.depends_on, self.cohort, *self.flavors.values(), *self._check_resources],
                 ),
             )
-            # A LocalQueue's clusterQueue is immutable (Kueue's CRD validation): repointing it means a new one.
-            self.local_queues[team.team] = kueue_object(
+            self.local_queues[team.team] = local_queue(
                 f"{name}-{team.team}",
-                "LocalQueue",
-                metadata={"name": LOCAL_QUEUE, "namespace": team.namespace, "labels": labels},
-                spec={"clusterQueue": queue_name},
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=[self.cluster_queues[team.team]],
-                    replace_on_changes=["spec.clusterQueue"],
-                    delete_before_replace=True,
-                ),
+                LOCAL_QUEUE,
+                team.namespace,
+                labels,
+                (queue_name, self.cluster_queues[team.team]),
+                self,
             )
         self.register_outputs({"cohort": cohort_name, "gpus": self.gpus})
 

@@ -38,7 +38,7 @@ from ..platform.kueue_api import (
     TEAM_DATA_LABEL,
     TIER_LABEL,
 )
-from ..platform.kueue_scheduler import NAMESPACE_NAME_LABEL, _quantity, kueue_object
+from ..platform.kueue_scheduler import NAMESPACE_NAME_LABEL, _quantity, kueue_object, local_queue
 from ..tagging import TagContext
 from .routes import HYBRID_QUEUE
 
@@ -169,16 +169,12 @@ class MultiKueueManager(pulumi.ComponentResource):
                     parent=self, depends_on=[*args.depends_on, self.flavor, self.checks[team.team]]
                 ),
             )
-            self.local_queues[team.team] = kueue_object(
+            self.local_queues[team.team] = local_queue(
                 f"{name}-{team.team}",
-                "LocalQueue",
-                metadata={"name": HYBRID_QUEUE, "namespace": team.namespace, "labels": labels},
-                spec={"clusterQueue": queue_name},
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=[self.cluster_queues[team.team]],
-                    replace_on_changes=["spec.clusterQueue"],
-                    delete_before_replace=True,
-                ),
+                HYBRID_QUEUE,
+                team.namespace,
+                labels,
+                (queue_name, self.cluster_queues[team.team]),
+                self,
             )
         self.register_outputs({"workers": [w.site for w in args.workers], "teams": sorted(self.cluster_queues)})
