@@ -243,7 +243,7 @@ class KueueScheduler(pulumi.ComponentResource):
                 team.namespace,
                 labels,
                 (queue_name, self.cluster_queues[team.team]),
-                self,
+                parent=self,
             )
         self.register_outputs({"cohort": cohort_name, "gpus": self.gpus})
 

@@ -175,6 +175,6 @@ class MultiKueueManager(pulumi.ComponentResource):
                 team.namespace,
                 labels,
                 (queue_name, self.cluster_queues[team.team]),
-                self,
+                parent=self,
             )
         self.register_outputs({"workers": [w.site for w in args.workers], "teams": sorted(self.cluster_queues)})
