@@ -33,7 +33,7 @@ def _audit_policy(args: argparse.Namespace, out: Console) -> int:
     from components.platform.audit_policy import api_server_flags, audit_policy_yaml, install_notes
     from components.spec import KubernetesSite
 
-    from .cli import resolve_stack_file
+    from .cli_common import resolve_stack_file
 
     writable(args.output_dir / "lattice-audit-policy.yaml" if args.output_dir else None, "--output-dir")
     stack_file = resolve_stack_file(args)

@@ -1,17 +1,38 @@
-"""``lattice catalog``: the machines the hardware catalog knows, filtered, as a table a person reads."""
+"""``lattice catalog``: the machines the hardware catalog knows, filtered, as a table a person reads; ``catalog
+refresh`` / ``refresh-regions`` regenerate its AWS snapshot and region table."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from .errors import UsageError, writable
 
 if TYPE_CHECKING:  # imported by the verb, not by `lattice --help` (which only adds the filters)
     from rich.console import Console
     from rich.table import Table
 
     from components.catalog.listing import CatalogRow
+
+
+def add_parser(verbs, stack_arguments) -> None:
+    catalog = verbs.add_parser(
+        "catalog", help="list the hardware catalog's machine types (filters below), or refresh it"
+    )
+    add_filters(catalog)
+    catalog.set_defaults(handler=list_catalog)
+    catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=False, metavar="VERB")
+    refresh = catalog_verbs.add_parser("refresh", help="regenerate the AWS snapshot from describe_instance_types")
+    refresh.add_argument("--region", required=True, help="AWS region to describe, e.g. us-east-1")
+    refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
+    refresh.add_argument("--moto", action="store_true", help="describe moto's bundled data (offline)")
+    refresh.set_defaults(handler=_catalog_refresh)
+    regions = catalog_verbs.add_parser(
+        "refresh-regions", help="rewrite the AWS region / zone table from your account's describe_regions"
+    )
+    regions.add_argument("--output", type=Path, default=None, help="default: the committed table")
+    regions.set_defaults(handler=_catalog_refresh_regions)
 
 
 def add_filters(parser: argparse.ArgumentParser) -> None:
@@ -85,3 +106,19 @@ def list_catalog(args: argparse.Namespace, out: Console) -> int:
         soft_wrap=False,
     )
     return 0
+
+
+def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
+    from components.catalog.aws import AWS_SNAPSHOT
+    from components.catalog.refresh import main as refresh
+
+    writable(args.output, "--output")
+    return refresh(args.region, args.output or AWS_SNAPSHOT, from_moto=args.moto)
+
+
+def _catalog_refresh_regions(args: argparse.Namespace, out: Console) -> int:
+    from components.catalog.refresh import refresh_regions
+    from components.catalog.regions import AWS_REGIONS_FILE
+
+    writable(args.output, "--output")
+    return refresh_regions(args.output or AWS_REGIONS_FILE)

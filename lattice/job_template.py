@@ -258,7 +258,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
 def _job_template(args: argparse.Namespace, out: Console) -> int:
     import sys
 
-    from .cli import resolve_stack_file
+    from .cli_common import resolve_stack_file
     from .errors import write_output
 
     stack_file = resolve_stack_file(args)

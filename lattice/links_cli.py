@@ -66,7 +66,7 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
 
     from components.network.link_plan import link_plans
 
-    from .cli import resolve_stack_file
+    from .cli_common import resolve_stack_file
 
     spec = resolve_stack_file(args).spec
     plans = link_plans(spec)
@@ -105,7 +105,7 @@ def _links_render(args: argparse.Namespace, out: Console) -> int:
     from components.network.link_plan import link_plans
     from components.spec import KubernetesSite
 
-    from .cli import resolve_stack_file
+    from .cli_common import resolve_stack_file
     from .engine import run_plan
 
     stack_file = resolve_stack_file(args)

@@ -37,7 +37,7 @@ def add_parser(verbs, stack_arguments) -> None:
 def _teardown(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from .cli import _warn, progress, resolve_stack_file
+    from .cli_common import progress, resolve_stack_file, warn
     from .engine import FAKE_ACCOUNT, run_plan
     from .teardown import compliance_refusal, empty_bucket, stack_buckets, stack_trails, stop_writers
 
@@ -48,7 +48,7 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
             f"{stack_file.path}: environment prod — lattice teardown empties only dev and staging stacks. Prod's "
             "buckets are COMPLIANCE-locked and protected: their data outlives the stack by design"
         )
-    _warn(stack_file)
+    warn(stack_file)
     with progress(f"planning {stack_file.path.name} under the mock engine…"):
         plan = run_plan(stack_file).to_dict()
     buckets = stack_buckets(plan)

@@ -36,7 +36,8 @@ from components.sizing import (
     transfer_seconds,
     weight_bytes,
 )
-from lattice.cli import _parser, size_report
+from lattice.cli import _parser
+from lattice.size_cli import size_report
 from tests.conftest import ROOT
 
 H100_GIB = aws_instance_type("p5.48xlarge").accelerator_memory_gib

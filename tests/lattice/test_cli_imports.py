@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from lattice import cli
+import pytest
+
+from lattice import cli, cli_common, size_cli
 from lattice.report import FORMATS
 from policies.registry import SEVERITY_ORDER
 from tests.conftest import ROOT
@@ -13,6 +15,8 @@ from tests.conftest import ROOT
 HEAVY = ("components", "policies", "pulumi", "pulumi_policy", "pydantic", "rich", "yaml", "boto3")
 LOADED = """
 import sys
+
+import pytest
 from lattice.cli import main
 heavy, argv = sys.argv[1].split(","), sys.argv[2:]
 try:
@@ -42,9 +46,9 @@ def test_a_verb_loads_only_what_it_uses():
 
 
 def test_the_parser_offers_the_report_formats_and_severities_the_pack_has():
-    assert cli.FORMAT_CHOICES == FORMATS
-    assert cli.SEVERITY_CHOICES == SEVERITY_ORDER
-    assert cli.PROJECT_ROOT == ROOT
+    assert cli_common.FORMAT_CHOICES == FORMATS
+    assert cli_common.SEVERITY_CHOICES == SEVERITY_ORDER
+    assert cli_common.PROJECT_ROOT == ROOT
 
 
 def test_size_help_states_the_sizing_standards_it_defaults_to():
@@ -62,9 +66,61 @@ def test_size_help_states_the_sizing_standards_it_defaults_to():
     assert helps["micro_batch_size"].endswith(f"(default {SIZING_MICRO_BATCH_SIZE})")
     assert helps["activation_checkpointing"].endswith("(default: on)") == SIZING_ACTIVATION_CHECKPOINTING
     args = cli._parser().parse_args(["size", "--parameters", "7B", "--machine-type", "g6.xlarge"])
-    cli.size_report(args)
+    size_cli.size_report(args)
     assert (args.sequence_length, args.micro_batch_size, args.activation_checkpointing) == (
         SIZING_SEQUENCE_LENGTH,
         SIZING_MICRO_BATCH_SIZE,
         SIZING_ACTIVATION_CHECKPOINTING,
     )
+
+
+LATTICE = ROOT / "lattice"
+
+
+def _imports(path) -> set[str]:
+    """The modules a file under lattice/ imports, absolute (``from .cli import x`` -> ``lattice.cli``)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = "lattice." * (node.level > 0) + (node.module or "")
+            found |= {base.rstrip(".")} | {f"{base}.{alias.name}".replace("..", ".") for alias in node.names}
+    return found
+
+
+def test_no_module_imports_the_cli_back_but_the_entry_point():
+    # lattice.cli imports every verb module to build the parser: a verb importing it back would be a cycle.
+    importers = sorted(path.name for path in LATTICE.glob("*.py") if "lattice.cli" in _imports(path))
+    assert importers == ["__main__.py"]
+
+
+def test_a_verb_cannot_hide_an_import_of_the_cli(tmp_path):
+    # The check above sees relative, absolute and function-level imports alike.
+    for text in ("from .cli import main\n", "def f():\n    from lattice.cli import main\n", "from . import cli\n"):
+        (tmp_path / "verb.py").write_text(text)
+        assert "lattice.cli" in _imports(tmp_path / "verb.py"), text
+
+
+@pytest.mark.parametrize("module", [*cli.VERBS, "cli_common"])
+def test_each_verb_module_imports_alone_and_light(module):
+    # In a fresh interpreter, first of all Lattice's modules: no cycle needs lattice.cli loaded before it, and it
+    # loads nothing heavy until its verb runs.
+    probe = (
+        f"import sys, lattice.{module} as verb; assert hasattr(verb, 'add_parser') or '{module}' == 'cli_common'; "
+        f"print(*sorted({{m.split('.')[0] for m in sys.modules}} & set(sys.argv[1].split(','))), "
+        "'lattice.cli' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, ",".join(HEAVY)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False"]
+
+
+def test_every_verb_module_is_registered_once():
+    # A *_cli.py module nobody registers is a verb `lattice --help` never shows.
+    modules = {path.stem for path in LATTICE.glob("*_cli.py")} - {"placement_cli"}  # placement: size's flags
+    assert len(cli.VERBS) == len(set(cli.VERBS))
+    assert modules <= set(cli.VERBS)

@@ -145,7 +145,7 @@ def test_normal_mode_has_no_unknowns(dev_plan):
 def test_secrets_stay_secret_in_plan_outputs_and_tree(tmp_path):
     from rich.console import Console
 
-    from lattice.cli import render_tree
+    from lattice.plan_cli import render_tree
 
     token = "beamline-token-0c9f7e"
     secrets = {"lattice:beamlineKubeconfig": f"apiVersion: v1\nusers:\n- user: {{token: {token}}}\n"}

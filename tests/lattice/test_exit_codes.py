@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from lattice import cli
+from lattice import cli, cli_common, policies_cli
 from lattice.cli import main
 from tests.conftest import ROOT
 
@@ -107,7 +107,7 @@ def test_an_unexpected_failure_is_exit_3_without_a_traceback(monkeypatch, capsys
     def broken(args, out):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "_policies", broken)
+    monkeypatch.setattr(policies_cli, "_policies", broken)
     assert main(["policies"]) == 3
     err = capsys.readouterr().err
     assert err.strip() == (
@@ -130,10 +130,10 @@ def test_the_real_entry_point_says_a_bad_flag_in_one_line():
 
 def test_report_paths_are_relative_to_the_repository_wherever_lattice_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert cli._repo_path(ROOT / "stacks" / "Pulumi.dev.yaml") == "stacks/Pulumi.dev.yaml"
-    assert cli._repo_path(ROOT / "stacks" / ".." / "stacks" / "Pulumi.prod.yaml") == "stacks/Pulumi.prod.yaml"
+    assert cli_common.repo_path(ROOT / "stacks" / "Pulumi.dev.yaml") == "stacks/Pulumi.dev.yaml"
+    assert cli_common.repo_path(ROOT / "stacks" / ".." / "stacks" / "Pulumi.prod.yaml") == "stacks/Pulumi.prod.yaml"
     outside = tmp_path / "Pulumi.mine.yaml"
-    assert cli._repo_path(outside) == str(outside)  # a stack file outside the repository keeps its own path
+    assert cli_common.repo_path(outside) == str(outside)  # a stack file outside the repository keeps its own path
 
 
 def test_plan_check_ends_with_the_verdict_of_the_plan_it_printed(capsys):

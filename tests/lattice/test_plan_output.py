@@ -8,7 +8,9 @@ import time
 from rich.console import Console
 
 from components.spec import load_stack_file
-from lattice.cli import main, plan_details, progress, render_tree, summary_line
+from lattice.cli import main
+from lattice.cli_common import progress
+from lattice.plan_cli import plan_details, render_tree, summary_line
 from tests.conftest import AWS_SITE, GCP_SITE, ROOT, spec_with, write_stack
 
 

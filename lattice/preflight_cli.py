@@ -1,0 +1,43 @@
+"""``lattice preflight``: check the account can run each AWS GPU pool (offered, EFA, capacity), the sites and the
+network topology, and what brownfield sites adopt (boto3)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .cli_common import resolve_stack_file
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(verbs, stack_arguments) -> None:
+    preflight = verbs.add_parser(
+        "preflight", help="check the account can run each AWS GPU pool: offered, EFA, capacity (boto3)"
+    )
+    stack_arguments(preflight)
+    preflight.set_defaults(handler=_preflight)
+
+
+def _preflight(args: argparse.Namespace, out: Console) -> int:
+    from .brownfield_checks import run_brownfield_checks
+    from .preflight import PreflightError, render_table, run_preflight
+    from .preflight_topology import run_topology_checks
+    from .site_checks import run_site_checks
+
+    stack_file = resolve_stack_file(args)
+    try:
+        results = run_preflight(stack_file.spec)
+        sites = run_site_checks(stack_file.spec, stack_file.stack)
+        topology = run_topology_checks(stack_file.spec)
+        adopted = run_brownfield_checks(stack_file.spec, stack_file.stack)
+    except PreflightError as exc:
+        raise UsageError(f"lattice preflight: {exc}") from None
+    out.print(render_table(results))
+    out.print(render_table(sites, title="lattice preflight: sites"))
+    out.print(render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
+    if adopted:
+        out.print(render_table(adopted, title="lattice preflight: what the sites adopt (bring your own)"))
+    return 1 if any(result.status == "fail" for result in [*results, *sites, *adopted]) else 0
