@@ -120,3 +120,11 @@ DISPATCH_TIERS = {
 # expects managedBy "kueue.x-k8s.io/multikueue"). The field is served by default from Kubernetes 1.32 (KEP-4368,
 # JobManagedBy beta and on by default in 1.32); Kueue 0.19 itself needs 1.29 (its installation page).
 MULTIKUEUE_MANAGER_MIN_KUBERNETES = "1.32"
+
+# What `lattice cost` assumes for usage it cannot read from the plan, unless the spec's cost_assumptions says
+# otherwise; the report prints each one it used. Modest figures for a research stack, not measurements.
+COST_BUCKET_GIB = 1024  # stored in each object bucket
+COST_LOG_INGESTION_GIB_PER_MONTH = 10  # ingested into each log group / log bucket a month
+COST_TRAIL_DATA_EVENTS_PER_MONTH = 10_000_000  # data events a trail with data-event selectors records a month
+COST_NAT_GIB_PER_MONTH = 100  # processed by each NAT gateway a month
+COST_LINK_GIB_PER_MONTH = 1024  # leaving each end of each link a month (checkpoints, datasets)

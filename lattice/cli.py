@@ -30,6 +30,7 @@ VERBS = (
     "audit_policy_cli",  # audit-policy
     "teardown_cli",  # teardown
     "catalog_cli",  # catalog, catalog refresh, catalog refresh-regions
+    "cost_cli",  # cost, pricing, pricing refresh
     "size_cli",  # size
     "job_template",  # job-template
     "policies_cli",  # policies

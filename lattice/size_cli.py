@@ -59,8 +59,10 @@ def add_parser(verbs, stack_arguments) -> None:
         default=None,
         help="measured (or assumed) training throughput; with --tokens, prints GPU-hours per run",
     )
+    from .cost_cli import add_run_cost_arguments
     from .placement_cli import add_arguments as add_placement_arguments
 
+    add_run_cost_arguments(size)
     add_placement_arguments(size, positive(int), positive(float))
     size.set_defaults(handler=_size)
 
@@ -205,6 +207,7 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         efa_client = service == "fsx-efa" and machine.supports_efa and fsx_efa_client(machine.name)
         per_node = fsx_client_gbps(machine, efa_client=efa_client)
         clients = (per_node, "EFA" if efa_client else "TCP", args.nodes * per_node * MB_PER_GBIT)
+    choice = None
     try:
         choice = sizing.lustre_for_checkpoints(
             workload,
@@ -237,6 +240,9 @@ def _size(args: argparse.Namespace, out: Console) -> int:
             f"{hours.wall_clock_hours:,.1f} h wall clock",
         )
         table.add_row("  GPU-hours / node-hours", f"{hours.gpu_hours:,.0f} / {hours.node_hours:,.1f}")
+        from .cost_cli import run_cost_rows
+
+        run_cost_rows(table, args, machine, pool, hours, checkpoint_bytes=report.checkpoint_bytes, lustre=choice)
     out.print(table)
     if report.layout is not None:
         from .placement_cli import placement_of, render, topology_levels

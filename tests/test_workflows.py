@@ -279,13 +279,17 @@ def test_the_check_script_writes_sarif_annotations_and_the_summary(tmp_path):
         "check --plan out/dev.json --baseline-plan out/base/dev.json --format github",
         "check --plan out/dev.json --baseline-plan out/base/dev.json --format markdown",
     ]
-    assert calls[5] == "check --plan out/prod.json --format sarif --output out/sarif/prod.sarif"
+    assert calls[4] == "cost --stack dev --plan out/dev.json --base out/base/dev.json --format markdown"
+    assert calls[6] == "check --plan out/prod.json --format sarif --output out/sarif/prod.sarif"
+    assert calls[9] == "cost --stack prod --plan out/prod.json --format markdown"
     assert summary.read_text().splitlines() == [
         "## Lattice policy check",
         "### markdown of out/dev.json",
+        "### markdown of dev",
         "### markdown of out/prod.json",
         "The base branch has no plan of stack prod: its waivers were applied without one.",
         "",
+        "### markdown of prod",
     ]
 
 

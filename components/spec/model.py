@@ -33,6 +33,7 @@ from components.standards import (
     TEAM_VOLUME_CLAIMS,
 )
 
+from .cost import CostAssumptionsSpec, SiteCostSpec
 from .links import LinkSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
 from .types import (
@@ -707,6 +708,12 @@ class KubernetesSite(SiteBase):
     storage: ExistingStorageSpec = Field(
         default_factory=ExistingStorageSpec, description="The site's existing file systems and node scratch."
     )
+    cost: SiteCostSpec | None = Field(
+        None,
+        description="What the site's GPUs cost their users (an internal recharge rate), so lattice cost prices the "
+        "whole hybrid estate. Unset: the site's pools are reported unpriced.",
+        examples=[{"gpu_hour": 2.1}],
+    )
     gpu_drivers: Literal["preinstalled", "operator"] = Field(
         "preinstalled",
         description="Who installs NVIDIA GPU drivers: the site's OS image, or the GPU operator "
@@ -1013,6 +1020,12 @@ class StackSpec(Strict):
         default_factory=list, description="IPsec VPN links between sites: hub-and-spoke or pairs."
     )
     workloads: list[WorkloadSpec] = Field(default_factory=list, description="Training jobs pools are sized for.")
+    cost_assumptions: CostAssumptionsSpec | None = Field(
+        None,
+        description="Usage lattice cost assumes where the plan cannot say (bucket contents, log ingestion, "
+        "traffic over the links); each value used is printed with the report. Unset: the defaults of "
+        "components/standards.py.",
+    )
     multikueue: MultiKueueSpec | None = Field(
         None,
         description="One queue across sites: the manager site's Kueue dispatches each team's jobs to the team's "

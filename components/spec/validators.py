@@ -794,6 +794,12 @@ def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]
         yield Issue(issue.path, issue.message, issue.warning)
 
 
+def cost_inputs_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .cost_validators import cost_assumptions_name_what_is_planned
+
+    yield from cost_assumptions_name_what_is_planned(spec, ctx)
+
+
 def brownfield_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .brownfield_validators import BROWNFIELD_VALIDATORS
 
@@ -826,6 +832,7 @@ VALIDATORS: tuple[Validator, ...] = (
     team_identities_fit,
     audit_is_consistent,
     brownfield_is_valid,
+    cost_inputs_are_valid,
 )
 
 

@@ -1,0 +1,102 @@
+"""The pricing snapshot: what Lattice's planned resources cost per unit, each row with its source and date.
+
+``data/pricing.json`` holds, per cloud and region, one row per priced item (``ec2/p5.48xlarge/OnDemand``,
+``fsx-lustre/PERSISTENT_2/SSD/125``, ``vpn/connection-hour-standard`` …): ``usd`` per ``unit``, the ``source``
+(the provider's pricing page or API) and the date it was read (``as_of``). A row whose ``usd`` is null is
+*missing*: the figure could not be confirmed, and whatever uses it is reported as unpriced, never guessed.
+Spot rows hold a range (``usd_low`` / ``usd_high``) from ``DescribeSpotPriceHistory``, which the Price List
+API's offer files do not carry.
+
+``components.catalog.pricing_refresh`` rewrites the snapshot from the APIs (``lattice pricing refresh``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PRICING_SNAPSHOT = Path(__file__).parent / "data" / "pricing.json"
+HOURS_PER_MONTH = 730  # the month AWS and Google price calculators use (8,760 h / 12)
+
+
+@dataclass(frozen=True)
+class Price:
+    """One snapshot row: ``usd`` per ``unit`` (None: missing, with ``missing`` saying why)."""
+
+    key: str
+    cloud: str
+    region: str
+    usd: float | None
+    unit: str
+    source: str
+    as_of: str
+    missing: str | None = None
+    evidence: str | None = None
+    usd_low: float | None = None  # spot: the range over the history read
+    usd_high: float | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.usd is not None
+
+
+@dataclass(frozen=True)
+class PricingSnapshot:
+    document: dict[str, Any]
+
+    @property
+    def date(self) -> str:
+        return self.document["snapshot_date"]
+
+    @property
+    def hours_per_month(self) -> int:
+        return self.document.get("hours_per_month", HOURS_PER_MONTH)
+
+    def price(self, cloud: str, region: str, item: str) -> Price:
+        """The row for ``item`` in ``region``; a missing row when the snapshot has none."""
+        row = self.document["prices"].get(cloud, {}).get(region, {}).get(item)
+        if row is None:
+            return Price(
+                key=item,
+                cloud=cloud,
+                region=region,
+                usd=None,
+                unit="",
+                source="",
+                as_of=self.date,
+                missing=f"the pricing snapshot has no row {cloud}/{region}/{item}",
+            )
+        return Price(
+            key=item,
+            cloud=cloud,
+            region=region,
+            usd=row.get("usd"),
+            unit=row.get("unit", ""),
+            source=row.get("source", ""),
+            as_of=row.get("as_of", self.date),
+            missing=row.get("missing"),
+            evidence=row.get("evidence"),
+            usd_low=row.get("usd_low"),
+            usd_high=row.get("usd_high"),
+        )
+
+    def rows(self) -> list[Price]:
+        return [
+            self.price(cloud, region, item)
+            for cloud, regions in sorted(self.document["prices"].items())
+            for region, items in sorted(regions.items())
+            for item in sorted(items)
+        ]
+
+
+def load_snapshot(path: Path = PRICING_SNAPSHOT) -> PricingSnapshot:
+    return PricingSnapshot(json.loads(path.read_text()))
+
+
+@functools.cache
+def pricing_snapshot() -> PricingSnapshot:
+    """The committed snapshot, read once."""
+    return load_snapshot()

@@ -1,0 +1,342 @@
+"""Rewrite the pricing snapshot from the providers' pricing APIs (``lattice pricing refresh``).
+
+What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GPU pools and system nodes):
+
+- **EC2 on-demand and capacity-block rates** from the AWS Price List API (boto3 ``pricing``, whose only
+  endpoints are us-east-1 and ap-south-1), ``get_products`` on ``AmazonEC2`` filtered to Linux, shared
+  tenancy, no pre-installed software and ``capacitystatus`` ``Used`` (the other values, ``UnusedCapacity-
+  Reservation`` and ``AllocatedCapacityReservation``, price idle and allocated reservations). The offer files
+  carry ``CapacityBlock`` rows beside the ``OnDemand`` ones for the p-series: rows are keyed by their
+  ``marketoption`` attribute, so a capacity-block rate can never be read as the on-demand one.
+- **Spot** as the range over the last ``SPOT_HISTORY_DAYS`` days of ``DescribeSpotPriceHistory`` (Linux/UNIX,
+  every zone of the region): the offer files have no spot prices.
+- **GCP machine types** from the Cloud Billing Catalog API (``services/6F81-5844-456A/skus``, Compute Engine):
+  a machine's hourly rate is the sum of its vCPU, memory and GPU SKUs (``GCP_SKUS`` names them by the
+  description prefix Google gives them), on-demand only.
+
+Every other row (storage, control planes, network, logs, keys) keeps the source and date it has: the refresh
+says so in its summary. Nothing here runs in tests against the network: the tests give ``refresh`` a
+botocore ``Stubber``-backed client and a recorded catalog page.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
+
+from components.catalog.pricing import PRICING_SNAPSHOT
+
+PRICE_LIST_REGION = "us-east-1"  # the Price List API's endpoint (the other is ap-south-1)
+EC2_PRODUCT_FILTERS = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "capacitystatus": "Used",
+}
+MARKET_OPTIONS = ("OnDemand", "CapacityBlock")
+SPOT_HISTORY_DAYS = 7
+CLOUD_BILLING_SKUS = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
+EXIT_INPUT = 2
+
+
+@dataclass(frozen=True)
+class GcpSkus:
+    """Description prefixes of a machine series' Compute Engine SKUs (per vCPU-hour, GiB-hour, GPU-hour)."""
+
+    core: str
+    ram: str
+    gpu: str | None = None
+
+
+# Google names its on-demand SKUs "<series> Instance Core running in <place>" and "… Ram running in …"; the GPUs
+# of an accelerator-optimized series have their own. Series not listed stay missing after a refresh.
+GCP_SKUS = {
+    "e2": GcpSkus(core="E2 Instance Core", ram="E2 Instance Ram"),
+    "a3": GcpSkus(core="A3 Instance Core", ram="A3 Instance Ram", gpu="Nvidia H100 80GB GPU"),
+}
+
+
+@dataclass(frozen=True)
+class PlannedMachines:
+    """What the stacks plan: (region, instance type) on AWS and (region, machine type) on GCP."""
+
+    aws: frozenset[tuple[str, str]]
+    gcp: frozenset[tuple[str, str]]
+
+
+class PricingRefreshError(Exception):
+    """A refresh that cannot finish: the message says what failed and what to do."""
+
+
+def planned_machines(specs: Iterable[Any]) -> PlannedMachines:
+    """Every AWS instance type and GCP machine type the stack specs plan, with its region."""
+    from components.spec import AwsSite, GcpSite
+
+    aws: set[tuple[str, str]] = set()
+    gcp: set[tuple[str, str]] = set()
+    for spec in specs:
+        for site in spec.sites:
+            if isinstance(site, AwsSite):
+                aws.add((site.region, site.kubernetes.system_nodes.instance_type))
+                aws.update((site.region, pool.instance_type) for pool in site.gpu_pools)
+            elif isinstance(site, GcpSite):
+                gcp.add((site.region, site.kubernetes.system_nodes.machine_type))
+                gcp.update((site.region, pool.machine_type) for pool in site.gpu_pools if pool.machine_type)
+    return PlannedMachines(frozenset(aws), frozenset(gcp))
+
+
+# --- AWS -------------------------------------------------------------------------------------------------------
+
+
+def ec2_rates(pricing_client: Any, region: str, instance_type: str) -> dict[str, float]:
+    """The hourly USD rate per market option (OnDemand, CapacityBlock) of a Linux instance type in a region."""
+    filters = [{"Type": "TERM_MATCH", "Field": "instanceType", "Value": instance_type}]
+    filters.append({"Type": "TERM_MATCH", "Field": "regionCode", "Value": region})
+    filters += [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in EC2_PRODUCT_FILTERS.items()]
+    rates: dict[str, float] = {}
+    for page in pricing_client.get_paginator("get_products").paginate(ServiceCode="AmazonEC2", Filters=filters):
+        for text in page["PriceList"]:
+            offer = json.loads(text)
+            attributes = offer["product"]["attributes"]
+            market = attributes.get("marketoption", "OnDemand")
+            if market not in MARKET_OPTIONS or attributes.get("capacitystatus", "Used") != "Used":
+                continue
+            hourly = _hourly_usd(offer)
+            if hourly is not None and hourly > 0:
+                rates[market] = hourly
+    return rates
+
+
+def _hourly_usd(offer: dict[str, Any]) -> float | None:
+    for term in offer.get("terms", {}).get("OnDemand", {}).values():
+        for dimension in term["priceDimensions"].values():
+            if dimension.get("unit") in ("Hrs", "Hours"):
+                return float(dimension["pricePerUnit"]["USD"])
+    return None
+
+
+def spot_range(ec2_client: Any, instance_type: str, now: datetime) -> tuple[float, float] | None:
+    """Lowest and highest Linux spot price of the type in any zone of the client's region over the history."""
+    prices = [
+        float(entry["SpotPrice"])
+        for page in ec2_client.get_paginator("describe_spot_price_history").paginate(
+            InstanceTypes=[instance_type],
+            ProductDescriptions=["Linux/UNIX"],
+            StartTime=now - timedelta(days=SPOT_HISTORY_DAYS),
+            EndTime=now,
+        )
+        for entry in page["SpotPriceHistory"]
+    ]
+    return (min(prices), max(prices)) if prices else None
+
+
+# --- GCP -------------------------------------------------------------------------------------------------------
+
+
+def fetch_gcp_skus(api_key: str, opener: Callable[[str], Any] = urllib.request.urlopen) -> list[dict[str, Any]]:
+    """Every Compute Engine SKU from the Cloud Billing Catalog API, page by page."""
+    skus: list[dict[str, Any]] = []
+    token = ""
+    while True:
+        query = {"key": api_key, "pageSize": "5000", **({"pageToken": token} if token else {})}
+        with opener(f"{CLOUD_BILLING_SKUS}?{urllib.parse.urlencode(query)}") as response:
+            page = json.loads(response.read())
+        skus += page.get("skus", [])
+        token = page.get("nextPageToken", "")
+        if not token:
+            return skus
+
+
+def _sku_hourly(sku: dict[str, Any]) -> float:
+    rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][-1]["unitPrice"]
+    return int(rate.get("units", "0")) + rate.get("nanos", 0) / 1e9
+
+
+def gcp_machine_rate(skus: list[dict[str, Any]], region: str, machine_type: str) -> float | None:
+    """On-demand hourly rate of a machine type: vCPUs, memory and GPUs at their SKUs' rates; None if unknown."""
+    from components.catalog import UnknownCatalogEntryError, gcp_machine_type
+
+    series = GCP_SKUS.get(machine_type.split("-", 1)[0])
+    if series is None:
+        return None
+    vcpus, memory_gb, gpus = _gcp_shape(machine_type)
+    if vcpus is None:
+        try:
+            machine = gcp_machine_type(machine_type)
+        except UnknownCatalogEntryError:
+            return None
+        vcpus, memory_gb, gpus = machine.vcpus, machine.memory_gb, machine.gpu_count
+
+    def rate(prefix: str) -> float | None:
+        for sku in skus:
+            if (
+                sku["description"].startswith(prefix)
+                and region in sku.get("serviceRegions", [])
+                and sku.get("category", {}).get("usageType") == "OnDemand"
+            ):
+                return _sku_hourly(sku)
+        return None
+
+    parts = [(series.core, vcpus), (series.ram, memory_gb)] + ([(series.gpu, gpus)] if series.gpu and gpus else [])
+    total = 0.0
+    for prefix, count in parts:
+        unit = rate(prefix)
+        if unit is None:
+            return None
+        total += unit * count
+    return round(total, 6)
+
+
+def _gcp_shape(machine_type: str) -> tuple[int | None, float, int]:
+    """vCPUs and GB of the general-purpose shapes (e2-standard-4: 4 vCPUs, 4 GB each), which the catalog omits."""
+    family, kind, size = ([*machine_type.split("-"), "", ""])[:3]
+    per_vcpu = {"standard": 4, "highmem": 8, "highcpu": 1}.get(kind)
+    if family == "e2" and per_vcpu and size.isdigit():
+        return int(size), int(size) * per_vcpu, 0
+    return None, 0, 0
+
+
+# --- the snapshot ----------------------------------------------------------------------------------------------
+
+
+def refresh_document(
+    previous: dict[str, Any],
+    machines: PlannedMachines,
+    *,
+    pricing_client: Any,
+    ec2_client_for: Callable[[str], Any],
+    gcp_skus: list[dict[str, Any]] | None,
+    today: date,
+    now: datetime,
+) -> tuple[dict[str, Any], list[str]]:
+    """The snapshot with the planned machines' rows read again; the summary lines of what changed."""
+    document = json.loads(json.dumps(previous))
+    document["snapshot_date"] = today.isoformat()
+    prices = document.setdefault("prices", {})
+    summary: list[str] = []
+    for region, instance_type in sorted(machines.aws):
+        rows = prices.setdefault("aws", {}).setdefault(region, {})
+        rates = ec2_rates(pricing_client, region, instance_type)
+        for market in MARKET_OPTIONS:
+            if market in rates:
+                rows[f"ec2/{instance_type}/{market}"] = {
+                    "usd": rates[market],
+                    "unit": "instance-hour",
+                    "source": "AWS Price List API get_products AmazonEC2 (Linux, Shared, preInstalledSw NA, "
+                    f"capacitystatus Used, marketoption {market})",
+                    "as_of": today.isoformat(),
+                }
+                summary.append(f"aws {region} {instance_type} {market}: ${rates[market]:,.4f}/h")
+        spot = spot_range(ec2_client_for(region), instance_type, now)
+        if spot is not None:
+            rows[f"ec2-spot/{instance_type}"] = {
+                "usd": None,
+                "usd_low": spot[0],
+                "usd_high": spot[1],
+                "unit": "instance-hour",
+                "source": f"DescribeSpotPriceHistory, Linux/UNIX, every zone, the {SPOT_HISTORY_DAYS} days to "
+                f"{now:%Y-%m-%d}",
+                "as_of": today.isoformat(),
+            }
+            summary.append(f"aws {region} {instance_type} spot: ${spot[0]:,.4f}–${spot[1]:,.4f}/h")
+    if gcp_skus is not None:
+        for region, machine_type in sorted(machines.gcp):
+            rate = gcp_machine_rate(gcp_skus, region, machine_type)
+            if rate is None:
+                summary.append(f"gcp {region} {machine_type}: no matching SKUs; its row is unchanged")
+                continue
+            prices.setdefault("gcp", {}).setdefault(region, {})[f"gce/{machine_type}/on-demand"] = {
+                "usd": rate,
+                "unit": "instance-hour",
+                "source": "Cloud Billing Catalog API services/6F81-5844-456A/skus (vCPU, memory and GPU SKUs, "
+                "OnDemand)",
+                "as_of": today.isoformat(),
+            }
+            summary.append(f"gcp {region} {machine_type} on-demand: ${rate:,.4f}/h")
+    return document, summary
+
+
+def refresh(
+    output: Path,
+    machines: PlannedMachines,
+    *,
+    session: Any = None,
+    gcp_api_key: str | None = None,
+    skip_gcp: bool = False,
+    opener: Callable[[str], Any] = urllib.request.urlopen,
+    today: date | None = None,
+) -> int:
+    """Rewrite ``output``; 0 on success, 2 with one line saying what failed and what to do."""
+    session = session or boto3.session.Session()
+    now = datetime.now(UTC)
+    previous = json.loads(PRICING_SNAPSHOT.read_text())
+    if not skip_gcp and not gcp_api_key:
+        print(
+            "error: the Cloud Billing Catalog API needs an API key: set GOOGLE_API_KEY (a key of a project with "
+            "the Cloud Billing API enabled), or pass --skip-gcp to refresh the AWS rows only",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    try:
+        pricing_client = session.client("pricing", region_name=PRICE_LIST_REGION)
+        gcp_skus = None if skip_gcp else fetch_gcp_skus(gcp_api_key or "", opener)
+        document, summary = refresh_document(
+            previous,
+            machines,
+            pricing_client=pricing_client,
+            ec2_client_for=lambda region: session.client("ec2", region_name=region),
+            gcp_skus=gcp_skus,
+            today=today or now.date(),
+            now=now,
+        )
+    except NoCredentialsError:
+        print(
+            "error: no AWS credentials for the Price List API; set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
+            "AWS_SECRET_ACCESS_KEY (or run `aws sso login`) and retry",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    except EndpointConnectionError as error:
+        print(
+            f"error: cannot reach the AWS pricing endpoint ({error}); check the network or proxy "
+            "(HTTPS_PROXY) and retry",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    except ClientError as error:
+        print(f"error: the AWS pricing API refused the request: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except BotoCoreError as error:
+        print(f"error: the AWS pricing API failed: {error}; check the network and retry", file=sys.stderr)
+        return EXIT_INPUT
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        print(
+            f"error: cannot read the Cloud Billing Catalog API ({reason}); check the network, proxy and "
+            "GOOGLE_API_KEY and retry, or pass --skip-gcp",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    try:
+        output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        print(f"error: --output {output}: cannot write it ({exc.strerror}); choose a writable path", file=sys.stderr)
+        return EXIT_INPUT
+    for line in summary:
+        print(line)
+    print(
+        f"wrote {output}: {len(summary)} machine rows read again; storage, network, control-plane, log and key "
+        "rows keep their own source and date"
+    )
+    return 0

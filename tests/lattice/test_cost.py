@@ -1,0 +1,257 @@
+"""lattice cost: every planned resource type priced or known to be free, rows recomputed by hand from the snapshot,
+the change one more p5 node makes, and the report's forms (80-column text, JSON, markdown, by team)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.catalog.pricing import pricing_snapshot
+from components.spec import SpecError, load_stack_file
+from lattice.cli import main
+from lattice.cost import FREE_PREFIXES, FREE_TYPES, PRICERS, by_team, classify, cost_changes, cost_report
+from tests.conftest import AWS_SITE, ROOT, STACKS, cached_plan, spec_with, write_stack
+
+HOURS = 730
+
+
+def _snapshot_usd(item: str, region: str = "us-east-1", cloud: str = "aws") -> float:
+    """A rate read straight from the committed snapshot file, not through the code under test."""
+    document = json.loads((ROOT / "components" / "catalog" / "data" / "pricing.json").read_text())
+    return document["prices"][cloud][region][item]["usd"]
+
+
+def _row(report, resource: str):
+    [row] = [row for row in report.rows if row.resource == resource]
+    return row
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.stem.removeprefix("Pulumi."))
+def test_every_planned_resource_type_is_priced_or_known_to_be_free(path):
+    plan = cached_plan(path).to_dict()
+    types = {resource["type"] for resource in plan["resources"] if resource["custom"]}
+    unknown = sorted(t for t in types if classify(t) == "unclassified")
+    assert unknown == [], f"price these in lattice/cost.py PRICERS or list them in FREE_TYPES: {unknown}"
+    report = cost_report(plan, load_stack_file(path).spec)
+    assert report.unclassified == []
+    priced = {row.type for row in report.rows}
+    # Every billable type has a row, priced or said to be unpriced with the reason.
+    assert types & set(PRICERS) <= priced
+    assert all(row.hourly is not None or row.unpriced for row in report.rows)
+
+
+def test_no_type_is_both_priced_and_free():
+    assert not set(PRICERS) & set(FREE_TYPES)
+    assert not any(t.startswith(tuple(FREE_PREFIXES)) for t in PRICERS)
+
+
+def test_a_p5_capacity_block_pool_month_by_hand(prod_plan):
+    report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
+    row = _row(report, "aws-use1-train-p5-nodes")
+    block = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")
+    gp3 = _snapshot_usd("ebs/gp3-storage")
+    # prod: min 0, desired 0, max 8 nodes; each a p5.48xlarge at the block rate and a 200 GiB gp3 root volume.
+    assert row.monthly(HOURS) == pytest.approx((0, 0, 8 * block * HOURS + 8 * 200 * gp3))
+    assert row.monthly(HOURS)[2] == pytest.approx(229_815.2)  # 8 × $39.33 × 730 h + 8 × 200 GiB × $0.08
+    assert [price.key for price in row.prices] == ["ec2/p5.48xlarge/CapacityBlock", "ebs/gp3-storage"]
+
+
+def test_a_vpn_connection_month_by_hand(prod_plan):
+    report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
+    row = _row(report, "aws-use1--edge-beamline-vpn-0")
+    # A standard connection on the transit gateway: its connection-hours and its TGW attachment-hours.
+    expected = (_snapshot_usd("vpn/connection-hour-standard") + _snapshot_usd("tgw/attachment-hour")) * HOURS
+    assert row.monthly(HOURS) == pytest.approx((expected,) * 3)
+    assert expected == pytest.approx(73.0)
+    # The large-tunnel connections have no confirmed rate: unpriced, with the reason, and not in the total.
+    large = _row(report, "aws-use1--grid-hpc-vpn-0")
+    assert large.hourly is None and large.unpriced.startswith("vpn/connection-hour-large:")
+
+
+def test_an_on_demand_p5_pool_and_a_persistent_2_file_system_month_by_hand(tmp_path):
+    site = copy.deepcopy(AWS_SITE)
+    site["gpu_pools"] = [
+        {"name": "train", "instance_type": "p5.48xlarge", "availability_zones": ["us-east-1a"], "max_nodes": 2}
+    ]
+    site["storage"] = {
+        "lustre": [
+            {
+                "name": "shared",
+                "deployment_type": "PERSISTENT_2",
+                "capacity_gib": 2400,
+                "throughput_mbps_per_tib": 125,
+                "zone": "us-east-1a",
+            }
+        ]
+    }
+    path = write_stack(tmp_path, spec_with(site))
+    report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
+    pool = _row(report, "aws-use1-train-nodes")
+    on_demand = _snapshot_usd("ec2/p5.48xlarge/OnDemand")
+    gp3 = _snapshot_usd("ebs/gp3-storage")
+    assert pool.monthly(HOURS) == pytest.approx((0, 0, 2 * (on_demand * HOURS + 200 * gp3)))
+    assert pool.monthly(HOURS)[2] == pytest.approx(80_390.4)  # 2 × ($55.04 × 730 h + 200 GiB × $0.08)
+    file_system = _row(report, "aws-use1-storage-shared-fs")
+    per_gib = _snapshot_usd("fsx-lustre/PERSISTENT_2/SSD/125")
+    assert file_system.monthly(HOURS) == pytest.approx((2400 * per_gib,) * 3)
+    assert file_system.monthly(HOURS)[0] == pytest.approx(348.0)  # 2,400 GiB × $0.145
+
+
+def test_one_more_p5_node_costs_exactly_that_node(tmp_path, prod_plan):
+    """prod against prod with one more p5 node: one row changes, by one node's instance and root volume."""
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    pools = document["config"]["lattice:spec"]["sites"][0]["gpu_pools"]
+    assert pools[0]["name"] == "train-p5" and pools[0]["max_nodes"] == 8
+    pools[0]["max_nodes"] = 9
+    head_path = tmp_path / "Pulumi.prod.yaml"
+    head_path.write_text(yaml.safe_dump(document, sort_keys=False))
+    spec = load_stack_file(head_path).spec
+    base = cost_report(prod_plan.to_dict(), spec)
+    head = cost_report(cached_plan(head_path).to_dict(), spec)
+    [change] = cost_changes(base, head)
+    assert (change.resource, change.change) == ("aws-use1-train-p5-nodes", "changed")
+    node = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock") * HOURS + 200 * _snapshot_usd("ebs/gp3-storage")
+    assert change.delta == pytest.approx((0, 0, node))
+    assert node == pytest.approx(28_726.9)
+
+
+def test_cost_diff_through_the_cli(tmp_path, prod_plan, capsys):
+    base = tmp_path / "base.json"
+    base.write_text(prod_plan.to_json())
+    head = json.loads(prod_plan.to_json())
+    [group] = [r for r in head["resources"] if r["name"] == "aws-use1-train-p5-nodes"]
+    group["inputs"]["scalingConfig"]["maxSize"] = 9
+    head_path = tmp_path / "head.json"
+    head_path.write_text(json.dumps(head))
+    assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [c["resource"] for c in document["changes"]] == ["aws-use1-train-p5-nodes"]
+    assert document["monthly_delta"] == pytest.approx([0, 0, 28_726.9])
+    assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| `aws-use1-train-p5-nodes` | changed | ±$0 | ±$0 | +$28,727 |" in markdown
+
+
+def test_the_text_report_fits_80_columns_and_never_cuts_a_name(prod_plan, tmp_path, capsys):
+    plan = tmp_path / "prod.json"
+    plan.write_text(prod_plan.to_json())
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--by", "team"]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 80
+    names = {r["name"] for r in prod_plan.to_dict()["resources"] if r["type"] in PRICERS}
+    for name in names:
+        assert any(line.strip().split("  ")[0] == name for line in text.splitlines()), name
+    assert "total a month" in text and "Assumptions" in text
+    assert "- 1,024 GiB stored in each bucket not listed in cost_assumptions.buckets" in text
+
+
+def test_grid_pools_are_priced_at_the_sites_recharge_rate_and_unpriced_without_one(prod_plan):
+    report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
+    grid = _row(report, "grid-hpc-ib-h100")
+    assert grid.monthly(HOURS) == pytest.approx((0, 0, 32 * 8 * 1.25 * HOURS))  # 32 nodes × 8 H100 × $1.25
+    edge = _row(report, "edge-beamline-infer-l40s")
+    assert edge.hourly is None and "sites[edge-beamline].cost.gpu_hour is not set" in edge.unpriced
+
+
+def test_link_traffic_is_its_own_line_from_the_assumed_volume(tmp_path, prod_plan):
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    document["config"]["lattice:spec"]["cost_assumptions"] = {
+        "links": [{"sites": ["grid-hpc", "aws-use1"], "gib_per_month": 51200}]
+    }
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    report = cost_report(prod_plan.to_dict(), load_stack_file(path).spec)
+    row = _row(report, "aws-use1 → grid-hpc")
+    per_gb = _snapshot_usd("tgw/data-processing-gb") + _snapshot_usd("data-transfer/internet-out-gb")
+    assert (row.kind, row.component) == ("transfer", "links: aws-use1 ~ grid-hpc")
+    assert row.monthly(HOURS) == pytest.approx((51200 * per_gb,) * 3)
+    assert "51,200 GiB leaving each end of aws-use1 ~ grid-hpc a month" in report.assumptions
+    assert not [r for r in report.rows if r.resource == "grid-hpc → aws-use1"]  # the lab's own network
+
+
+def test_chargeback_splits_each_site_by_quota_share_and_adds_up(prod_plan):
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    report = cost_report(prod_plan.to_dict(), spec)
+    teams = by_team(report, spec)
+    aws = report.total_monthly(report.by_site()["aws-use1"])
+    # aws-use1: climate holds 16 of the 80 GPUs of quota there, fusion 64.
+    grid = report.total_monthly(report.by_site()["grid-hpc"])
+    assert teams["climate"][2] == pytest.approx(aws[2] * 16 / 80 + grid[2] * 64 / 96)
+    assert sum(monthly[2] for monthly in teams.values()) == pytest.approx(report.total_monthly()[2])
+
+
+@pytest.mark.parametrize(
+    ("assumptions", "path", "message"),
+    [
+        (
+            {"links": [{"sites": ["grid-hpc", "gcp-usc1"], "gib_per_month": 10}]},
+            "cost_assumptions.links[0].sites",
+            "no link joins grid-hpc and gcp-usc1",
+        ),
+        ({"buckets": {"scratch": 10}}, "cost_assumptions.buckets.scratch", "no site has a bucket named 'scratch'"),
+        ({"compute_discount": {"grid-hpc": 0.3}}, "cost_assumptions.compute_discount.grid-hpc", "is not a cloud site"),
+    ],
+)
+def test_cost_assumptions_must_name_what_the_stack_plans(tmp_path, assumptions, path, message):
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    document["config"]["lattice:spec"]["cost_assumptions"] = assumptions
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    with pytest.raises(SpecError) as error:
+        load_stack_file(stack)
+    assert any(issue.path == path and message in issue.message for issue in error.value.issues)
+
+
+def test_a_compute_discount_applies_to_on_demand_compute_only(tmp_path, dev_plan):
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    document["config"]["lattice:spec"]["cost_assumptions"] = {"compute_discount": {"aws-use1": 0.3}}
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    full = cost_report(dev_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml").spec)
+    discounted = cost_report(dev_plan.to_dict(), load_stack_file(path).spec)
+    on_demand = _snapshot_usd("ec2/p5.48xlarge/OnDemand") * HOURS * 4
+    delta = (
+        _row(full, "aws-use1-train-p5-nodes").monthly(HOURS)[2]
+        - _row(discounted, "aws-use1-train-p5-nodes").monthly(HOURS)[2]
+    )
+    assert delta == pytest.approx(0.3 * on_demand)
+    assert "aws-use1: 30% off on-demand compute (compute_discount)" in discounted.assumptions
+
+
+def test_a_plan_file_that_is_not_a_plan_is_bad_input(tmp_path, capsys):
+    bad = tmp_path / "plan.json"
+    bad.write_text("[]")
+    assert main(["cost", "--stack", "prod", "--plan", str(bad)]) == 2
+    assert "--plan" in capsys.readouterr().err
+
+
+def test_the_snapshot_date_is_printed(prod_plan, tmp_path, capsys):
+    plan = tmp_path / "prod.json"
+    plan.write_text(prod_plan.to_json())
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["snapshot_date"] == pricing_snapshot().date == "2026-11-25"
+    assert document["total"]["monthly"][2] == pytest.approx(
+        sum(r["monthly"][2] for r in document["rows"] if r["monthly"])
+    )
+
+
+def test_pricing_lists_each_row_with_its_source(capsys):
+    assert main(["pricing"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    at = lines.index("aws us-east-1")
+    row = next(i for i, line in enumerate(lines) if line.startswith("  ec2/p5.48xlarge/OnDemand"))
+    assert row > at and lines[row].endswith("$55.04 / instance-hour")
+    assert lines[row + 1] == "    https://aws.amazon.com/ec2/pricing/on-demand/, 2026-11-25"
+    assert "    missing: the rate of a connection with 5 Gbps (large) tunnels was not" in lines
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_stack_files_without_the_new_blocks_still_load():
+    assert load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml").spec.cost_assumptions is None
+    assert Path(ROOT / "stacks" / "Pulumi.campus.yaml").exists()
