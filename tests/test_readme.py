@@ -25,6 +25,8 @@ NOT_OFFLINE = {
     "lattice teardown": "empties the buckets of a deployed stack in a live AWS account (tests/lattice/test_teardown.py "
     "runs it against moto)",
     "lattice catalog refresh": "calls describe_instance_types / describe_regions of a live AWS account",
+    "lattice pricing refresh": "calls the AWS Price List API and the Cloud Billing Catalog API "
+    "(tests/components/catalog/test_pricing.py runs it against recorded responses)",
     "lattice links render grid-hpc --stack prod --from-outputs": "reads `pulumi stack output` of a deployed stack",
 }
 # make targets that exist (checked with a dry run) but are not run inside the suite, and why.
@@ -37,7 +39,7 @@ DRY_RUN_ONLY = {
     "validate-sarif": "needs the npm registry",
 }
 # Inline spans that name a verb rather than give a full command line: the verb must exist.
-MENTIONS = {"lattice plan --json", "lattice check --plan", "lattice check --baseline-plan"}
+MENTIONS = {"lattice plan --json", "lattice check --plan", "lattice check --baseline-plan", "lattice cost --base"}
 
 
 def _fenced_commands(text: str) -> list[str]:
@@ -80,7 +82,7 @@ def _verb_path(words: list[str]) -> list[str]:
     """The verb words of a `lattice` command: up to the first flag or positional that is not a verb."""
     verbs = []
     for word in words:
-        if word.startswith("-") or (verbs and verbs[0] not in {"links", "catalog"}) or len(verbs) == 2:
+        if word.startswith("-") or (verbs and verbs[0] not in {"links", "catalog", "pricing"}) or len(verbs) == 2:
             break
         verbs.append(word)
     return verbs
