@@ -91,6 +91,8 @@ class HybridStack(pulumi.ComponentResource):
                         site_ranges=site_ranges,
                         workloads=workloads,
                         locked_retention=spec.environment == "prod",
+                        # Asked to protect what is stateful, a staging stack locks its audit log store too.
+                        lock_audit_logs=spec.protects_stateful,
                         vpn_gateways=vpn_gateway_count(spec, site),
                         linked_ranges=linked_ranges(spec, site),
                         jobset=jobset,

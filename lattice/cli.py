@@ -28,6 +28,7 @@ VERBS = (
     "preflight_cli",  # preflight
     "links_cli",  # links plan, links render
     "audit_policy_cli",  # audit-policy
+    "import_cli",  # import
     "teardown_cli",  # teardown
     "catalog_cli",  # catalog, catalog refresh, catalog refresh-regions
     "cost_cli",  # cost, pricing, pricing refresh

@@ -380,6 +380,10 @@ class LatticeMocks(mocks.Mocks):
                 "name": project,
                 "id": f"projects/{project}",
             }, []
+        if token == "gcp:container/getCluster:getCluster":
+            return _existing_gke_cluster(
+                args.args.get("name", ""), args.args.get("location") or "us-central1", args.args.get("project") or ""
+            ), []
         if token == "gcp:compute/getZones:getZones":
             gcp_region = args.args.get("region") or "us-central1"
             return {"names": [f"{gcp_region}-{z}" for z in "abc"], "id": gcp_region}, []
@@ -415,6 +419,39 @@ def _existing_eks_cluster(name: str, region: str) -> dict[str, Any]:
             "vpcId": f"vpc-{_short_hash(name, 'vpc', length=17)}",
         },
         "tags": {},
+    }
+
+
+def _existing_gke_cluster(name: str, location: str, project: str) -> dict[str, Any]:
+    """What ``gcp.container.get_cluster`` reads of an existing regional cluster, camelCase as the provider returns
+    it (list-wrapped blocks, as the data source's outputs are): a private cluster with Workload Identity,
+    Dataplane V2 and multi-networking, reachable on its DNS endpoint."""
+    return {
+        "id": f"projects/{project}/locations/{location}/clusters/{name}",
+        "name": name,
+        "location": location,
+        "project": project,
+        "selfLink": f"https://container.googleapis.com/v1/projects/{project}/locations/{location}/clusters/{name}",
+        "endpoint": "192.0.2.20",
+        "masterVersion": "1.33.5-gke.1000000",
+        "masterAuths": [{"clusterCaCertificate": "TU9DSy1FWElTVElORy1HS0UtQ0E="}],
+        "privateClusterConfigs": [{"enablePrivateNodes": True, "privateEndpoint": "192.0.2.21"}],
+        "controlPlaneEndpointsConfigs": [
+            {
+                "dnsEndpointConfigs": [
+                    {
+                        "allowExternalTraffic": True,
+                        "endpoint": f"gke-{_short_hash(name, project, length=32)}-{number_of(project)}.{location}"
+                        ".gke.goog",
+                    }
+                ]
+            }
+        ],
+        "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
+        "datapathProvider": "ADVANCED_DATAPATH",
+        "enableMultiNetworking": True,
+        "network": "",
+        "subnetwork": "",
     }
 
 

@@ -176,11 +176,18 @@ def plan_details(stack_file: StackFile, plan: Plan) -> dict[str, str]:
 
 def adopted_details(site) -> dict[str, str]:
     """What a brownfield site adopts instead of creating, said on the component that would have created it."""
-    from components.spec import AwsSite
+    from components.spec import AwsSite, GcpSite
 
+    details = {
+        f"{site.name}-storage-{bucket.name}": f"existing bucket {bucket.existing_bucket}: adopted, not created "
+        "(lattice import writes its pulumi import file)"
+        for bucket in getattr(site.storage, "buckets", [])
+        if bucket.existing_bucket is not None
+    }
+    if isinstance(site, GcpSite):
+        return details | gcp_adopted_details(site)
     if not isinstance(site, AwsSite):
-        return {}
-    details = {}
+        return details
     existing = site.network.existing
     if existing is not None:
         details[f"{site.name}-net"] = (
@@ -196,6 +203,28 @@ def adopted_details(site) -> dict[str, str]:
     if site.audit.cloudtrail == "organization":
         details[f"lattice:sites:AwsCloudSite::{site.name}"] = (
             "organisation trail: no trail created (preflight, audit verify it)"
+        )
+    return details
+
+
+def gcp_adopted_details(site) -> dict[str, str]:
+    details = {}
+    shared = site.network.shared_vpc
+    if shared is not None:
+        grants = (
+            "host bindings added as IAM members"
+            if shared.grant_iam
+            else "host bindings and firewall rule left to the network team (preflight checks)"
+        )
+        details[f"{site.name}-net"] = (
+            f"Shared VPC {shared.host_project}/{shared.network}, subnetwork {shared.subnetwork}: no network, "
+            f"subnetwork, router or NAT created; {grants}"
+        )
+    if site.kubernetes.existing_cluster is not None:
+        details[f"{site.name}-gke"] = f"existing cluster {site.kubernetes.existing_cluster}: no control plane created"
+    if site.encryption.key_name is not None:
+        details[f"{site.name}-key"] = "existing key: no key ring or key created" + (
+            "" if site.encryption.grant_iam else ", no grant on it (preflight reads its policy)"
         )
     return details
 

@@ -52,6 +52,13 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
     with progress(f"planning {stack_file.path.name} under the mock engine…"):
         plan = run_plan(stack_file).to_dict()
     buckets = stack_buckets(plan)
+    # An adopted bucket (existing_bucket) predates the stack and is retained on destroy: its data is never emptied.
+    adopted = {
+        b.existing_bucket for site in spec.sites for b in getattr(site.storage, "buckets", []) if b.existing_bucket
+    }
+    for bucket in [b for b in buckets if b.planned_name in adopted]:
+        out.print(f"kept: {bucket.planned_name} is adopted (existing_bucket) and stays with its data", markup=False)
+    buckets = [b for b in buckets if b.planned_name not in adopted]
     if not buckets:
         out.print(f"{stack_file.stack}: no S3 buckets in this stack; run `pulumi destroy --stack {stack_file.stack}`")
         return 0

@@ -4,10 +4,20 @@ workload identity, control-plane logging and managed Prometheus, a release chann
 The default node pool is removed after creation (GPU pools are added as separate node
 pools); while it exists it runs as a dedicated least-privilege service account rather
 than the Compute Engine default account, which holds project Editor.
+
+On a Shared VPC the cluster takes the host project's subnetwork (its full resource name) and the secondary
+ranges named there, and the control plane's webhook firewall rule belongs on the host network, so in the host
+project (``firewall_project``; None with ``webhook_firewall=False``: the network team creates it and
+``lattice preflight`` names it).
+
+Bring your own cluster (``existing``): the control plane is the platform team's and is read with
+``gcp.container.get_cluster``; Lattice's node service account, its system pool (``lattice-system``, beside the
+cluster's own pools) and the webhook firewall rule are added to it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import pulumi
@@ -52,10 +62,17 @@ class GkeClusterArgs:
     lustre_csi: bool = False
     filestore_csi: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    pods_range: str = PODS_RANGE  # the subnetwork's secondary range names
+    services_range: str = SERVICES_RANGE
+    firewall_project: str | None = None  # where the webhook firewall rule lives (a Shared VPC's host); None: project
+    webhook_firewall: bool = True  # False: the host network's owner creates it (preflight names it)
+    existing: str | None = None  # the name of an existing cluster of project and region: no control plane is made
 
 
 class GkeCluster(pulumi.ComponentResource):
-    cluster: gcp.container.Cluster
+    cluster: gcp.container.Cluster | None  # None: an existing cluster
+    cluster_id: pulumi.Output[str]
+    private_endpoint: pulumi.Output[str]  # the control plane's private IP address
     node_service_account: gcp.serviceaccount.Account
     system_pool: gcp.container.NodePool
     webhook_firewall: gcp.compute.Firewall | None
@@ -86,6 +103,9 @@ class GkeCluster(pulumi.ComponentResource):
             )
             for role in NODE_ROLES
         ]
+        if args.existing is not None:
+            self._adopt(name, args, tags)
+            return
         authorized = [
             gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=cidr, display_name=cidr)
             for cidr in args.master_authorized_cidrs
@@ -100,8 +120,8 @@ class GkeCluster(pulumi.ComponentResource):
             subnetwork=args.subnetwork_id,
             networking_mode="VPC_NATIVE",
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_secondary_range_name=PODS_RANGE,
-                services_secondary_range_name=SERVICES_RANGE,
+                cluster_secondary_range_name=args.pods_range,
+                services_secondary_range_name=args.services_range,
             ),
             private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
                 enable_private_nodes=True,
@@ -175,27 +195,74 @@ class GkeCluster(pulumi.ComponentResource):
                 ignore_changes=["nodeConfig", "initialNodeCount"],
             ),
         )
-        # Private control planes reach nodes on 443 and 10250 only; the add-ons' webhooks and aggregated APIs
-        # listen elsewhere (components/platform/cluster_addons.py: CONTROL_PLANE_PORTS).
-        self.webhook_firewall = None
-        if args.control_plane_ports:
-            self.webhook_firewall = gcp.compute.Firewall(
-                f"{name}-webhooks",
-                name=f"{base}-control-plane-webhooks",
-                project=args.project,
-                network=args.network_id,
-                direction="INGRESS",
-                source_ranges=[args.control_plane_cidr],
-                allows=[
-                    gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in args.control_plane_ports])
-                ],
-                opts=child,
+        self.webhook_firewall = self._webhook_firewall(name, args, base)
+        self.system_pool = self._system_pool(name, args, tags, "system", self.cluster.id)
+        self.cluster_name = self.cluster.name
+        self.cluster_id = self.cluster.id
+        self.private_endpoint = self.cluster.private_cluster_config.apply(lambda config: config.private_endpoint)
+        if args.dns_endpoint:
+            self.endpoint = self.cluster.control_plane_endpoints_config.apply(
+                lambda config: config.dns_endpoint_config.endpoint
             )
-        self.system_pool = gcp.container.NodePool(
-            f"{name}-system",
-            name="system",
+            self.ca_certificate = pulumi.Output.from_input(None)
+        else:
+            self.endpoint = self.cluster.endpoint
+            self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate
+        self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint})
+
+    def _adopt(self, name: str, args: GkeClusterArgs, tags) -> None:
+        """An existing cluster: read, not created; Lattice's node pools, firewall rule and add-ons join it."""
+        existing = gcp.container.get_cluster_output(
+            name=args.existing,
+            location=args.region,
             project=args.project,
-            cluster=self.cluster.id,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        self.cluster = None
+        self.cluster_name = pulumi.Output.from_input(args.existing)
+        self.cluster_id = existing.id
+        self.private_endpoint = existing.private_cluster_configs.apply(lambda configs: configs[0].private_endpoint)
+        self.webhook_firewall = self._webhook_firewall(name, args, f"{tags.stack}-{tags.site}")
+        # Named apart from the cluster's own pools, which its owner may have called "system".
+        self.system_pool = self._system_pool(name, args, tags, "lattice-system", existing.id)
+        if args.dns_endpoint:
+            self.endpoint = existing.control_plane_endpoints_configs.apply(
+                lambda configs: configs[0].dns_endpoint_configs[0].endpoint
+            )
+            self.ca_certificate = pulumi.Output.from_input(None)
+        else:
+            self.endpoint = existing.endpoint
+            self.ca_certificate = existing.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
+        self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint})
+
+    def _webhook_firewall(self, name: str, args: GkeClusterArgs, base: str) -> gcp.compute.Firewall | None:
+        """Private control planes reach nodes on 443 and 10250 only; the add-ons' webhooks and aggregated APIs
+        listen elsewhere (components/platform/cluster_addons.py: CONTROL_PLANE_PORTS). On a Shared VPC the rule
+        belongs to the host project, whose network it filters."""
+        if not args.control_plane_ports or not args.webhook_firewall:
+            return None
+        # A host project serves many service projects, whose stacks may share stack and site names: there the rule's
+        # name carries a digest of the service project (firewall names are unique per project, at most 63 long).
+        physical = f"{base}-control-plane-webhooks"
+        if args.firewall_project not in (None, args.project):
+            physical = f"{base[:40]}-webhooks-{hashlib.sha256(args.project.encode()).hexdigest()[:8]}"
+        return gcp.compute.Firewall(
+            f"{name}-webhooks",
+            name=physical,
+            project=args.firewall_project or args.project,
+            network=args.network_id,
+            direction="INGRESS",
+            source_ranges=[args.control_plane_cidr],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in args.control_plane_ports])],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _system_pool(self, name: str, args: GkeClusterArgs, tags, pool_name: str, cluster_id) -> gcp.container.NodePool:
+        return gcp.container.NodePool(
+            f"{name}-system",
+            name=pool_name,
+            project=args.project,
+            cluster=cluster_id,
             location=args.region,
             node_locations=args.zones,
             node_count=args.system_nodes_per_zone,
@@ -213,15 +280,5 @@ class GkeCluster(pulumi.ComponentResource):
                 resource_labels=tags.gcp_labels(),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        self.cluster_name = self.cluster.name
-        if args.dns_endpoint:
-            self.endpoint = self.cluster.control_plane_endpoints_config.apply(
-                lambda config: config.dns_endpoint_config.endpoint
-            )
-            self.ca_certificate = pulumi.Output.from_input(None)
-        else:
-            self.endpoint = self.cluster.endpoint
-            self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate
-        self.register_outputs({"cluster_name": self.cluster_name, "endpoint": self.endpoint})

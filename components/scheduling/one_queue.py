@@ -98,7 +98,7 @@ def api_server(site, built) -> pulumi.Input[str]:
     if isinstance(site, AwsSite):
         return built.eks.endpoint
     if isinstance(site, GcpSite):
-        return built.gke.cluster.private_cluster_config.apply(lambda config: f"https://{config.private_endpoint}")
+        return built.gke.private_endpoint.apply(lambda address: f"https://{address}")
     if isinstance(site, KubernetesSite):
         return site.kubernetes.api_endpoint
     raise TypeError(f"no MultiKueue worker for provider {site.provider!r}")

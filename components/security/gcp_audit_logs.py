@@ -60,6 +60,7 @@ class GcpAuditLogsArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)
     # Resources the exemptions name (the teams' service accounts): the audit configs wait for them.
     exempt_accounts: list[pulumi.Resource] = field(default_factory=list)
+    key_grant: bool = True  # False: an existing key whose owner grants Cloud Logging's agent (preflight checks)
 
 
 def log_bucket_id(retention_days: int, first_retention_days: int) -> str:
@@ -105,12 +106,18 @@ class GcpAuditLogs(pulumi.ComponentResource):
         logging_agent = gcp.logging.get_project_cmek_settings_output(
             project=args.project, opts=pulumi.InvokeOptions(parent=self)
         )
-        grant = gcp.kms.CryptoKeyIAMMember(
-            f"{name}-logging-agent",
-            crypto_key_id=args.kms_key_id,
-            role=KMS_ENCRYPTER_DECRYPTER,
-            member=logging_agent.service_account_id.apply(lambda account: f"serviceAccount:{account}"),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
+        grants = (
+            [
+                gcp.kms.CryptoKeyIAMMember(
+                    f"{name}-logging-agent",
+                    crypto_key_id=args.kms_key_id,
+                    role=KMS_ENCRYPTER_DECRYPTER,
+                    member=logging_agent.service_account_id.apply(lambda account: f"serviceAccount:{account}"),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
+                )
+            ]
+            if args.key_grant
+            else []
         )
 
         def log_bucket(retention_days: int) -> gcp.logging.ProjectBucketConfig:
@@ -127,7 +134,7 @@ class GcpAuditLogs(pulumi.ComponentResource):
                 locked=args.locked,
                 cmek_settings=gcp.logging.ProjectBucketConfigCmekSettingsArgs(kms_key_name=args.kms_key_id),
                 opts=pulumi.ResourceOptions(
-                    parent=self, protect=args.locked, retain_on_delete=args.locked, depends_on=[grant]
+                    parent=self, protect=args.locked, retain_on_delete=args.locked, depends_on=grants
                 ),
             )
 

@@ -8,6 +8,9 @@ from stack and site, so the same stack created again after a destroy would ask f
 ``<stack>-<site>`` (what every existing stack has), generation N ``<stack>-<site>-g<N>``. GKE encrypts etcd secrets
 with the key through its service agent, which needs encrypter/decrypter on the key
 before the cluster is created.
+
+Bring your own key (``existing_key_name``): no ring or key is created, and the GKE agent's member is added to the
+existing key only with ``grant``; else its owner grants it and ``lattice preflight`` checks.
 """
 
 from __future__ import annotations
@@ -33,18 +36,26 @@ class GcpKmsKeyArgs:
     protect: bool
     generation: int = 1  # raised by the user before re-creating a destroyed stack
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cloudkms API
+    existing_key_name: str | None = None  # an existing key (full resource name): no ring or key is created
+    grant: bool = True  # add the GKE service agent's member on the key
 
 
 class GcpKmsKey(pulumi.ComponentResource):
-    key_ring: gcp.kms.KeyRing
-    crypto_key: gcp.kms.CryptoKey
-    gke_access: gcp.kms.CryptoKeyIAMMember
+    key_ring: gcp.kms.KeyRing | None  # None: an existing key
+    crypto_key: gcp.kms.CryptoKey | None
+    gke_access: gcp.kms.CryptoKeyIAMMember | None  # None: the existing key's owner grants it
     key_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: GcpKmsKeyArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:security:GcpKmsKey", name, None, opts)
         tags = args.tags.for_component("GcpKmsKey")
         stateful = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect)
+        if args.existing_key_name is not None:
+            self.key_ring = self.crypto_key = None
+            self.key_id = pulumi.Output.from_input(args.existing_key_name)
+            self.gke_access = self._gke_access(name, args, self.key_id) if args.grant else None
+            self.register_outputs({"key_id": self.key_id})
+            return
 
         self.key_ring = gcp.kms.KeyRing(
             f"{name}-ring",
@@ -62,20 +73,23 @@ class GcpKmsKey(pulumi.ComponentResource):
             labels=tags.gcp_labels(),
             opts=stateful,
         )
+        self.gke_access = self._gke_access(name, args, self.crypto_key.id)
+        self.key_id = self.crypto_key.id
+        self.register_outputs({"key_id": self.key_id})
+
+    def _gke_access(self, name: str, args: GcpKmsKeyArgs, key_id: pulumi.Input[str]) -> gcp.kms.CryptoKeyIAMMember:
         project = gcp.organizations.get_project_output(
             project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
         )
-        self.gke_access = gcp.kms.CryptoKeyIAMMember(
+        return gcp.kms.CryptoKeyIAMMember(
             f"{name}-gke-agent",
-            crypto_key_id=self.crypto_key.id,
+            crypto_key_id=key_id,
             role=ENCRYPTER_DECRYPTER,
             member=project.number.apply(
                 lambda number: f"serviceAccount:service-{number}@container-engine-robot.iam.gserviceaccount.com"
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.key_id = self.crypto_key.id
-        self.register_outputs({"key_id": self.key_id})
 
 
 def key_ring_name(stack: str, site: str, generation: int) -> str:

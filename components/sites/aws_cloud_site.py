@@ -37,7 +37,7 @@ from ..storage.aws_site_storage import (
     AwsSiteStorage,
     AwsSiteStorageArgs,
     fsx_linked_buckets,
-    s3_bucket_name,
+    site_bucket_name,
     trail_bucket_name,
     with_trail_bucket,
 )
@@ -82,7 +82,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             account = aws.get_caller_identity_output(
                 opts=pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
             ).account_id
-            linked_buckets = [s3_bucket_name(tags.stack, site.name, b, account) for b in fsx_linked_buckets(site)]
+            linked_buckets = [site_bucket_name(tags.stack, site, b, account) for b in fsx_linked_buckets(site)]
 
         self.key = AwsKmsKey(
             f"{name}-key",
@@ -205,7 +205,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     # delivers to, which is how the policy pack tells that bucket from the ones it audits.
                     data_event_bucket_arns=[
                         pulumi.Output.concat(
-                            "arn:", partition, ":s3:::", s3_bucket_name(tags.stack, site.name, b, account)
+                            "arn:", partition, ":s3:::", site_bucket_name(tags.stack, site, b, account)
                         )
                         for b in audited
                     ],

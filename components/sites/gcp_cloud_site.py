@@ -1,4 +1,9 @@
-"""A GCP cloud site: its own project/region provider, site key, VPC and GKE control plane."""
+"""A GCP cloud site: its own project/region provider, site key, VPC and GKE control plane.
+
+Each of the last three may instead be the institution's own (bring your own: ``encryption.key_name``,
+``network.shared_vpc``, ``kubernetes.existing_cluster``): the site then uses the given names and creates none
+of them.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from ..catalog import gcp_machine_type, tpu_type
 from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, GcpGpuNodePoolArgs
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
-from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs
+from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs, SharedVpc
 from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
 from ..platform.cluster_access import gke_kubeconfig
@@ -48,6 +53,7 @@ class GcpCloudSiteArgs:
     teams: list[TeamSpec] = field(default_factory=list)
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
     locked_retention: bool = False  # lock immutable buckets' retention policies (prod)
+    lock_audit_logs: bool = False  # lock the audit log bucket outside prod too (protect_stateful)
     vpn_gateways: int = 0  # cross-site links: HA VPN gateways to build (0: no links)
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
@@ -102,6 +108,8 @@ class GcpCloudSite(pulumi.ComponentResource):
                 tags=tags,
                 protect=args.protect,
                 depends_on=self.services,
+                existing_key_name=site.encryption.key_name,
+                grant=site.encryption.grant_iam,
             ),
             opts=scoped,
         )
@@ -114,6 +122,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 nat=site.network.nat,
                 tags=tags,
                 depends_on=self.services,
+                shared=shared_vpc(site),
             ),
             opts=scoped,
         )
@@ -140,6 +149,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             {(machines[p.name].name, p.zone_in(site)) for p in site.gpu_pools if p.name in machines
              and machines[p.name].gpu_nic_count}
         )  # fmt: skip
+        shared = site.network.shared_vpc
         self.gke = GkeCluster(
             f"{name}-gke",
             GkeClusterArgs(
@@ -148,6 +158,11 @@ class GcpCloudSite(pulumi.ComponentResource):
                 zones=site.network.zones,
                 network_id=self.network.network_id,
                 subnetwork_id=self.network.subnetwork_id,
+                pods_range=self.network.pods_range,
+                services_range=self.network.services_range,
+                firewall_project=shared.host_project if shared is not None else None,
+                webhook_firewall=shared is None or shared.grant_iam,
+                existing=site.kubernetes.existing_cluster,
                 control_plane_cidr=self.network.ranges.control_plane,
                 kms_key_id=self.key.key_id,
                 release_channel=site.kubernetes.release_channel,
@@ -166,7 +181,11 @@ class GcpCloudSite(pulumi.ComponentResource):
                 control_plane_ports=control_plane_ports(["kueue", *(["jobset"] if args.jobset else [])])
                 if site.gpu_pools
                 else [],
-                depends_on=[self.key.gke_access, *self.services],
+                depends_on=[
+                    *([self.key.gke_access] if self.key.gke_access is not None else []),
+                    *self.network.host_grants,
+                    *self.services,
+                ],
             ),
             opts=scoped,
         )
@@ -199,7 +218,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                     project=site.project,
                     region=site.region,
                     zone=zone,
-                    cluster_id=self.gke.cluster.id,
+                    cluster_id=self.gke.cluster_id,
                     service_account=self.gke.node_service_account.email,
                     tags=tags,
                     machine=machine,
@@ -211,7 +230,7 @@ class GcpCloudSite(pulumi.ComponentResource):
         # GKE installs GPU drivers and the device plugin and exports DCGM metrics itself: only Kueue is added.
         self.cluster_provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=gke_kubeconfig(self.gke.cluster.name, self.gke.endpoint, self.gke.ca_certificate),
+            kubeconfig=gke_kubeconfig(self.gke.cluster_name, self.gke.endpoint, self.gke.ca_certificate),
             opts=pulumi.ResourceOptions(parent=self),
         )
         # GPU NICs reach pods only through these objects; without them NCCL runs over the primary gVNIC.
@@ -248,13 +267,14 @@ class GcpCloudSite(pulumi.ComponentResource):
                     site=site,
                     workloads=args.workloads,
                     network_id=self.network.network_id,
-                    network_name=self.network.network.name,
+                    network_name=self.network.network_name,
                     private_services_cidr=self.network.ranges.private_services,
                     kms_key_id=self.key.key_id,
                     tags=tags,
                     protect=args.protect,
                     locked_retention=args.locked_retention,
                     depends_on=self.services,
+                    key_grant=site.encryption.key_name is None or site.encryption.grant_iam,
                 ),
                 opts=scoped,
             )
@@ -294,7 +314,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                     buckets=data_buckets,
                     tags=tags,
                     cluster_provider=self.cluster_provider,
-                    depends_on=[self.gke.cluster, self.workloads.teams[team.name].namespace],
+                    depends_on=[self.gke.cluster or self.gke.system_pool, self.workloads.teams[team.name].namespace],
                 ),
                 opts=scoped,
             )
@@ -309,7 +329,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 region=site.region,
                 services=site.audit.data_access_services,
                 retention_days=site.audit.immutable_days,
-                locked=args.locked_retention,
+                locked=args.locked_retention or args.lock_audit_logs,
                 kms_key_id=self.key.key_id,
                 exempt_storage_readers=[
                     f"serviceAccount:{gcp_team_account_email(team.name, site.project)}" for team in args.teams
@@ -321,6 +341,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 kept_retentions=site.audit.kept_log_buckets,
                 depends_on=self.services,
                 exempt_accounts=[identity.service_account for identity in self.identities.values()],
+                key_grant=site.encryption.key_name is None or site.encryption.grant_iam,
             ),
             opts=scoped,
         )
@@ -351,6 +372,22 @@ class GcpCloudSite(pulumi.ComponentResource):
             if nics.sidecar_image is not None:
                 out["gpudirect_sidecar_image"] = nics.sidecar_image
         return out
+
+
+def shared_vpc(site: GcpSite) -> SharedVpc | None:
+    """The spec's Shared VPC as the network component takes it (None: Lattice builds the site's VPC)."""
+    shared = site.network.shared_vpc
+    if shared is None:
+        return None
+    return SharedVpc(
+        host_project=shared.host_project,
+        network=shared.network,
+        subnetwork=shared.subnetwork,
+        pods_range=shared.pods_range,
+        services_range=shared.services_range,
+        control_plane_cidr=shared.control_plane_cidr,
+        grant_iam=shared.grant_iam,
+    )
 
 
 def _fabric_nics(fabric: GcpGpuFabric) -> FabricNics:

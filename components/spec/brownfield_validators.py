@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Iterator
 from itertools import combinations
 
-from .model import AwsSite, StackSpec
+from .model import AwsSite, GcpSite, StackSpec
 from .validators import Issue, ValidationContext
 
 
@@ -150,4 +150,124 @@ def organization_trail_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator
             )
 
 
-BROWNFIELD_VALIDATORS = (existing_network_fits, existing_cluster_fits, existing_key_fits, organization_trail_fits)
+# Settings only a GKE control plane Lattice creates would honour.
+CREATED_GKE_SETTINGS = ("release_channel", "private_endpoint", "master_authorized_cidrs", "rbac_security_group")
+
+
+def shared_vpc_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    shared_sites = {site.name for site in spec.sites if isinstance(site, GcpSite) and site.network.shared_vpc}
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, GcpSite) or site.network.shared_vpc is None:
+            continue
+        shared, path = site.network.shared_vpc, f"sites[{i}].network"
+        if ipaddress.ip_network(shared.control_plane_cidr).prefixlen != 28:
+            yield Issue(
+                f"{path}.shared_vpc.control_plane_cidr",
+                f"{shared.control_plane_cidr} is not a /28; GKE takes exactly a /28 for the control plane's private "
+                "endpoint: ask the network team for an unused one",
+            )
+        if shared.pods_range == shared.services_range:
+            yield Issue(
+                f"{path}.shared_vpc.services_range",
+                f"'{shared.services_range}' is also pods_range; GKE needs two secondary ranges of the subnetwork, "
+                "one for Pods and one for Services",
+            )
+        if "nat" in site.network.model_fields_set:
+            yield Issue(
+                f"{path}.nat",
+                f"egress of the Shared VPC {shared.network} is its owner's (Cloud NAT in {shared.host_project}); "
+                "Lattice creates no router or NAT there: remove this key",
+            )
+        for kind in ("lustre", "filestore"):
+            if getattr(site.storage, kind):
+                yield Issue(
+                    f"sites[{i}].storage.{kind}",
+                    f"{kind} needs private services access on the site's network, which on a Shared VPC is a "
+                    f"connection of the host project {shared.host_project} that Lattice does not make yet; remove "
+                    f"{kind} here (buckets work), or run the site on a network of its own",
+                )
+    for k, link in enumerate(spec.links):
+        for pair in link.pairs():
+            ends = [end for end in pair[:2] if end in shared_sites]
+            if ends:
+                yield Issue(
+                    f"links[{k}]",
+                    f"site '{ends[0]}' is on a Shared VPC, whose HA VPN gateways and Cloud Routers belong to the "
+                    "host project's network team; Lattice does not build links there yet: remove the link, and "
+                    "have the host network reach the other site",
+                )
+                break
+
+
+def existing_gke_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, GcpSite) or site.kubernetes.existing_cluster is None:
+            continue
+        path, cluster = f"sites[{i}].kubernetes", site.kubernetes.existing_cluster
+        if site.network.shared_vpc is None:
+            yield Issue(
+                f"{path}.existing_cluster",
+                f"cluster '{cluster}' already lives on a network, and its node pools join it there: set "
+                "network.shared_vpc to that network's subnetwork and secondary ranges (host_project may be the "
+                "site's own project)",
+            )
+        for key in CREATED_GKE_SETTINGS:
+            if key in site.kubernetes.model_fields_set:
+                yield Issue(
+                    f"{path}.{key}",
+                    f"{key} of existing cluster '{cluster}' is its owner's setting, which Lattice does not change; "
+                    "remove this key",
+                )
+
+
+def existing_cloud_kms_key_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, GcpSite):
+            continue
+        path = f"sites[{i}].encryption"
+        if site.encryption.key_name is None:
+            if "grant_iam" in site.encryption.model_fields_set:
+                yield Issue(f"{path}.grant_iam", "grant_iam applies to an existing key (key_name); remove it")
+            continue
+        location = site.encryption.key_name.split("/")[3]
+        if location != site.region:
+            yield Issue(
+                f"{path}.key_name",
+                f"the key is in {location}, the site in {site.region}: GKE secrets encryption, Cloud Storage and "
+                f"Cloud Logging need a key of the site's region; name a key of {site.region}",
+            )
+        for key in ("key_rotation_days", "key_ring_generation"):
+            if key in site.encryption.model_fields_set:
+                yield Issue(
+                    f"{path}.{key}",
+                    "an existing key's rotation and key ring are its owner's (`lattice audit` checks the rotation); "
+                    "remove this key",
+                )
+
+
+def existing_buckets_are_distinct(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    seen: dict[str, str] = {}
+    for i, site in enumerate(spec.sites):
+        for k, bucket in enumerate(getattr(site.storage, "buckets", [])):
+            if bucket.existing_bucket is None:
+                continue
+            where = f"sites[{i}].storage.buckets[{k}]"
+            if bucket.existing_bucket in seen:
+                yield Issue(
+                    f"{where}.existing_bucket",
+                    f"bucket '{bucket.existing_bucket}' is also adopted by {seen[bucket.existing_bucket]}; a bucket "
+                    "has one owner in the stack: adopt it once",
+                )
+            seen.setdefault(bucket.existing_bucket, where)
+
+
+BROWNFIELD_VALIDATORS = (
+    existing_network_fits,
+    existing_cluster_fits,
+    existing_key_fits,
+    organization_trail_fits,
+    shared_vpc_fits,
+    existing_gke_cluster_fits,
+    existing_cloud_kms_key_fits,
+    existing_buckets_are_distinct,
+)

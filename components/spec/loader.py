@@ -95,6 +95,18 @@ class StackFile:
         return sorted(k for k, v in self.config.items() if _is_secure(v))
 
 
+# A bring-your-own key of one cloud written on the other's site: say where it belongs and what the equivalent is.
+OTHER_CLOUDS_KEYS = {
+    ("AwsNetworkSpec", "shared_vpc"): "shared_vpc is a GCP setting (a site with provider: gcp); an AWS site adopts "
+    "its network with existing: {vpc_id, subnets}. ",
+    ("GcpNetworkSpec", "existing"): "existing is an AWS setting; a GCP site adopts a Shared VPC subnetwork with "
+    "shared_vpc: {host_project, network, subnetwork, pods_range, services_range, control_plane_cidr}. ",
+    ("AwsEncryptionSpec", "key_name"): "key_name names a Cloud KMS key (GCP); an AWS site takes key_arn. ",
+    ("GcpEncryptionSpec", "key_arn"): "key_arn names an AWS KMS key; a GCP site takes key_name "
+    "(projects/…/locations/…/keyRings/…/cryptoKeys/…). ",
+}
+
+
 def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}
 
@@ -353,6 +365,7 @@ def _schema_issue(error: dict) -> Issue:
         allowed = list(parent.model_fields) if _is_model(parent) else []
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
+        hint = OTHER_CLOUDS_KEYS.get((parent.__name__ if _is_model(parent) else "", str(loc[-1])), hint)
         return Issue(path, f"unknown key '{loc[-1]}'; {hint}allowed keys here: {', '.join(allowed)}")
     if kind == "union_tag_invalid":
         tag = error.get("ctx", {}).get("tag")

@@ -41,11 +41,14 @@ from .types import (
     Asn,
     AwsRegion,
     Cidr,
+    CloudKmsKeyName,
     ConfigKey,
     EksClusterName,
+    GceName,
     GcpMember,
     GcpProjectId,
     GcpRegion,
+    GkeClusterName,
     IamRoleArn,
     KmsKeyArn,
     KubernetesVersion,
@@ -121,8 +124,8 @@ class AuditSpec(Strict):
     )
     kept_log_buckets: list[Annotated[int, Field(ge=1, le=3650)]] = Field(
         default_factory=list,
-        description="GCP, prod: retentions (days) of the site's earlier locked audit log buckets. Cloud Logging "
-        "never changes a locked bucket's retention, so a new immutable_days gets a new locked bucket, "
+        description="GCP, prod or protect_stateful: retentions (days) of the site's earlier locked audit log buckets. "
+        "Cloud Logging never changes a locked bucket's retention, so a new immutable_days gets a new locked bucket, "
         "lattice-audit-<days>d, and the sink moves to it; list each earlier immutable_days here to keep its "
         "bucket (protected) until its entries age out.",
     )
@@ -130,9 +133,9 @@ class AuditSpec(Strict):
         OBJECT_LOCK_MIN_DAYS,
         ge=1,
         le=3650,
-        description="GCP, prod: the retention of the log bucket named plainly lattice-audit (the site's first). "
-        "Every other retention's bucket is lattice-audit-<days>d. Set it only for a site first deployed with an "
-        "immutable_days other than 365, to the value it was deployed with.",
+        description="GCP, prod or protect_stateful: the retention of the log bucket named plainly lattice-audit (the "
+        "site's first). Every other retention's bucket is lattice-audit-<days>d. Set it only for a site first "
+        "deployed with an immutable_days other than 365, to the value it was deployed with.",
     )
 
     @property
@@ -213,6 +216,19 @@ class GcpEncryptionSpec(EncryptionSpec):
         description="Cloud KMS never deletes a key ring or key, so a destroyed GCP site's names stay taken: raise "
         "this by one before creating a destroyed stack again (its ring becomes <stack>-<site>-g<N>). 1 keeps the "
         "ring <stack>-<site>. Never change it on a live stack: a new ring is a new site key.",
+    )
+    key_name: CloudKmsKeyName | None = Field(
+        None,
+        description="An existing Cloud KMS key of the site's region to use instead of creating a key ring and key "
+        "(full resource name). Rotation is its owner's (`lattice audit` checks it); Lattice only grants the GKE, "
+        "Cloud Storage and Cloud Logging service agents encrypter/decrypter on it (grant_iam).",
+        examples=["projects/sec-keys/locations/us-central1/keyRings/research/cryptoKeys/gke"],
+    )
+    grant_iam: bool = Field(
+        True,
+        description="With key_name: add the service agents' roles/cloudkms.cryptoKeyEncrypterDecrypter members on "
+        "the key (non-authoritative IAM members, nothing else of its policy changes). false when the key's owner "
+        "grants them: `lattice preflight` then names each missing member.",
     )
 
 
@@ -299,14 +315,65 @@ class EksSpec(Strict):
     )
 
 
+class GcpSharedVpcSpec(Strict):
+    """A Shared VPC subnetwork of the institution's host project, shared with the site's (service) project."""
+
+    host_project: GcpProjectId = Field(description="The Shared VPC host project.", examples=["campus-net-host"])
+    network: GceName = Field(description="The host project's VPC network (its name).", examples=["campus-vpc"])
+    subnetwork: GceName = Field(
+        description="The subnetwork of the site's region shared with the site's project, for nodes.",
+        examples=["research-gke-usc1"],
+    )
+    pods_range: GceName = Field(
+        description="The subnetwork's secondary range for Pods.", examples=["research-gke-pods"]
+    )
+    services_range: GceName = Field(
+        description="The subnetwork's secondary range for Services.", examples=["research-gke-services"]
+    )
+    control_plane_cidr: Cidr = Field(
+        description="A /28 no network of the host project uses, for the GKE control plane's private endpoint (with "
+        "kubernetes.existing_cluster: the cluster's, which `lattice preflight` compares).",
+        examples=["10.60.255.240/28"],
+    )
+    grant_iam: bool = Field(
+        True,
+        description="Add the bindings GKE on a Shared VPC needs in the host project (non-authoritative IAM members): "
+        "roles/compute.networkUser on the subnetwork for the site project's GKE and Google APIs service agents, "
+        "roles/container.hostServiceAgentUser on the host project for the GKE agent, and the control plane's "
+        "webhook firewall rule on the host network. false when the network team grants them: `lattice preflight` "
+        "then names each one missing.",
+    )
+
+
 class GcpNetworkSpec(Strict):
     cidr: Cidr = Field(
         description="The site's address space. Nodes get the first quarter, services the second, "
-        "pods the second half; use a /16 to /20."
+        "pods the second half; use a /16 to /20. With shared_vpc: the range that holds the shared subnetwork's "
+        "primary and secondary ranges (links and team network policies route it; `lattice preflight` checks it)."
     )
     zones: list[Zone] = Field(min_length=1, description="Zones of the region for GKE node locations.")
-    nat: bool = Field(True, description="Cloud Router with Cloud NAT for egress from private nodes.")
+    nat: bool = Field(
+        True,
+        description="Cloud Router with Cloud NAT for egress from private nodes. With shared_vpc: the host "
+        "network's egress is its owner's, and Lattice creates no router or NAT.",
+    )
     asn: Asn | None = Field(None, description="Linked sites: the VPN Cloud Router's private BGP ASN.")
+    shared_vpc: GcpSharedVpcSpec | None = Field(
+        None,
+        description="Bring your own network: GKE uses a Shared VPC subnetwork of a host project and its named "
+        "secondary ranges; Lattice creates no VPC, subnetwork, router or NAT for the site (GPU NIC networks of "
+        "A3 / A4 pools stay in the site's project).",
+        examples=[
+            {
+                "host_project": "campus-net-host",
+                "network": "campus-vpc",
+                "subnetwork": "research-gke-usc1",
+                "pods_range": "research-gke-pods",
+                "services_range": "research-gke-services",
+                "control_plane_cidr": "10.60.255.240/28",
+            }
+        ],
+    )
 
 
 class GkeSpec(Strict):
@@ -331,6 +398,14 @@ class GkeSpec(Strict):
         None,
         description="Google Groups for RBAC: the gke-security-groups@<domain> group whose member groups RBAC may "
         "name; needed when a team lists group: members.",
+    )
+    existing_cluster: GkeClusterName | None = Field(
+        None,
+        description="Bring your own cluster: the name of an existing regional GKE cluster of the site's project and "
+        "region, on network.shared_vpc. Lattice adds its node pools, add-ons, team namespaces and Kueue to it and "
+        "creates no control plane; `lattice preflight` checks what they need of it (Workload Identity, Dataplane V2 "
+        "and multi-networking for GPU NICs, the storage CSI drivers).",
+        examples=["research-gke"],
     )
 
 

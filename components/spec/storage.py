@@ -22,7 +22,7 @@ from components.standards import (
     OBJECT_LOCK_MIN_DAYS,
 )
 
-from .types import Cidr, NonEmpty, SiteName, Zone
+from .types import BucketName, Cidr, NonEmpty, SiteName, Zone
 
 StorageName = SiteName
 MountPath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9/_.-]+$", max_length=200)]
@@ -313,6 +313,13 @@ class BucketSpec(Strict):
     )
     soft_delete_days: int | None = Field(
         None, ge=0, le=90, description="GCS only: keep deleted objects this long (0 turns it off, or 7-90; default 7)."
+    )
+    existing_bucket: BucketName | None = Field(
+        None,
+        description="Adopt a bucket that already exists (its name) instead of creating <stack>-<site>-<name>…: "
+        "`lattice import` writes the file `pulumi import --file` takes to bring it into the stack's state, so the "
+        "next `pulumi up` manages it (versioning, encryption, lifecycle, policy) rather than creating another.",
+        examples=["campus-genomics-datasets"],
     )
 
     @property

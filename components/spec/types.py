@@ -266,6 +266,54 @@ def _kms_key_arn(value: str) -> str:
     return value
 
 
+# Compute Engine resource names (networks, subnetworks, secondary ranges): RFC 1035, 1-63 characters.
+_GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+# GKE: 1-40 characters, lowercase letters, digits and hyphens, a letter first, no hyphen last.
+_GKE_CLUSTER_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+_CLOUD_KMS_KEY = re.compile(
+    r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/locations/[a-z0-9-]+/keyRings/[A-Za-z0-9_-]{1,63}"
+    r"/cryptoKeys/[A-Za-z0-9_-]{1,63}$"
+)
+# S3: 3-63 lowercase letters, digits, dots and hyphens, a letter or digit at both ends; GCS adds underscores.
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
+
+
+def _gce_name(value: str) -> str:
+    if not _GCE_NAME.match(value):
+        raise ValueError(
+            f"'{value}' is not a Compute Engine name (a lowercase letter, then up to 62 lowercase letters, digits or "
+            "hyphens, not ending in a hyphen); give the name, not its URL"
+        )
+    return value
+
+
+def _gke_cluster_name(value: str) -> str:
+    if not _GKE_CLUSTER_NAME.match(value):
+        raise ValueError(
+            f"'{value}' is not a GKE cluster name (a lowercase letter, then up to 39 lowercase letters, digits or "
+            "hyphens); use the name `gcloud container clusters list` shows"
+        )
+    return value
+
+
+def _cloud_kms_key(value: str) -> str:
+    if not _CLOUD_KMS_KEY.match(value):
+        raise ValueError(
+            f"'{value}' is not a Cloud KMS key name; write it like "
+            "projects/my-project/locations/us-central1/keyRings/my-ring/cryptoKeys/my-key"
+        )
+    return value
+
+
+def _bucket_name(value: str) -> str:
+    if not _BUCKET_NAME.match(value) or ".." in value:
+        raise ValueError(
+            f"'{value}' is not a bucket name (3-63 lowercase letters, digits, '.', '-' or '_', a letter or digit at "
+            "both ends); give the bucket's name, not its ARN or URL"
+        )
+    return value
+
+
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$")
 
@@ -309,6 +357,10 @@ SubnetId = Annotated[str, AfterValidator(_aws_id("subnet", "a subnet"))]
 RouteTableId = Annotated[str, AfterValidator(_aws_id("rtb", "a route table"))]
 EksClusterName = Annotated[str, AfterValidator(_eks_cluster_name)]
 KmsKeyArn = Annotated[str, AfterValidator(_kms_key_arn)]
+GceName = Annotated[str, AfterValidator(_gce_name)]
+GkeClusterName = Annotated[str, AfterValidator(_gke_cluster_name)]
+CloudKmsKeyName = Annotated[str, AfterValidator(_cloud_kms_key)]
+BucketName = Annotated[str, AfterValidator(_bucket_name)]
 AwsRegion = Annotated[str, AfterValidator(_aws_region)]
 GcpRegion = Annotated[str, AfterValidator(_gcp_region)]
 Zone = Annotated[str, AfterValidator(_zone)]

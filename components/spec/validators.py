@@ -123,7 +123,8 @@ def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iter
     for index, site in enumerate(spec.sites):
         minimum = MIN_PREFIX.get(site.provider)
         prefix = ipaddress.ip_network(site.network.cidr).prefixlen
-        carved = getattr(site.network, "existing", None) is None  # an existing VPC's subnets are given, not carved
+        # An existing VPC's subnets (a Shared VPC's subnetwork) are given, not carved.
+        carved = getattr(site.network, "existing", None) is None and getattr(site.network, "shared_vpc", None) is None
         if minimum is not None and prefix > minimum and carved:
             yield Issue(
                 f"sites[{index}].network.cidr",
@@ -247,7 +248,7 @@ def gke_names_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
         return
     for index, site in enumerate(spec.sites):
         name = f"{ctx.stack}-{site.name}"
-        if isinstance(site, GcpSite) and len(name) > GKE_CLUSTER_NAME_MAX:
+        if isinstance(site, GcpSite) and site.kubernetes.existing_cluster is None and len(name) > GKE_CLUSTER_NAME_MAX:
             yield Issue(
                 f"sites[{index}].name",
                 f"the GKE cluster would be named '{name}' ({len(name)} characters; GKE allows "
@@ -403,12 +404,12 @@ def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
             key = "kept_log_buckets" if audit.kept_log_buckets else "first_log_bucket_days"
             yield Issue(f"{path}.{key}", "locked audit log buckets are a GCP setting; remove it here")
         return
-    if spec.environment != "prod":
+    if spec.environment != "prod" and not spec.protects_stateful:
         if audit.kept_log_buckets:
             yield Issue(
                 f"{path}.kept_log_buckets",
-                f"only prod locks its audit log bucket; {spec.environment}'s lattice-audit bucket changes its "
-                "retention in place, so there is nothing to keep; remove kept_log_buckets",
+                f"only prod (or protect_stateful) locks the audit log bucket; {spec.environment}'s lattice-audit "
+                "bucket changes its retention in place, so there is nothing to keep; remove kept_log_buckets",
             )
         return
     seen: set[int] = set()

@@ -47,6 +47,14 @@ def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str
     return pulumi.Output.concat(f"{stack}-{site}-{bucket}-", account)
 
 
+def site_bucket_name(stack: str, site: AwsSite, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
+    """A bucket of the site by its spec name: the adopted one's name (``existing_bucket``), else Lattice's."""
+    spec = next((b for b in site.storage.buckets if b.name == bucket), None)
+    if spec is not None and spec.existing_bucket is not None:
+        return pulumi.Output.from_input(spec.existing_bucket)
+    return s3_bucket_name(stack, site.name, bucket, account)
+
+
 TRAIL_BUCKET = "audit-trail"
 
 
@@ -98,7 +106,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                     tags=tags,
                     protect=args.protect,
                     lifecycle=LifecycleSpec(expire_days=site.audit.log_retention_days),
-                    log_sources=(account, pulumi.Output.concat("arn:", partition, ":s3:::", prefix, "-*")),
+                    log_sources=(account, _log_sources(partition, prefix, storage.buckets)),
                 ),
                 opts=child,
             )
@@ -106,7 +114,8 @@ class AwsSiteStorage(pulumi.ComponentResource):
                 self.buckets[bucket.name] = S3Bucket(
                     f"{name}-{bucket.name}",
                     S3BucketArgs(
-                        bucket_name=s3_bucket_name(tags.stack, site.name, bucket.name, account),
+                        bucket_name=site_bucket_name(tags.stack, site, bucket.name, account),
+                        adopted=bucket.existing_bucket is not None,
                         purpose=bucket.purpose,
                         tags=tags,
                         protect=args.protect,
@@ -177,3 +186,15 @@ class AwsSiteStorage(pulumi.ComponentResource):
             *(bucket.tier for bucket in self.express.values()),
         ]
         self.register_outputs({"buckets": {n: b.name for n, b in self.buckets.items()}})
+
+
+def _log_sources(partition: pulumi.Output[str], prefix: str, buckets: list) -> pulumi.Output:
+    """The buckets whose access logs S3 may deliver to the site's log bucket: every ``<stack>-<site>-*`` bucket,
+    and each adopted bucket by its own name (an ArnLike list matches any of them)."""
+    pattern = pulumi.Output.concat("arn:", partition, ":s3:::", prefix, "-*")
+    adopted = [bucket.existing_bucket for bucket in buckets if bucket.existing_bucket is not None]
+    if not adopted:
+        return pattern
+    return pulumi.Output.all(pattern, partition).apply(
+        lambda v: [v[0], *(f"arn:{v[1]}:s3:::{name}" for name in adopted)]
+    )

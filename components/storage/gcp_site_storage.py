@@ -48,6 +48,7 @@ class GcpSiteStorageArgs:
     protect: bool
     locked_retention: bool  # lock immutable buckets' retention policies unless a bucket says otherwise
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the project's APIs
+    key_grant: bool = True  # False: an existing key whose owner grants the Cloud Storage agent (preflight checks)
 
 
 class GcpSiteStorage(pulumi.ComponentResource):
@@ -66,12 +67,18 @@ class GcpSiteStorage(pulumi.ComponentResource):
             agent = gcp.storage.get_project_service_account_output(
                 project=site.project, opts=pulumi.InvokeOutputOptions(parent=self)
             )
-            grant = gcp.kms.CryptoKeyIAMMember(
-                f"{name}-storage-agent",
-                crypto_key_id=args.kms_key_id,
-                role=KMS_ENCRYPTER_DECRYPTER,
-                member=agent.member,
-                opts=after_apis,
+            grants = (
+                [
+                    gcp.kms.CryptoKeyIAMMember(
+                        f"{name}-storage-agent",
+                        crypto_key_id=args.kms_key_id,
+                        role=KMS_ENCRYPTER_DECRYPTER,
+                        member=agent.member,
+                        opts=after_apis,
+                    )
+                ]
+                if args.key_grant
+                else []
             )
             prefix = f"{site.project}-{tags.stack}"
             logs = GcsBucket(
@@ -85,7 +92,7 @@ class GcpSiteStorage(pulumi.ComponentResource):
                     protect=args.protect,
                     kms_key_id=args.kms_key_id,
                     lifecycle=LifecycleSpec(expire_days=site.audit.log_retention_days),
-                    depends_on=[grant],
+                    depends_on=grants,
                 ),
                 opts=child,
             )
@@ -101,7 +108,8 @@ class GcpSiteStorage(pulumi.ComponentResource):
                 self.buckets[bucket.name] = GcsBucket(
                     f"{name}-{bucket.name}",
                     GcsBucketArgs(
-                        bucket_name=f"{prefix}-{bucket.name}",
+                        bucket_name=bucket.existing_bucket or f"{prefix}-{bucket.name}",
+                        adopted=bucket.existing_bucket is not None,
                         project=site.project,
                         location=site.region,
                         purpose=bucket.purpose,
@@ -115,7 +123,7 @@ class GcpSiteStorage(pulumi.ComponentResource):
                         soft_delete_days=bucket.soft_delete,
                         hierarchical_namespace=bucket.hierarchical_namespace,
                         log_bucket=logs.name,
-                        depends_on=[grant],
+                        depends_on=grants,
                     ),
                     opts=child,
                 )

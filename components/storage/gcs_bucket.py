@@ -45,6 +45,7 @@ class GcsBucketArgs:
     hierarchical_namespace: bool = False
     log_bucket: pulumi.Input[str] | None = None
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the key grant for the service agent
+    adopted: bool = False  # an existing bucket (existing_bucket): retained on delete, a destroy leaves it in place
 
 
 class GcsBucket(pulumi.ComponentResource):
@@ -83,7 +84,10 @@ class GcsBucket(pulumi.ComponentResource):
             force_destroy=False,
             labels=tags.gcp_labels(labels),
             opts=pulumi.ResourceOptions(
-                parent=self, protect=args.protect, retain_on_delete=args.protect, depends_on=args.depends_on
+                parent=self,
+                protect=args.protect,
+                retain_on_delete=args.protect or args.adopted,
+                depends_on=args.depends_on,
             ),
         )
         self.name = self.bucket.name

@@ -47,6 +47,9 @@ class S3BucketArgs:
     log_sources: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
     # Only for the site's audit bucket: the account and the ARN of the trail that delivers into it.
     trail: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
+    # An existing bucket the stack adopted (existing_bucket): it predates the stack and outlives it, so a destroy
+    # leaves it in place (retained on delete) whatever the environment.
+    adopted: bool = False
 
 
 class S3Bucket(pulumi.ComponentResource):
@@ -65,7 +68,9 @@ class S3Bucket(pulumi.ComponentResource):
             object_lock_enabled=args.lock is not None or None,
             force_destroy=False,
             tags=tags.aws_tags({PURPOSE_TAG: args.purpose}),
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protect, retain_on_delete=args.protect or args.adopted
+            ),
         )
         bucket = self.bucket.id
         # Deleting these would suspend versioning or drop the default retention of new objects: kept like the bucket.

@@ -140,3 +140,31 @@ def test_a_recreated_gcp_site_gets_a_key_ring_the_destroyed_one_left_free(plan_s
     assert ring_inputs["name"] == "test-gcp-usc1-g2"
     key = second.one("gcp:kms/cryptoKey:CryptoKey", "gcp-usc1-key-key")
     assert key["inputs"]["keyRing"] == second.state(second.one(ring, "gcp-usc1-key-ring"))["id"]
+
+
+@mock_aws
+def test_an_adopted_bucket_is_kept_with_its_data(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    site = {
+        **AWS_SITE,
+        "storage": {
+            "buckets": [
+                {"name": "datasets", "purpose": "datasets", "existing_bucket": "lab-genomics-datasets"},
+                {"name": "checkpoints", "purpose": "checkpoints"},
+            ]
+        },
+    }
+    path = write_stack(tmp_path, spec_with(site))
+    s3 = boto3.client("s3", region_name="us-east-1")
+    for name in (
+        "lab-genomics-datasets",
+        f"test-aws-use1-checkpoints-{FAKE_ACCOUNT}",
+        f"test-aws-use1-access-logs-{FAKE_ACCOUNT}",
+    ):
+        s3.create_bucket(Bucket=name)
+        s3.put_object(Bucket=name, Key="sample.fastq", Body=b"ACGT")
+    assert main(["teardown", "--stack-file", str(path), "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "kept: lab-genomics-datasets is adopted (existing_bucket) and stays with its data" in out
+    assert s3.list_objects_v2(Bucket="lab-genomics-datasets")["KeyCount"] == 1
+    assert s3.list_objects_v2(Bucket=f"test-aws-use1-checkpoints-{FAKE_ACCOUNT}")["KeyCount"] == 0

@@ -96,7 +96,7 @@ def test_unlocked_log_buckets_keep_one_name_and_change_retention_in_place(plan_s
 @pytest.mark.parametrize(
     ("environment", "audit", "path", "message"),
     [
-        ("dev", {"kept_log_buckets": [30]}, "sites[0].audit.kept_log_buckets", "only prod locks"),
+        ("dev", {"kept_log_buckets": [30]}, "sites[0].audit.kept_log_buckets", "only prod (or protect_stateful) locks"),
         ("prod", {"immutable_days": 400, "kept_log_buckets": [400]}, "kept_log_buckets[0]", "immutable_days itself"),
         ("prod", {"immutable_days": 400, "kept_log_buckets": [365, 365]}, "kept_log_buckets[1]", "listed twice"),
     ],
