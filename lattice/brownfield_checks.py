@@ -21,6 +21,11 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
   each (the Auto Scaling group may put every node in one).
 - ``cluster``: the existing cluster is ACTIVE, in the given VPC, runs the ``kubernetes.version`` the add-ons are
   pinned for, and its authentication mode admits access entries (``API`` or ``API_AND_CONFIG_MAP``).
+- ``network-policy``: the existing cluster's managed ``vpc-cni`` add-on runs with ``enableNetworkPolicy`` (its
+  configuration values), without which no NetworkPolicy is enforced and team isolation is void. Lattice cannot
+  set it: a second ``vpc-cni`` add-on cannot be created beside the cluster's own, and changing the owner's add-on
+  configuration is the owner's call. moto does not implement ``DescribeAddon``: the tests answer it through
+  botocore's ``before-call`` event.
 - ``key``: the key is enabled, a symmetric customer key for encryption, and its policy holds every statement
   ``components/security/aws_kms_key.py``'s ``key_policy`` writes for a key of Lattice's own (the requirement
   source): each missing one is named, with the statement to add.
@@ -40,6 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 import boto3
+import yaml
 from botocore.exceptions import ClientError
 
 from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
@@ -54,7 +60,7 @@ from .preflight import CheckResult, Status, aws_errors, error_code
 
 BROWNFIELD_READS = (
     "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:DescribeVpcEndpoints, "
-    "ec2:DescribeInstanceTypes, eks:DescribeCluster, kms:DescribeKey, kms:GetKeyPolicy, "
+    "ec2:DescribeInstanceTypes, eks:DescribeCluster, eks:DescribeAddon, kms:DescribeKey, kms:GetKeyPolicy, "
     "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus and s3:GetObjectLockConfiguration"
 )
 # The VPC CNI keeps one full spare interface of addresses once a pod uses the first (WARM_ENI_TARGET=1).
@@ -78,7 +84,11 @@ def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | 
             if site.network.existing is not None:
                 _network(site, session.client("ec2", region_name=site.region), row)
             if site.kubernetes.existing_cluster is not None:
-                row("-", "cluster", *_cluster(site, session.client("eks", region_name=site.region)))
+                eks = session.client("eks", region_name=site.region)
+                status, detail = _cluster(site, eks)
+                row("-", "cluster", status, detail)
+                if not detail.startswith(f"EKS cluster {site.kubernetes.existing_cluster} does not exist"):
+                    row("-", "network-policy", *_network_policy(site, eks))
             if site.encryption.key_arn is not None:
                 account = session.client("sts", region_name=site.region).get_caller_identity()["Account"]
                 row("-", "key", *_key(site, session.client("kms", region_name=site.region), account, stack))
@@ -272,6 +282,12 @@ def _addresses(site: AwsSite, zone: str, subnet: dict[str, Any], ec2: Any) -> tu
         needed += nodes * each
         parts.append(f"{what}: {nodes} × {each}")
     summary = f"{'; '.join(parts)} = {needed} addresses"
+    # FSx for Lustre's file servers take addresses of the subnet too; AWS states no count per file system that this
+    # check could multiply out, so they are named, not counted: leave room for them.
+    first = site.network.availability_zones[0]
+    file_systems = [fs.name for fs in site.storage.lustre if (fs.zone or first) == zone]
+    if file_systems:
+        summary += f", plus the file servers of FSx for Lustre {', '.join(file_systems)} (not counted)"
     if needed <= free:
         return "pass", f"{subnet['SubnetId']} has {free} free addresses for {summary}"
     return "fail", (
@@ -321,6 +337,31 @@ def _cluster(site: AwsSite, eks: Any) -> tuple[Status, str]:
     return "pass", f"{name} is ACTIVE, runs {version} and admits access entries ({mode})"
 
 
+def _network_policy(site: AwsSite, eks: Any) -> tuple[Status, str]:
+    name = site.kubernetes.existing_cluster
+    enable = """'{"enableNetworkPolicy": "true"}'"""
+    try:
+        addon = eks.describe_addon(clusterName=name, addonName="vpc-cni")["addon"]
+    except ClientError as exc:
+        if error_code(exc) != "ResourceNotFoundException":
+            raise
+        return "fail", (
+            f"{name} runs the VPC CNI self-managed (no vpc-cni add-on), so nothing says its network policy agent "
+            "runs, and team isolation is NetworkPolicies: `aws eks create-addon --cluster-name "
+            f"{name} --addon-name vpc-cni --resolve-conflicts OVERWRITE --configuration-values {enable}`"
+        )
+    # EKS takes the configuration as JSON or YAML; YAML reads both.
+    config = yaml.safe_load(addon.get("configurationValues") or "{}") or {}
+    if str(config.get("enableNetworkPolicy", "false")).lower() == "true":
+        version = addon.get("addonVersion", "")
+        return "pass", f"{name}'s vpc-cni {version} enforces NetworkPolicies (enableNetworkPolicy)"
+    return "fail", (
+        f"{name}'s vpc-cni add-on enforces no NetworkPolicy (enableNetworkPolicy is off), and team isolation is "
+        f"NetworkPolicies: `aws eks update-addon --cluster-name {name} --addon-name vpc-cni --configuration-values "
+        f"{enable}`"
+    )
+
+
 # --- key --------------------------------------------------------------------------------------------------------
 
 STATEMENT_PURPOSES = {
@@ -339,7 +380,8 @@ def required_statements(site: AwsSite, account: str, partition: str, stack: str 
     from components.security.aws_cloudtrail import trail_name
 
     role = f"arn:{partition}:iam::{account}:role/aws-service-role/{AUTOSCALING_SERVICE}/{AUTOSCALING_SERVICE_ROLE}"
-    buckets = [f"{stack}-{site.name}-{bucket}-{account}" for bucket in fsx_linked_buckets(site)]
+    adopted = {bucket.name: bucket.existing_bucket for bucket in site.storage.buckets if bucket.existing_bucket}
+    buckets = [adopted.get(bucket) or f"{stack}-{site.name}-{bucket}-{account}" for bucket in fsx_linked_buckets(site)]
     policy = key_policy(
         account_id=account,
         partition=partition,

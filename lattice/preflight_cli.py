@@ -23,6 +23,7 @@ def add_parser(verbs, stack_arguments) -> None:
 
 def _preflight(args: argparse.Namespace, out: Console) -> int:
     from .brownfield_checks import run_brownfield_checks
+    from .gcp_brownfield_checks import run_gcp_brownfield_checks
     from .preflight import PreflightError, render_table, run_preflight
     from .preflight_topology import run_topology_checks
     from .site_checks import run_site_checks
@@ -33,6 +34,7 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
         sites = run_site_checks(stack_file.spec, stack_file.stack)
         topology = run_topology_checks(stack_file.spec)
         adopted = run_brownfield_checks(stack_file.spec, stack_file.stack)
+        adopted += run_gcp_brownfield_checks(stack_file.spec)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     out.print(render_table(results))

@@ -69,7 +69,8 @@ def run_site_checks(
                 cluster = site.kubernetes.existing_cluster or f"{stack}-{site.name}"
                 results.append(_row(site.name, "endpoint", *_eks_endpoint(site, cluster, eks, connect)))
         elif isinstance(site, GcpSite):
-            results.append(_row(site.name, "endpoint", *_gke_endpoint(site, f"{stack}-{site.name}", gcloud, connect)))
+            cluster = site.kubernetes.existing_cluster or f"{stack}-{site.name}"
+            results.append(_row(site.name, "endpoint", *_gke_endpoint(site, cluster, gcloud, connect)))
         else:
             results.append(_row(site.name, "endpoint", *_kubeconfig_endpoint(site, kubeconfig, connect)))
     return sorted(results, key=lambda r: (r.site, SITE_CHECKS.index(r.check)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -113,6 +114,15 @@ def test_a_roomy_brownfield_network_passes_vpc_subnet_egress_and_addresses(aws):
     )
 
 
+def test_an_fsx_file_system_in_the_zone_is_named_in_the_address_count(aws):
+    existing = vpc_with(aws)
+    lustre = {"name": "shared", "capacity_gib": 2400, "throughput_mbps_per_tib": 250, "zone": "us-east-1b"}
+    results = run_brownfield_checks(site_with(existing, storage={"lustre": [lustre]}), "test", aws)
+    addresses = rows(results, "addresses")
+    assert addresses["us-east-1b"][1].endswith(", plus the file servers of FSx for Lustre shared (not counted)")
+    assert "FSx" not in addresses["us-east-1a"][1]
+
+
 def test_each_planted_network_gap_fails_with_its_fix(aws):
     existing = vpc_with(aws, nat=False)
     wrong = copy.deepcopy(existing)
@@ -164,6 +174,7 @@ def test_an_existing_cluster_must_run_the_stack_files_version_and_admit_access_e
         roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks",
         resourcesVpcConfig={"subnetIds": [s["id"] for s in existing["subnets"].values()]},
     )
+    answer_vpc_cni(aws, ENFORCING)
     spec = site_with(existing, kubernetes={"existing_cluster": "platform-eks"})
     status, detail = rows(run_brownfield_checks(spec, "test", aws), "cluster")["-"]
     assert status == "fail"
@@ -186,11 +197,85 @@ def test_an_existing_cluster_must_run_the_stack_files_version_and_admit_access_e
 
     session = boto3.Session(region_name=REGION)
     session.events.register("after-call.eks.DescribeCluster", with_access_entries)
+    answer_vpc_cni(session, ENFORCING)
     spec = site_with(existing, kubernetes={"existing_cluster": "platform-133"})
     assert rows(run_brownfield_checks(spec, "test", session), "cluster")["-"] == (
         "pass",
         "platform-133 is ACTIVE, runs 1.33 and admits access entries (API_AND_CONFIG_MAP)",
     )
+
+
+# DescribeAddon's answer (docs.aws.amazon.com/eks/latest/APIReference/API_DescribeAddon.html) for the cluster's
+# vpc-cni add-on; moto 5 does not implement the call ("Not yet implemented"), so botocore's before-call event
+# answers it in place of the service.
+ENFORCING = {
+    "addonName": "vpc-cni",
+    "clusterName": "platform-133",
+    "status": "ACTIVE",
+    "addonVersion": "v1.19.5-eksbuild.1",
+    "configurationValues": '{"enableNetworkPolicy": "true"}',
+}
+
+
+def answer_vpc_cni(session: boto3.Session, addon: dict[str, Any] | None) -> list[str]:
+    """Answer eks:DescribeAddon with ``addon`` (None: the cluster has no vpc-cni add-on); returns the requests'
+    paths."""
+    requests: list[str] = []
+
+    def describe_addon(params, **_):
+        requests.append(params["url_path"])
+        if addon is None:
+            error = {"Code": "ResourceNotFoundException", "Message": "No addon: vpc-cni found in cluster"}
+            return SimpleNamespace(status_code=404), {"Error": error, "ResponseMetadata": {"HTTPStatusCode": 404}}
+        return SimpleNamespace(status_code=200), {"addon": addon, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+    session.events.register("before-call.eks.DescribeAddon", describe_addon)
+    return requests
+
+
+@pytest.mark.parametrize(
+    ("addon", "status", "says"),
+    [
+        (ENFORCING, "pass", "platform-133's vpc-cni v1.19.5-eksbuild.1 enforces NetworkPolicies"),
+        (  # EKS takes configuration values as YAML too
+            {**ENFORCING, "configurationValues": "enableNetworkPolicy: 'true'\nenv:\n  WARM_IP_TARGET: '5'\n"},
+            "pass",
+            "enforces NetworkPolicies (enableNetworkPolicy)",
+        ),
+        (
+            {**ENFORCING, "configurationValues": ""},
+            "fail",
+            "platform-133's vpc-cni add-on enforces no NetworkPolicy (enableNetworkPolicy is off), and team isolation "
+            "is NetworkPolicies: `aws eks update-addon --cluster-name platform-133 --addon-name vpc-cni "
+            """--configuration-values '{"enableNetworkPolicy": "true"}'`""",
+        ),
+        (None, "fail", "platform-133 runs the VPC CNI self-managed (no vpc-cni add-on)"),
+    ],
+    ids=["json", "yaml", "off", "self-managed"],
+)
+def test_an_existing_cluster_must_enforce_network_policies_for_team_isolation(aws, addon, status, says):
+    existing = vpc_with(aws)
+    aws.client("eks").create_cluster(
+        name="platform-133",
+        version="1.33",
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks",
+        resourcesVpcConfig={"subnetIds": [s["id"] for s in existing["subnets"].values()]},
+    )
+    requests = answer_vpc_cni(aws, addon)
+    spec = site_with(existing, kubernetes={"existing_cluster": "platform-133"})
+    found = rows(run_brownfield_checks(spec, "test", aws), "network-policy")["-"]
+    assert found[0] == status
+    assert says in found[1]
+    assert requests == ["/clusters/platform-133/addons/vpc-cni"]
+
+
+def test_a_missing_cluster_gets_no_network_policy_row(aws):
+    existing = vpc_with(aws)
+    requests = answer_vpc_cni(aws, ENFORCING)
+    spec = site_with(existing, kubernetes={"existing_cluster": "nowhere"})
+    results = run_brownfield_checks(spec, "test", aws)
+    assert rows(results, "cluster")["-"][0] == "fail"
+    assert rows(results, "network-policy") == {} and requests == []
 
 
 def test_the_key_policy_must_hold_the_statements_lattice_would_write(aws):

@@ -142,6 +142,16 @@ def test_gke_is_reached_through_its_dns_endpoint(tmp_path):
     ]
 
 
+def test_an_adopted_gke_cluster_is_described_by_its_own_name(tmp_path):
+    from tests.components.sites.test_gcp_brownfield import CLUSTER, shared_site
+
+    described = {"controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"endpoint": "gke-xyz.us-central1.gke.goog"}}}
+    gcloud = _fake_gcloud(tmp_path, stdout=json.dumps(described))
+    site = shared_site(kubernetes={"existing_cluster": CLUSTER})
+    run_site_checks(_spec(site), "dev", connect=Probe(), gcloud=gcloud)
+    assert json.loads((tmp_path / "argv.json").read_text())[3] == CLUSTER
+
+
 def test_gke_not_created_yet_and_gcloud_missing_are_skips(tmp_path):
     gcloud = _fake_gcloud(tmp_path, stderr="ERROR: (gcloud.container.clusters.describe) NOT_FOUND: x", code=1)
     result = _by(run_site_checks(_spec(GCP_SITE), "dev", connect=Probe(), gcloud=gcloud))[("gcp-usc1", "endpoint")]
