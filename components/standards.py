@@ -128,3 +128,26 @@ COST_LOG_INGESTION_GIB_PER_MONTH = 10  # ingested into each log group / log buck
 COST_TRAIL_DATA_EVENTS_PER_MONTH = 10_000_000  # data events a trail with data-event selectors records a month
 COST_NAT_GIB_PER_MONTH = 100  # processed by each NAT gateway a month
 COST_LINK_GIB_PER_MONTH = 1024  # leaving each end of each link a month (checkpoints, datasets)
+
+# Observability (components/observability): the alert thresholds Lattice's PrometheusRules read, and the policy pack.
+# A GPU is idle below this utilisation (DCGM_FI_DEV_GPU_UTIL, %), held by a pod, for this long: the team holds GPUs
+# it does not use (the cost alert).
+GPU_IDLE_UTIL_PERCENT = 5
+GPU_IDLE_HOURS = 4
+# Throttling: the share of time a GPU spends held back by thermal or power limits (DCGM_FI_DEV_*_VIOLATION, µs of
+# throttling per second), sustained this long, before it is an alert rather than a transient.
+GPU_THROTTLE_SHARE = 0.10
+GPU_THROTTLE_MINUTES = 15
+# Xids of the classes that mean the GPU or its memory needs a reset or a replacement (NVIDIA's Xid catalogue,
+# docs.nvidia.com/deploy/xid-errors): 48 double-bit ECC, 63 / 64 row remapping pending / failed, 74 NVLink error,
+# 79 GPU fallen off the bus, 92 high single-bit ECC rate, 94 / 95 contained / uncontained ECC, 119 / 120 GSP
+# timeout / error.
+GPU_CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+# A shared file system is filling above this share of its capacity (Lustre, mounted or Lattice's FSx).
+FILESYSTEM_FULL_PERCENT = 85
+# A node of a GPU pool NotReady, and a Kueue workload inadmissible, for this long.
+NODE_NOT_READY_MINUTES = 5
+KUEUE_INADMISSIBLE_MINUTES = 30
+# How long each site's Prometheus keeps its own series, and the central store every site's.
+METRICS_RETENTION_DAYS = 15
+CENTRAL_METRICS_RETENTION_DAYS = 90

@@ -36,6 +36,7 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_random as random
 
+from ..observability.cloud_alarms import vpn_tunnel_alarm
 from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
 from .aws_site_network import join_route_table
@@ -269,6 +270,13 @@ class VpnLink(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
         )
         self.connections.append(connection)
+        vpn_tunnel_alarm(
+            f"{name}-vpn-{index}",
+            connection,
+            f"the {plan.key} VPN connection {index}",
+            end.tags,
+            pulumi.ResourceOptions(parent=self, provider=end.provider),
+        )
         return connection
 
     def _aws_peer(self, name: str, args: LinkArgs) -> None:

@@ -24,6 +24,7 @@ import pulumi_aws as aws
 from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
 
 from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, fsx_lustre_class
+from ..observability.cloud_alarms import fsx_capacity_alarm
 from ..security.aws_log_group import encrypted_log_group
 from ..spec.storage import FsxLustreSpec
 from ..tagging import TagContext
@@ -58,6 +59,7 @@ class FsxLustre(pulumi.ComponentResource):
     security_group: aws.ec2.SecurityGroup
     log_group: aws.cloudwatch.LogGroup
     repositories: dict[str, aws.fsx.DataRepositoryAssociation]
+    alarm: aws.cloudwatch.MetricAlarm
     tier: StorageTier
 
     def __init__(self, name: str, args: FsxLustreArgs, opts: pulumi.ResourceOptions | None = None):
@@ -151,6 +153,7 @@ class FsxLustre(pulumi.ComponentResource):
                 tags=tags.aws_tags(),
                 opts=child,
             )
+        self.alarm = fsx_capacity_alarm(name, self.file_system, size.capacity_gib, args.tags, child)
         fs = self.file_system
         self.tier = StorageTier(
             name=spec.name,

@@ -1,0 +1,1 @@
+"""Observability: metrics collection on every cluster, the central store, alert rules (with their promtool tests)."""
