@@ -36,9 +36,11 @@ test: $(STAMP)
 # and BGP brought up in network namespaces, the interface script through shellcheck; the policy pack served from its own
 # virtualenv built from policies/requirements.txt (needs PyPI). Needs root (namespaces, daemons);
 # installs the Debian packages below when missing (charon-systemd is charon with vici; libcharon-extra-plugins has
-# kernel-libipsec, libstrongswan-standard-plugins AES-GCM and the ECP groups), and stops with exit 2 where it cannot.
+# kernel-libipsec, libstrongswan-standard-plugins AES-GCM and the ECP groups; prometheus brings promtool, which checks
+# and unit-tests Lattice's alert rules; nginx-light runs the central metrics receiver's planned configuration), and
+# stops with exit 2 where it cannot.
 INTEGRATION_PACKAGES := iproute2 strongswan-swanctl charon-systemd libcharon-extra-plugins \
-  libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck
+  libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck prometheus nginx-light
 integration: $(STAMP)
 	@missing=$$(for p in $(INTEGRATION_PACKAGES); do dpkg-query -W -f='$${db:Status-Status}' "$$p" 2>/dev/null | \
 	  grep -qx installed || echo "$$p"; done | tr '\n' ' '); \
@@ -49,7 +51,7 @@ integration: $(STAMP)
 	  echo "make: installing $$missing from Debian (apt-get)"; \
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
 	    { echo "make integration: apt-get could not install $$missing" >&2; exit 2; }; fi
-	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces)"
+	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces; promtool; nginx)"
 	@$(PY) -m pytest -q tests/integration
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
+from .observability.federation import MetricsFederation
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, worker_sites
 from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
@@ -49,6 +50,8 @@ class HybridStack(pulumi.ComponentResource):
         site_ranges = {site.name: tuple(str(net) for net in routed_networks(site)) for site in spec.sites}
         manager = manager_site(spec)
         self.routes = routes(spec)
+        # Each site's part in the metrics: its own Prometheus, and the central store's receiver or a writer to it.
+        self.metrics = MetricsFederation("metrics", spec, opts=child)
         dispatched = {route.team for route in self.routes if route.workers}
         workers = {site.name for site in worker_sites(spec)}
         for site in spec.sites:
@@ -77,6 +80,7 @@ class HybridStack(pulumi.ComponentResource):
                         transit_routes=transit_routes(spec, site),
                         compliance_locks=spec.environment == "prod",
                         jobset=jobset,
+                        metrics=self.metrics.sites[site.name],
                     ),
                     opts=child,
                 )
@@ -96,6 +100,7 @@ class HybridStack(pulumi.ComponentResource):
                         vpn_gateways=vpn_gateway_count(spec, site),
                         linked_ranges=linked_ranges(spec, site),
                         jobset=jobset,
+                        metrics=self.metrics.sites[site.name],
                     ),
                     opts=child,
                 )
@@ -115,6 +120,7 @@ class HybridStack(pulumi.ComponentResource):
                         site_ranges=site_ranges,
                         linked_ranges=linked_ranges(spec, site),
                         jobset=jobset,
+                        metrics=self.metrics.sites[site.name],
                     ),
                     opts=child,
                 )

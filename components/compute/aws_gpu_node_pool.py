@@ -203,6 +203,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
                 min_size=pool.min_nodes, desired_size=pool.desired, max_size=pool.max_nodes
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            node_repair_config=node_repair_config(instance.accelerator_kind),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
             ),
@@ -463,4 +464,44 @@ fi
     return (
         f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
         f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}\n--{MIME_BOUNDARY}--\n'
+    )
+
+
+# EKS node auto repair on every accelerator node group, fed by the EKS node monitoring agent (the site's add-on,
+# AwsCloudSite). EKS's default for AcceleratedHardwareReady is Replace or Reboot after 10 minutes
+# (docs.aws.amazon.com/eks/latest/userguide/node-repair.html); a reboot does not cure a GPU that fell off the bus,
+# failed to remap memory or lost a device, so those reasons replace the node. The reasons are the agent's own
+# (aws/eks-node-monitoring-agent v1.7.0, commit c399089dec78cb245306ca2a5f9806b7c32ca093: pkg/reasons/reasons.go,
+# and monitors/nvidia/dcgm/dcgm_policies.go, whose well-known Xids are reported as "NvidiaXID<n>Error").
+REPAIR_CONDITION = "AcceleratedHardwareReady"
+REPAIR_WAIT_MINUTES = 10
+REPLACE_REASONS = {
+    "gpu": (
+        "NvidiaXID48Error",  # double-bit ECC
+        "NvidiaXID64Error",  # row remapping failure
+        "NvidiaXID79Error",  # fallen off the bus
+        "NvidiaXID95Error",  # uncontained memory error
+        "NvidiaDoubleBitError",
+        "NvidiaDeviceCountMismatch",  # a GPU the node no longer sees
+    ),
+    "neuron": ("NeuronHBMUncorrectableError", "NeuronSRAMUncorrectableError", "NeuronNCUncorrectableError"),
+}
+# One node at a time: a training job loses one node's pods and restarts from its checkpoint, not half its nodes.
+MAX_PARALLEL_REPAIRS = 1
+
+
+def node_repair_config(accelerator_kind: str) -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    reasons = REPLACE_REASONS["gpu" if accelerator_kind == "gpu" else "neuron"]
+    return aws.eks.NodeGroupNodeRepairConfigArgs(
+        enabled=True,
+        max_parallel_nodes_repaired_count=MAX_PARALLEL_REPAIRS,
+        node_repair_config_overrides=[
+            aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(
+                node_monitoring_condition=REPAIR_CONDITION,
+                node_unhealthy_reason=reason,
+                repair_action="Replace",
+                min_repair_wait_time_mins=REPAIR_WAIT_MINUTES,
+            )
+            for reason in reasons
+        ],
     )

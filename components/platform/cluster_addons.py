@@ -30,6 +30,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from ..observability.dcgm import dcgm_exporter_values
 from . import moved_from
 from .kueue_api import KUEUE_NAMESPACE
 
@@ -105,6 +106,8 @@ class ClusterAddonsArgs:
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
     jobset: bool = False  # MultiKueue managers and workers
+    # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
+    service_monitors: bool = False
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -152,7 +155,9 @@ def kueue_configuration() -> dict:
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # enableClusterQueueResources: quota, usage and reservations per ClusterQueue and flavor
+        # (kueue_cluster_queue_resource_usage, ..._nominal_quota); commented out in the chart's default.
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
@@ -171,9 +176,12 @@ def kueue_configuration() -> dict:
     }
 
 
-def kueue_values() -> dict:
-    """The Kueue chart's values: feature gates and the controller configuration."""
+def kueue_values(prometheus: bool = False) -> dict:
+    """The Kueue chart's values: feature gates, the controller configuration and, where a Prometheus Operator runs
+    (``prometheus``), the chart's ServiceMonitor (``enablePrometheus``; it scrapes the HTTPS metrics endpoint with the
+    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets read ``/metrics``)."""
     return {
+        **({"enablePrometheus": True} if prometheus else {}),
         "controllerManager": {
             "featureGates": [{"name": gate, "enabled": on} for gate, on in KUEUE_FEATURE_GATES.items()],
         },
@@ -214,7 +222,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 values={
                     "driver": {"enabled": not args.drivers_preinstalled},
                     "toolkit": {"enabled": not args.toolkit_preinstalled},
-                    "dcgmExporter": {"enabled": True},
+                    "dcgmExporter": dcgm_exporter_values(service_monitor=args.service_monitors),
                     # Node Feature Discovery labels the GPU (and NIC) nodes the operators act on.
                     "nfd": {"enabled": True},
                 },
@@ -344,7 +352,7 @@ class ClusterAddons(pulumi.ComponentResource):
             version=KUEUE_VERSION,
             namespace=KUEUE_NAMESPACE,
             create_namespace=True,
-            values=kueue_values(),
+            values=kueue_values(prometheus=args.service_monitors),
             opts=child,
         )
         self.jobset = None

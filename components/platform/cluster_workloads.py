@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from ..observability.cluster_metrics import ClusterMetrics, ClusterMetricsArgs
 from ..spec.teams import TeamOnSite
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
@@ -37,6 +38,7 @@ class ClusterWorkloadsArgs:
     neuron_cores_per_device: int = 0  # the most any Neuron pool of the site has, for the teams' core quota
     storage: list[StorageTier] = field(default_factory=list)  # the site's tiers; "pvc" ones get claims per team
     fsx_csi_driver: bool = False  # EKS sites with FSx for Lustre
+    metrics: ClusterMetricsArgs | None = None  # None: no Prometheus of Lattice's (GKE's managed collection)
 
 
 class ClusterWorkloads(pulumi.ComponentResource):
@@ -45,6 +47,7 @@ class ClusterWorkloads(pulumi.ComponentResource):
     scheduler: KueueScheduler | None
     storage: StorageAccess | None
     directories: TeamDirectories | None
+    metrics: ClusterMetrics | None
     gpus: int
 
     def __init__(self, name: str, args: ClusterWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -100,12 +103,30 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
+        # The Prometheus Operator's CRDs come first: the add-ons' ServiceMonitors need them.
+        self.metrics = None
+        if args.metrics is not None:
+            self.metrics = ClusterMetrics(
+                f"{name}-metrics",
+                dataclasses.replace(
+                    args.metrics,
+                    labels=args.tags.for_component("ClusterMetrics").k8s_labels(),
+                    depends_on=[*args.metrics.depends_on, *args.access, *args.depends_on],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.addons = self.scheduler = None
         self.gpus = 0
         if args.flavors:
             addons = dataclasses.replace(
                 args.addons,
-                depends_on=[*args.addons.depends_on, *args.depends_on, *args.access],
+                depends_on=[
+                    *args.addons.depends_on,
+                    *args.depends_on,
+                    *args.access,
+                    *([self.metrics.release] if self.metrics is not None else []),
+                ],
+                service_monitors=self.metrics is not None,
                 labels=args.tags.for_component("ClusterAddons").k8s_labels(),
             )
             self.addons = ClusterAddons(f"{name}-addons", addons, opts=pulumi.ResourceOptions(parent=self))

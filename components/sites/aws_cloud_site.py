@@ -20,6 +20,7 @@ from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutos
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, ExistingNetwork
 from ..network.ports import HTTPS
+from ..observability.federation import SiteMetrics, metrics_args
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
@@ -43,6 +44,8 @@ from ..storage.aws_site_storage import (
 )
 from ..tagging import TagContext
 
+NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
+
 
 @dataclass
 class AwsCloudSiteArgs:
@@ -51,6 +54,7 @@ class AwsCloudSiteArgs:
     protect: bool
     teams: list[TeamSpec] = field(default_factory=list)
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)  # by name, for storage sizing
+    metrics: SiteMetrics | None = None  # the site's part in observability (None: no Prometheus)
     # Cross-site links: ranges of the linked sites the VPC routes to its transit gateway (None: no links).
     transit_routes: list[str] | None = None
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
@@ -233,6 +237,17 @@ class AwsCloudSite(pulumi.ComponentResource):
                 EksAutoscalerArgs(cluster_name=self.eks.cluster_name, tags=tags, depends_on=[self.eks.system_nodes]),
                 opts=scoped,
             )
+        # The EKS node monitoring agent sets the node conditions (AcceleratedHardwareReady, ...) that the GPU node
+        # groups' auto repair acts on.
+        self.node_monitoring = None
+        if site.gpu_pools:
+            self.node_monitoring = aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=self.eks.cluster_name,
+                addon_name=NODE_MONITORING_AGENT,
+                tags=tags.for_component("AwsCloudSite").aws_tags(),
+                opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[self.eks.system_nodes])),
+            )
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(
@@ -286,6 +301,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                 access=self.eks.admin_access,
                 storage=tiers,
                 fsx_csi_driver=bool(site.storage.lustre),
+                # Prometheus and its operator on the system nodes, which EKS always has.
+                metrics=metrics_args(site.name, args.metrics, {"lattice.dev/pool": "system"}),
                 neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..network.ports import HTTPS, KUBERNETES_API
+from ..observability.federation import SiteMetrics, metrics_args
 from ..platform.accelerators import NVIDIA_GPU
 from ..platform.audit_policy import api_server_flags, audit_policy_yaml
 from ..platform.cluster_addons import ClusterAddonsArgs
@@ -36,6 +37,7 @@ class ExistingClusterSiteArgs:
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
+    metrics: SiteMetrics | None = None  # the site's part in observability (None: no Prometheus)
 
 
 class ExistingClusterSite(pulumi.ComponentResource):
@@ -86,6 +88,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     jobset=args.jobset,
                 ),
                 storage=tiers,
+                metrics=metrics_args(site.name, args.metrics),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
         )

@@ -20,6 +20,7 @@ from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs, SharedVpc
 from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
+from ..observability.federation import SiteMetrics, metrics_args
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
@@ -59,6 +60,9 @@ class GcpCloudSiteArgs:
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
+    # The site's part in observability: None keeps GKE's managed collection alone; with a central store, an
+    # agent-mode Prometheus forwards to it.
+    metrics: SiteMetrics | None = None
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -296,6 +300,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                 addons=ClusterAddonsArgs(gpu_operator=False, jobset=args.jobset),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
                 storage=tiers,
+                metrics=metrics_args(site.name, args.metrics, {"lattice.dev/pool": "system"}),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),
         )

@@ -50,6 +50,7 @@ from .types import (
     GcpRegion,
     GkeClusterName,
     IamRoleArn,
+    Ipv4Address,
     KmsKeyArn,
     KubernetesVersion,
     LabelKey,
@@ -1065,6 +1066,35 @@ class MultiKueueSpec(Strict):
     )
 
 
+class CentralMetricsSpec(Strict):
+    site: SiteName | None = Field(
+        None,
+        description="The site whose Prometheus stores every site's series (a grid or edge site: Lattice runs the "
+        "store there). Default: the first grid site.",
+        examples=["grid-hpc"],
+    )
+    address: Ipv4Address = Field(
+        description="The IPv4 address the central receiver's LoadBalancer Service takes (the site's MetalLB or load "
+        "balancer assigns it; inside the site's network or routed ranges). Every other site's Prometheus "
+        "remote-writes to it over the stack's links.",
+        examples=["10.50.0.40"],
+    )
+    storage_gib: int = Field(
+        500, ge=50, le=100_000, description="Size of the central store's volume (a PersistentVolumeClaim)."
+    )
+    storage_class: LabelValue | None = Field(
+        None, description="StorageClass of the central store's volume. Default: the cluster's default class."
+    )
+
+
+class ObservabilitySpec(Strict):
+    central: CentralMetricsSpec | None = Field(
+        None,
+        description="One view across sites: a central metrics store every other site remote-writes to, each "
+        "series labelled with its site (README: Observability). Unset: each site keeps its own metrics.",
+    )
+
+
 class StackSpec(Strict):
     environment: Environment = Field(
         description="Environment of the stack; prod turns on protection and stricter policy levels.", examples=["prod"]
@@ -1106,6 +1136,11 @@ class StackSpec(Strict):
         description="One queue across sites: the manager site's Kueue dispatches each team's jobs to the team's "
         "other sites in its order of preference (README: one queue across sites). Unset: every cluster queues "
         "on its own.",
+    )
+    observability: ObservabilitySpec = Field(
+        default_factory=ObservabilitySpec,
+        description="Metrics and alerts: every cluster gets a Prometheus with Lattice's GPU, fabric, storage and "
+        "queue alerts; `central` adds one view across sites.",
     )
 
     @property

@@ -112,6 +112,16 @@ def _public_ip(value: str) -> str:
     return str(address)
 
 
+def _ipv4_address(value: str) -> str:
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not an IPv4 address; write it like 10.50.0.40") from None
+    if address.version != 4:
+        raise ValueError(f"'{value}' is IPv6; write the IPv4 address the site's network routes, like 10.50.0.40")
+    return str(address)
+
+
 def _aws_region(value: str) -> str:
     if not _AWS_REGION.match(value):
         raise ValueError(f"'{value}' is not an AWS region name; write it like us-east-1 or eu-west-2")
@@ -347,6 +357,7 @@ GcpMember = Annotated[
     ),
 ]
 PublicIp = Annotated[str, AfterValidator(_public_ip)]
+Ipv4Address = Annotated[str, AfterValidator(_ipv4_address)]
 LabelKey = Annotated[str, AfterValidator(_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 ParameterCount = Annotated[float | int | str, AfterValidator(_parameter_count)]

@@ -788,6 +788,13 @@ def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
         yield Issue(path, message)
 
 
+def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .observability_validators import observability_issues
+
+    for path, message in observability_issues(spec):
+        yield Issue(path, message)
+
+
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
@@ -830,6 +837,7 @@ VALIDATORS: tuple[Validator, ...] = (
     storage_is_valid,
     links_are_valid,
     scheduling_is_valid,
+    observability_is_valid,
     team_identities_fit,
     audit_is_consistent,
     brownfield_is_valid,

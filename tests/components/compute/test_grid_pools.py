@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from components.observability.cluster_metrics import CHART_VERSION as METRICS_CHART_VERSION
+from components.observability.dcgm import dcgm_exporter_values
 from components.platform.cluster_addons import (
     EFA_DEVICE_PLUGIN_VERSION,
     GPU_OPERATOR_VERSION,
@@ -26,7 +28,8 @@ def _releases(plan, site):
 
 def test_infiniband_grid_gets_the_network_operator_with_rdma(prod_plan):
     releases = _releases(prod_plan, "grid-hpc")
-    assert set(releases) == {"gpu-operator", "network-operator", "kueue", "jobset"}  # jobset: the MultiKueue manager
+    # jobset: the MultiKueue manager; kube-prometheus-stack: metrics on every cluster (ClusterMetrics)
+    assert set(releases) == {"gpu-operator", "network-operator", "kueue", "jobset", "kube-prometheus-stack"}
     network = releases["network-operator"]["inputs"]
     assert network["version"] == NETWORK_OPERATOR_VERSION == "25.4.0"
     assert releases["gpu-operator"]["urn"] in releases["network-operator"]["dependencies"]
@@ -52,6 +55,7 @@ def test_every_chart_is_pinned(prod_plan):
         "aws-fsx-csi-driver": FSX_CSI_VERSION,
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
         "oci://registry.k8s.io/jobset/charts/jobset": JOBSET_VERSION,
+        "kube-prometheus-stack": METRICS_CHART_VERSION,
     }
 
 
@@ -65,7 +69,13 @@ def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
     site = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}
     plan = plan_spec(spec_with(site))
     releases = _releases(plan, "aws-use1")
-    assert set(releases) == {"aws-efa-k8s-device-plugin", "neuron", "cluster-autoscaler", "kueue"}
+    assert set(releases) == {
+        "aws-efa-k8s-device-plugin",
+        "neuron",
+        "cluster-autoscaler",
+        "kueue",
+        "kube-prometheus-stack",
+    }
     neuron = releases["neuron"]["inputs"]
     assert (neuron["chart"], neuron["version"]) == ("oci://public.ecr.aws/neuron/neuron-helm-chart", "1.9.0")
     assert neuron["values"] == {
@@ -88,10 +98,10 @@ def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
 
 def test_ethernet_edge_gets_no_network_operator_and_preinstalled_drivers_stay(prod_plan):
     releases = _releases(prod_plan, "edge-beamline")
-    assert set(releases) == {"gpu-operator", "kueue"}
+    assert set(releases) == {"gpu-operator", "kueue", "kube-prometheus-stack"}
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False}
-    assert values["dcgmExporter"] == {"enabled": True}
+    assert values["dcgmExporter"] == dcgm_exporter_values(service_monitor=True)
 
 
 def test_operator_installs_drivers_when_the_site_asks(plan_spec):
@@ -143,7 +153,7 @@ def test_kueue_flavor_cohort_and_team_queues(prod_plan):
 
 def test_sites_without_pools_get_no_addons(plan_spec):
     plan = plan_spec(spec_with(GRID_SITE, teams=[{"name": "climate"}]))
-    assert _releases(plan, "grid-hpc") == {}
+    assert set(_releases(plan, "grid-hpc")) == {"kube-prometheus-stack"}  # metrics on every cluster, GPUs or not
     assert plan.by_type(FLAVOR) == [] and plan.by_type(CLUSTER_QUEUE) == [] and plan.by_type(COHORT) == []
     assert plan.outputs["sites"]["grid-hpc"]["gpus"] == 0
 
@@ -156,6 +166,7 @@ def test_eks_addons_trust_the_ami_and_add_the_efa_device_plugin(dev_plan):
         "cluster-autoscaler",
         "kueue",
         "aws-fsx-csi-driver",
+        "kube-prometheus-stack",
     }
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
@@ -213,7 +224,8 @@ def test_cluster_provider_uses_exec_auth_and_stays_secret(dev_plan):
 
 
 def test_gke_gets_kueue_and_dcgm_but_no_gpu_operator(prod_plan):
-    assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue", "jobset"}  # jobset: a MultiKueue worker
+    # jobset: a MultiKueue worker; kube-prometheus-stack in agent mode forwards to prod's central store
+    assert set(_releases(prod_plan, "gcp-usc1")) == {"kueue", "jobset", "kube-prometheus-stack"}
     cluster = prod_plan.one("gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")["inputs"]
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
     (group,) = prod_plan.one(COHORT, "gcp-usc1-kueue-cohort")["inputs"]["spec"]["resourceGroups"]

@@ -31,16 +31,22 @@ def _paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
 
 def test_values_exist_in_the_pinned_chart():
     chart = yaml.safe_load(CHART_VALUES.read_text())
-    assert _paths(kueue_values()) <= _paths(chart)
+    assert _paths(kueue_values(prometheus=True)) <= _paths(chart)
+    assert chart["enablePrometheus"] is False  # the chart's ServiceMonitor is Lattice's to turn on
     assert isinstance(chart["controllerManager"]["featureGates"], list)  # the chart's template ranges over a list
 
 
-def test_configuration_is_the_chart_default_plus_the_dispatcher():
+def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metrics():
     chart = yaml.safe_load(CHART_VALUES.read_text())
     default = yaml.safe_load(chart["managerConfig"]["controllerManagerConfigYaml"])
     ours = yaml.safe_load(kueue_values()["managerConfig"]["controllerManagerConfigYaml"])
     assert ours == kueue_configuration()
-    assert {k: v for k, v in ours.items() if k != "multiKueue"} == default
+    # The chart's default leaves "# enableClusterQueueResources: true" commented out under metrics.
+    assert "# enableClusterQueueResources: true" in chart["managerConfig"]["controllerManagerConfigYaml"]
+    assert ours["metrics"] == {**default["metrics"], "enableClusterQueueResources": True}
+    assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics")} == {
+        k: v for k, v in default.items() if k != "metrics"
+    }
     assert ours["multiKueue"] == {"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
     assert ours["multiKueue"]["dispatcherName"] == MULTIKUEUE_DISPATCHER
 
@@ -60,4 +66,5 @@ def test_every_site_installs_the_pinned_release_with_its_values(prod_plan, site)
     release = prod_plan.one(KUEUE_RELEASE, f"{site}-addons-kueue")["inputs"]
     assert release["version"] == "0.19.2" and release["chart"] == "oci://registry.k8s.io/kueue/charts/kueue"
     assert release["namespace"] == "kueue-system"
-    assert release["values"] == kueue_values()
+    # Every prod site runs a Prometheus Operator (ClusterMetrics; GKE's forwards to the central store).
+    assert release["values"] == kueue_values(prometheus=True)

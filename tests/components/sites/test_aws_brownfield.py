@@ -165,7 +165,8 @@ def test_an_existing_cluster_gets_node_groups_access_add_ons_and_teams_but_no_co
     plan = plan_spec(spec_with(site, teams=[team]))
     assert plan.by_type("aws:eks/cluster:Cluster") == []
     assert not [r for r in plan.by_type("aws:cloudwatch/logGroup:LogGroup") if "/aws/eks/" in r["inputs"]["name"]]
-    assert [r["inputs"]["addonName"] for r in plan.by_type("aws:eks/addon:Addon")] == ["eks-pod-identity-agent"]
+    addons = sorted(r["inputs"]["addonName"] for r in plan.by_type("aws:eks/addon:Addon"))
+    assert addons == ["eks-node-monitoring-agent", "eks-pod-identity-agent"]
     groups = {r["name"]: r["inputs"] for r in plan.by_type("aws:eks/nodeGroup:NodeGroup")}
     assert set(groups) == {"aws-use1-eks-system", "aws-use1-train-nodes", "aws-use1-infer-nodes"}
     for inputs in groups.values():

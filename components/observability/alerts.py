@@ -1,0 +1,244 @@
+"""Lattice's alert rules, as data: what a platform team acts on, with severity, summary and a runbook line.
+
+Rendered into a PrometheusRule per cluster (``ClusterMetrics``) and, for promtool, into a plain rules file
+(``rules_file``). Thresholds come from ``components/standards.py``. Each rule reads only metrics the pinned exporters
+declare or a DCGM field the counters file Lattice ships enables (tests/components/observability/test_alerts.py), and
+each has a firing and a silent case in tests/components/observability/alerts.test.yaml (``promtool test rules``).
+
+A site's own series carry no ``site`` label (Prometheus adds its external labels only when it sends them); series a
+central store received carry the sender's. The central store evaluates its own series and those of senders that do
+not evaluate rules themselves (agent-mode forwarders), so no alert fires twice: ``scope`` names those senders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components import standards
+
+SEVERITIES = ("critical", "warning")
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    group: str
+    expr: str
+    for_: str
+    severity: str
+    summary: str
+    runbook: str
+    metrics: tuple[str, ...]  # every metric name the expression reads
+
+
+def _selector(metric: str, scope: str, **labels: str) -> str:
+    matchers = [f"{key}{value}" for key, value in labels.items()]
+    if scope:
+        matchers.append(scope)
+    return f"{metric}{{{','.join(matchers)}}}" if matchers else metric
+
+
+def scope_matcher(senders: tuple[str, ...] | None) -> str:
+    """The ``site`` matcher of the rules at a central store (None: not a central store, no matcher)."""
+    if senders is None:
+        return ""
+    return f'site=~"{"|".join(("", *sorted(senders)))}"'
+
+
+def alerts(scope: str = "") -> tuple[Alert, ...]:
+    """Every alert, its selectors restricted by ``scope`` (a ``site`` matcher, see ``scope_matcher``)."""
+
+    def m(metric: str, **labels: str) -> str:
+        return _selector(metric, scope, **labels)
+
+    xid = m("DCGM_FI_DEV_XID_ERRORS")
+    held_gpu_util = m("DCGM_FI_DEV_GPU_UTIL", exported_namespace='!=""')
+    ready = m("kube_node_status_condition", condition='="Ready"', status='="true"')
+    gpu_capacity = m("kube_node_status_capacity", resource='="nvidia_com_gpu"')
+    inadmissible = m("kueue_pending_workloads", status='="inadmissible"')
+    lustre_avail = m("node_filesystem_avail_bytes", fstype='="lustre"')
+    lustre_size = m("node_filesystem_size_bytes", fstype='="lustre"')
+    gpu = "{{ $labels.Hostname }} GPU {{ $labels.gpu }}"
+    throttle = standards.GPU_THROTTLE_SHARE
+    full = standards.FILESYSTEM_FULL_PERCENT
+    team_namespaces = (
+        'label_replace(kube_namespace_labels{label_lattice_dev_team!=""'
+        + (f",{scope}" if scope else "")
+        + '}, "exported_namespace", "$1", "namespace", "(.*)")'
+    )
+    return (
+        Alert(
+            "GpuXidCritical",
+            "lattice-gpu",
+            " or ".join(f"{xid} == {code}" for code in standards.GPU_CRITICAL_XIDS),
+            "0m",
+            "critical",
+            f"{gpu} reported Xid {{{{ $value }}}}, a class that needs a GPU reset or a replacement",
+            "Cordon the node (kubectl cordon), let running jobs checkpoint or fail over, then drain it and reset the "
+            "GPU (nvidia-smi -r) or open a hardware ticket; Xid 79 (fallen off the bus) and 95 need a reboot.",
+            ("DCGM_FI_DEV_XID_ERRORS",),
+        ),
+        Alert(
+            "GpuDoubleBitEcc",
+            "lattice-gpu",
+            f"increase({m('DCGM_FI_DEV_ECC_DBE_VOL_TOTAL')}[15m]) > 0",
+            "0m",
+            "critical",
+            f"{gpu} had an uncorrectable (double-bit) ECC error",
+            "The job on this GPU has likely crashed; cordon and drain the node, reset the GPU, and replace it if "
+            "errors recur or rows cannot be remapped.",
+            ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
+        ),
+        Alert(
+            "GpuRowRemapFailure",
+            "lattice-gpu",
+            f"{m('DCGM_FI_DEV_ROW_REMAP_FAILURE')} > 0",
+            "0m",
+            "critical",
+            f"{gpu} failed to remap a memory row",
+            "The GPU's memory cannot heal itself any more: drain the node and replace the GPU (RMA).",
+            ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
+        ),
+        Alert(
+            "GpuRetiredPagesPending",
+            "lattice-gpu",
+            f"{m('DCGM_FI_DEV_RETIRED_PENDING')} > 0",
+            "0m",
+            "warning",
+            f"{gpu} has memory pages pending retirement",
+            "Pages retire at the next GPU reset: drain the node when its jobs finish and reset the GPU.",
+            ("DCGM_FI_DEV_RETIRED_PENDING",),
+        ),
+        Alert(
+            "GpuThermalThrottling",
+            "lattice-gpu",
+            f"rate({m('DCGM_FI_DEV_THERMAL_VIOLATION')}[5m]) / 1e6 > {throttle}",
+            f"{standards.GPU_THROTTLE_MINUTES}m",
+            "warning",
+            f"{gpu} is thermally throttled {{{{ $value | humanizePercentage }}}} of the time",
+            "Check the node's fans, inlet temperature and airflow; a synchronous job runs at its slowest GPU's pace.",
+            ("DCGM_FI_DEV_THERMAL_VIOLATION",),
+        ),
+        Alert(
+            "GpuPowerThrottling",
+            "lattice-gpu",
+            f"rate({m('DCGM_FI_DEV_POWER_VIOLATION')}[5m]) / 1e6 > {throttle}",
+            f"{standards.GPU_THROTTLE_MINUTES}m",
+            "warning",
+            f"{gpu} is power-capped {{{{ $value | humanizePercentage }}}} of the time",
+            "Check the power limit (nvidia-smi -q -d POWER) and the rack's power budget.",
+            ("DCGM_FI_DEV_POWER_VIOLATION",),
+        ),
+        Alert(
+            "NvlinkErrors",
+            "lattice-gpu",
+            f"increase({m('DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL')}[15m]) > 0"
+            f" or increase({m('DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL')}[15m]) > 0",
+            "0m",
+            "warning",
+            f"{gpu} has NVLink errors",
+            "Tensor-parallel traffic on this node is retrying: run dcgmi diag -r 2 on the drained node.",
+            ("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"),
+        ),
+        Alert(
+            "GpusIdleHeldByTeam",
+            "lattice-cost",
+            f"count by (exported_namespace, label_lattice_dev_team) ("
+            f"(max_over_time({held_gpu_util}[1h]) < {standards.GPU_IDLE_UTIL_PERCENT})"
+            f" * on (exported_namespace) group_left (label_lattice_dev_team) {team_namespaces}) > 0",
+            f"{standards.GPU_IDLE_HOURS}h",
+            "warning",
+            "team {{ $labels.label_lattice_dev_team }} holds {{ $value }} GPUs below "
+            f"{standards.GPU_IDLE_UTIL_PERCENT} % utilisation for {standards.GPU_IDLE_HOURS} hours",
+            "Ask the team to release them (delete the idle pods or notebooks); Kueue lends released quota to the "
+            "rest of the cohort.",
+            ("DCGM_FI_DEV_GPU_UTIL", "kube_namespace_labels"),
+        ),
+        Alert(
+            "InfinibandPortDown",
+            "lattice-fabric",
+            f"{m('node_infiniband_state_id')} != 4",
+            "2m",
+            "critical",
+            "InfiniBand port {{ $labels.device }}/{{ $labels.port }} on {{ $labels.instance }} is not ACTIVE",
+            "Multi-node jobs on this node lose a rail: check the cable and switch port (ibstat, iblinkinfo), "
+            "drain the node until the port is ACTIVE.",
+            ("node_infiniband_state_id",),
+        ),
+        Alert(
+            "InfinibandLinkFlapping",
+            "lattice-fabric",
+            f"increase({m('node_infiniband_link_downed_total')}[15m]) > 0",
+            "0m",
+            "warning",
+            "InfiniBand port {{ $labels.device }}/{{ $labels.port }} on {{ $labels.instance }} went down and recovered",
+            "A flapping link stalls NCCL collectives: reseat or replace the cable, check symbol errors "
+            "(node_infiniband_symbol_error_total).",
+            ("node_infiniband_link_downed_total",),
+        ),
+        Alert(
+            "GpuNodeNotReady",
+            "lattice-nodes",
+            f"{ready} == 0 and on (node) {gpu_capacity} > 0",
+            f"{standards.NODE_NOT_READY_MINUTES}m",
+            "critical",
+            "GPU node {{ $labels.node }} is NotReady",
+            "Pods on it are lost; jobs restart from their last checkpoint once Kueue readmits them. Check the "
+            "kubelet and the node's health (kubectl describe node).",
+            ("kube_node_status_condition", "kube_node_status_capacity"),
+        ),
+        Alert(
+            "KueueWorkloadsInadmissible",
+            "lattice-queues",
+            f"{inadmissible} > 0",
+            f"{standards.KUEUE_INADMISSIBLE_MINUTES}m",
+            "warning",
+            "{{ $value }} workloads in ClusterQueue {{ $labels.cluster_queue }} cannot be admitted",
+            "They ask for more than the queue can ever give (flavor, quota or topology): kubectl get workloads -A "
+            "and read each one's status.conditions.",
+            ("kueue_pending_workloads",),
+        ),
+        Alert(
+            "FilesystemFilling",
+            "lattice-storage",
+            f"max by (device) (100 * (1 - {lustre_avail} / {lustre_size})) > {full}",
+            "15m",
+            "warning",
+            "Lustre file system {{ $labels.device }} is {{ $value | humanize }} % full",
+            "Checkpoints will fail to save when it fills: ask teams to prune old checkpoints, or grow the file "
+            "system (FSx: storage_capacity in its next step).",
+            ("node_filesystem_avail_bytes", "node_filesystem_size_bytes"),
+        ),
+        Alert(
+            "MetricsRemoteWriteFailing",
+            "lattice-metrics",
+            f"rate({m('prometheus_remote_storage_samples_failed_total')}[5m]) > 0",
+            "15m",
+            "warning",
+            "{{ $labels.instance }} cannot send samples to {{ $labels.url }}",
+            "The central store or the link to it is down (the site still alerts on its own): check the VPN tunnel "
+            "and the central receiver.",
+            ("prometheus_remote_storage_samples_failed_total",),
+        ),
+    )
+
+
+def rule_groups(scope: str = "") -> list[dict]:
+    """The alerts as Prometheus rule groups (the PrometheusRule's ``spec.groups`` and the rules file's ``groups``)."""
+    groups: dict[str, list[dict]] = {}
+    for alert in alerts(scope):
+        groups.setdefault(alert.group, []).append(
+            {
+                "alert": alert.name,
+                "expr": alert.expr,
+                "for": alert.for_,
+                "labels": {"severity": alert.severity},
+                "annotations": {"summary": alert.summary, "runbook": alert.runbook},
+            }
+        )
+    return [{"name": name, "rules": rules} for name, rules in groups.items()]
+
+
+def rules_file(scope: str = "") -> dict:
+    """A Prometheus rules file (what ``promtool check rules`` reads)."""
+    return {"groups": rule_groups(scope)}

@@ -1,0 +1,116 @@
+"""One view across sites: which site stores every site's series, who writes to it, and with which credentials.
+
+The central store is a grid or edge site's Prometheus (``observability.central``; the first grid site by default).
+Every other site's Prometheus remote-writes to its receiver over the stack's links (the validators refuse a site
+that has none reaching the receiver's address), labelled with its site (each Prometheus's ``site`` external label).
+GKE sites forward through an agent-mode Prometheus; the central store evaluates Lattice's rules over their series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_random as random
+
+from ..spec import GcpSite, StackSpec
+from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, receiver_url
+
+PASSWORD_LENGTH = 40
+
+
+@dataclass
+class SiteMetrics:
+    """What a site's ClusterMetrics does besides collecting and alerting on its own series."""
+
+    agent: bool = False
+    remote_write: RemoteWrite | None = None
+    receiver: CentralReceiver | None = None
+    evaluates_for: tuple[str, ...] | None = None
+
+
+def central_site(spec: StackSpec):
+    """The central store's site (None: no central store, or no site qualifies; the validators say which)."""
+    central = spec.observability.central
+    if central is None:
+        return None
+    sites = {site.name: site for site in spec.sites}
+    if central.site is not None:
+        return sites.get(central.site)
+    return next((site for site in spec.sites if site.tier == "grid"), None)
+
+
+def senders(spec: StackSpec) -> list:
+    """Every site that writes to the central store, in spec order."""
+    central = central_site(spec)
+    return [site for site in spec.sites if central is not None and site.name != central.name]
+
+
+class MetricsFederation(pulumi.ComponentResource):
+    """The senders' remote-write passwords (Pulumi secrets), and what each site's metrics do with them."""
+
+    passwords: dict[str, pulumi.Output[str]]
+    sites: dict[str, SiteMetrics | None]
+
+    def __init__(self, name: str, spec: StackSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("lattice:observability:MetricsFederation", name, None, opts)
+        central = central_site(spec)
+        writers = senders(spec)
+        self.passwords = {
+            site.name: pulumi.Output.secret(
+                random.RandomPassword(
+                    f"{name}-{site.name}",
+                    length=PASSWORD_LENGTH,
+                    special=False,
+                    opts=pulumi.ResourceOptions(parent=self),
+                ).result
+            )
+            for site in writers
+        }
+        self.sites = site_metrics(spec, self.passwords)
+        self.register_outputs({"central": central.name if central else None, "senders": sorted(self.passwords)})
+
+
+def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> dict[str, SiteMetrics | None]:
+    """Each site's part: None where Lattice runs no Prometheus (GKE without a central store: managed collection)."""
+    central = central_site(spec)
+    if central is None:
+        return {site.name: None if isinstance(site, GcpSite) else SiteMetrics() for site in spec.sites}
+    settings = spec.observability.central
+    url = receiver_url(settings.address)
+    agents = tuple(site.name for site in senders(spec) if isinstance(site, GcpSite))
+    out: dict[str, SiteMetrics | None] = {}
+    for site in spec.sites:
+        if site.name == central.name:
+            out[site.name] = SiteMetrics(
+                receiver=CentralReceiver(
+                    address=settings.address,
+                    credentials={name: passwords[name] for name in passwords},
+                    storage_gib=settings.storage_gib,
+                    storage_class=settings.storage_class,
+                ),
+                evaluates_for=agents,
+            )
+        else:
+            out[site.name] = SiteMetrics(
+                agent=site.name in agents,
+                remote_write=RemoteWrite(url=url, username=site.name, password=passwords[site.name]),
+            )
+    return out
+
+
+def metrics_args(
+    site: str, metrics: SiteMetrics | None, node_selector: dict[str, str] | None = None
+) -> ClusterMetricsArgs | None:
+    """The ClusterMetrics a site builds from its part (None: none)."""
+    if metrics is None:
+        return None
+    return ClusterMetricsArgs(
+        site=site,
+        labels={},
+        agent=metrics.agent,
+        remote_write=metrics.remote_write,
+        receiver=metrics.receiver,
+        evaluates_for=metrics.evaluates_for,
+        node_selector=dict(node_selector or {}),
+    )

@@ -1,0 +1,56 @@
+"""Rules of the ``observability`` keys: the central metrics store's site and address, and a link from every other
+site to it. Each yields (key path, message saying what to do)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+
+from .link_validators import routed_networks
+from .model import KubernetesSite, StackSpec
+
+PROVIDER_NAMES = {"aws": "an AWS", "gcp": "a GCP"}
+
+
+def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    from components.network.links import linked_ranges
+    from components.observability.federation import central_site
+
+    central = spec.observability.central
+    if central is None:
+        return
+    names = [site.name for site in spec.sites]
+    if central.site is not None and central.site not in names:
+        yield "observability.central.site", f"unknown site '{central.site}'; use one of: {', '.join(names)}"
+        return
+    site = central_site(spec)
+    if site is None:
+        yield "observability.central.site", "the stack has no grid site to default to; name the central site"
+        return
+    if not isinstance(site, KubernetesSite):
+        yield (
+            "observability.central.site",
+            f"'{site.name}' is {PROVIDER_NAMES[site.provider]} site; Lattice runs the central store on a grid or "
+            "edge cluster (provider: kubernetes), which keeps every site's series on the institution's hardware: "
+            "name one",
+        )
+        return
+    address = ipaddress.ip_address(central.address)
+    if not any(address in network for network in routed_networks(site)):
+        ranges = ", ".join(str(network) for network in routed_networks(site))
+        yield (
+            "observability.central.address",
+            f"{central.address} is outside '{site.name}' ({ranges}); give the receiver an address of the site's "
+            "network, which its links route",
+        )
+        return
+    for index, other in enumerate(spec.sites):
+        if other.name == site.name:
+            continue
+        if not any(address in ipaddress.ip_network(net) for net in linked_ranges(spec, other)):
+            yield (
+                f"sites[{index}]",
+                f"'{other.name}' has no link reaching the central metrics store at {central.address} on "
+                f"'{site.name}', so its metrics could not be sent there; add a link between '{other.name}' and "
+                f"'{site.name}' (links), or both to one AWS hub, or remove observability.central",
+            )

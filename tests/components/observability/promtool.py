@@ -1,0 +1,33 @@
+"""Lattice's rendered alert rules through promtool (Debian package `prometheus`), as users run them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from components.observability.alerts import rules_file
+
+UNIT_TESTS = Path(__file__).resolve().parent / "alerts.test.yaml"
+CENTRAL_UNIT_TESTS = Path(__file__).resolve().parent / "alerts-central.test.yaml"  # scoped to gcp-usc1
+
+
+def promtool() -> str | None:
+    return shutil.which("promtool")
+
+
+def render(directory: Path, scope: str = "") -> Path:
+    """The rules file as ``promtool check rules`` reads it, with the unit tests beside it."""
+    rules = directory / "rules.yaml"
+    rules.write_text(yaml.safe_dump(rules_file(scope), sort_keys=False))
+    shutil.copy(UNIT_TESTS, directory / UNIT_TESTS.name)
+    shutil.copy(CENTRAL_UNIT_TESTS, directory / CENTRAL_UNIT_TESTS.name)
+    return rules
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [promtool() or "promtool", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
