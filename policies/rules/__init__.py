@@ -36,6 +36,7 @@ from . import (  # noqa: F401
     gke_private_nodes,
     gke_secrets_encryption,
     gke_shielded_nodes,
+    gpu_metrics,
     gpu_nic_fabric,
     imdsv2,
     instance_volume_encryption,

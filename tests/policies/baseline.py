@@ -16,6 +16,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.catalog import efa_interfaces
+from components.observability.alerts import rule_groups
+from components.observability.dcgm import dcgm_exporter_values
 from components.tagging import TagContext
 from lattice.engine import Plan, run_program
 
@@ -546,6 +548,7 @@ def _team_namespace(labels: dict[str, str]) -> None:
         spec={"clusterQueue": "grid-hpc-climate"},
     )
     _scheduling(labels)
+    _gpu_metrics(labels)
     k8s.rbac.v1.Role(
         "team",
         metadata=meta("lattice-team"),
@@ -556,6 +559,33 @@ def _team_namespace(labels: dict[str, str]) -> None:
         metadata=meta("lattice-team"),
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="lattice-team"),
         subjects=[k8s.rbac.v1.SubjectArgs(kind="Group", name="climate-ml", api_group="rbac.authorization.k8s.io")],
+    )
+
+
+def _gpu_metrics(labels: dict[str, str]) -> None:
+    """A grid cluster's GPU operator with Lattice's DCGM counters and ServiceMonitor, its Prometheus and alerts."""
+    k8s.helm.v3.Release(
+        "gpu-operator",
+        name="gpu-operator",
+        chart="gpu-operator",
+        version="v25.3.4",
+        namespace="gpu-operator",
+        values={"dcgmExporter": dcgm_exporter_values(service_monitor=True)},
+    )
+    k8s.helm.v3.Release(
+        "kube-prometheus-stack",
+        name="kube-prometheus-stack",
+        chart="kube-prometheus-stack",
+        version="88.5.3",
+        namespace="monitoring",
+        values={"prometheus": {"prometheusSpec": {"externalLabels": {"site": "grid-hpc"}}}},
+    )
+    k8s.apiextensions.CustomResource(
+        "lattice-alerts",
+        api_version="monitoring.coreos.com/v1",
+        kind="PrometheusRule",
+        metadata={"name": "lattice-alerts", "namespace": "monitoring", "labels": labels},
+        spec={"groups": rule_groups()},
     )
 
 

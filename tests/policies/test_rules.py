@@ -40,6 +40,7 @@ COUNTEREXAMPLE_MESSAGE = {
     "gke-network-policy": "NetworkPolicy is not enforced",
     "gke-node-service-account": "the node pool runs as the Compute Engine default service account",
     "gke-shielded-nodes": "secure boot is off",
+    "gpu-metrics-and-alerts": "the DCGM exporter's ServiceMonitor is off: no Prometheus scrapes the GPUs",
     "gpu-nic-fabric-complete": "0 of 4 additional node networks attached on a3-highgpu-8g (4 GPU NICs carrying 800 "
     "Gbps together): the NICs left out stay dark",
     "no-plaintext-secrets": "input metadata.annotations.lattice.dev/note holds an AWS access key ID in plain text",
@@ -825,3 +826,38 @@ def test_managed_lustre_gke_mounts_needs_google_default_encryption(baseline):
     other = _served_to_gke(baseline, key=False)
     other["resources"][-1]["inputs"]["spec"]["csi"]["volumeHandle"] = "lattice-baseline/us-central1-a/elsewhere"
     assert [p for p, _ in findings(other) if p == "managed-lustre-cmek"] == ["managed-lustre-cmek"]
+
+
+GPU_OPERATOR = "kubernetes:helm.sh/v3:Release"
+PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+
+def _gpu_metrics_findings(plan):
+    return [message for policy, message in findings(plan) if policy == "gpu-metrics-and-alerts"]
+
+
+def test_gpu_metrics_need_lattices_counters_a_prometheus_and_the_critical_alerts(baseline):
+    operator = next(r for r in baseline["resources"] if r["name"] == "gpu-operator")["inputs"]["values"]
+    default_counters = {"dcgmExporter": {**operator["dcgmExporter"], "config": None}}
+    default_counters["dcgmExporter"].pop("config")
+    assert _gpu_metrics_findings(edit(baseline, GPU_OPERATOR, "gpu-operator", values=default_counters)) == [
+        "the DCGM exporter runs the operator's default counters, which leave ECC, throttling, retired pages and "
+        "NVLink errors out"
+    ]
+    no_ecc = copy.deepcopy(operator)
+    no_ecc["dcgmExporter"]["config"]["data"] = "\n".join(
+        line for line in no_ecc["dcgmExporter"]["config"]["data"].splitlines() if "ECC_DBE_VOL" not in line
+    )
+    assert _gpu_metrics_findings(edit(baseline, GPU_OPERATOR, "gpu-operator", values=no_ecc)) == [
+        "the DCGM counters file does not enable DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
+    ]
+    agent = edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values={"prometheus": {"agentMode": True}})
+    assert _gpu_metrics_findings(agent) == [
+        "no Prometheus (kube-prometheus-stack, not in agent mode) runs on its cluster"
+    ]
+    rules = next(r for r in baseline["resources"] if r["name"] == "lattice-alerts")["inputs"]["spec"]
+    trimmed = copy.deepcopy(rules)
+    trimmed["groups"][0]["rules"] = [r for r in trimmed["groups"][0]["rules"] if r["alert"] != "GpuXidCritical"]
+    assert _gpu_metrics_findings(edit(baseline, PROMETHEUS_RULE, "lattice-alerts", spec=trimmed)) == [
+        "no PrometheusRule on its cluster evaluates GpuXidCritical"
+    ]
