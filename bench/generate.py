@@ -51,9 +51,9 @@ def generate(copies: int, source: Path = PROD) -> dict[str, Any]:
         teams.extend(_copy_team({"sites": own, **team}, k, renamed) for team in spec.get("teams", []))
         links.extend(_rename(copy.deepcopy(link), renamed) for link in spec.get("links", []))
     _pin_inside_blocks(links, {site["name"]: site["provider"] for site in sites})
-    # The copies are independent hybrid stacks: one MultiKueue manager would reach the other copies' sites only
-    # over links the copies do not have, so copies queue per cluster.
-    rest = {key: value for key, value in spec.items() if key != "multikueue"}
+    # The copies are independent hybrid stacks: one MultiKueue manager or one central metrics store would reach the
+    # other copies' sites only over links the copies do not have, so copies queue and keep metrics per cluster.
+    rest = {key: value for key, value in spec.items() if key not in ("multikueue", "observability")}
     config[SPEC_KEY] = {**rest, "sites": sites, "teams": teams, "links": links}
     return {"config": config}
 

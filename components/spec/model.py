@@ -1083,7 +1083,9 @@ class CentralMetricsSpec(Strict):
         500, ge=50, le=100_000, description="Size of the central store's volume (a PersistentVolumeClaim)."
     )
     storage_class: LabelValue | None = Field(
-        None, description="StorageClass of the central store's volume. Default: the cluster's default class."
+        None,
+        description="StorageClass of the central store's volume. Default: the cluster's default class.",
+        examples=["ceph-rbd"],
     )
 
 

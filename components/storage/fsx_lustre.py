@@ -59,7 +59,7 @@ class FsxLustre(pulumi.ComponentResource):
     security_group: aws.ec2.SecurityGroup
     log_group: aws.cloudwatch.LogGroup
     repositories: dict[str, aws.fsx.DataRepositoryAssociation]
-    alarm: aws.cloudwatch.MetricAlarm
+    alarm: aws.cloudwatch.MetricAlarm | None
     tier: StorageTier
 
     def __init__(self, name: str, args: FsxLustreArgs, opts: pulumi.ResourceOptions | None = None):
@@ -153,7 +153,10 @@ class FsxLustre(pulumi.ComponentResource):
                 tags=tags.aws_tags(),
                 opts=child,
             )
-        self.alarm = fsx_capacity_alarm(name, self.file_system, size.capacity_gib, args.tags, child)
+        # Intelligent-Tiering storage grows with its data: it has no capacity to fill, and no alarm.
+        self.alarm = None
+        if size.capacity_gib:
+            self.alarm = fsx_capacity_alarm(name, self.file_system, size.capacity_gib, args.tags, child)
         fs = self.file_system
         self.tier = StorageTier(
             name=spec.name,

@@ -190,7 +190,9 @@ def test_independent_plans_do_not_leak_into_each_other(plan_spec):
     only_grid = plan_spec(spec_with(GRID_SITE))
     assert not any(r["type"].startswith("aws:") for r in only_grid.resources)
     with_aws = plan_spec(spec_with(AWS_SITE))
-    assert not any(r["type"].startswith("kubernetes:") for r in with_aws.resources)
+    # The AWS site's own cluster objects (its metrics) are its own; nothing of the grid plan's may remain.
+    assert not any("grid-hpc" in r["urn"] for r in with_aws.resources)
+    assert with_aws.one("kubernetes:helm.sh/v3:Release", "aws-use1-metrics-kube-prometheus-stack")
 
 
 def test_a_urn_registered_twice_is_a_plan_error_as_in_a_real_up():
