@@ -514,6 +514,7 @@ PRICERS: dict[str, Callable[[_Context, dict], list[CostRow]]] = {
     "aws:cloudwatch/logGroup:LogGroup": _log_group,
     "aws:cloudtrail/trail:Trail": _trail,
     "aws:kms/key:Key": _monthly_fixed("kms/key-month", "KMS key"),
+    "aws:cloudwatch/metricAlarm:MetricAlarm": _monthly_fixed("cloudwatch/alarm-month", "CloudWatch alarm"),
     "gcp:container/nodePool:NodePool": _gke_node_pool,
     "gcp:container/cluster:Cluster": _fixed_hourly("gke/cluster-hour", "GKE cluster management fee"),
     "gcp:compute/vPNTunnel:VPNTunnel": _fixed_hourly("cloud-vpn/ha-tunnel-hour", "HA VPN tunnel"),
