@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: plan check test integration lint bench schema policy-table validate-sarif clean
+.PHONY: plan check test integration lint bench schema policy-table docs validate-sarif clean
 
 # One line per step: the install is quiet, so say what it is doing while it does it.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
@@ -40,10 +40,13 @@ test: $(STAMP)
 # and unit-tests Lattice's alert rules; nginx-light runs the central metrics receiver's planned configuration), and
 # stops with exit 2 where it cannot.
 INTEGRATION_PACKAGES := iproute2 strongswan-swanctl charon-systemd libcharon-extra-plugins \
-  libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck prometheus nginx-light
+  libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck prometheus nginx-light graphviz
+# Node.js with npm runs Mermaid's parser over `lattice diagram`; Debian's nodejs and npm only where there is no npm
+# (a Node.js from elsewhere brings its own).
 integration: $(STAMP)
 	@missing=$$(for p in $(INTEGRATION_PACKAGES); do dpkg-query -W -f='$${db:Status-Status}' "$$p" 2>/dev/null | \
 	  grep -qx installed || echo "$$p"; done | tr '\n' ' '); \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ "$$(id -u)" != 0 ]; then \
 	  echo "make integration: needs root (it creates network namespaces and runs charon and FRR in them); run it as root, e.g. sudo make integration" >&2; exit 2; fi; \
 	if [ -n "$$missing" ]; then \
@@ -51,7 +54,7 @@ integration: $(STAMP)
 	  echo "make: installing $$missing from Debian (apt-get)"; \
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
 	    { echo "make integration: apt-get could not install $$missing" >&2; exit 2; }; fi
-	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces; promtool; nginx)"
+	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces; promtool; nginx; Mermaid, Graphviz)"
 	@$(PY) -m pytest -q tests/integration
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any
@@ -85,6 +88,14 @@ schema: $(STAMP)
 # README's policy table, from the registry (tests/policies/test_registry.py holds them equal).
 policy-table: $(STAMP)
 	$(PY) -c "from pathlib import Path; from lattice.policy_table import update_readme; from policies.registry import all_rules; update_readme(Path('README.md'), all_rules())"
+
+# The documentation site (mkdocs.yml, docs/): the reference pages and the prod diagram regenerated from the code,
+# then MkDocs with the Material theme (pinned in requirements-dev.txt) builds it strictly into out/site.
+docs: $(STAMP)
+	@echo "make: regenerating docs/reference and the prod diagram from the code"
+	@$(PY) -m lattice.docs
+	@echo "make: mkdocs build --strict into out/site"
+	@NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir out/site
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out

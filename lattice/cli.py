@@ -36,6 +36,7 @@ VERBS = (
     "job_template",  # job-template
     "policies_cli",  # policies
     "schema_cli",  # schema
+    "diagram_cli",  # diagram
 )
 
 

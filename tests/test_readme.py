@@ -1,4 +1,5 @@
-"""README tells the truth: its command examples are extracted and the offline ones run as written.
+"""README and the documentation site tell the truth: their command examples are extracted and the offline ones run
+as written (README.md and every docs/**/*.md page).
 
 A command is a `lattice …` or `make …` line of a fenced block (continuation lines joined, comments dropped) or an
 inline `lattice …` / `make …` span. Each is run, checked to exist (a verb's --help, a target's dry run) when
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import ROOT
 
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 # Prefixes of commands that need something an offline test does not have, and why.
 NOT_OFFLINE = {
@@ -37,6 +39,8 @@ DRY_RUN_ONLY = {
     "bench": "plans generated 1k / 3k / 10k-resource stacks several times in fresh processes (several minutes)",
     "schema": "rewrites the tracked schema file, which tests/components/spec checks is current",
     "validate-sarif": "needs the npm registry",
+    "docs": "rewrites the generated pages and builds the site; tests/test_docs.py checks the pages are current and "
+    "builds the site with mkdocs build --strict",
 }
 # Inline spans that name a verb rather than give a full command line: the verb must exist.
 MENTIONS = {"lattice plan --json", "lattice check --plan", "lattice check --baseline-plan", "lattice cost --base"}
@@ -65,7 +69,9 @@ def _inline_commands(text: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"`((?:lattice|make) [^`]+)`", outside_fences)]
 
 
-COMMANDS = sorted(set(_fenced_commands(README.read_text()) + _inline_commands(README.read_text())))
+COMMANDS = sorted(
+    {command for page in PAGES for command in _fenced_commands(page.read_text()) + _inline_commands(page.read_text())}
+)
 
 
 def test_the_readme_has_the_examples_this_test_runs():

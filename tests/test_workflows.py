@@ -293,6 +293,40 @@ def test_the_check_script_writes_sarif_annotations_and_the_summary(tmp_path):
     ]
 
 
+def test_the_job_summary_draws_every_stack_that_plans(tmp_path):
+    """The diagram step under the runner's shell, with a stand-in `lattice` whose prod does not plan."""
+    step = _step("policy.yml", "offline-check", "Draw every stack (job summary)")
+    assert step["if"] == "${{ !cancelled() }}"  # drawn also when the check step found blocking violations
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "out").mkdir()
+    for stack in ("dev", "prod"):
+        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    lattice = tmp_path / ".venv" / "bin" / "lattice"
+    lattice.parent.mkdir(parents=True)
+    lattice.write_text(
+        "#!/usr/bin/env bash\n"
+        'echo "$*" >> calls.log\n'
+        '[ "$3" = prod ] && exit 2\n'
+        'printf "flowchart LR\\n  a[\\"%s\\"]\\n" "$3" > "$5"\n'
+    )
+    lattice.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    run = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "calls.log").read_text().splitlines() == [
+        "diagram --stack dev --out out/dev.mmd",
+        "diagram --stack prod --out out/prod.mmd",
+    ]
+    assert summary.read_text() == '## Lattice estate\n### dev\n\n```mermaid\nflowchart LR\n  a["dev"]\n```\n\n'
+
+
 def test_preview_job_uses_the_policy_pack_only_when_configured():
     job = _load(WORKFLOWS / "policy.yml")["jobs"]["preview-with-policy-pack"]
     assert "vars.LATTICE_PREVIEW_STACK != ''" in job["if"]
