@@ -85,9 +85,10 @@ schema: $(STAMP)
 	@echo "make: writing schema/stack-file.schema.json"
 	@$(PY) -m lattice schema --output schema/stack-file.schema.json
 
-# README's policy table, from the registry (tests/policies/test_registry.py holds them equal).
+# The docs' policy table (docs/concepts/policies.md) and README's rule count, from the registry
+# (tests/policies/test_registry.py holds them equal).
 policy-table: $(STAMP)
-	$(PY) -c "from pathlib import Path; from lattice.policy_table import update_readme; from policies.registry import all_rules; update_readme(Path('README.md'), all_rules())"
+	$(PY) -c "from pathlib import Path; from lattice.policy_table import update_count, update_table; from policies.registry import all_rules; rules = all_rules(); update_table(Path('docs/concepts/policies.md'), rules); update_count(Path('README.md'), rules)"
 
 # The documentation site (mkdocs.yml, docs/): the reference pages and the prod diagram regenerated from the code,
 # then MkDocs with the Material theme (pinned in requirements-dev.txt) builds it strictly into out/site.

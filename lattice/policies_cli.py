@@ -1,4 +1,4 @@
-"""``lattice policies``: the policy pack's rules, as a table or as README's markdown table."""
+"""``lattice policies``: the policy pack's rules, as a table or as the docs' markdown table."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def add_parser(verbs, stack_arguments) -> None:
         "--format",
         choices=("table", "markdown"),
         default="table",
-        help="markdown: the README's policy table (make policy-table writes it into README.md)",
+        help="markdown: the docs' policy table (make policy-table writes it into docs/concepts/policies.md)",
     )
     listing.set_defaults(handler=_policies)
 

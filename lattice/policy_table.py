@@ -1,5 +1,6 @@
-"""The README's policy list, generated from the registry: ``lattice policies --format markdown`` prints it and
-``make policy-table`` writes it between the README's markers (a test holds the two equal)."""
+"""The policy table of docs/concepts/policies.md, generated from the registry: ``lattice policies --format
+markdown`` prints it and ``make policy-table`` writes it between the page's markers, and the rule count into
+README's feature table (tests/policies/test_registry.py holds them equal)."""
 
 from __future__ import annotations
 
@@ -47,14 +48,23 @@ def spliced(readme: str, table: str) -> str:
     head, found, rest = readme.partition(BEGIN)
     _, closed, tail = rest.partition(END)
     if not found or not closed:
-        raise ValueError(f"the README has no {BEGIN!r} … {END!r} markers to write the policy table between")
+        raise ValueError(f"the page has no {BEGIN!r} … {END!r} markers to write the policy table between")
     return f"{head}{BEGIN}\n{table}{END}{tail}"
 
 
-def update_readme(path: Path, rules: Mapping[str, Rule]) -> bool:
-    """Rewrite the README's policy table and its rule count ("Policy pack: N rules"); True when it changed."""
+def update_table(path: Path, rules: Mapping[str, Rule]) -> bool:
+    """Rewrite the policy table of the page at ``path``; True when it changed."""
     before = path.read_text()
-    after = COUNT.sub(f"Policy pack: {len(rules)} rules", spliced(before, markdown(rules)))
+    after = spliced(before, markdown(rules))
+    if after != before:
+        path.write_text(after)
+    return after != before
+
+
+def update_count(path: Path, rules: Mapping[str, Rule]) -> bool:
+    """Rewrite the rule count ("Policy pack: N rules") in the file at ``path``; True when it changed."""
+    before = path.read_text()
+    after = COUNT.sub(f"Policy pack: {len(rules)} rules", before)
     if after != before:
         path.write_text(after)
     return after != before

@@ -91,7 +91,7 @@ def _count(value: float) -> str:
 
 
 def size_report(args: argparse.Namespace):
-    """The machine, workload, pool and sizing report ``lattice size`` prints (README's reference rows use it)."""
+    """The machine, workload, pool and sizing report ``lattice size`` prints (the docs' reference rows use it)."""
     from components import sizing
     from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
     from components.standards import (

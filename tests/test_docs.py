@@ -163,9 +163,19 @@ def test_every_cli_verb_has_exactly_one_entry(generated):
         assert [flag for flag in flags if f"`{flag}" not in text] == [], verb.prog
 
 
+def test_readme_is_the_first_screen_and_links_into_the_docs():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    assert "## Two commands" in readme and "## Features" in readme and "```mermaid" in readme
+    linked = set(re.findall(r"\]\((docs/[^)#]+\.md)", readme))
+    assert {"docs/getting-started.md", "docs/reference/stack-file.md", "docs/reference/policies.md"} <= linked
+    assert [page for page in linked if not (ROOT / page).exists()] == []
+
+
 def test_the_docs_show_prods_diagram(generated):
     page = generated[DOCS / "concepts" / "prod-estate.md"]
     block = page.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block in generated[ROOT / "README.md"]  # README shows the same picture
     chart = check(block)
     assert {t.split(" ", 1)[0] for t in chart.subgraphs.values() if " (" in t} == {
         "aws-use1",

@@ -151,11 +151,11 @@ def test_validate_sarif_fails_fast_without_npm(tmp_path):
     assert result.stdout == ""  # stopped before the plan, the report or npm install ran
 
 
-def test_readme_names_exactly_the_rules_staging_makes_mandatory():
+def test_the_docs_name_exactly_the_rules_staging_makes_mandatory():
     import json
 
     config = json.loads((ROOT / "policies" / "config" / "staging.json").read_text())
     mandatory = {name for name, value in config.items() if value == "mandatory"}
-    text = " ".join(README.read_text().split())
+    text = " ".join((ROOT / "docs" / "concepts" / "policies.md").read_text().split())
     sentence = text[text.index("**staging** advisory except") :].split(";", 1)[0]
     assert set(re.findall(r"`([a-z0-9-]+)`", sentence)) == mandatory

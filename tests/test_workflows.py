@@ -338,8 +338,8 @@ def test_preview_job_uses_the_policy_pack_only_when_configured():
     assert action["with"]["command"] == "preview"
 
 
-def test_the_readme_tells_adopters_every_variable_the_workflow_reads():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_tell_adopters_every_variable_the_workflow_reads():
+    readme = (ROOT / "docs" / "how-to" / "pr-workflow.md").read_text()
     section = readme.split("## CI: the pull-request workflows", 1)[1].split("\n## ", 1)[0]
     variables = set(re.findall(r"vars\.([A-Z_]+)", (WORKFLOWS / "policy.yml").read_text()))
     assert "LATTICE_AWS_ROLE_ARN" in variables
