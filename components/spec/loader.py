@@ -157,7 +157,12 @@ def load_stack_file(path: Path | str) -> StackFile:
     if SPEC_KEY not in config:
         raise SpecError(
             source,
-            [Issue(SPEC_KEY, f"'config' has no '{SPEC_KEY}' key; add the stack spec under it (see README)")],
+            [
+                Issue(
+                    SPEC_KEY,
+                    f"'config' has no '{SPEC_KEY}' key; add the stack spec under it (see docs/concepts/stack-spec.md)",
+                )
+            ],
         )
     ctx = ValidationContext(
         config_keys=frozenset(config),

@@ -1136,7 +1136,7 @@ class StackSpec(Strict):
     multikueue: MultiKueueSpec | None = Field(
         None,
         description="One queue across sites: the manager site's Kueue dispatches each team's jobs to the team's "
-        "other sites in its order of preference (README: one queue across sites). Unset: every cluster queues "
+        "other sites in its order of preference (docs/how-to/one-queue-across-sites.md). Unset: every cluster queues "
         "on its own.",
     )
     observability: ObservabilitySpec = Field(

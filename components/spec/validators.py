@@ -221,7 +221,7 @@ def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterato
                 f"sites[{index}].kubernetes.runner_cidrs",
                 "no runner can reach this cluster's private API to create its add-ons and team namespaces; list "
                 "the networks `pulumi up` runs from in runner_cidrs (a VPC subnet, or a linked grid network), or "
-                "turn on endpoint_public_access with public_access_cidrs (README: deployment model)",
+                "turn on endpoint_public_access with public_access_cidrs (docs/concepts/deployment-model.md)",
             )
 
 
