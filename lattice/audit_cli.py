@@ -14,6 +14,7 @@ from .cli_common import (
     check_paths,
     emit,
     repo_path,
+    report_width,
     resolve_stack_file,
     waivers_file,
 )
@@ -71,5 +72,5 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
     result = evaluate(live, config, rules, severity_threshold=args.severity_threshold, secrets_redacted=False)
     problems = apply_waivers(result, load_waivers(waivers_file(args), set(rules), date.today()))
     locator = Locator(repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
-    text = render(args.format, result, problems, locator)
+    text = render(args.format, result, problems, locator, width=report_width(args, out))
     return emit(args, out, text, result)

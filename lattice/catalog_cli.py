@@ -74,7 +74,7 @@ def render(rows: list[CatalogRow]) -> Table:
     table.add_column("accelerators", min_width=12)
     table.add_column("GiB", justify="right")
     table.add_column("vCPU", justify="right")
-    table.add_column("fabric", justify="right", no_wrap=True)
+    table.add_column("fabric", justify="right")  # "EFA 3,200" may wrap at 80 columns: the table still fits
     table.add_column("Gbps", justify="right")
     table.add_column("note", overflow="fold")
     for row in rows:
@@ -98,7 +98,9 @@ def list_catalog(args: argparse.Namespace, out: Console) -> int:
             "lattice catalog: no machine type matches these filters; run `lattice catalog` without them to see "
             "every accelerator it knows"
         )
-    out.print(render(rows))
+    from .tables import print_table
+
+    print_table(out, render(rows))
     out.print(
         "GiB: memory of each accelerator (TPU: per chip, count per host); fabric: scale-out Gbps (EFA, GPUDirect "
         "NICs; TPU slices: ICI); Gbps: every NIC of the machine; note: spot / flex-start-only shapes, N1 vCPU limits "

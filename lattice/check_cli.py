@@ -20,6 +20,7 @@ from .cli_common import (
     emit,
     progress,
     repo_path,
+    report_width,
     resolve_stack_file,
     waivers_file,
     warn,
@@ -114,7 +115,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         locator = locator_for(plan, repo_path(stack_file.path), stack_file.site_lines())
     else:
         locator = locator_for(plan, repo_path(args.plan), {})
-    text = render(args.format, result, problems, locator)
+    text = render(args.format, result, problems, locator, width=report_width(args, out))
     verdict = emit(args, out, text, result)
     if baseline is not None:
         from .plan_changes import refused_changes

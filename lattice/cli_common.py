@@ -98,9 +98,20 @@ def resolve_stack_file(args: argparse.Namespace) -> StackFile:
     return load_stack_file(path)
 
 
-def warn(stack_file: StackFile) -> None:
+def warn(stack_file: StackFile, console: Console | None = None) -> None:
+    """The stack file's warnings on stderr: one line each (file:line: warning: key: message, as editors and CI
+    annotations parse it); on a terminal, the message wraps under its key, at the terminal's width."""
+    from rich.console import Console
+
+    from .tables import print_note
+
+    console = console or Console(stderr=True, highlight=False)
     for line in stack_file.warning_report():
-        print(line, file=sys.stderr)
+        where, _, message = line.partition(": warning: ")
+        if console.is_terminal and message:
+            print_note(console, f"{where}: warning", message)
+        else:
+            print(line, file=console.file)
 
 
 @contextmanager
@@ -147,6 +158,14 @@ def waivers_file(args: argparse.Namespace) -> Path:
     if args.waivers != WAIVERS and not args.waivers.is_file():
         raise UsageError(f"--waivers {args.waivers}: no such file; check the path, or leave --waivers out")
     return args.waivers
+
+
+def report_width(args: argparse.Namespace, out: Console) -> int | None:
+    """The text report's width: the reader's (a terminal's, or COLUMNS) on stdout; None (the report's own) in a
+    file or an unsized pipe."""
+    if args.output is None and (out.is_terminal or os.environ.get("COLUMNS")):
+        return out.width
+    return None
 
 
 def emit(args: argparse.Namespace, out: Console, text: str, result) -> int:

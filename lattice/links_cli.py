@@ -67,6 +67,7 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
     from components.network.link_plan import link_plans
 
     from .cli_common import resolve_stack_file
+    from .tables import print_note, print_table
 
     spec = resolve_stack_file(args).spec
     plans = link_plans(spec)
@@ -90,13 +91,15 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
             else f"Cloud VPN {plan.tunnel_gbps:g} Gbps",
             plan.inside_block,
         )
-    out.print(table)
-    out.print("carries: with any one tunnel down (one tunnel of each redundant pair counted)")
+    print_table(out, table)
+    print_note(out, "carries", "with any one tunnel down (one tunnel of each redundant pair counted)")
     if any(plan.kind != "gcp-onprem" for plan in plans):
-        out.print(
-            "tunnel: an AWS tunnel's size is fixed when its VPN connection is created; changing it (tunnel_size, or "
-            "a derived size crossing 1.25 Gbps) replaces the connection: new outside addresses, every peer "
-            "gateway reconfigured (`lattice links render`)"
+        print_note(
+            out,
+            "tunnel",
+            "an AWS tunnel's size is fixed when its VPN connection is created; changing it (tunnel_size, or a "
+            "derived size crossing 1.25 Gbps) replaces the connection: new outside addresses, every peer gateway "
+            "reconfigured (`lattice links render`)",
         )
     return 0
 

@@ -113,7 +113,9 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
             _seconds(dim.seconds, floor),
             _seconds(dim.random_seconds, floor),
         )
-    out.print(table)
+    from .tables import print_table
+
+    print_table(out, table)
     out.print(
         f"Bandwidth per GPU: {network.node_fabric} {_gbps(network.node_gbps, 'not in the catalog')}, node fabric "
         f"{_gbps(network.block_gbps)}, across blocks {_gbps(network.cross_block_gbps)}.",

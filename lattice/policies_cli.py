@@ -57,5 +57,7 @@ def _policies(args: argparse.Namespace, out: Console) -> int:
         for scanner_id, note in rule.scanner_notes.items():  # where Lattice's verdict differs from that ID's
             cell.append(f"\n{scanner_id} differs: {note}", style="italic")
         table.add_row(cell, rule.severity, rule.kind, end_section=True)
-    out.print(table)
+    from .tables import print_table
+
+    print_table(out, table)
     return 0

@@ -27,6 +27,7 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
     from .preflight import PreflightError, render_table, run_preflight
     from .preflight_topology import run_topology_checks
     from .site_checks import run_site_checks
+    from .tables import print_table
 
     stack_file = resolve_stack_file(args)
     try:
@@ -37,9 +38,9 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
         adopted += run_gcp_brownfield_checks(stack_file.spec)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
-    out.print(render_table(results))
-    out.print(render_table(sites, title="lattice preflight: sites"))
-    out.print(render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
+    print_table(out, render_table(results))
+    print_table(out, render_table(sites, title="lattice preflight: sites"))
+    print_table(out, render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
     if adopted:
-        out.print(render_table(adopted, title="lattice preflight: what the sites adopt (bring your own)"))
+        print_table(out, render_table(adopted, title="lattice preflight: what the sites adopt (bring your own)"))
     return 1 if any(result.status == "fail" for result in [*results, *sites, *adopted]) else 0

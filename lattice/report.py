@@ -37,6 +37,8 @@ def _version() -> str:
 
 
 FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
+# The text report's width in a file or a pipe; on a terminal, the terminal's (lattice check / audit pass it).
+TEXT_WIDTH = 160
 TOOL_URI = "https://github.com/lattice-hpc/lattice"
 TOOL_VERSION = _version()
 SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
@@ -66,7 +68,12 @@ def locator_for(plan: dict[str, Any], stack_file: str, site_lines: dict[str, int
     return Locator(stack_file=stack_file, site_lines=site_lines, site_of=site_of)
 
 
-def render(fmt: str, result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
+def render(
+    fmt: str, result: CheckResult, problems: list[WaiverProblem], locator: Locator, width: int | None = None
+) -> str:
+    """The report in ``fmt``; ``width`` is the text report's (the terminal's when it goes to one)."""
+    if fmt == "text":
+        return to_text(result, problems, locator, width=width or TEXT_WIDTH)
     return {
         "json": to_json,
         "sarif": to_sarif,
@@ -106,8 +113,10 @@ def verdict_line(result: CheckResult) -> str:
     )
 
 
-def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator) -> str:
-    console = Console(record=True, width=160, file=io.StringIO())
+def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator, width: int = 0) -> str:
+    from .tables import print_table
+
+    console = Console(record=True, width=width or TEXT_WIDTH, file=io.StringIO())
     if result.findings:
         table = Table(title=f"lattice check: stack {result.stack}", show_lines=False)
         for column in ("policy", "severity", "enforcement", "resource", "message"):
@@ -115,7 +124,7 @@ def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator
         for f in result.findings:
             level = f"{f.enforcement} (waived)" if f.waived else f.enforcement
             table.add_row(f.policy, f.severity, level, escape(_short(f.urn)), escape(f.message))
-        console.print(table)
+        print_table(console, table)
     for note in result.not_checked:
         console.print(f"[dim]not checked[/] {note.policy} {escape(_short(note.urn))}: {escape(note.message)}")
     for error in result.errors:

@@ -243,7 +243,9 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         from .cost_cli import run_cost_rows
 
         run_cost_rows(table, args, machine, pool, hours, checkpoint_bytes=report.checkpoint_bytes, lustre=choice)
-    out.print(table)
+    from .tables import print_table
+
+    print_table(out, table)
     if report.layout is not None:
         from .placement_cli import placement_of, render, topology_levels
 

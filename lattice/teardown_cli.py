@@ -39,6 +39,7 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
 
     from .cli_common import progress, resolve_stack_file, warn
     from .engine import FAKE_ACCOUNT, run_plan
+    from .tables import print_table
     from .teardown import compliance_refusal, empty_bucket, stack_buckets, stack_trails, stop_writers
 
     stack_file = resolve_stack_file(args)
@@ -98,7 +99,7 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
             str(result.delete_markers),
             verdict,
         )
-    out.print(table)
+    print_table(out, table)
     if failed:
         out.print(
             "some versions were not deleted (a legal hold, or a version locked in COMPLIANCE mode by its writer); "

@@ -108,7 +108,7 @@ def catalog_rows() -> list[CatalogRow]:
                     fabric="ICI",
                     fabric_gbps=0,
                     network_gbps=0,
-                    note=f"{shapes[0]}…{shapes[-1]}" if len(shapes) > 1 else shapes[0],
+                    note=f"{shapes[0]} to {shapes[-1]}" if len(shapes) > 1 else shapes[0],
                 )
             )
     return rows
