@@ -66,10 +66,11 @@ lint: $(STAMP)
 	@echo "make: zizmor over the workflows and the Dependabot config"
 	@$(VENV)/bin/zizmor --offline --strict-collection --no-progress .github/workflows/ .github/dependabot.yml
 
-# Figures beside issue 13's targets (several minutes); SUITE=1 also times the test suite, RUNS=N sets the runs.
+# Figures beside issue 13's and issue 20's targets (several minutes): plan ÷ floor and the rest, and the test suite's
+# wall time (SUITE=0 leaves the suite out); RUNS=N sets the runs.
 bench: $(STAMP)
 	@echo "make: benchmarks beside issue 13's targets (several minutes)"
-	@$(PY) -m bench --runs $(or $(RUNS),3) $(if $(SUITE),--suite)
+	@$(PY) -m bench --runs $(or $(RUNS),3) $(if $(filter 0,$(SUITE)),,--suite)
 
 # Optional: Microsoft's SARIF Multitool (npm registry) validates what `lattice check --format sarif` emits.
 validate-sarif: $(STAMP)

@@ -11,9 +11,7 @@ from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, tr
 from .observability.federation import MetricsFederation
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, worker_sites
-from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
-from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
 from .spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from .spec.link_validators import routed_networks
 from .tagging import TagContext
@@ -28,7 +26,9 @@ class HybridStackArgs:
 
 
 class HybridStack(pulumi.ComponentResource):
-    sites: dict[str, AwsCloudSite | GcpCloudSite | ExistingClusterSite]
+    # name -> AwsCloudSite | GcpCloudSite | ExistingClusterSite; Pulumi evaluates a component's annotations, and
+    # the cloud sites' modules are imported only for a stack that has one (components/sdk.py).
+    sites: dict[str, pulumi.ComponentResource]
     links: CrossSiteLinks | None
     outputs: dict[str, dict[str, pulumi.Output]]
 
@@ -68,6 +68,9 @@ class HybridStack(pulumi.ComponentResource):
             ]
             jobset = is_manager or site.name in workers
             if isinstance(site, AwsSite):
+                # Each cloud's site (and with it its SDK) is imported only for a stack with a site there.
+                from .sites.aws_cloud_site import AwsCloudSite, AwsCloudSiteArgs
+
                 built = AwsCloudSite(
                     site.name,
                     AwsCloudSiteArgs(
@@ -85,6 +88,8 @@ class HybridStack(pulumi.ComponentResource):
                     opts=child,
                 )
             elif isinstance(site, GcpSite):
+                from .sites.gcp_cloud_site import GcpCloudSite, GcpCloudSiteArgs
+
                 built = GcpCloudSite(
                     site.name,
                     GcpCloudSiteArgs(

@@ -70,8 +70,16 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 # still happens, so cyclic garbage is freed; nothing a plan records depends on when (tests/lattice/
 # test_performance.py checks that plans stay byte-identical).
 COLLECTOR_THRESHOLDS = (50_000, 20, 20)
-# What the program imports: loaded before freezing, so the SDK modules' objects are frozen with the rest.
+# What the program imports: loaded before freezing, so the SDK modules' objects are frozen with the rest. A cloud's
+# site (and its SDK) only for a stack with a site there: components.hybrid imports them when it builds one.
 PRELOAD = ("components.hybrid",)
+SITE_MODULES = {"aws": "components.sites.aws_cloud_site", "gcp": "components.sites.gcp_cloud_site"}
+
+
+def preload_for(stack_file: StackFile) -> tuple[str, ...]:
+    """What a plan of ``stack_file`` imports: the program, and the site module of each cloud it has a site in."""
+    providers = sorted({site.provider for site in stack_file.spec.sites if site.provider in SITE_MODULES})
+    return (*PRELOAD, *(SITE_MODULES[provider] for provider in providers))
 
 
 def tune_collector(preload: tuple[str, ...] = PRELOAD) -> None:
@@ -517,6 +525,9 @@ class RecordingMonitor(mocks.MockMonitor):
                 "retainOnDelete": bool(request.retainOnDelete),
                 "dependencies": sorted(set(request.dependencies)),
                 "inputs": struct_to_wire(request.object),
+                # Replacement options, where set, for `lattice diff` (lattice/plan_diff.py).
+                **({"replaceOnChanges": sorted(request.replaceOnChanges)} if request.replaceOnChanges else {}),
+                **({"deleteBeforeReplace": True} if request.deleteBeforeReplace else {}),
             }
         )
         self.options[urn] = {
@@ -564,7 +575,7 @@ def run_plan(
     config, secret_keys = config_for(stack_file, secrets)
     if str(PROJECT_ROOT) not in sys.path:
         sys.path.insert(0, str(PROJECT_ROOT))
-    tune_collector()
+    tune_collector(preload_for(stack_file))
     # The spec was validated when the stack file was loaded: the program takes it as it is (components/spec/
     # loader.py, handed_over) instead of parsing and validating its config a second time.
     with handed_over(config.get(SPEC_KEY, ""), stack_file):

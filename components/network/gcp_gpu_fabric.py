@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_gcp as gcp
 
 from ..catalog import GcpMachineType, GpuDirect
+from ..sdk import gcp
 from ..tagging import TagContext
 from .cidr import gpu_nic_ranges
 
-Attachment = tuple[gcp.compute.Network, gcp.compute.Subnetwork]
+Attachment = tuple["gcp.compute.Network", "gcp.compute.Subnetwork"]  # strings: no SDK import at module load
 
 
 @dataclass

@@ -32,14 +32,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
-import pulumi_gcp as gcp
 import pulumi_random as random
 
 from ..observability.cloud_alarms import vpn_tunnel_alarm
+from ..sdk import aws, gcp
 from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
-from .aws_site_network import join_route_table
 from .link_plan import BLOCKS, LinkPlan, Tunnel
 from .peer_config import AWS_TUNNEL_MTU, GCP_TUNNEL_MTU, PeerTunnel
 
@@ -199,8 +197,10 @@ class LinkArgs:
 class VpnLink(pulumi.ComponentResource):
     """One planned pair of sites, built by the kind of the pair."""
 
-    connections: list[aws.ec2.VpnConnection]
-    tunnels: list[gcp.compute.VPNTunnel]
+    # aws.ec2.VpnConnection and gcp.compute.VPNTunnel: Pulumi evaluates a component's annotations when it registers
+    # its outputs, and a link with no GCP end (or no AWS end) must not import that SDK (components/sdk.py).
+    connections: list[pulumi.CustomResource]
+    tunnels: list[pulumi.CustomResource]
     peer_tunnels: list[PeerTunnelOut]
 
     def __init__(self, name: str, args: LinkArgs, opts: pulumi.ResourceOptions | None = None):
@@ -262,6 +262,8 @@ class VpnLink(pulumi.ComponentResource):
             tags=tags.aws_tags({"Name": f"{tags.stack}-{plan.key}-{index}"}),
             opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
         )
+        from .aws_site_network import join_route_table  # an AWS module: loaded only where a link ends on AWS
+
         join_route_table(
             f"{name}-vpn-{index}",
             connection.transit_gateway_attachment_id,

@@ -14,10 +14,10 @@ No actions are attached yet (no receiver key in the spec): the alarms show their
 from __future__ import annotations
 
 import pulumi
-import pulumi_aws as aws
 
 from components import standards
 
+from ..sdk import aws  # lazy: vpn.py imports this module for links of every cloud
 from ..tagging import TagContext
 
 PERIOD_SECONDS = 300

@@ -22,10 +22,9 @@ import re
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_aws as aws
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..sdk import aws, gcp
 from ..spec import TeamSpec
 from ..spec.teams import team_group
 from ..tagging import TagContext

@@ -395,8 +395,6 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
 
 def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
     """A locked log bucket's retention never changes: each retention is its own bucket, and the earlier ones stay."""
-    from components.security.gcp_audit_logs import log_bucket_id
-
     audit, path = site.audit, f"sites[{i}].audit"
     moved = audit.first_log_bucket_days != OBJECT_LOCK_MIN_DAYS
     if not isinstance(site, GcpSite):
@@ -404,6 +402,8 @@ def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
             key = "kept_log_buckets" if audit.kept_log_buckets else "first_log_bucket_days"
             yield Issue(f"{path}.{key}", "locked audit log buckets are a GCP setting; remove it here")
         return
+    from components.security.gcp_audit_logs import log_bucket_id  # imports pulumi_gcp: only for a GCP site
+
     if spec.environment != "prod" and not spec.protects_stateful:
         if audit.kept_log_buckets:
             yield Issue(
