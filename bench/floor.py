@@ -43,6 +43,8 @@ def _register_all(resources: list[dict[str, Any]]) -> None:
             depends_on=[register(d) for d in resource["dependencies"] if d in by_urn],
             protect=resource["protect"],
             retain_on_delete=resource["retainOnDelete"],
+            replace_on_changes=resource.get("replaceOnChanges"),
+            delete_before_replace=resource.get("deleteBeforeReplace"),
         )
         kind, name, inputs = resource["type"], resource["name"], resource["inputs"]
         if kind.startswith("pulumi:providers:"):

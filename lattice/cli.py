@@ -24,6 +24,7 @@ from .cli_common import EXIT_INPUT, LatticeArgumentParser, report_error, stack_a
 VERBS = (
     "plan_cli",  # plan
     "check_cli",  # check
+    "diff_cli",  # diff
     "audit_cli",  # audit
     "preflight_cli",  # preflight
     "links_cli",  # links plan, links render

@@ -279,12 +279,16 @@ def test_the_check_script_writes_sarif_annotations_and_the_summary(tmp_path):
         "check --plan out/dev.json --baseline-plan out/base/dev.json --format github",
         "check --plan out/dev.json --baseline-plan out/base/dev.json --format markdown",
     ]
-    assert calls[4] == "cost --stack dev --plan out/dev.json --base out/base/dev.json --format markdown"
-    assert calls[6] == "check --plan out/prod.json --format sarif --output out/sarif/prod.sarif"
-    assert calls[9] == "cost --stack prod --plan out/prod.json --format markdown"
+    # What the change does (lattice diff) and costs beside the verdict, where the base branch has a plan.
+    assert calls[4] == "diff --base out/base/dev.json --plan out/dev.json --format markdown"
+    assert calls[5] == "cost --stack dev --plan out/dev.json --base out/base/dev.json --format markdown"
+    assert calls[7] == "check --plan out/prod.json --format sarif --output out/sarif/prod.sarif"
+    assert calls[10] == "cost --stack prod --plan out/prod.json --format markdown"
+    assert not any(call.startswith("diff") and "prod" in call for call in calls)  # no base plan of prod
     assert summary.read_text().splitlines() == [
         "## Lattice policy check",
         "### markdown of out/dev.json",
+        "### markdown of out/base/dev.json",
         "### markdown of dev",
         "### markdown of out/prod.json",
         "The base branch has no plan of stack prod: its waivers were applied without one.",
