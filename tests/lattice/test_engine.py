@@ -57,7 +57,12 @@ def test_engine_urn_form(parent, type_token, expected):
 
 
 def test_every_record_has_the_contract_fields(prod_plan):
-    assert {frozenset(r) for r in prod_plan.resources} == {frozenset(CONTRACT_KEYS)}
+    # Plus the replacement options where a resource sets them (lattice diff reads them).
+    optional = {"replaceOnChanges", "deleteBeforeReplace"}
+    assert {frozenset(set(r) - optional) for r in prod_plan.resources} == {frozenset(CONTRACT_KEYS)}
+    assert [r["replaceOnChanges"] for r in prod_plan.resources if "replaceOnChanges" in r] == [
+        prod_plan.option(r, "replaceOnChanges") for r in prod_plan.resources if prod_plan.option(r, "replaceOnChanges")
+    ]
     assert set(prod_plan.to_dict()) == {"project", "stack", "resources", "outputs"}
 
 
