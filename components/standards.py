@@ -90,9 +90,9 @@ TEAM_VOLUME_CLAIMS = 20
 # limits: Kubernetes applies a LimitRange's default limit without checking it against the container's own request
 # ("Limit Ranges": "the final Pod will not be schedulable"), so any default limit below what a GPU pod requests
 # (a p5.48xlarge trainer asks for 90 CPUs and 1,000 GiB, limits only on the GPUs) makes that pod invalid, and Kueue
-# 0.14.3 refuses the workload ("requests exceed it's limits", pkg/workload/resources.go). A default limit large
-# enough for every pool (the largest node's allocatable) would cap nothing a node does not cap already, and the
-# quota counts requests only, as Kueue accounts them.
+# 0.19.2 refuses the workload ("requests must not exceed its limits", pkg/workload/resources.go ValidateResources).
+# A default limit large enough for every pool (the largest node's allocatable) would cap nothing a node does not cap
+# already, and the quota counts requests only, as Kueue accounts them.
 CONTAINER_DEFAULT_REQUEST = {"cpu": "500m", "memory": "1Gi"}
 
 # Each team's POSIX identity on the shared file systems (components/spec/model.py TeamPosixSpec): its

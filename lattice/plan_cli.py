@@ -50,6 +50,12 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
             return 0
         write_output(args.json, plan.to_json(), "--json")
     out.print(render_tree(plan, plan_details(stack_file, plan)))
+    from components.scheduling.routes import routes
+
+    from .plan_routes import render_routes
+
+    if block := render_routes(routes(stack_file.spec)):
+        out.print(block, markup=False)
     out.print(summary_line(plan))
     if args.json is not None:
         out.print(f"plan written to {args.json}")

@@ -19,9 +19,9 @@ The order and the rules, with their sources (kubernetes/kubernetes and kubernete
    the bare ``<r>`` for cpu / memory) count requests, ``limits.<r>`` limits, extended resources only as
    ``requests.<r>``. A quota that tracks ``requests.cpu`` (``limits.cpu``, and so on) refuses a pod with a
    container that sets no cpu request (limit): "must specify requests.cpu".
-6. Kueue (v0.14.3, ``pkg/workload/resources.go``): ``handlePodLimitRange`` merges the namespace's LimitRange
+6. Kueue (v0.19.2, ``pkg/workload/resources.go``): ``handlePodLimitRange`` merges the namespace's LimitRange
    ``default`` into limits and ``defaultRequest`` into requests, ``handleLimitsToRequests`` copies limits to missing
-   requests, then ``ValidateResources`` refuses a podset whose "requests exceed it's limits" and
+   requests, then ``ValidateResources`` refuses a podset whose "requests must not exceed its limits" and
    ``ValidateLimitRange`` one outside min / max / ratio; the workload's usage is its pods' requests.
 """
 
@@ -114,7 +114,7 @@ def admit(containers: list[Container], limit_ranges: list[dict]) -> Admission:
             if resource in limits and quantity(value) > quantity(limits[resource]):
                 errors.append(
                     f"{where}: requests.{resource}: Invalid value: {value!r}: must be less than or equal to "
-                    f"{resource} limit of {limits[resource]} (Kueue: requests exceed it's limits)"
+                    f"{resource} limit of {limits[resource]} (Kueue: requests must not exceed its limits)"
                 )
             if extended(resource) and resource not in limits:
                 errors.append(f"{where}: Limit must be set for non overcommitable resources ({resource})")

@@ -9,7 +9,8 @@
   ``aws.amazon.com/neuron`` / ``neurondevice`` / ``neuroncore`` and the Neuron scheduler extension,
   which Neuron's docs require for pods that ask for more than one core or device (it picks
   connected devices). Such pods set ``schedulerName: neuron-scheduler``.
-- Cluster Autoscaler, on EKS sites with autoscaled pools (its IAM comes from ``EksAutoscaler``).
+- Cluster Autoscaler, on EKS sites with autoscaled pools (its IAM comes from ``EksAutoscaler``); where some of
+  those pools are topology-aware, with ProvisioningRequests on, and the ProvisioningRequest CRD it serves them by.
 - NVIDIA Network Operator, on sites whose pools have an InfiniBand or RoCE fabric, and its
   NicClusterPolicy with the RDMA shared device plugin, so pods can request
   ``rdma/rdma_shared_device_a``. Since chart 24.10 the Helm values no longer create the policy;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -52,6 +54,25 @@ CLUSTER_AUTOSCALER_CHARTS = {
     "1.34": "9.52.0",  # 1.34.1
     "1.35": "9.59.0",  # 1.35.0
 }
+# ProvisioningRequests (cluster-autoscaler/FAQ.md at cluster-autoscaler-1.33.0 … 1.35.0, "Enabling ProvisioningRequest
+# Support"): the flag, JSON rather than protobuf to the API server, RBAC on provisioningrequests and podtemplates, and
+# the CRD, which no chart version installs. Charts 9.51.0 and 9.52.0 grant none of that RBAC
+# (templates/clusterrole.yaml); 9.59.0 grants it, so ``rbac.additionalRules`` (values.yaml) adds it only before.
+PROVISIONING_REQUEST_ARGS = {"enable-provisioning-requests": True, "kube-api-content-type": "application/json"}
+CHARTS_GRANTING_PROVISIONING_REQUESTS = frozenset({"9.59.0"})
+PROVISIONING_REQUEST_RULES = (
+    {
+        "apiGroups": ["autoscaling.x-k8s.io"],
+        "resources": ["provisioningrequests", "provisioningrequests/status"],
+        "verbs": ["watch", "list", "get", "create", "update", "patch", "delete"],
+    },
+    {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["watch", "list", "get"]},
+)
+# cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml at tag cluster-autoscaler-1.35.0
+# (commit 25fc5c74f6b0f2382b65f76edc08e15ac9f41da7), verbatim. Its v1 and v1beta1 schemas are the same at 1.33.0 and
+# 1.34.1 (only the controller-gen version and 1.35's deprecation warning on v1beta1 differ), so one file serves every
+# pinned autoscaler. Kueue 0.19.2 creates autoscaling.x-k8s.io/v1 ProvisioningRequests.
+PROVISIONING_REQUEST_CRD = Path(__file__).parent / "data" / "autoscaling.x-k8s.io_provisioningrequests.yaml"
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 # JobSet, on MultiKueue managers and workers: MultiKueue dispatches JobSets, which need the CRD on the manager and
 # the controller where they run (Kueue site/content/en/docs/tasks/run/multikueue/jobsets.md at v0.19.2: "JobSet
@@ -93,6 +114,8 @@ class AutoscalerSettings:
     service_account: str
     # A tag (key=value) on the Auto Scaling groups it may scale; groups without it (capacity blocks) are left alone.
     discovery_tag: str
+    # Scale up for Kueue's ProvisioningRequests (topology-aware pools that grow: Kueue's TAS counts only Ready nodes).
+    provisioning_requests: bool = False
 
 
 @dataclass
@@ -199,6 +222,7 @@ class ClusterAddons(pulumi.ComponentResource):
     efa_device_plugin: k8s.helm.v3.Release | None
     neuron: k8s.helm.v3.Release | None
     autoscaler: k8s.helm.v3.Release | None
+    provisioning_request_crd: k8s.apiextensions.v1.CustomResourceDefinition | None
     network_operator: k8s.helm.v3.Release | None
     nic_policy: k8s.apiextensions.CustomResource | None
     kueue: k8s.helm.v3.Release
@@ -272,14 +296,33 @@ class ClusterAddons(pulumi.ComponentResource):
                 },
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, health]),
             )
-        self.autoscaler = None
+        self.autoscaler = self.provisioning_request_crd = None
         if args.autoscaler is not None:
             settings = args.autoscaler
+            chart = CLUSTER_AUTOSCALER_CHARTS[settings.kubernetes_version]
+            extra_args = {
+                # GPU nodes keep scratch and model caches on local disk: still scale them in when idle.
+                "skip-nodes-with-local-storage": False,
+                "balance-similar-node-groups": True,
+                "expander": "least-waste",
+            }
+            rbac: dict = {"serviceAccount": {"create": True, "name": settings.service_account}}
+            after = child
+            if settings.provisioning_requests:
+                self.provisioning_request_crd = provisioning_request_crd(
+                    f"{name}-provisioning-request-crd", args.labels, child
+                )
+                extra_args |= PROVISIONING_REQUEST_ARGS
+                if chart not in CHARTS_GRANTING_PROVISIONING_REQUESTS:
+                    rbac["additionalRules"] = [dict(rule) for rule in PROVISIONING_REQUEST_RULES]
+                after = pulumi.ResourceOptions(
+                    parent=self, depends_on=[*args.depends_on, self.provisioning_request_crd]
+                )
             self.autoscaler = k8s.helm.v3.Release(
                 f"{name}-cluster-autoscaler",
                 name="cluster-autoscaler",
                 chart="cluster-autoscaler",
-                version=CLUSTER_AUTOSCALER_CHARTS[settings.kubernetes_version],
+                version=chart,
                 repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=AUTOSCALER_REPO),
                 namespace="kube-system",
                 values={
@@ -295,16 +338,11 @@ class ClusterAddons(pulumi.ComponentResource):
                             ]
                         ),
                     },
-                    "rbac": {"serviceAccount": {"create": True, "name": settings.service_account}},
-                    "extraArgs": {
-                        # GPU nodes keep scratch and model caches on local disk: still scale them in when idle.
-                        "skip-nodes-with-local-storage": False,
-                        "balance-similar-node-groups": True,
-                        "expander": "least-waste",
-                    },
+                    "rbac": rbac,
+                    "extraArgs": extra_args,
                     "nodeSelector": SYSTEM_NODES,
                 },
-                opts=child,
+                opts=after,
             )
         self.nic_policy = None
         if args.rdma:
@@ -353,7 +391,12 @@ class ClusterAddons(pulumi.ComponentResource):
             namespace=KUEUE_NAMESPACE,
             create_namespace=True,
             values=kueue_values(prometheus=args.service_monitors),
-            opts=child,
+            # Kueue starts its ProvisioningRequest admission check controller only if the API is served when it
+            # starts (cmd/kueue/main.go at v0.19.2, ServerSupportsProvisioningRequest): the CRD comes first.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*args.depends_on, *[r for r in [self.provisioning_request_crd] if r]],
+            ),
         )
         self.jobset = None
         if args.jobset:
@@ -367,3 +410,13 @@ class ClusterAddons(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({"kueue": self.kueue.status})
+
+
+def provisioning_request_crd(
+    name: str, labels: dict[str, str], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """The ProvisioningRequest CRD the Cluster Autoscaler serves and Kueue files requests through (vendored, pinned)."""
+    crd = yaml.safe_load(PROVISIONING_REQUEST_CRD.read_text())
+    return k8s.apiextensions.v1.CustomResourceDefinition(
+        name, metadata={**crd["metadata"], "labels": labels}, spec=crd["spec"], opts=opts
+    )

@@ -17,8 +17,16 @@ its cohort in ``cohortName``):
 So the cohort's quotas add up to exactly the site's schedulable capacity: however the teams borrow, Kueue never
 admits more than the nodes that can run. A team reclaims its lent guarantee by preempting borrowers
 (``reclaimWithinCohort: Any``); within a team, higher priority preempts lower. Each queue admits only its own
-namespace (``namespaceSelector``), so a LocalQueue elsewhere cannot point at it. Flex-start flavors go through
-ProvisioningRequest admission checks on every team queue.
+namespace (``namespaceSelector``), so a LocalQueue elsewhere cannot point at it.
+
+Flavors whose nodes exist only once asked for go through a ProvisioningRequest admission check on every team queue
+(``admissionChecksStrategy`` with ``onFlavors``): GKE flex-start pools (class ``queued-provisioning.gke.io``) and
+EKS topology-aware pools that grow (class ``best-effort-atomic-scale-up.autoscaling.x-k8s.io``). The latter because
+Kueue's TAS places a workload only on Ready nodes, so a pool at 0 nodes would never grow for a TAS job; with the
+check, Kueue reserves quota, files a ProvisioningRequest the Cluster Autoscaler scales the pool for, and assigns the
+topology once the nodes are Ready (site/content/en/docs/concepts/topology_aware_scheduling.md at v0.19.2,
+"ClusterAutoscaler support"). Best-effort atomic scale-up, not check-capacity: check-capacity only reports whether
+the cluster already has room and never adds nodes (cluster-autoscaler/FAQ.md, "Supported ProvisioningClasses").
 """
 
 from __future__ import annotations
@@ -84,6 +92,22 @@ def local_queue(
 
 
 @dataclass(frozen=True)
+class ProvisioningClass:
+    """A ProvisioningRequest class a flavor's nodes are asked for through, and the objects Lattice writes for it."""
+
+    class_name: str  # the ProvisioningRequestConfig's provisioningClassName
+    name: str  # of its ProvisioningRequestConfig and AdmissionCheck
+    suffix: str  # of their Pulumi names (stable: the GKE one predates the EKS one)
+
+
+QUEUED_PROVISIONING = ProvisioningClass("queued-provisioning.gke.io", "queued-provisioning", "provisioning")
+ATOMIC_SCALE_UP = ProvisioningClass(
+    "best-effort-atomic-scale-up.autoscaling.x-k8s.io", "atomic-scale-up", "atomic-scale-up"
+)
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+
+@dataclass(frozen=True)
 class Flavor:
     """One pool as the scheduler sees it: which nodes, which accelerator resource, how many."""
 
@@ -94,8 +118,8 @@ class Flavor:
     # Host cpu / memory of the pool when the catalog knows them; otherwise Kueue does not limit them.
     cpus: int | None = None
     memory_gib: float | None = None
-    # A GKE flex-start pool grows only through ProvisioningRequests: Kueue must ask for its nodes.
-    queued_provisioning: bool = False
+    # Where Kueue must ask for the nodes before admitting (GKE flex-start, EKS TAS pools that grow): the class.
+    provisioning: ProvisioningClass | None = None
     # Other names the same accelerators are requested by (Neuron: neurondevice and neuroncore), with their
     # quantities: Kueue admits only workloads whose every resource its queue covers.
     also: dict[str, int] = field(default_factory=dict)
@@ -134,6 +158,7 @@ class KueueScheduler(pulumi.ComponentResource):
     topologies: dict[str, k8s.apiextensions.CustomResource]  # by depth class
     cohort: k8s.apiextensions.CustomResource
     cluster_queues: dict[str, k8s.apiextensions.CustomResource]
+    cluster_queue_names: dict[str, str]  # team -> its ClusterQueue's name
     local_queues: dict[str, k8s.apiextensions.CustomResource]
     gpus: int
     resources: list[str]  # what the site's queues cover: cpu, memory and its accelerator resources
@@ -210,9 +235,9 @@ class KueueScheduler(pulumi.ComponentResource):
         )
         self.resources = covered
         self.ceilings = {team.team: ceiling(team, args.flavors, shares, covered) for team in args.teams}
-        self.cluster_queues, self.local_queues = {}, {}
+        self.cluster_queues, self.local_queues, self.cluster_queue_names = {}, {}, {}
         for team in args.teams:
-            queue_name = f"{cohort_name}-{team.team}"
+            queue_name = self.cluster_queue_names[team.team] = f"{cohort_name}-{team.team}"
             self.cluster_queues[team.team] = kueue_object(
                 f"{name}-{team.team}-queue",
                 "ClusterQueue",
@@ -248,42 +273,42 @@ class KueueScheduler(pulumi.ComponentResource):
         self.register_outputs({"cohort": cohort_name, "gpus": self.gpus})
 
     def _provisioning_checks(self, name: str, labels: dict[str, str], args: KueueSchedulerArgs) -> dict:
-        """ProvisioningRequest admission for the flavors of queued-provisioning (flex-start) pools."""
+        """ProvisioningRequest admission, per class, for the flavors whose nodes must be asked for."""
         self._check_resources: list[k8s.apiextensions.CustomResource] = []
-        queued = [f for f in args.flavors if f.queued_provisioning]
-        if not queued:
+        classes = list(dict.fromkeys(f.provisioning for f in args.flavors if f.provisioning is not None))
+        if not classes:
             return {}
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
-        config = kueue_object(
-            f"{name}-provisioning",
-            "ProvisioningRequestConfig",
-            metadata={"name": "queued-provisioning", "labels": labels},
-            spec={
-                "provisioningClassName": "queued-provisioning.gke.io",
-                "managedResources": sorted({f.resource for f in queued}),
-            },
-            opts=after_crds,
-        )
-        check = kueue_object(
-            f"{name}-provisioning-check",
-            "AdmissionCheck",
-            metadata={"name": "queued-provisioning", "labels": labels},
-            spec={
-                "controllerName": "kueue.x-k8s.io/provisioning-request",
-                "parameters": {
-                    "apiGroup": "kueue.x-k8s.io",
-                    "kind": "ProvisioningRequestConfig",
-                    "name": "queued-provisioning",
+        entries = []
+        for provisioning in classes:
+            flavors = [f for f in args.flavors if f.provisioning == provisioning]
+            config = kueue_object(
+                f"{name}-{provisioning.suffix}",
+                "ProvisioningRequestConfig",
+                metadata={"name": provisioning.name, "labels": labels},
+                spec={
+                    "provisioningClassName": provisioning.class_name,
+                    "managedResources": sorted({f.resource for f in flavors}),
                 },
-            },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, config]),
-        )
-        self._check_resources = [config, check]
-        return {
-            "admissionChecksStrategy": {
-                "admissionChecks": [{"name": "queued-provisioning", "onFlavors": [f.name for f in queued]}]
-            }
-        }
+                opts=after_crds,
+            )
+            check = kueue_object(
+                f"{name}-{provisioning.suffix}-check",
+                "AdmissionCheck",
+                metadata={"name": provisioning.name, "labels": labels},
+                spec={
+                    "controllerName": PROVISIONING_CONTROLLER,
+                    "parameters": {
+                        "apiGroup": "kueue.x-k8s.io",
+                        "kind": "ProvisioningRequestConfig",
+                        "name": provisioning.name,
+                    },
+                },
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, config]),
+            )
+            self._check_resources += [config, check]
+            entries.append({"name": provisioning.name, "onFlavors": [f.name for f in flavors]})
+        return {"admissionChecksStrategy": {"admissionChecks": entries}}
 
 
 @dataclass(frozen=True)

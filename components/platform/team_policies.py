@@ -2,7 +2,7 @@
 
 The team's Role replaces the built-in ``edit`` ClusterRole, which lets its holders delete the namespace's
 NetworkPolicies (and so undo the isolation below) and grows with every role a cluster add-on aggregates into it.
-Each rule says why ML teams need it; the Kueue and training-operator rules follow Kueue 0.14.3's own
+Each rule says why ML teams need it; the Kueue and training-operator rules follow Kueue 0.19.2's own
 ``batch-user-role`` aggregate (``config/components/rbac``: workloads and localqueues read, jobs, jobsets and
 Kubeflow jobs edited).
 Quotas, LimitRanges, NetworkPolicies, Roles, RoleBindings and the namespace itself are read-only: a team sees

@@ -8,6 +8,12 @@ So each worker gets the ServiceAccount, ClusterRole and binding Kueue documents 
 kinds MultiKueue dispatches, their status, and Kueue's workloads) and a long-lived token Secret bound to it;
 pulumi-kubernetes waits until the token controller has filled that Secret in (pulumi/pulumi-kubernetes#2048). The
 kubeconfig is composed from it as a Pulumi secret and never leaves Pulumi's encrypted state in plain text.
+
+MultiKueue creates the dispatched workload on the worker under the LocalQueue it was submitted to on the manager,
+and expects "the job's namespace and LocalQueue also exist in the worker cluster"
+(site/content/en/docs/tasks/manage/setup_multikueue.md at v0.19.2): each team routed to the worker gets the LocalQueue
+``hybrid`` in its namespace there, pointing at the team's own ClusterQueue on the worker, so the job is admitted under
+the worker's quota and admission checks (a ProvisioningRequest check lives there, never on the manager's queue).
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..platform.kueue_api import KUEUE_NAMESPACE
+from ..platform.kueue_scheduler import local_queue
 from ..tagging import TagContext
+from .routes import HYBRID_QUEUE
 
 SERVICE_ACCOUNT = "multikueue-manager"
 CREATE_WATCH = ("create", "delete", "get", "list", "watch")
@@ -82,6 +90,8 @@ class MultiKueueWorkerArgs:
     server: pulumi.Input[str]
     tags: TagContext
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the worker's Kueue release (its namespace)
+    # Per team dispatched here: its namespace on the worker and its ClusterQueue there (name, resource).
+    teams: dict[str, tuple[pulumi.Input[str], tuple[str, pulumi.Resource]]] = field(default_factory=dict)
 
 
 class MultiKueueWorker(pulumi.ComponentResource):
@@ -92,6 +102,7 @@ class MultiKueueWorker(pulumi.ComponentResource):
     binding: k8s.rbac.v1.ClusterRoleBinding
     token: k8s.core.v1.Secret
     kubeconfig: pulumi.Output[str]  # a Pulumi secret
+    local_queues: dict[str, k8s.apiextensions.CustomResource]  # per team: its LocalQueue hybrid on the worker
 
     def __init__(self, name: str, args: MultiKueueWorkerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:scheduling:MultiKueueWorker", name, None, opts)
@@ -143,4 +154,8 @@ class MultiKueueWorker(pulumi.ComponentResource):
             return static_token_kubeconfig(args.site, server, data.get("ca.crt", ""), token)
 
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(args.server, self.token.data).apply(compose))
+        self.local_queues = {
+            team: local_queue(f"{name}-{team}-{HYBRID_QUEUE}", HYBRID_QUEUE, namespace, labels, queue, parent=self)
+            for team, (namespace, queue) in args.teams.items()
+        }
         self.register_outputs({"service_account": SERVICE_ACCOUNT})

@@ -49,6 +49,17 @@ class OneQueue(pulumi.ComponentResource):
                     server=api_server(specs[site_name], built),
                     tags=args.tags[site_name],
                     depends_on=[built.workloads.addons.kueue],
+                    teams={
+                        route.team: (
+                            built.workloads.teams[route.team].namespace.metadata.name,
+                            (
+                                built.workloads.scheduler.cluster_queue_names[route.team],
+                                built.workloads.scheduler.cluster_queues[route.team],
+                            ),
+                        )
+                        for route in args.routes
+                        if site_name in route.workers
+                    },
                 ),
                 opts=pulumi.ResourceOptions(parent=self, providers=[provider(built)]),
             )

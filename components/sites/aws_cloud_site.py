@@ -25,7 +25,7 @@ from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
-from ..platform.kueue_scheduler import Flavor
+from ..platform.kueue_scheduler import ATOMIC_SCALE_UP, Flavor
 from ..platform.team_policies import TeamNetwork
 from ..scheduling.topology import eks_pool_topology
 from ..security.aws_cloudtrail import AwsCloudTrail, AwsCloudTrailArgs, trail_name
@@ -229,6 +229,14 @@ class AwsCloudSite(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
         )
         instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
+        topologies = {pool.name: eks_pool_topology(instances[pool.name].name).topology for pool in site.gpu_pools}
+        # Kueue's TAS places only on Ready nodes: a topology-aware pool that can grow is asked for through a
+        # ProvisioningRequest the Cluster Autoscaler scales it up for (KueueScheduler, ClusterAddons).
+        provisioned = {
+            pool.name
+            for pool in site.gpu_pools
+            if topologies[pool.name] is not None and pool.autoscaled and pool.max_nodes > pool.min_nodes
+        }
         moment = clock.now()
         self.autoscaler = None
         if any(pool.autoscaled for pool in site.gpu_pools):
@@ -270,7 +278,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                         cpus=instances[pool.name].vcpus * pool.schedulable_nodes(moment),
                         memory_gib=instances[pool.name].memory_gib * pool.schedulable_nodes(moment),
                         also=neuron_aliases(instances[pool.name], pool.schedulable_nodes(moment)),
-                        topology=eks_pool_topology(instances[pool.name].name).topology,
+                        topology=topologies[pool.name],
+                        provisioning=ATOMIC_SCALE_UP if pool.name in provisioned else None,
                         platform="eks",
                         machine_type=instances[pool.name].name,
                     )
@@ -289,6 +298,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                         kubernetes_version=site.kubernetes.version,
                         service_account=self.autoscaler.service_account,
                         discovery_tag=AUTOSCALED_TAG,
+                        provisioning_requests=bool(provisioned),
                     )
                     if self.autoscaler is not None
                     else None,

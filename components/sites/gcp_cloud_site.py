@@ -25,7 +25,7 @@ from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
-from ..platform.kueue_scheduler import Flavor
+from ..platform.kueue_scheduler import QUEUED_PROVISIONING, Flavor
 from ..platform.team_policies import TeamNetwork
 from ..scheduling.topology import gke_pool_topology
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
@@ -258,8 +258,8 @@ class GcpCloudSite(pulumi.ComponentResource):
                 flavors.append(
                     Flavor(pool.name, GPU_TAINT, machine.gpu_count * pool.max_nodes, labels,
                            cpus=machine.vcpus * pool.max_nodes, memory_gib=machine.memory_gb * pool.max_nodes,
-                           queued_provisioning=pool.capacity.queued, topology=topology.topology, platform="gke",
-                           machine_type=machine.name)
+                           provisioning=QUEUED_PROVISIONING if pool.capacity.queued else None,
+                           topology=topology.topology, platform="gke", machine_type=machine.name)
                 )  # fmt: skip
             else:
                 flavors.append(Flavor(pool.name, TPU_TAINT, self.pools[pool.name].tpu_chips, labels, platform="gke"))
