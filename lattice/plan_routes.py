@@ -29,7 +29,8 @@ def render_routes(routes: list[TeamRoute], width: int = WIDTH) -> str:
         if route.workers:
             lines += _wrap(f"{HYBRID_QUEUE}: {ARROW.join(route.workers)}", "    ", "      ", width)
         if not route.local and not route.workers:
-            lines += _wrap(f"no queue on {route.manager}: it submits on its own sites' {LOCAL_QUEUE} queues", "    ", "      ", width)
+            own = f"no queue on {route.manager}: it submits on its own sites' {LOCAL_QUEUE} queues"
+            lines += _wrap(own, "    ", "      ", width)
         for site, why in route.skipped:
             lines += _wrap(f"not {site}: {why}", "    ", "      ", width)
     return "\n".join(lines)

@@ -192,7 +192,9 @@ def inactive_reasons(plan, queue: dict) -> list[str]:
             on = entry.get("onFlavors", used)
             if not all(flavors.get(f, {}).get("metadata", {}).get("labels", {}).get(PLATFORM_LABEL) == "gke"
                        for f in on) and not _serves_provisioning_requests_before_kueue(same):  # fmt: skip
-                reasons.append(f"AdmissionCheckInactive (no ProvisioningRequest API when Kueue starts): {entry['name']}")
+                reasons.append(
+                    f"AdmissionCheckInactive (no ProvisioningRequest API when Kueue starts): {entry['name']}"
+                )
         if controller == "kueue.x-k8s.io/multikueue":
             multikueue.append(entry["name"])
             if "onFlavors" in entry and sorted(entry["onFlavors"]) != sorted(used):
@@ -228,8 +230,10 @@ def _serves_provisioning_requests_before_kueue(resources: list[dict]) -> bool:
         r for r in resources
         if r["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
         and r["inputs"]["metadata"]["name"] == PROVISIONING_REQUEST_CRD
-        and "autoscaling.x-k8s.io" == r["inputs"]["spec"]["group"]
+        and r["inputs"]["spec"]["group"] == "autoscaling.x-k8s.io"
         and any(v["name"] == "v1" and v["served"] for v in r["inputs"]["spec"]["versions"])
     ]  # fmt: skip
-    kueue = [r for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"].get("name") == "kueue"]
+    kueue = [
+        r for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"].get("name") == "kueue"
+    ]
     return bool(crds) and bool(kueue) and all(crds[0]["urn"] in release["dependencies"] for release in kueue)

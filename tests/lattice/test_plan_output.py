@@ -85,3 +85,45 @@ def test_progress_stays_silent_for_a_quick_step_and_off_a_terminal():
     with progress("planning…", piped, after=0.0):
         time.sleep(0.1)
     assert piped.file.getvalue() == ""
+
+
+PROD_ROUTES = """\
+Routes (submit on grid-hpc, the MultiKueue manager):
+  climate (confidential data, namespace climate)
+    gpus: grid-hpc
+    hybrid: aws-use1
+  materials (restricted data, namespace materials-sim)
+    gpus: grid-hpc
+    not edge-beamline: edge sites serve inference and are not dispatched to
+  fusion (confidential data, namespace fusion)
+    hybrid: aws-use1 → gcp-usc1
+  beamline-ops (confidential data, namespace beamline-ops)
+    no queue on grid-hpc: it submits on its own sites' gpus queues
+    not edge-beamline: edge sites serve inference and are not dispatched to
+"""
+
+
+def test_plan_prints_each_teams_route(capsys):
+    """prod: per team, the queue on the manager and the workers in dispatch order, and why a site is left out."""
+    assert main(["plan", "--stack", "prod"]) == 0
+    out = capsys.readouterr().out
+    assert PROD_ROUTES in out
+    assert out.index("Routes (") > out.index("HybridStack lattice")
+    assert main(["plan", "--stack", "dev"]) == 0  # two separate clusters: no manager, no routes
+    assert "Routes (" not in capsys.readouterr().out
+
+
+def test_routes_wrap_at_80_columns_between_words():
+    from components.scheduling.routes import TeamRoute
+    from lattice.plan_routes import render_routes
+
+    sites = tuple(f"cloud-site-{n}-in-a-region-with-a-long-name" for n in range(4))
+    why = "restricted data stays on grid sites"
+    route = TeamRoute("materials-science", "materials-sim", "restricted", "grid-hpc-campus", True, sites,
+                      (("aws-use1-burst-capacity-region", why),))  # fmt: skip
+    lines = render_routes([route]).splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    words = " ".join(line.strip() for line in lines).split()
+    for name in (*sites, "aws-use1-burst-capacity-region", "grid-hpc-campus", "materials-sim"):
+        assert any(word.strip(":(),") == name for word in words), name  # never cut inside an identifier
+    assert lines[3].startswith("    hybrid: cloud-site-0-") and lines[4].startswith("      ")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
+from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS, PROVISIONING_REQUEST_RULES
 from tests.conftest import AWS_SITE, spec_with
 from tests.kueue import COHORT, site_capacity
 
@@ -51,7 +51,18 @@ def test_max_nodes_means_something_on_eks(dev_plan):
             "lattice:autoscaled=true",
         ],
     }
-    assert values["rbac"] == {"serviceAccount": {"create": True, "name": "cluster-autoscaler"}}
+    # dev's p5 pool is topology-aware and grows from 0: ProvisioningRequests on, with the RBAC chart 9.51.0 lacks
+    assert values["rbac"] == {
+        "serviceAccount": {"create": True, "name": "cluster-autoscaler"},
+        "additionalRules": [dict(rule) for rule in PROVISIONING_REQUEST_RULES],
+    }
+    assert values["extraArgs"] == {
+        "skip-nodes-with-local-storage": False,
+        "balance-similar-node-groups": True,
+        "expander": "least-waste",
+        "enable-provisioning-requests": True,
+        "kube-api-content-type": "application/json",
+    }
     assert values["awsRegion"] == "us-east-1" and values["cloudProvider"] == "aws"
     assert values["nodeSelector"] == {"lattice.dev/pool": "system"}
     # the role is handed over before the autoscaler starts asking AWS for anything

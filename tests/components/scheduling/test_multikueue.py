@@ -188,8 +188,9 @@ def test_the_activation_check_sees_what_kueue_refuses(prod_plan):
 
 
 def test_every_topology_lists_labels_its_platform_writes(prod_plan, dev_plan, prod_spec):
-    declared = {pool.name: pool.fabric_levels for site in prod_spec.sites if site.provider == "kubernetes"
-                for pool in site.gpu_pools}  # fmt: skip
+    dev_spec = load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml").spec
+    declared = {pool.name: pool.fabric_levels for spec in (prod_spec, dev_spec) for site in spec.sites
+                if site.provider == "kubernetes" for pool in site.gpu_pools}  # fmt: skip
     seen = 0
     for plan in (prod_plan, dev_plan):
         topologies = {r["inputs"]["metadata"]["name"]: r for r in plan.by_type(kueue_type("Topology"))}
@@ -208,7 +209,7 @@ def test_every_topology_lists_labels_its_platform_writes(prod_plan, dev_plan, pr
             else:
                 assert levels == (*declared[flavor["inputs"]["metadata"]["name"]], HOSTNAME_LABEL)
             seen += 1
-    assert seen == 3  # prod: the grid's InfiniBand fabric and the p5 block; dev: the p5 pool
+    assert seen == 4  # prod: the grid's InfiniBand fabric and the p5 block; dev: the p5 pool and the grid's A100s
 
 
 def test_manager_and_workers_run_jobset(prod_plan):
@@ -259,3 +260,20 @@ def test_the_same_private_worker_over_a_link_is_accepted(tmp_path):
     path = tmp_path / "Pulumi.linked.yaml"
     path.write_text(yaml.safe_dump(_with(PROD, private), sort_keys=False))
     assert load_stack_file(path).spec.sites[0].kubernetes.endpoint_public_access is False
+
+
+def test_dev_is_separate_clusters_each_placing_topology_aware(dev_plan):
+    """The issue's dev stack: no MultiKueue (each cluster keeps its own queues, no route between them), TAS on each."""
+    multikueue = [
+        r for r in dev_plan.resources if "MultiKueue" in r["type"] or r["type"].startswith("lattice:scheduling:")
+    ]
+    assert multikueue == [] and dev_plan.outputs["routes"] == []
+    assert not [
+        c for c in dev_plan.by_type(kueue_type("AdmissionCheck"))
+        if c["inputs"]["spec"]["controllerName"] == "kueue.x-k8s.io/multikueue"
+    ]  # fmt: skip
+    tas = {}
+    for flavor in dev_plan.by_type(kueue_type("ResourceFlavor")):
+        if "topologyName" in flavor["inputs"]["spec"]:
+            tas.setdefault(_site_of(dev_plan, flavor), []).append(flavor["inputs"]["metadata"]["name"])
+    assert tas == {"aws-use1": ["train-p5"], "grid-hpc": ["ib-a100"]}
