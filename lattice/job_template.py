@@ -1,20 +1,28 @@
-"""``lattice job-template``: a ready JobSet for a pool's workload, its team's queue and the pool's topology.
+"""``lattice job-template``: a ready JobSet or PyTorchJob for a pool's workload, its team's queue and the topology.
 
 The pool names a ``workloads[]`` entry; the sizing (``components/sizing.py``) splits the pool's GPUs into
 DP × TP × PP and the placement (``components/placement.py``) gives the Kueue Topology-Aware Scheduling
-annotations for the pool's platform. The JobSet (``jobset.x-k8s.io/v1alpha2``, checked against the CRD of
-JobSet v0.12.0 in tests/fixtures) runs one pod per node holding all the node's GPUs, so the pod index is the
-node rank, and submits to the team's LocalQueue (``kueue.x-k8s.io/queue-name``, the name
+annotations for the pool's platform. Either kind runs one pod per node holding all the node's GPUs, so the pod
+index is the node rank, and submits to the team's LocalQueue (``kueue.x-k8s.io/queue-name``, the name
 ``components/platform/kueue_scheduler.py`` gives it). Kueue injects the flavor's node selector and
 tolerations at admission; the template asks only for the accelerators (and the node's EFA interfaces).
 
-The container runs ``torchrun`` with a static rendezvous on pod 0 (JobSet's DNS hostnames) and passes the
-layout as environment variables; Megatron-LM's ``--use-tp-pp-dp-mapping`` orders ranks TP, then PP, then DP,
-so each pipeline is ``PP`` consecutive nodes — the slice Kueue keeps inside one topology block.
+- JobSet (``jobset.x-k8s.io/v1alpha2``, checked against the CRD of JobSet v0.12.0 in tests/fixtures): one
+  replicated Job of Indexed completions; rendezvous on pod 0 by JobSet's DNS hostnames.
+- PyTorchJob (``kubeflow.org/v1``, checked against the CRD of Kubeflow Training Operator v1.9.0 in tests/fixtures,
+  which Lattice installs beside JobSet): Worker replicas only. Kueue makes each replica type a PodSet; Master and
+  Worker would be two, sharing a topology domain only through ``kueue.x-k8s.io/podset-group-name``, which Kueue
+  refuses beside the slice annotations a pipeline needs (``pkg/controller/jobframework/tas_validation.go`` at
+  v0.19.2). A Worker-only PyTorchJob is one PodSet, which the operator accepts (``pkg/webhooks/pytorch`` at v1.9.0:
+  a Master is optional) and runs to success when every worker succeeds. Without a Master the operator sets no
+  ``MASTER_ADDR`` or rank, so the node rank comes from the pod's ``training.kubeflow.org/replica-index`` label —
+  the same index Kueue's TAS orders pods by (``pkg/controller/jobs/kubeflow/kubeflowjob``) — and the rendezvous is
+  worker 0's headless Service (``<name>-worker-0``, which the operator creates per replica) on the operator's
+  default port.
 
-A PyTorchJob is not written: Kueue makes its Master and Worker separate PodSets, which share a topology domain
-only through ``kueue.x-k8s.io/podset-group-name``, and Kueue refuses that annotation beside the slice
-annotations a pipeline needs (``pkg/controller/jobframework/tas_validation.go``).
+The container runs ``torchrun`` with a static rendezvous and passes the layout as environment variables;
+Megatron-LM's ``--use-tp-pp-dp-mapping`` orders ranks TP, then PP, then DP, so each pipeline is ``PP`` consecutive
+nodes — the slice Kueue keeps inside one topology block.
 """
 
 from __future__ import annotations
@@ -40,18 +48,30 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 WORKERS = "workers"
 RENDEZVOUS_PORT = 29500
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
+KINDS = ("jobset", "pytorchjob")
+# Kubeflow Training Operator v1.9.0 (pkg/apis/kubeflow.org/v1: pytorch_types.go, common_types.go).
+PYTORCH_API = "kubeflow.org/v1"
+PYTORCH_CONTAINER = "pytorch"  # its webhook requires a container of this name
+PYTORCH_PORT_NAME, PYTORCH_PORT = "pytorchjob-port", 23456  # the port its per-replica Services expose
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 
 
 def add_parser(verbs, stack_arguments) -> None:
     template = verbs.add_parser(
         "job-template",
-        help="write a JobSet for a pool's workload: its team's queue, DP × TP × PP and the Kueue topology",
+        help="write a JobSet or PyTorchJob for a pool's workload: its team's queue, DP × TP × PP and the Kueue "
+        "topology",
+        description="Writes a JobSet (default) or a Worker-only PyTorchJob (--kind pytorchjob; Kubeflow Training "
+        "Operator v1.9.0, which Lattice installs with JobSet): Worker-only because Kueue makes a Master a PodSet "
+        "of its own, tied to the workers only by podset-group-name, which Kueue refuses beside the slice "
+        "annotations a pipeline needs.",
     )
     stack_arguments(template)
     template.add_argument("--site", required=True, help="the site of the pool, e.g. aws-use1")
     template.add_argument("--pool", required=True, help="a GPU pool of that site that names a workload")
     template.add_argument("--team", required=True, help="the team whose queue the job is submitted to")
-    template.add_argument("--name", help="the JobSet's name (default: the workload's name)")
+    template.add_argument("--kind", choices=KINDS, default="jobset", help="jobset (default) or pytorchjob")
+    template.add_argument("--name", help="the job's name (default: the workload's name)")
     template.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default: {DEFAULT_IMAGE})")
     template.add_argument("--output", metavar="FILE", type=Path, help="write the YAML to FILE instead of stdout")
     template.set_defaults(handler=_job_template)
@@ -131,10 +151,19 @@ def hardware(target: Target):
     )
 
 
-def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int) -> dict:
-    """The JobSet manifest (a plain dict, dumped as YAML)."""
+@dataclass(frozen=True)
+class Trainer:
+    """What every kind's pod runs: one container per node with all its GPUs, the layout in its environment."""
+
+    nodes: int
+    gpus: int
+    limits: dict[str, Any]
+    env: list[dict]
+    annotations: dict[str, str]
+
+
+def trainer(placement: Placement, levels: tuple[str, ...], efa: int) -> Trainer:
     from components.placement import kueue_annotations
-    from components.platform.kueue_scheduler import LOCAL_QUEUE
 
     layout = placement.layout
     nodes = placement.nodes
@@ -149,20 +178,46 @@ def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, nam
     if efa:
         limits[EFA_RESOURCE] = efa
         env += [{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
-    master = f"{name}-{WORKERS}-0-0.{name}"
-    command = [
+    return Trainer(nodes, gpus, limits, env, kueue_annotations(levels, layout) if levels else {})
+
+
+def torchrun(run: Trainer, rank: str, master: str, port: int) -> list[str]:
+    return [
         "torchrun",
-        f"--nnodes={nodes}",
-        f"--nproc-per-node={gpus}",
-        "--node-rank=$(JOB_COMPLETION_INDEX)",
+        f"--nnodes={run.nodes}",
+        f"--nproc-per-node={run.gpus}",
+        f"--node-rank={rank}",
         f"--master-addr={master}",
-        f"--master-port={RENDEZVOUS_PORT}",
+        f"--master-port={port}",
         "train.py",
         "--tensor-model-parallel-size=$(TENSOR_PARALLEL)",
         "--pipeline-model-parallel-size=$(PIPELINE_PARALLEL)",
         "--use-tp-pp-dp-mapping",
     ]
-    pod_metadata = {"annotations": kueue_annotations(levels, layout)} if levels else {}
+
+
+def pod_spec(container: dict) -> dict:
+    return {
+        "restartPolicy": "Never",
+        "containers": [{**container, "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}],
+        # NCCL's shared-memory transport needs more than the runtime's 64 MiB default.
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+    }
+
+
+def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int) -> dict:
+    """The JobSet manifest (a plain dict, dumped as YAML)."""
+    from components.platform.kueue_scheduler import LOCAL_QUEUE
+
+    run = trainer(placement, levels, efa)
+    container = {
+        "name": "trainer",
+        "image": image,
+        "command": torchrun(run, "$(JOB_COMPLETION_INDEX)", f"{name}-{WORKERS}-0-0.{name}", RENDEZVOUS_PORT),
+        "env": run.env,
+        "ports": [{"containerPort": RENDEZVOUS_PORT, "name": "rendezvous"}],
+        "resources": {"limits": run.limits},
+    }
     return {
         "apiVersion": JOBSET_API,
         "kind": "JobSet",
@@ -180,33 +235,58 @@ def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, nam
                     "replicas": 1,
                     "template": {
                         "spec": {
-                            "parallelism": nodes,
-                            "completions": nodes,
+                            "parallelism": run.nodes,
+                            "completions": run.nodes,
                             "completionMode": "Indexed",
                             "backoffLimit": 0,
                             "template": {
-                                "metadata": pod_metadata,
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [
-                                        {
-                                            "name": "trainer",
-                                            "image": image,
-                                            "command": command,
-                                            "env": env,
-                                            "ports": [{"containerPort": RENDEZVOUS_PORT, "name": "rendezvous"}],
-                                            "resources": {"limits": limits},
-                                            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
-                                        }
-                                    ],
-                                    # NCCL's shared-memory transport needs more than the runtime's 64 MiB default.
-                                    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
-                                },
+                                "metadata": {"annotations": run.annotations} if run.annotations else {},
+                                "spec": pod_spec(container),
                             },
                         }
                     },
                 }
             ],
+        },
+    }
+
+
+def pytorchjob(
+    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int
+) -> dict:
+    """The Worker-only PyTorchJob manifest (a plain dict, dumped as YAML)."""
+    from components.platform.kueue_scheduler import LOCAL_QUEUE
+
+    run = trainer(placement, levels, efa)
+    rank = {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{REPLICA_INDEX_LABEL}']"}}}
+    container = {
+        "name": PYTORCH_CONTAINER,
+        "image": image,
+        "command": torchrun(run, "$(NODE_RANK)", f"{name}-worker-0", PYTORCH_PORT),
+        "env": [rank, *run.env],
+        "ports": [{"containerPort": PYTORCH_PORT, "name": PYTORCH_PORT_NAME}],
+        "resources": {"limits": run.limits},
+    }
+    return {
+        "apiVersion": PYTORCH_API,
+        "kind": "PyTorchJob",
+        "metadata": {
+            "name": name,
+            "namespace": target.team.namespace_name,
+            "labels": {QUEUE_LABEL: LOCAL_QUEUE},
+        },
+        "spec": {
+            "runPolicy": {"backoffLimit": 0},
+            "pytorchReplicaSpecs": {
+                "Worker": {
+                    "replicas": run.nodes,
+                    "restartPolicy": "Never",
+                    "template": {
+                        "metadata": {"annotations": run.annotations} if run.annotations else {},
+                        "spec": pod_spec(container),
+                    },
+                }
+            },
         },
     }
 
@@ -235,7 +315,11 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     name = args.name or target.workload.name
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name):
         raise UsageError(f"lattice job-template: --name '{name}' must be a DNS label (lower case, digits, '-')")
-    manifest = jobset(target, placement, levels, name=name, image=args.image, efa=efa)
+    if getattr(args, "kind", "jobset") == "pytorchjob" and not name[0].isalpha():
+        # the operator's webhook: NameIsDNS1035Label (pkg/webhooks/pytorch at v1.9.0)
+        raise UsageError(f"lattice job-template: --name '{name}' must start with a letter for a PyTorchJob")
+    build = pytorchjob if getattr(args, "kind", "jobset") == "pytorchjob" else jobset
+    manifest = build(target, placement, levels, name=name, image=args.image, efa=efa)
     layout = report.layout
     topology = (
         f"# Kueue keeps each pipeline ({layout.pipeline} pods) in one {levels[-2] if len(levels) > 1 else 'node'}"

@@ -16,6 +16,9 @@
   ``rdma/rdma_shared_device_a``. Since chart 24.10 the Helm values no longer create the policy;
   it is a resource of its own here. MOFED / DOCA drivers are expected on the hosts.
 - Kueue, which ``KueueScheduler`` configures.
+- On MultiKueue managers and workers: JobSet and the Kubeflow Training Operator (PyTorchJob and friends), the
+  job kinds ``lattice job-template`` writes; MultiKueue needs their CRDs on the manager and controllers on the
+  workers.
 
 Chart versions are pinned here, in one place; upgrading one is a reviewed change. So are the ports each
 add-on serves the API server on (webhooks, aggregated APIs), which a private control plane must be let
@@ -80,6 +83,12 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 # as its README shows; its chart's defaults need no values.
 JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
 JOBSET_VERSION = "0.12.0"
+# Kubeflow Training Operator v1.9.0 (commit 6f74c7f6b2ed6c27aabd82d0a316b23f0646059c; "at least v1.9.0", Kueue's
+# tasks/run/multikueue/kubeflow.md at v0.19.2), which has no Helm chart: a kustomization (``data/training-operator``,
+# the standalone overlay less the MPIJob CRD), applied by pulumi-kubernetes' kustomize.v2.Directory from the
+# project directory, where Pulumi runs the program.
+TRAINING_OPERATOR_VERSION = "v1.9.0"
+TRAINING_OPERATOR_KUSTOMIZATION = "components/platform/data/training-operator"
 # 0.19 is the first release whose incremental MultiKueue dispatcher tries workers in MultiKueueConfig order
 # (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on since 0.19; alphabetical before) and 0.15 the first
 # whose MultiKueue ClusterQueues may use TAS flavors (CHANGELOG-0.15: "MultiKueue: It supports Topology Aware
@@ -98,9 +107,11 @@ SYSTEM_NODES = {"lattice.dev/pool": "system"}
 # Without 8082 the aggregated API is Available=False, every kubectl call prints discovery errors and
 # namespaces cannot finish deleting. Keyed by version: a bump must re-read the chart.
 # jobset 0.12.0: charts/jobset/templates/webhook/service.yaml (443 -> the container's "webhook" port, 9443).
+# training-operator v1.9.0: manifests/base/service.yaml (webhook-server 443 -> 9443).
 CONTROL_PLANE_PORTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("kueue", KUEUE_VERSION): (8082, 9443),
     ("jobset", JOBSET_VERSION): (9443,),
+    ("training-operator", TRAINING_OPERATOR_VERSION): (9443,),
 }
 
 
@@ -128,7 +139,7 @@ class ClusterAddonsArgs:
     neuron: bool = False
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
-    jobset: bool = False  # MultiKueue managers and workers
+    jobset: bool = False  # MultiKueue managers and workers: JobSet and the Kubeflow Training Operator
     # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
     service_monitors: bool = False
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
@@ -136,7 +147,7 @@ class ClusterAddonsArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
-PINNED_CHARTS = {"kueue": KUEUE_VERSION, "jobset": JOBSET_VERSION}
+PINNED_CHARTS = {"kueue": KUEUE_VERSION, "jobset": JOBSET_VERSION, "training-operator": TRAINING_OPERATOR_VERSION}
 
 # Kueue's feature gates Lattice relies on, set explicitly so a chart whose defaults differ fails loudly in review
 # rather than silently (pkg/features/kube_features.go at v0.19.2: all three beta and on by default there).
@@ -149,12 +160,15 @@ KUEUE_FEATURE_GATES = {
 # after 5 minutes without admission; the default all-at-once dispatcher copies a workload to every worker at once
 # (site/content/en/docs/concepts/multikueue.md at v0.19.2). Lattice's spill-over order needs the incremental one.
 MULTIKUEUE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
-# The job kinds Kueue manages: the chart's own list at v0.19.2 (charts/kueue/values.yaml, managerConfig); every
-# one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md, "Supported Job
+# The job kinds Kueue manages: the chart's own list at v0.19.2 (charts/kueue/values.yaml, managerConfig) plus
+# PyTorchJob; every one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md, "Supported Job
 # Types").
 KUEUE_FRAMEWORKS = (
     "batch/job",
     "kubeflow.org/mpijob",
+    # Not in the chart's default list (commented out there): Lattice installs the Training Operator with JobSet,
+    # and `lattice job-template --kind pytorchjob` writes PyTorchJobs; without it Kueue ignores their queue label.
+    "kubeflow.org/pytorchjob",
     "ray.io/rayjob",
     "ray.io/rayservice",
     "ray.io/raycluster",
@@ -227,6 +241,7 @@ class ClusterAddons(pulumi.ComponentResource):
     nic_policy: k8s.apiextensions.CustomResource | None
     kueue: k8s.helm.v3.Release
     jobset: k8s.helm.v3.Release | None
+    training_operator: k8s.kustomize.v2.Directory | None
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -398,8 +413,11 @@ class ClusterAddons(pulumi.ComponentResource):
                 depends_on=[*args.depends_on, *[r for r in [self.provisioning_request_crd] if r]],
             ),
         )
-        self.jobset = None
+        self.jobset = self.training_operator = None
         if args.jobset:
+            self.training_operator = k8s.kustomize.v2.Directory(
+                f"{name}-training-operator", directory=TRAINING_OPERATOR_KUSTOMIZATION, opts=child
+            )
             self.jobset = k8s.helm.v3.Release(
                 f"{name}-jobset",
                 name="jobset",

@@ -182,7 +182,9 @@ class GcpCloudSite(pulumi.ComponentResource):
                 lustre_csi=bool(site.storage.lustre),
                 filestore_csi=bool(site.storage.filestore),
                 # Kueue is installed with the first accelerator pool (ClusterWorkloads).
-                control_plane_ports=control_plane_ports(["kueue", *(["jobset"] if args.jobset else [])])
+                control_plane_ports=control_plane_ports(
+                    ["kueue", *(["jobset", "training-operator"] if args.jobset else [])]
+                )
                 if site.gpu_pools
                 else [],
                 depends_on=[

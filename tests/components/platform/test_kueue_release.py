@@ -1,5 +1,6 @@
 """The Kueue release Lattice installs: its values exist in the pinned chart, its controller configuration keeps the
-chart's defaults and adds the ordered MultiKueue dispatcher, and the feature gates Lattice relies on are on."""
+chart's defaults and adds the ordered MultiKueue dispatcher and the PyTorchJob integration, and the feature gates
+Lattice relies on are on."""
 
 from __future__ import annotations
 
@@ -44,8 +45,13 @@ def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metric
     # The chart's default leaves "# enableClusterQueueResources: true" commented out under metrics.
     assert "# enableClusterQueueResources: true" in chart["managerConfig"]["controllerManagerConfigYaml"]
     assert ours["metrics"] == {**default["metrics"], "enableClusterQueueResources": True}
-    assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics")} == {
-        k: v for k, v in default.items() if k != "metrics"
+    # the chart's integrations plus PyTorchJob, which the chart leaves commented out (Lattice installs its operator)
+    frameworks = ours["integrations"]["frameworks"]
+    assert [f for f in frameworks if f != "kubeflow.org/pytorchjob"] == default["integrations"]["frameworks"]
+    assert "kubeflow.org/pytorchjob" in frameworks
+    assert "#  - \"kubeflow.org/pytorchjob\"" in CHART_VALUES.read_text()
+    assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics", "integrations")} == {
+        k: v for k, v in default.items() if k not in ("metrics", "integrations")
     }
     assert ours["multiKueue"] == {"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
     assert ours["multiKueue"]["dispatcherName"] == MULTIKUEUE_DISPATCHER

@@ -171,12 +171,23 @@ def test_kueue_visibility_api_is_reachable_on_private_gke(prod_plan):
 
 def test_every_pinned_chart_has_its_control_plane_ports_read():
     """A chart bump must re-read the chart's Service targetPorts: the table is keyed by version."""
-    from components.platform.cluster_addons import CONTROL_PLANE_PORTS, JOBSET_VERSION, KUEUE_VERSION, PINNED_CHARTS
+    from components.platform.cluster_addons import (
+        CONTROL_PLANE_PORTS,
+        JOBSET_VERSION,
+        KUEUE_VERSION,
+        PINNED_CHARTS,
+        TRAINING_OPERATOR_VERSION,
+    )
 
-    assert PINNED_CHARTS == {"kueue": KUEUE_VERSION, "jobset": JOBSET_VERSION}
+    assert PINNED_CHARTS == {
+        "kueue": KUEUE_VERSION,
+        "jobset": JOBSET_VERSION,
+        "training-operator": TRAINING_OPERATOR_VERSION,
+    }
     assert set(CONTROL_PLANE_PORTS) == set(PINNED_CHARTS.items())
     assert CONTROL_PLANE_PORTS[("kueue", "0.19.2")] == (8082, 9443)
     assert CONTROL_PLANE_PORTS[("jobset", "0.12.0")] == (9443,)  # charts/jobset/templates/webhook/service.yaml
+    assert CONTROL_PLANE_PORTS[("training-operator", "v1.9.0")] == (9443,)  # manifests/base/service.yaml
 
 
 def test_one_runner_reaches_a_private_gke_control_plane(prod_plan):
