@@ -1,4 +1,7 @@
-"""`lattice job-template`: a JobSet the pinned CRD accepts, that Kueue admits to the team's planned queue.
+"""`lattice job-template`: a JobSet / PyTorchJob the pinned CRD accepts, that Kueue admits to the team's planned queue.
+
+The PyTorchJob is checked the same way against the Kubeflow Training Operator v1.9.0 CRD
+(tests/fixtures/training-operator-v1.9.0), and against the operator's own webhook rules restated below.
 
 The JobSet is checked against the JobSet v0.12.0 CRD's structural schema (tests/fixtures/jobset-v0.12.0) the
 way tests/components/platform/test_kueue_crds.py checks Kueue objects; its CEL rules are listed, and the ones
@@ -9,6 +12,7 @@ own checks of the TAS annotations (``pkg/controller/jobframework/tas_validation.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ import yaml
 from components.catalog.topology import aws_topology_levels
 from components.placement import PREFERRED_TOPOLOGY, SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE
 from lattice.cli import main
+from tests.conftest import ROOT
 from tests.kueue import LOCAL_QUEUE, _structural, cel_errors
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "jobset-v0.12.0" / "JobSet.json"
@@ -162,3 +167,81 @@ def test_output_writes_the_file(tmp_path, capsys):
     assert main(["job-template", *AWS_POOL, "--output", str(target)]) == 0
     assert yaml.safe_load(target.read_text())["kind"] == "JobSet"
     assert f"wrote {target}" in capsys.readouterr().out
+
+
+PYTORCH_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "training-operator-v1.9.0" / "PyTorchJob.json"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        AWS_POOL,
+        ["--stack", "prod", "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"],
+        ["--stack", "prod", "--site", "grid-hpc", "--pool", "ib-h100", "--team", "climate"],
+    ],
+)
+def test_the_pytorchjob_fits_the_pinned_crd_and_the_operators_webhook(capsys, args):
+    import jsonschema
+
+    job, _ = _template(capsys, *args, "--kind", "pytorchjob")
+    fixture = json.loads(PYTORCH_FIXTURE.read_text())
+    assert job["apiVersion"] == fixture["apiVersion"] == "kubeflow.org/v1" and job["kind"] == "PyTorchJob"
+    errors = jsonschema.Draft7Validator(_structural(fixture["spec"])).iter_errors(job["spec"])
+    assert sorted(e.message for e in errors) == []
+    assert cel_errors(fixture["spec"], job["spec"]) == []
+    # pkg/webhooks/pytorch/pytorchjob_webhook.go at v1.9.0: DNS-1035 name, Master / Worker only (Master optional,
+    # exactly 1 if present), every replica with an image and a container named "pytorch".
+    assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", job["metadata"]["name"])
+    assert set(job["spec"]["pytorchReplicaSpecs"]) == {"Worker"}
+    (container,) = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    assert container["name"] == "pytorch" and container["image"]
+
+
+def test_a_pytorchjob_is_one_worker_podset_ranked_by_the_index_kueue_orders_by(capsys):
+    from components.catalog import aws_instance_type
+
+    jobset, _ = _template(capsys, *AWS_POOL)
+    job, _ = _template(capsys, *AWS_POOL, "--kind", "pytorchjob")
+    assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "gpus"} == jobset["metadata"]["labels"]
+    assert job["metadata"]["namespace"] == "fusion"
+    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]
+    assert worker["replicas"] == 8 and worker["restartPolicy"] == "Never"
+    # the same placement as the JobSet's: whole job preferred in one layer-3 block, each pipeline required there
+    annotations = worker["template"]["metadata"]["annotations"]
+    assert annotations == jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"]
+    assert int(annotations[SLICE_SIZE]) >= 1 and worker["replicas"] % int(annotations[SLICE_SIZE]) == 0
+    assert "kueue.x-k8s.io/podset-group-name" not in annotations
+    (container,) = worker["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == aws_instance_type("p5.48xlarge").accelerator_count
+    # No Master: the operator sets no rank; the node rank is the replica index, the one Kueue's TAS orders pods by
+    # (kubeflowjob_controller.go: PodIndexLabel(kftraining.ReplicaIndexLabel)), rendezvous on worker 0's Service.
+    (rank,) = [e for e in container["env"] if e["name"] == "NODE_RANK"]
+    assert rank["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.labels['training.kubeflow.org/replica-index']"}}
+    assert "--node-rank=$(NODE_RANK)" in container["command"]
+    assert "--master-addr=fusion-70b-worker-0" in container["command"]
+    assert "--master-port=23456" in container["command"]
+    assert container["ports"] == [{"containerPort": 23456, "name": "pytorchjob-port"}]
+
+
+def test_a_pytorchjob_name_must_start_with_a_letter(capsys):
+    assert main(["job-template", *AWS_POOL, "--kind", "pytorchjob", "--name", "70b-run"]) == 2
+    assert "must start with a letter for a PyTorchJob" in capsys.readouterr().err
+
+
+def test_kueue_manages_pytorchjobs_where_lattice_installs_the_operator(prod_plan):
+    """Kueue admits a PyTorchJob only with the integration on; the operator runs it (MultiKueue: on the workers,
+    with its CRD on the manager)."""
+    from components.platform.cluster_addons import TRAINING_OPERATOR_KUSTOMIZATION, kueue_configuration
+
+    assert "kubeflow.org/pytorchjob" in kueue_configuration()["integrations"]["frameworks"]
+    operators = {r["name"]: r["inputs"] for r in prod_plan.by_type("kubernetes:kustomize/v2:Directory")}
+    assert operators == {
+        f"{site}-addons-training-operator": {"directory": TRAINING_OPERATOR_KUSTOMIZATION}
+        for site in ("aws-use1", "gcp-usc1", "grid-hpc")
+    }
+    kustomization = yaml.safe_load((ROOT / TRAINING_OPERATOR_KUSTOMIZATION / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == [
+        "github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.0"
+    ]
+    (patch,) = kustomization["patches"]
+    assert yaml.safe_load(patch["patch"])["metadata"]["name"] == "mpijobs.kubeflow.org"
