@@ -161,8 +161,8 @@ KUEUE_FEATURE_GATES = {
 # (site/content/en/docs/concepts/multikueue.md at v0.19.2). Lattice's spill-over order needs the incremental one.
 MULTIKUEUE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 # The job kinds Kueue manages: the chart's own list at v0.19.2 (charts/kueue/values.yaml, managerConfig) plus
-# PyTorchJob; every one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md, "Supported Job
-# Types").
+# PyTorchJob; every one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md,
+# "Supported Job Types").
 KUEUE_FRAMEWORKS = (
     "batch/job",
     "kubeflow.org/mpijob",

@@ -49,7 +49,7 @@ def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metric
     frameworks = ours["integrations"]["frameworks"]
     assert [f for f in frameworks if f != "kubeflow.org/pytorchjob"] == default["integrations"]["frameworks"]
     assert "kubeflow.org/pytorchjob" in frameworks
-    assert "#  - \"kubeflow.org/pytorchjob\"" in CHART_VALUES.read_text()
+    assert '#  - "kubeflow.org/pytorchjob"' in CHART_VALUES.read_text()
     assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics", "integrations")} == {
         k: v for k, v in default.items() if k not in ("metrics", "integrations")
     }
