@@ -213,14 +213,24 @@ def kueue_configuration() -> dict:
     }
 
 
-def kueue_values(prometheus: bool = False) -> dict:
-    """The Kueue chart's values: feature gates, the controller configuration and, where a Prometheus Operator runs
-    (``prometheus``), the chart's ServiceMonitor (``enablePrometheus``; it scrapes the HTTPS metrics endpoint with the
-    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets read ``/metrics``)."""
+# On Kueue's pod where the cluster serves ProvisioningRequests: Kueue looks for that API only when it starts
+# (cmd/kueue/main.go at v0.19.2), so a site whose first growing TAS pool brings the CRD must restart Kueue after it;
+# the annotation changes Kueue's pod template (values.yaml: controllerManager.manager.podAnnotations), which rolls it.
+PROVISIONING_REQUEST_API_ANNOTATION = {"lattice.dev/provisioning-request-api": "autoscaling.x-k8s.io/v1"}
+
+
+def kueue_values(prometheus: bool = False, provisioning_requests: bool = False) -> dict:
+    """The Kueue chart's values: feature gates, the controller configuration, where a Prometheus Operator runs
+    (``prometheus``) the chart's ServiceMonitor (``enablePrometheus``; it scrapes the HTTPS metrics endpoint with the
+    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets read ``/metrics``), and, where
+    the cluster serves ProvisioningRequests, the annotation that restarts Kueue once it does."""
+    annotations = dict(PROVISIONING_REQUEST_API_ANNOTATION) if provisioning_requests else {}
+    manager = {"manager": {"podAnnotations": annotations}} if annotations else {}
     return {
         **({"enablePrometheus": True} if prometheus else {}),
         "controllerManager": {
             "featureGates": [{"name": gate, "enabled": on} for gate, on in KUEUE_FEATURE_GATES.items()],
+            **manager,
         },
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=False)},
     }
@@ -405,7 +415,10 @@ class ClusterAddons(pulumi.ComponentResource):
             version=KUEUE_VERSION,
             namespace=KUEUE_NAMESPACE,
             create_namespace=True,
-            values=kueue_values(prometheus=args.service_monitors),
+            values=kueue_values(
+                prometheus=args.service_monitors,
+                provisioning_requests=self.provisioning_request_crd is not None,
+            ),
             # Kueue starts its ProvisioningRequest admission check controller only if the API is served when it
             # starts (cmd/kueue/main.go at v0.19.2, ServerSupportsProvisioningRequest): the CRD comes first.
             opts=pulumi.ResourceOptions(

@@ -34,6 +34,8 @@ def test_values_exist_in_the_pinned_chart():
     chart = yaml.safe_load(CHART_VALUES.read_text())
     assert _paths(kueue_values(prometheus=True)) <= _paths(chart)
     assert chart["enablePrometheus"] is False  # the chart's ServiceMonitor is Lattice's to turn on
+    assert _paths(kueue_values(provisioning_requests=True)) <= _paths(chart)
+    assert chart["controllerManager"]["manager"]["podAnnotations"] == {}  # the chart's manager.yaml renders it
     assert isinstance(chart["controllerManager"]["featureGates"], list)  # the chart's template ranges over a list
 
 

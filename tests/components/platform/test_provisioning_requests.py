@@ -15,6 +15,7 @@ from components.platform.cluster_addons import (
     CLUSTER_AUTOSCALER_CHARTS,
     PROVISIONING_REQUEST_CRD,
     PROVISIONING_REQUEST_RULES,
+    kueue_values,
 )
 from components.platform.kueue_api import kueue_type
 from tests.conftest import AWS_SITE, ROOT, spec_with
@@ -105,8 +106,15 @@ def test_the_cluster_autoscaler_serves_provisioning_requests(autoscaled_plan):
     assert crd["inputs"]["spec"] == vendored["spec"]
     assert [v["name"] for v in crd["inputs"]["spec"]["versions"] if v["served"]] == ["v1", "v1beta1"]
     # Kueue starts its provisioning controller only if the API is served when it starts; the autoscaler needs it too.
-    assert crd["urn"] in _release(plan, "aws-use1", "kueue")["dependencies"]
+    kueue = _release(plan, "aws-use1", "kueue")
+    assert crd["urn"] in kueue["dependencies"]
     assert crd["urn"] in autoscaler["dependencies"]
+    # A Kueue already running when the CRD arrives is rolled by its pod annotation, so it finds the API on start.
+    assert kueue["inputs"]["values"] == kueue_values(provisioning_requests=True)
+    assert kueue["inputs"]["values"]["controllerManager"]["manager"]["podAnnotations"] == {
+        "lattice.dev/provisioning-request-api": "autoscaling.x-k8s.io/v1"
+    }
+    assert _release(plan, "grid-hpc", "kueue")["inputs"]["values"] == kueue_values()  # no such API there
 
 
 def test_the_chart_rbac_table_matches_the_charts():
