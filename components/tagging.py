@@ -125,14 +125,19 @@ def sdk_module_name(type_token: str) -> str:
 def sdk_class(type_token: str) -> type | None:
     """The installed SDK's class for a resource type token, or None (components, providers). Imports the SDK
     module: for tests and the table's generator; everything else asks the table."""
+    import pulumi
+
     package = type_token.partition(":")[0]
     if package not in SDK_PACKAGES:
         return None
     try:
         module = import_module(f"{SDK_PACKAGES[package]}.{sdk_module_name(type_token)}")
-        return getattr(module, type_token.rpartition(":")[2])
+        cls = getattr(module, type_token.rpartition(":")[2])
     except (ImportError, AttributeError):
         return None
+    # The provider's own components (kubernetes:kustomize/v2:Directory, yaml/v2:ConfigFile) are no resource of
+    # their own: what they render is.
+    return cls if isinstance(cls, type) and issubclass(cls, pulumi.CustomResource) else None
 
 
 def is_sdk_resource(type_token: str) -> bool:

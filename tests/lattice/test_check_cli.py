@@ -190,4 +190,4 @@ def test_spec_warnings_are_printed_once_with_file_and_line(verb):
     assert result.returncode == 0, result.stderr
     warning = "sites[0].storage.lustre[0].workload: sized for 'fusion-7b' at plan time"
     assert result.stderr.count(warning) == 1, result.stderr
-    assert result.stderr.split(warning)[0].splitlines()[-1].startswith("stacks/Pulumi.dev.yaml:51: warning:")
+    assert result.stderr.split(warning)[0].splitlines()[-1].startswith("stacks/Pulumi.dev.yaml:53: warning:")
