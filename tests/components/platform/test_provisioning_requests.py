@@ -110,11 +110,11 @@ def test_the_cluster_autoscaler_serves_provisioning_requests(autoscaled_plan):
     assert crd["urn"] in kueue["dependencies"]
     assert crd["urn"] in autoscaler["dependencies"]
     # A Kueue already running when the CRD arrives is rolled by its pod annotation, so it finds the API on start.
-    assert kueue["inputs"]["values"] == kueue_values(provisioning_requests=True)
+    assert kueue["inputs"]["values"] == kueue_values(prometheus=True, provisioning_requests=True)
     assert kueue["inputs"]["values"]["controllerManager"]["manager"]["podAnnotations"] == {
         "lattice.dev/provisioning-request-api": "autoscaling.x-k8s.io/v1"
     }
-    assert _release(plan, "grid-hpc", "kueue")["inputs"]["values"] == kueue_values()  # no such API there
+    assert _release(plan, "grid-hpc", "kueue")["inputs"]["values"] == kueue_values(prometheus=True)  # no such API there
 
 
 def test_the_chart_rbac_table_matches_the_charts():
