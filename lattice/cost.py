@@ -107,6 +107,7 @@ class CostRow:
     prices: list[Price] = field(default_factory=list)
     unpriced: str | None = None
     assumptions: list[str] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)  # the resource's own tags / labels, for chargeback
 
     def monthly(self, hours: int) -> tuple[float, float, float] | None:
         return None if self.hourly is None else tuple(h * hours for h in self.hourly)  # type: ignore[return-value]
@@ -206,12 +207,27 @@ def _money(usd: float | None) -> str:
     return f"${usd:,.4g}" if usd < 1 else f"${usd:,.2f}"
 
 
+def resource_tags(resource: dict) -> dict[str, str]:
+    """The tags (AWS) or labels (GCP) Lattice put on the resource: its site, component, cost centre, environment."""
+    inputs = resource.get("inputs") or {}
+    for tags in (
+        inputs.get("tags"),
+        inputs.get("resourceLabels"),
+        (inputs.get("nodeConfig") or {}).get("resourceLabels"),
+        inputs.get("labels"),
+    ):
+        if isinstance(tags, dict) and tags:
+            return {str(key): str(value) for key, value in sorted(tags.items())}
+    return {}
+
+
 def _row(ctx: _Context, resource: dict, kind: str, item: str, parts: list[tuple[Price, Callable[[float], Any]]]):
     """A row whose hourly cost is the sum of ``rate -> hourly`` over ``parts``; unpriced if any rate is missing."""
     site = ctx.site_of(resource)
     prices = [price for price, _ in parts]
     missing = [price for price in prices if not price.known]
     base = CostRow(site, ctx.component_of(resource), resource["name"], resource["type"], kind, item, None, prices)
+    base.tags = resource_tags(resource)
     if missing:
         base.unpriced = "; ".join(f"{p.key}: {p.missing}" for p in missing)
         return [base]

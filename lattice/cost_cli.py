@@ -150,6 +150,7 @@ def report_json(report: CostReport, teams=None) -> dict[str, Any]:
                 "hourly": list(row.hourly) if row.hourly is not None else None,
                 "monthly": list(row.monthly(hours)) if row.hourly is not None else None,
                 "unpriced": row.unpriced,
+                "tags": row.tags,
                 "prices": [
                     {
                         "key": p.key,

@@ -255,3 +255,18 @@ def test_pricing_lists_each_row_with_its_source(capsys):
 def test_stack_files_without_the_new_blocks_still_load():
     assert load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml").spec.cost_assumptions is None
     assert Path(ROOT / "stacks" / "Pulumi.campus.yaml").exists()
+
+
+def test_every_cost_row_carries_the_tags_lattice_put_on_its_resource(prod_plan, tmp_path, capsys):
+    plan = tmp_path / "prod.json"
+    plan.write_text(prod_plan.to_json())
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
+    rows = {row["resource"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    pool = rows["aws-use1-train-p5-nodes"]["tags"]
+    assert (pool["lattice:site"], pool["lattice:cost-centre"], pool["lattice:component"]) == (
+        "aws-use1",
+        "RC-1020",
+        "AwsGpuNodePool",
+    )
+    assert rows["gcp-usc1-train-a3mega-pool"]["tags"]["lattice-site"] == "gcp-usc1"
+    assert rows["gcp-usc1-storage-shared-instance"]["tags"]["lattice-component"] == "managedlustre"
