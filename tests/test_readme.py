@@ -43,7 +43,13 @@ DRY_RUN_ONLY = {
     "builds the site with mkdocs build --strict",
 }
 # Inline spans that name a verb rather than give a full command line: the verb must exist.
-MENTIONS = {"lattice plan --json", "lattice check --plan", "lattice check --baseline-plan", "lattice cost --base"}
+MENTIONS = {
+    "lattice plan --json",
+    "lattice check --plan",
+    "lattice check --baseline-plan",
+    "lattice cost --base",
+    "lattice diff --base",
+}
 
 
 def _fenced_commands(text: str) -> list[str]:
