@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError, writable, write_output
 
@@ -207,3 +207,21 @@ def positive(kind: type[int] | type[float]):
 
     parse.__name__ = f"positive {kind.__name__}"
     return parse
+
+
+def read_plan(path: Path, flag: str, *, need_stack: bool = False) -> dict[str, Any]:
+    """A plan ``lattice plan --json`` wrote (with its stack name where ``need_stack``), or bad input naming the flag
+    and the fix. Shared by ``cost`` and ``diff``, which both take ``--base`` / ``--plan``."""
+    import json
+
+    try:
+        plan = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(
+            f"{flag} {path}: cannot read the plan ({exc}); save one with `lattice plan --json FILE`"
+        ) from None
+    has_stack = isinstance(plan, dict) and bool(plan.get("stack"))
+    if not (isinstance(plan, dict) and isinstance(plan.get("resources"), list) and (has_stack or not need_stack)):
+        shape = "an object with 'stack' and 'resources'" if need_stack else "an object with 'resources'"
+        raise UsageError(f"{flag} {path}: not a Lattice plan ({shape}); save one with `lattice plan --json FILE`")
+    return plan

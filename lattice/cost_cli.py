@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError, writable, write_output
+from .cli_common import read_plan
+from .errors import writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,21 +52,6 @@ def add_parser(verbs, stack_arguments) -> None:
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
     refresh.add_argument("--skip-gcp", action="store_true", help="refresh the AWS rows only (no API key needed)")
     refresh.set_defaults(handler=_pricing_refresh)
-
-
-def read_plan(path: Path, flag: str) -> dict[str, Any]:
-    """A plan saved by ``lattice plan --json``, or a one-line error naming the flag and the fix."""
-    try:
-        plan = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(
-            f"{flag} {path}: cannot read the plan ({exc}); save one with `lattice plan --json FILE`"
-        ) from None
-    if not (isinstance(plan, dict) and isinstance(plan.get("resources"), list)):
-        raise UsageError(
-            f"{flag} {path}: not a Lattice plan (an object with 'resources'); save one with `lattice plan --json FILE`"
-        )
-    return plan
 
 
 def _cost(args: argparse.Namespace, out: Console) -> int:

@@ -7,12 +7,11 @@ replacements.py``."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .cli_common import EXIT_VIOLATIONS, STACKS_DIR, progress, resolve_stack_file, warn
+from .cli_common import EXIT_VIOLATIONS, STACKS_DIR, progress, read_plan, resolve_stack_file, warn
 from .errors import UsageError, writable, write_output
 
 if TYPE_CHECKING:
@@ -39,29 +38,13 @@ def add_parser(verbs, stack_arguments) -> None:
     diff.set_defaults(handler=_diff)
 
 
-def read_plan(path: Path, flag: str) -> dict[str, Any]:
-    """A plan ``lattice plan --json`` wrote, or bad input saying what is wrong with it."""
-    try:
-        plan = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(
-            f"{flag} {path}: cannot read the plan ({exc}); save one with `lattice plan --json FILE`"
-        ) from None
-    if not (isinstance(plan, dict) and isinstance(plan.get("resources"), list) and plan.get("stack")):
-        raise UsageError(
-            f"{flag} {path}: not a Lattice plan (an object with 'stack' and 'resources'); save one with "
-            "`lattice plan --json FILE`"
-        )
-    return plan
-
-
 def _diff(args: argparse.Namespace, out: Console) -> int:
     from .plan_diff import diff_plans, render_text, to_json, to_markdown
 
     writable(args.output, "--output")
-    base = read_plan(args.base, "--base")
+    base = read_plan(args.base, "--base", need_stack=True)
     if args.plan is not None:
-        head = read_plan(args.plan, "--plan")
+        head = read_plan(args.plan, "--plan", need_stack=True)
     else:
         from .engine import run_plan
 
