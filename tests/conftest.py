@@ -122,6 +122,38 @@ def cached_plan(path: Path, preview: bool = False) -> Plan:
     return _PLANS[key]
 
 
+# What a verb run in-process (`lattice.cli.main`) plans for a shipped stack: the verbs import `run_plan` from
+# lattice.engine when they run, so one wrapper serves them all. Keyed by everything a plan depends on (the file's
+# bytes, preview, the frozen clock); a copy per call, so a verb that edits its plan cannot reach the next test.
+# Stack files written by tests (tmp_path), and calls with secrets, are planned afresh.
+_SHIPPED_PLANS: dict[tuple[str, bytes, bool, datetime], Plan] = {}
+SHIPPED = ROOT / "stacks"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def shipped_stacks_planned_once():
+    from lattice import engine
+
+    original = engine.run_plan
+
+    def run_plan(stack_file, preview: bool = False, secrets: dict[str, str] | None = None) -> Plan:
+        path = Path(getattr(stack_file, "path", stack_file)).resolve()
+        if secrets is not None or path.parent != SHIPPED:
+            return original(stack_file, preview=preview, secrets=secrets)
+        key = (str(path), path.read_bytes(), preview, clock.now())
+        if key not in _SHIPPED_PLANS:
+            # The session's own plan of the same file (prod_plan, dev_plan) when the clock is the session's.
+            shared = _PLANS.get((str(path), preview)) if clock.now() == NOW else None
+            _SHIPPED_PLANS[key] = shared or original(stack_file, preview=preview)
+        return copy.deepcopy(_SHIPPED_PLANS[key])
+
+    engine.run_plan = run_plan
+    try:
+        yield
+    finally:
+        engine.run_plan = original
+
+
 @pytest.fixture
 def plan_spec(tmp_path: Path) -> Callable[..., Plan]:
     """Plan a spec dict (written to a temporary stack file) under the recording engine."""

@@ -100,16 +100,28 @@ def _verb_path(words: list[str]) -> list[str]:
     return verbs
 
 
-def _python_lattice(words: list[str]) -> list[str]:
-    return [sys.executable, "-m", "lattice", *words]
-
-
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
 
 
+def _lattice(words: list[str], capsys, monkeypatch) -> subprocess.CompletedProcess:
+    """`lattice WORDS` as typed, in this process (`lattice.cli.main`, which the console script calls): a shipped
+    stack is planned once per test worker (tests/conftest.py), where a fresh process would plan it for every command.
+    The console script itself and a whole `lattice check --stack prod` process are run by tests/lattice."""
+    from lattice.cli import main
+
+    monkeypatch.chdir(ROOT)
+    capsys.readouterr()
+    try:
+        code = main(words)
+    except SystemExit as exit_:  # argparse: --help, usage errors
+        code = exit_.code if isinstance(exit_.code, int) else 2
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["lattice", *words], code, captured.out, captured.err)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
-def test_readme_command(command, tmp_path):
+def test_readme_command(command, tmp_path, capsys, monkeypatch):
     words = shlex.split(command)
     skipped = next((reason for prefix, reason in NOT_OFFLINE.items() if command.startswith(prefix)), None)
     if words[0] == "lattice":
@@ -117,10 +129,10 @@ def test_readme_command(command, tmp_path):
         verbs = _verb_path(words)
         if skipped or command in MENTIONS or words == verbs:
             # A mention (or a command this machine cannot run): the verb exists as documented.
-            result = _run(_python_lattice([*verbs, "--help"]))
+            result = _lattice([*verbs, "--help"], capsys, monkeypatch)
             assert result.returncode == 0, f"README names `lattice {' '.join(verbs)}`: {result.stderr}"
             return
-        result = _run(_python_lattice(words))
+        result = _lattice(words, capsys, monkeypatch)
         assert result.returncode == 0, f"`{command}` exited {result.returncode}: {result.stderr}"
         assert "Traceback" not in result.stderr
         return
