@@ -104,13 +104,14 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
 
 
-def _lattice(words: list[str], capsys, monkeypatch) -> subprocess.CompletedProcess:
+def _lattice(words: list[str], capsys, monkeypatch, cwd) -> subprocess.CompletedProcess:
     """`lattice WORDS` as typed, in this process (`lattice.cli.main`, which the console script calls): a shipped
     stack is planned once per test worker (tests/conftest.py), where a fresh process would plan it for every command.
-    The console script itself and a whole `lattice check --stack prod` process are run by tests/lattice."""
+    The console script itself and a whole `lattice check --stack prod` process are run by tests/lattice. In a
+    temporary directory: a relative output path (`lattice plan --json FILE`) lands there, not in the checkout."""
     from lattice.cli import main
 
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(cwd)
     capsys.readouterr()
     try:
         code = main(words)
@@ -129,10 +130,10 @@ def test_readme_command(command, tmp_path, capsys, monkeypatch):
         verbs = _verb_path(words)
         if skipped or command in MENTIONS or words == verbs:
             # A mention (or a command this machine cannot run): the verb exists as documented.
-            result = _lattice([*verbs, "--help"], capsys, monkeypatch)
+            result = _lattice([*verbs, "--help"], capsys, monkeypatch, tmp_path)
             assert result.returncode == 0, f"README names `lattice {' '.join(verbs)}`: {result.stderr}"
             return
-        result = _lattice(words, capsys, monkeypatch)
+        result = _lattice(words, capsys, monkeypatch, tmp_path)
         assert result.returncode == 0, f"`{command}` exited {result.returncode}: {result.stderr}"
         assert "Traceback" not in result.stderr
         return
