@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 
 from pulumi_policy.proxy import UnknownValueError
 
@@ -35,7 +36,14 @@ CREDENTIALS = {
 
 def credentials_in(text: str) -> list[str]:
     """What kinds of credential ``text`` holds in plain text (none for ordinary configuration)."""
-    return [kind for kind, pattern in CREDENTIALS.items() if pattern.search(text)]
+    return list(_credentials_in(text))
+
+
+# A plan repeats its strings (tags, names, labels on every resource), and a check of a change reads the base plan's
+# strings again: each distinct string is searched once per process.
+@lru_cache(maxsize=1 << 16)
+def _credentials_in(text: str) -> tuple[str, ...]:
+    return tuple(kind for kind, pattern in CREDENTIALS.items() if pattern.search(text))
 
 
 def decoded(text: str) -> str | None:
