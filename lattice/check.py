@@ -236,6 +236,7 @@ def evaluate(
         for name, rule in rules.items()
         if config.level(name) != "disabled" and SEVERITY_ORDER.index(rule.severity) >= minimum
     }
+    hand_stack_config(plan)
     resources = plan["resources"]
     views = _PolicyViews(resources)
     result = CheckResult(
@@ -272,6 +273,22 @@ def evaluate(
         _collect(result, rule, config, lambda a=args, r=rule: r.check(a), "")
     result.findings.sort(key=lambda f: (f.policy, f.urn, f.message))
     return result
+
+
+def hand_stack_config(plan: dict[str, Any]) -> None:
+    """Give the rules the stack config the plan was made with (its ``lattice:spec``), where the Pulumi CLI gives
+    the pack the stack's config: in ``pulumi.runtime``'s config (pulumi_policy loads PULUMI_CONFIG into it). A plan
+    without one leaves none behind from an earlier plan: a rule then has no spec to read, as under a pack started
+    without it."""
+    from pulumi.runtime.config import CONFIG, set_all_config
+
+    from components.spec import SPEC_KEY
+
+    config = {key: value for key, value in CONFIG.get().items() if key != SPEC_KEY}
+    text = (plan.get("config") or {}).get(SPEC_KEY)
+    if text:
+        config[SPEC_KEY] = text
+    set_all_config(config)
 
 
 def _reported_level(level: str) -> str:

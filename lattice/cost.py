@@ -24,6 +24,7 @@ from typing import Any
 from components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
 
 COLUMNS = ("min", "desired", "max")
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"  # a node group's instance type and root volumes
 
 # Billable on their own: none. Each is free, or its cost is counted on the row named.
 FREE_TYPES: dict[str, str] = {
@@ -155,9 +156,18 @@ class _Context:
         self.used_assumptions: dict[str, str] = {}
         self.by_urn = {r["urn"]: r for r in plan["resources"]}
         self.sites = {site.name: site for site in spec.sites}
-        self.launch_templates = {
-            r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"
-        }
+        self.launch_templates = {r["urn"]: r for r in plan["resources"] if r["type"] == LAUNCH_TEMPLATE}
+
+    def launch_template(self, node_group: dict) -> dict:
+        """The inputs of the launch template a node group launches from: the one it takes its ``launchTemplate``
+        from (its dependency; a real engine's template ID is ``lt-…`` and unknown in a preview), else the one the
+        mock engine's ID names (``<name>-id``)."""
+        for urn in node_group.get("dependencies") or []:
+            if urn in self.launch_templates:
+                return self.launch_templates[urn]["inputs"]
+        template_id = str((node_group["inputs"].get("launchTemplate") or {}).get("id", ""))
+        name = template_id.rsplit("-", 1)[0]
+        return next((r["inputs"] for r in self.launch_templates.values() if r["name"] == name), {})
 
     def assume(self, key: str, text: str) -> None:
         self.used_assumptions[key] = text
@@ -250,8 +260,7 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
     scaling = inputs.get("scalingConfig", {})
     low, high = int(_number(scaling.get("minSize"))), int(_number(scaling.get("maxSize")))
     desired = int(_number(scaling.get("desiredSize"), low))
-    template_id = str((inputs.get("launchTemplate") or {}).get("id", ""))
-    template = ctx.launch_templates.get(template_id.rsplit("-", 1)[0], {})
+    template = ctx.launch_template(r)
     instance = (inputs.get("instanceTypes") or [template.get("instanceType", "")])[0]
     market = CAPACITY_MARKETS.get(inputs.get("capacityType", "ON_DEMAND"), "OnDemand")
     site = ctx.site_of(r)

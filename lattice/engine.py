@@ -114,9 +114,19 @@ class Plan:
     # The stack outputs with secrets revealed, in memory only (never in the JSON): what
     # `pulumi stack output --show-secrets` would print, for `lattice links render --output-dir`.
     revealed_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The stack's ``lattice:spec`` config as the engine hands it to the program and to the policy pack (the JSON
+    # text of PULUMI_CONFIG's entry): the monthly-budget rule prices the plan with it (policies/rules/budget.py),
+    # so `lattice check --plan FILE` judges the budget the plan was made with.
+    config: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"project": self.project, "stack": self.stack, "resources": self.resources, "outputs": self.outputs}
+        return {
+            "project": self.project,
+            "stack": self.stack,
+            "config": self.config,
+            "resources": self.resources,
+            "outputs": self.outputs,
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
@@ -630,4 +640,5 @@ def run_program(
         states=states,
         options=monitor.options,
         revealed_outputs=revealed,
+        config={key: value for key, value in (config or {}).items() if key == SPEC_KEY},
     )

@@ -3,7 +3,7 @@ site's GPUs cost its owners (``sites[].cost``, an internal recharge rate)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -28,6 +28,23 @@ class SiteCostSpec(Strict):
         description="What one GPU-hour of the site costs its users, in USD (the institution's recharge rate); "
         "lattice cost prices the site's pools with it. Unset: the site's pools are reported unpriced.",
         examples=[2.1],
+    )
+
+
+class BudgetSpec(Strict):
+    """What a stack, or a team, may spend a month: the policy pack's ``monthly-budget`` rule holds the plan to it,
+    priced by the same code as ``lattice cost`` (advisory in dev, mandatory in prod, waivable like every rule)."""
+
+    monthly_usd: float = Field(
+        gt=0,
+        le=1e10,
+        description="USD a month the plan may cost (lattice cost's total; for a team, its chargeback share).",
+        examples=[250000],
+    )
+    at: Literal["min", "desired", "max"] = Field(
+        "max",
+        description="Which of lattice cost's three columns is held to the budget: the pools at their minimum, "
+        "desired or maximum nodes. Default max: autoscaling may spend that much without anyone applying a change.",
     )
 
 

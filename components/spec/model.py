@@ -33,7 +33,7 @@ from components.standards import (
     TEAM_VOLUME_CLAIMS,
 )
 
-from .cost import CostAssumptionsSpec, SiteCostSpec
+from .cost import BudgetSpec, CostAssumptionsSpec, SiteCostSpec
 from .links import LinkSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
 from .types import (
@@ -954,6 +954,12 @@ class TeamSpec(Strict):
         "teams are added or reordered. Pin them to match your directory service (LDAP / IdP) if you have one.",
         examples=[{"uid": 332023, "gid": 332023}],
     )
+    budget: BudgetSpec | None = Field(
+        None,
+        description="What the team may cost a month: its chargeback share (lattice cost --by team: each site's "
+        "costs split by the team's share of the site's GPU quota), held to it by the policy rule monthly-budget. "
+        "Unset: no budget.",
+    )
 
     @property
     def namespace_name(self) -> str:
@@ -1132,6 +1138,11 @@ class StackSpec(Strict):
         description="Usage lattice cost assumes where the plan cannot say (bucket contents, log ingestion, "
         "traffic over the links); each value used is printed with the report. Unset: the defaults of "
         "components/standards.py.",
+    )
+    budget: BudgetSpec | None = Field(
+        None,
+        description="What the stack may cost a month (lattice cost's total at the pools' max nodes, unless `at` "
+        "says otherwise); the policy rule monthly-budget holds the plan to it. Unset: no budget.",
     )
     multikueue: MultiKueueSpec | None = Field(
         None,

@@ -48,6 +48,7 @@ from . import (  # noqa: F401
     log_group_retention,
     lustre_checkpoint_budget,
     managed_lustre_cmek,
+    monthly_budget,
     multikueue_data_residency,
     multikueue_kubeconfig,
     no_public_ip,

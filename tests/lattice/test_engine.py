@@ -63,7 +63,10 @@ def test_every_record_has_the_contract_fields(prod_plan):
     assert [r["replaceOnChanges"] for r in prod_plan.resources if "replaceOnChanges" in r] == [
         prod_plan.option(r, "replaceOnChanges") for r in prod_plan.resources if prod_plan.option(r, "replaceOnChanges")
     ]
-    assert set(prod_plan.to_dict()) == {"project", "stack", "resources", "outputs"}
+    assert set(prod_plan.to_dict()) == {"project", "stack", "config", "resources", "outputs"}
+    # The stack's lattice:spec as the engine hands it over, for the monthly-budget rule; no other config key
+    # (secure values among them) is recorded.
+    assert set(prod_plan.to_dict()["config"]) == {"lattice:spec"}
 
 
 def test_every_child_carries_its_parent_urn_in_engine_form(prod_plan):

@@ -1,0 +1,189 @@
+"""The plan costs no more a month than the stack's budget, and each team's share no more than the team's.
+
+``budget: {monthly_usd, at}`` in the stack spec (the environment's) and under ``teams[]`` (a team's). The rule
+prices the plan with ``lattice.cost.cost_report``, the very code ``lattice cost`` prints, at the column ``at``
+names (the pools' min, desired or max nodes; default max); a team's figure is its chargeback share
+(``lattice.cost.by_team``, what ``lattice cost --by team`` prints).
+
+Pricing needs the spec (where each site is, the grid's recharge rates, ``cost_assumptions``) and the spec is the
+stack's config: under ``pulumi preview --policy-pack`` the Pulumi CLI hands the pack the stack's config
+(PULUMI_CONFIG, which pulumi_policy loads into ``pulumi.runtime``'s config) and ``lattice check`` sets the
+``lattice:spec`` entry its plan records the same way (lattice/check.py). A plan with no spec, or a spec with no
+budget, has nothing to be held to. Over budget is advisory in dev and mandatory in prod through the environments'
+policy configs (policies/config/*.json), and waivable like every rule: the stack's finding is filed under the
+stack's root resource, a team's under the team's first namespace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+from components.standards import TEAM_NAMESPACE_LABEL
+
+from ..mutations import put
+from ..props import known
+from ..registry import Counterexample, stack_rule
+
+SPEC_KEY = "lattice:spec"
+STACK_TYPE = "pulumi:pulumi:Stack"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+COLUMNS = {"min": 0, "desired": 1, "max": 2}
+UNKNOWN = "(known after apply)"
+
+
+def spec_text() -> str | None:
+    """The stack's ``lattice:spec`` config: what the Pulumi CLI handed the pack, or what lattice check set."""
+    import pulumi.runtime
+
+    return pulumi.runtime.get_config(SPEC_KEY)
+
+
+@lru_cache(maxsize=8)
+def _spec(text: str):
+    from pydantic import ValidationError
+
+    from components.spec import StackSpec
+
+    try:
+        return StackSpec.model_validate(json.loads(text))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        # The program refuses such a spec before any resource is registered; say what the pack was handed.
+        raise ValueError(f"the stack config's {SPEC_KEY} is not a valid Lattice spec: {exc}") from None
+
+
+def is_component(resource_type: str) -> bool:
+    """Lattice's own component resources and the stack: registered, never created (the plan's ``custom: false``)."""
+    return resource_type.startswith("lattice:") or resource_type == STACK_TYPE
+
+
+def _plain(value: Any) -> Any:
+    """A prop as plain data, a value unknown in preview as ``UNKNOWN`` (a reference that is there, not known yet).
+
+    What a preview leaves unknown in the resources Lattice prices is references to other resources (IDs, ARNs,
+    key names, subnets); the quantities prices are read by (instance types, node counts, capacities, tiers)
+    are the program's own inputs. tests/policies/test_budget.py holds each shipped stack's preview to price
+    exactly as its plan does, so the rule judges a preview instead of giving up on it.
+    """
+    if isinstance(value, Mapping):
+        return {str(key): _known(value, key) for key in value}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [_known(value, index) for index in range(len(value))]
+    return value
+
+
+def _known(container: Any, key: Any) -> Any:
+    try:
+        return _plain(container[key])
+    except UnknownValueError:
+        return UNKNOWN
+
+
+def plan_of(resources: Iterable[Any]) -> dict[str, Any]:
+    """The plan ``lattice cost`` prices, rebuilt from the policy SDK's resources: type, name, URN, parent,
+    provider, dependencies and, for every resource cost_report reads the inputs of, its props."""
+    from lattice.cost import LAUNCH_TEMPLATE, classify
+
+    records = []
+    for resource in resources:
+        kind = resource.resource_type
+        read = classify(kind) == "priced" or kind == LAUNCH_TEMPLATE
+        records.append(
+            {
+                "urn": resource.urn,
+                "type": kind,
+                "name": resource.name,
+                "custom": not is_component(kind),
+                "parent": resource.parent.urn if resource.parent is not None else None,
+                # The plan's provider reference is "<provider URN>::<id>"; cost_report reads the URN part.
+                "provider": f"{resource.provider.urn}::id" if resource.provider is not None else None,
+                "dependencies": [dependency.urn for dependency in resource.dependencies],
+                "inputs": _plain(resource.props) if read else {},
+            }
+        )
+    return {"resources": records}
+
+
+def _budgeted_and_priced(node_group: dict[str, Any], plan: dict[str, Any]) -> bool:
+    """The counterexample's node group: one of a plan with a budget, whose instances the snapshot prices (a
+    thousand-fold pool of a type the snapshot lacks costs nothing more in the report)."""
+    from lattice.cost import cost_report
+
+    text = (plan.get("config") or {}).get(SPEC_KEY)
+    if not text or _spec(text).budget is None:
+        return False
+    report = cost_report(plan, _spec(text))
+    return any(row.resource == node_group["name"] and row.hourly is not None for row in report.rows)
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _team_urns(resources: Sequence[Any]) -> dict[str, str]:
+    urns: dict[str, str] = {}
+    for resource in resources:
+        if resource.resource_type == NAMESPACE:
+            team = known(resource.props, "metadata", "labels", TEAM_NAMESPACE_LABEL)
+            if team is not None:
+                urns.setdefault(str(team), resource.urn)
+    return urns
+
+
+@stack_rule(
+    name="monthly-budget",
+    description="The plan's monthly cost (lattice cost, at the pools' max nodes unless budget.at says otherwise) "
+    "is within the stack's budget.monthly_usd, and each team's chargeback share within its teams[].budget.",
+    severity="medium",
+    remediation="Lower max_nodes or the pools' machine types, move work to a cheaper capacity type or site, or "
+    "raise the budget in the stack spec; `lattice cost --by team` shows where the money goes (dev; --stack names "
+    "another). A "
+    "deliberate overrun takes a waiver (policies/waivers.yaml) with its owner and expiry.",
+    resource_types=(),
+    counterexample=Counterexample(
+        NODE_GROUP, put("scalingConfig", "maxSize", value=100_000), select=_budgeted_and_priced
+    ),
+    category="cost",
+)
+def monthly_budget(args):
+    text = spec_text()
+    if not text:
+        return
+    spec = _spec(text)
+    teams = [team for team in spec.teams if team.budget is not None]
+    if spec.budget is None and not teams:
+        return
+    from lattice.cost import by_team, cost_report
+
+    resources = list(args.resources)
+    report = cost_report(plan_of(resources), spec)
+    stack_urn = next((r.urn for r in resources if r.resource_type == STACK_TYPE), "")
+    unpriced = f" ({len(report.unpriced)} unpriced row(s) not counted)" if report.unpriced else ""
+    if spec.budget is not None:
+        at = spec.budget.at
+        monthly = report.total_monthly()[COLUMNS[at]]
+        if monthly > spec.budget.monthly_usd:
+            yield (
+                stack_urn,
+                f"the {spec.environment} stack costs {_usd(monthly)} a month at the pools' {at} nodes{unpriced}, "
+                f"over its budget of {_usd(spec.budget.monthly_usd)} by {_usd(monthly - spec.budget.monthly_usd)}",
+            )
+    if not teams:
+        return
+    shares = by_team(report, spec)
+    namespaces = _team_urns(resources)
+    for team in teams:
+        at = team.budget.at
+        monthly = shares.get(team.name, (0.0, 0.0, 0.0))[COLUMNS[at]]
+        if monthly > team.budget.monthly_usd:
+            yield (
+                namespaces.get(team.name, stack_urn),
+                f"team {team.name}'s share (by GPU quota) is {_usd(monthly)} a month at the pools' {at} nodes"
+                f"{unpriced}, over its budget of {_usd(team.budget.monthly_usd)} by "
+                f"{_usd(monthly - team.budget.monthly_usd)}",
+            )
