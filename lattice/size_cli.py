@@ -59,6 +59,12 @@ def add_parser(verbs, stack_arguments) -> None:
         default=None,
         help="measured (or assumed) training throughput; with --tokens, prints GPU-hours per run",
     )
+    size.add_argument(
+        "--stack",
+        metavar="ENV",
+        default=None,
+        help="with --tokens: compare the run on every GPU pool of stacks/Pulumi.ENV.yaml (cheapest, fastest)",
+    )
     from .cost_cli import add_run_cost_arguments
     from .placement_cli import add_arguments as add_placement_arguments
 
@@ -110,6 +116,11 @@ def size_report(args: argparse.Namespace):
 
     if (args.tokens is None) != (args.tokens_per_second_per_gpu is None):
         raise UsageError("lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu")
+    if getattr(args, "stack", None) is not None and args.tokens is None:
+        raise UsageError(
+            "lattice size: --stack compares one run on the stack's pools; give --tokens and "
+            "--tokens-per-second-per-gpu too"
+        )
     try:
         machine = aws_instance_type(args.machine_type)
     except UnknownCatalogEntryError as aws_error:
@@ -246,6 +257,8 @@ def _size(args: argparse.Namespace, out: Console) -> int:
     from .tables import print_table
 
     print_table(out, table)
+    if args.stack is not None:
+        _compare(args, out, workload)
     if report.layout is not None:
         from .placement_cli import placement_of, render, topology_levels
 
@@ -260,3 +273,22 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         render(out, placement, topology_levels(machine), machine.name)
     out.print(report.message, markup=False)
     return 0 if report.fits else 1
+
+
+def _compare(args: argparse.Namespace, out: Console, workload) -> None:
+    """The same run on every GPU pool of the stack, cheapest and fastest marked (lattice/run_compare.py)."""
+    from .cli_common import resolve_stack_file
+    from .run_compare import compare_pools, comparison_notes, comparison_table
+    from .tables import print_note, print_table
+
+    stack_file = resolve_stack_file(argparse.Namespace(stack=args.stack, stack_file=None))
+    runs = compare_pools(
+        stack_file.spec,
+        workload,
+        args.tokens,
+        args.tokens_per_second_per_gpu,
+        kept=args.checkpoints_kept,
+    )
+    print_table(out, comparison_table(runs, stack_file.stack, args.tokens_per_second_per_gpu))
+    for pool, note in comparison_notes(runs):
+        print_note(out, pool, note)

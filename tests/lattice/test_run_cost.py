@@ -97,3 +97,73 @@ def test_a_machine_the_snapshot_cannot_price_says_so(capsys):
     )
     text = capsys.readouterr().out
     assert "unpriced:" in text and "gce/a3-megagpu-8g/on-demand" in text and "$" not in text.split("compute (")[1][:60]
+
+
+PROD_RUN = [
+    "size",
+    "--parameters",
+    "70B",
+    "--machine-type",
+    "p5.48xlarge",
+    "--nodes",
+    "16",
+    "--tokens",
+    "1e12",
+    "--tokens-per-second-per-gpu",
+    "400",
+    "--stack",
+    "prod",
+]
+
+
+def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
+    """prod's pools for the 70 B run: the grid's 32 × 8 H100 at its $1.25 recharge, its Lustre writing 400,000 MB/s;
+    the p5 capacity block (8 nodes) at the block rate; the a3-mega pool sized but unpriced; the TPU slice and the
+    beamline's 8 L40S cannot run it, each said with its reason."""
+    from components.spec import load_stack_file
+    from lattice.cli_common import STACKS_DIR
+    from lattice.run_compare import cheapest_and_fastest, compare_pools
+
+    assert main(PROD_RUN) == 0
+    text = capsys.readouterr().out
+    save = 980e9 / (400_000 * 1e6)
+    training = 1e12 / (400 * 256) / 3600
+    wall = training / (1 - save / (1800 + save))
+    compute = wall * 256 * 1.25
+    assert (round(wall, 1), round(compute)) == (2716.4, 869_237)
+    grid = text.split("grid-hpc/ib-h100")[1].split("\n\n")[0]
+    for figure in (f"{wall:,.1f}", f"{wall * 256:,.0f}", f"${compute:,.0f}", "cheapest, fastest"):
+        assert figure in grid, figure
+    assert "gcp-usc1/tpu-v5p: cannot run it: a TPU slice" in text
+    assert "edge-beamline/infer-l40s: cannot run it: 70 B bf16 full needs at least 32 GPUs" in " ".join(text.split())
+
+    from components import sizing
+
+    spec = load_stack_file(STACKS_DIR / "Pulumi.prod.yaml").spec
+    workload = sizing.Workload(parameters=70e9)
+    runs = {f"{r.site}/{r.pool}": r for r in compare_pools(spec, workload, 1e12, 400, kept=2)}
+    p5 = runs["aws-use1/train-p5"]
+    assert (p5.capacity, p5.nodes, p5.gpus) == ("capacity-block", 8, 64)
+    assert p5.compute_usd == pytest.approx(p5.hours.node_hours * _usd("ec2/p5.48xlarge/CapacityBlock"))
+    assert p5.checkpoint_usd == pytest.approx(2 * 980 * _usd("s3/standard-storage") * p5.hours.wall_clock_hours / HOURS)
+    assert p5.unpriced == ("fsx-lustre/PERSISTENT_2/SSD/1000",)  # the sized Lustre's rate is not in the snapshot
+    assert runs["gcp-usc1/train-a3mega"].compute_usd is None and runs["gcp-usc1/train-a3mega"].capable
+    assert cheapest_and_fastest(list(runs.values())) == (runs["grid-hpc/ib-h100"], runs["grid-hpc/ib-h100"])
+
+
+def test_cheapest_and_fastest_are_each_their_own_pool():
+    from lattice.run_compare import PoolRun, cheapest_and_fastest
+
+    slow = PoolRun(
+        "grid", "a100", "A100", "recharge", 4, 32, hours=sizing.RunHours(90, 100, 3200, 400), compute_usd=4e3
+    )
+    fast = PoolRun("aws", "p5", "p5", "on-demand", 8, 64, hours=sizing.RunHours(45, 50, 3200, 400), compute_usd=9e3)
+    unpriced = PoolRun("gcp", "a3", "a3", "spot", 8, 64, hours=sizing.RunHours(40, 40, 2560, 320))
+    cannot = PoolRun("edge", "l4", "L4", "recharge", 1, 1, problem="too small", compute_usd=1.0)
+    assert cheapest_and_fastest([slow, fast, unpriced, cannot]) == (slow, unpriced)
+
+
+def test_size_stack_needs_a_run(capsys):
+    argv = ["size", "--parameters", "7B", "--machine-type", "p5.48xlarge", "--stack", "prod"]
+    assert main(argv) == 2
+    assert "--stack compares one run on the stack's pools; give --tokens" in capsys.readouterr().err

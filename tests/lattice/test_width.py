@@ -73,6 +73,8 @@ def test_policies_names_every_rule_whole(at_80, capsys):
          "--cross-block-gbps", "400", "--tokens", "1e12", "--tokens-per-second-per-gpu", "3000"],
         ["size", "--parameters", "7B", "--machine-type", "a3-megagpu-8g", "--nodes", "2", "--lustre",
          "managed-lustre"],
+        ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "16", "--tokens", "1e12",
+         "--tokens-per-second-per-gpu", "400", "--stack", "prod"],
         ["plan", "--stack", "prod"],
         ["check", "--stack", "prod"],
     ],
