@@ -125,6 +125,79 @@ def render_table(results: list[CheckResult], title: str = "lattice preflight") -
 _STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[bold red]fail[/]", "skip": "[dim]skip[/]"}
 
 
+# --- capacity block offerings: what the block a pool names costs up front ----------------------------------
+
+OFFERING_READS = "ec2:DescribeCapacityBlockOfferings"
+
+
+def run_capacity_block_offerings(spec: StackSpec, session: boto3.Session | None = None) -> list[CheckResult]:
+    """One ``offering`` row per capacity-block pool: the offering EC2 sells now for the pool's block (its type,
+    ``max_nodes`` instances, from ``capacity.starts_at`` to ``ends_at``) in one of the pool's zones, with its
+    up-front fee (``DescribeCapacityBlockOfferings``): a block is paid in full when bought. ``skip`` where the
+    pool has no dates (the spec requires them; an unvalidated one may not) or EC2 offers no such block now (sold
+    out, or the dates have passed: the ``capacity`` check reads a block already bought).
+    """
+    if session is None:
+        try:
+            session = boto3.Session()
+        except ProfileNotFound as exc:
+            raise PreflightError(
+                f"{exc}: set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it"
+            ) from None
+    clients: dict[str, Any] = {}
+    results: list[CheckResult] = []
+    for site in spec.sites:
+        if not isinstance(site, AwsSite):
+            continue
+        for pool in site.gpu_pools:
+            if pool.capacity.type != CAPACITY_BLOCK:
+                continue
+            if site.region not in clients:
+                with aws_errors(site.region, OFFERING_READS):
+                    clients[site.region] = session.client("ec2", region_name=site.region)
+            status, detail = _offering(site, pool, clients[site.region])
+            results.append(CheckResult(site.name, pool.name, "offering", status, detail))
+    return sorted(results, key=lambda r: (r.site, r.pool))
+
+
+def _offering(site: AwsSite, pool: AwsGpuPoolSpec, client: Any) -> tuple[Status, str]:
+    start, end = pool.capacity.starts_at, pool.capacity.ends_at
+    if start is None or end is None:
+        return "skip", "the pool has no capacity.starts_at / ends_at: no block to look up"
+    hours = round((end - start).total_seconds() / 3600)
+    offerings: list[dict[str, Any]] = []
+    request = {
+        "InstanceType": pool.instance_type,
+        "InstanceCount": pool.max_nodes,
+        "CapacityDurationHours": hours,
+        "StartDateRange": start,
+        "EndDateRange": end,
+    }
+    with aws_errors(site.region, OFFERING_READS):
+        while True:
+            page = client.describe_capacity_block_offerings(**request)
+            offerings += page.get("CapacityBlockOfferings", [])
+            if not page.get("NextToken"):
+                break
+            request["NextToken"] = page["NextToken"]
+    zones = pool.zones(site)
+    fitting = [o for o in offerings if o.get("AvailabilityZone") in zones and o.get("UpfrontFee") is not None]
+    wanted = f"{pool.max_nodes} × {pool.instance_type} for {hours:,} h from {utc_timestamp(start)}"
+    if not fitting:
+        elsewhere = sorted({o["AvailabilityZone"] for o in offerings if o.get("AvailabilityZone")})
+        where = f" (offered in {', '.join(elsewhere)}, not the pool's {', '.join(zones)})" if elsewhere else ""
+        return "skip", f"EC2 offers no capacity block of {wanted} in {site.region} now{where}"
+    best = min(fitting, key=lambda o: float(o["UpfrontFee"]))
+    fee = float(best["UpfrontFee"])
+    per_hour = fee / (hours * pool.max_nodes) if hours else 0.0
+    currency = best.get("CurrencyCode", "USD")
+    return "pass", (
+        f"{best['CapacityBlockOfferingId']} in {best['AvailabilityZone']}: {wanted}, {fee:,.2f} {currency} up "
+        f"front ({per_hour:,.2f} {currency} per instance-hour), {utc_timestamp(best['StartDate'])} to "
+        f"{utc_timestamp(best['EndDate'])}"
+    )
+
+
 # --- the checks: each returns (status, detail) --------------------------------------------------------
 
 

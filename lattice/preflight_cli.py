@@ -24,7 +24,7 @@ def add_parser(verbs, stack_arguments) -> None:
 def _preflight(args: argparse.Namespace, out: Console) -> int:
     from .brownfield_checks import run_brownfield_checks
     from .gcp_brownfield_checks import run_gcp_brownfield_checks
-    from .preflight import PreflightError, render_table, run_preflight
+    from .preflight import PreflightError, render_table, run_capacity_block_offerings, run_preflight
     from .preflight_topology import run_topology_checks
     from .site_checks import run_site_checks
     from .tables import print_table
@@ -32,6 +32,7 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
     stack_file = resolve_stack_file(args)
     try:
         results = run_preflight(stack_file.spec)
+        offerings = run_capacity_block_offerings(stack_file.spec)
         sites = run_site_checks(stack_file.spec, stack_file.stack)
         topology = run_topology_checks(stack_file.spec)
         adopted = run_brownfield_checks(stack_file.spec, stack_file.stack)
@@ -39,6 +40,9 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     print_table(out, render_table(results))
+    if offerings:
+        title = "lattice preflight: capacity block offerings (paid up front when bought)"
+        print_table(out, render_table(offerings, title=title))
     print_table(out, render_table(sites, title="lattice preflight: sites"))
     print_table(out, render_table(topology, title="lattice preflight: network topology (Kueue TAS blocks)"))
     if adopted:

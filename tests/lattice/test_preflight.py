@@ -747,3 +747,146 @@ def test_a_scheduled_capacity_block_passes_while_the_pool_stays_empty(preflight_
         f"{BLOCK_ID} is a capacity block starting 2026-01-05 11:30 UTC; the pool stays at 0 nodes until its "
         "schedule scales it to 2 then"
     )
+
+
+# --- capacity block offerings: the up-front total of the block a pool names --------------------------------------
+
+
+def offering(**fields: Any) -> dict[str, Any]:
+    """A DescribeCapacityBlockOfferings entry for H200_BLOCK (2 × p5en.48xlarge, 336 h), in the API's shape."""
+    return {
+        "CapacityBlockOfferingId": "cbr-0123456789abcdef0",
+        "InstanceType": "p5en.48xlarge",
+        "AvailabilityZone": "us-east-1a",
+        "InstanceCount": 2,
+        "StartDate": datetime(2026, 1, 5, 11, 30, tzinfo=UTC),
+        "EndDate": datetime(2026, 1, 19, 11, 30, tzinfo=UTC),
+        "CapacityBlockDurationHours": 336,
+        "UpfrontFee": "24192.00",
+        "CurrencyCode": "USD",
+        "Tenancy": "default",
+        **fields,
+    }
+
+
+class CapacityBlockOfferings:
+    """``DescribeCapacityBlockOfferings`` (moto 5.2.5 has no such call) answered at botocore's ``before-call`` hook:
+    preflight's client serialises its request for real, and every answer is validated against the output shape."""
+
+    def __init__(self, hook: Hook, *offerings: dict[str, Any], pages: int = 1) -> None:
+        self.offerings = list(offerings)
+        self.pages = pages
+        self.requests: list[dict[str, Any]] = []
+        hook("before-call.ec2.DescribeCapacityBlockOfferings", self._answer)
+
+    def _answer(self, model, params, **_: Any):
+        self.requests.append(dict(params["body"]))
+        page = int(params["body"].get("NextToken", "0"))
+        share = self.offerings[page :: self.pages]
+        response: dict[str, Any] = {"CapacityBlockOfferings": share}
+        if page + 1 < self.pages:
+            response["NextToken"] = str(page + 1)
+        validate_parameters(response, model.output_shape)
+        return AWSResponse(None, 200, {}, None), {**response, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+
+def offerings_of(stack, session, *pools):
+    return preflight.run_capacity_block_offerings(stack(aws_site(*pools)), session)
+
+
+def test_a_capacity_block_pool_gets_the_cheapest_offering_in_its_zone_with_its_up_front_fee(stack, session, hook):
+    answer = CapacityBlockOfferings(
+        hook,
+        offering(CapacityBlockOfferingId="cbr-0000000000000000b", UpfrontFee="25000.00"),
+        offering(),
+        offering(CapacityBlockOfferingId="cbr-0000000000000000c", AvailabilityZone="us-east-1b", UpfrontFee="9.00"),
+        pages=2,
+    )
+    results = offerings_of(stack, session, H200_BLOCK, H100)
+    assert results == [
+        row(
+            "h200-block",
+            "offering",
+            "pass",
+            "cbr-0123456789abcdef0 in us-east-1a: 2 × p5en.48xlarge for 336 h from 2026-01-05T11:30:00Z, 24,192.00 "
+            "USD up front (36.00 USD per instance-hour), 2026-01-05T11:30:00Z to 2026-01-19T11:30:00Z",
+        )
+    ]
+    # The request as EC2's query protocol carries it: the pool's type, its max_nodes, the block's hours and dates.
+    assert answer.requests[0] == {
+        "Action": "DescribeCapacityBlockOfferings",
+        "Version": "2016-11-15",
+        "InstanceType": "p5en.48xlarge",
+        "InstanceCount": 2,
+        "CapacityDurationHours": 336,
+        "StartDateRange": "2026-01-05T11:30:00Z",
+        "EndDateRange": "2026-01-19T11:30:00Z",
+    }
+    assert [r.get("NextToken") for r in answer.requests] == [None, "1"]
+
+
+def test_no_offering_in_the_pool_s_zones_is_said_not_failed(stack, session, hook):
+    CapacityBlockOfferings(hook, offering(AvailabilityZone="us-east-1c"))
+    [result] = offerings_of(stack, session, H200_BLOCK)
+    assert (result.status, result.detail) == (
+        "skip",
+        "EC2 offers no capacity block of 2 × p5en.48xlarge for 336 h from 2026-01-05T11:30:00Z in us-east-1 now "
+        "(offered in us-east-1c, not the pool's us-east-1a)",
+    )
+
+
+def test_only_capacity_block_pools_are_looked_up(stack, session, hook):
+    answer = CapacityBlockOfferings(hook)
+    assert offerings_of(stack, session, H100, A100_RESERVED) == []
+    assert answer.requests == []
+
+
+def test_a_refused_or_unreachable_offerings_read_is_a_one_line_error(stack, session, hook):
+    hook(
+        "before-call.ec2.DescribeCapacityBlockOfferings",
+        lambda **_: error_response("UnauthorizedOperation", "You are not authorized to perform this operation.", 403),
+    )
+    with pytest.raises(PreflightError) as raised:
+        offerings_of(stack, session, H200_BLOCK)
+    assert str(raised.value) == (
+        "AWS refused DescribeCapacityBlockOfferings in us-east-1 (UnauthorizedOperation: You are not authorized to "
+        "perform this operation.); preflight needs current credentials allowed ec2:DescribeCapacityBlockOfferings"
+    )
+
+
+def test_an_unreachable_offerings_endpoint_exits_2_with_the_message(tmp_path, capsys, offline_aws_credentials):
+    from lattice.cli import main
+
+    def unreachable(**_: Any):
+        raise EndpointConnectionError(endpoint_url="https://ec2.us-east-1.amazonaws.com/")
+
+    path = write_stack(tmp_path, spec_with(aws_site(H200_BLOCK)))
+    with mock_aws():
+        real = boto3.Session
+
+        def session_without_network() -> boto3.Session:
+            new = real()
+            new.events.register("before-call.ec2.DescribeCapacityBlockOfferings", unreachable)
+            # The block itself is bought and scheduled: the pool checks pass, then the offerings read fails.
+            block = {"CapacityReservations": [capacity_block(State="scheduled")], "ResponseMetadata": {}}
+            new.events.register(
+                "before-call.ec2.DescribeCapacityReservations", lambda **_: (AWSResponse(None, 200, {}, None), block)
+            )
+            return new
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preflight.boto3, "Session", session_without_network)
+            assert main(["preflight", "--stack-file", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "lattice preflight: reading AWS in us-east-1 failed: Could not connect to the endpoint URL: "
+        '"https://ec2.us-east-1.amazonaws.com/"\n'
+    )
+
+
+def test_the_offerings_request_uses_the_ec2_model_s_parameter_names():
+    shape = botocore.session.get_session().get_service_model("ec2").operation_model("DescribeCapacityBlockOfferings")
+    members = shape.input_shape.members
+    assert {"InstanceType", "InstanceCount", "CapacityDurationHours", "StartDateRange", "EndDateRange"} <= set(members)
+    assert shape.input_shape.required_members == ["CapacityDurationHours"]
+    output = shape.output_shape.members["CapacityBlockOfferings"].member.members
+    assert {"CapacityBlockOfferingId", "AvailabilityZone", "UpfrontFee", "CurrencyCode", "StartDate"} <= set(output)
