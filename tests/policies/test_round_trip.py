@@ -91,7 +91,10 @@ def test_the_compliant_baseline_passes_every_rule_through_the_struct(name, rules
     assert verdict(rules[name], baseline, through_struct=True) == []
 
 
-@pytest.mark.parametrize("name", sorted(__import__("policies.registry").registry.all_rules()))
+# monthly-budget judges a stack spec's budget, which the SDK baseline has none of: its counterexample is applied to
+# the reference stacks (tests/policies/test_mutation.py) and its numbers go through the runtime in
+# tests/policies/test_budget.py (the served pack reports what lattice check reports).
+@pytest.mark.parametrize("name", sorted(set(__import__("policies.registry").registry.all_rules()) - {"monthly-budget"}))
 def test_a_counterexample_reads_the_same_with_ints_and_with_floats(name, rules, baseline):
     mutated = apply_counterexample(baseline, rules[name])
     with_ints = verdict(rules[name], mutated, through_struct=False)

@@ -118,7 +118,9 @@ def test_the_baseline_is_compliant(baseline):
 
 
 def test_every_rule_has_a_counterexample_message(rules):
-    assert set(COUNTEREXAMPLE_MESSAGE) == set(rules)
+    # monthly-budget's cases need a stack spec with a budget, which the baseline has none of: they are in
+    # tests/policies/test_budget.py (compliant and over budget, stack and team, dev and prod, a waiver).
+    assert set(COUNTEREXAMPLE_MESSAGE) == set(rules) - {"monthly-budget"}
 
 
 @pytest.mark.parametrize("name", sorted(COUNTEREXAMPLE_MESSAGE))
