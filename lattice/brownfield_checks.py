@@ -29,6 +29,13 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
 - ``key``: the key is enabled, a symmetric customer key for encryption, and its policy holds every statement
   ``components/security/aws_kms_key.py``'s ``key_policy`` writes for a key of Lattice's own (the requirement
   source): each missing one is named, with the statement to add.
+- ``file-system`` (one row per adopted FSx for Lustre file system, ``existing_file_system``): it exists, is a
+  Lustre file system, and what FSx fixed at its creation is what the program plans, so that the ``pulumi up`` after
+  ``lattice import`` updates it in place: each property ``components/catalog/replacements.py`` lists as replacing
+  a ``LustreFileSystem`` (deployment and storage type, subnet, key, a smaller capacity, Lustre version, drive cache,
+  copying tags to backups) is compared with ``DescribeFileSystems``' answer, and EFA, which FSx fixes at creation
+  too. The security groups are read from its network interfaces (``DescribeFileSystems`` does not return them)
+  and must be the ones the stack file names: the provider cannot read them, so the program ignores their changes.
 - ``trail``: an organisation trail records the account: multi-region, log file validation on, encrypted with
   KMS, logging, and delivering to a bucket with Object Lock (read where this account may; a bucket in the
   organisation's log archive account is reported as not readable from here, to be checked by ``lattice audit``
@@ -54,6 +61,7 @@ from components.network.aws_site_network import INTERFACE_ENDPOINTS
 from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
 from components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
 from components.spec import AwsSite, StackSpec
+from components.spec.storage import FsxLustreSpec
 from components.storage.aws_site_storage import fsx_linked_buckets
 
 from .preflight import CheckResult, Status, aws_errors, error_code
@@ -61,7 +69,8 @@ from .preflight import CheckResult, Status, aws_errors, error_code
 BROWNFIELD_READS = (
     "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:DescribeVpcEndpoints, "
     "ec2:DescribeInstanceTypes, eks:DescribeCluster, eks:DescribeAddon, kms:DescribeKey, kms:GetKeyPolicy, "
-    "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus and s3:GetObjectLockConfiguration"
+    "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus, s3:GetObjectLockConfiguration, fsx:DescribeFileSystems "
+    "and ec2:DescribeNetworkInterfaces"
 )
 # The VPC CNI keeps one full spare interface of addresses once a pod uses the first (WARM_ENI_TARGET=1).
 INTERFACES_PER_NODE = 2
@@ -94,6 +103,9 @@ def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | 
                 row("-", "key", *_key(site, session.client("kms", region_name=site.region), account, stack))
             if site.audit.cloudtrail == "organization":
                 row("-", "trail", *_trail(site, session))
+            for lustre in site.storage.lustre:
+                if lustre.existing_file_system is not None:
+                    row(lustre.name, "file-system", *_file_system(spec, site, lustre, session))
     return results
 
 
@@ -103,6 +115,7 @@ def adopts(site: AwsSite) -> bool:
         or site.kubernetes.existing_cluster is not None
         or site.encryption.key_arn is not None
         or site.audit.cloudtrail == "organization"
+        or any(lustre.existing_file_system is not None for lustre in site.storage.lustre)
     )
 
 
@@ -516,3 +529,113 @@ def organisation_trail_gaps(
         else:
             raise
     return gaps, unread
+
+
+# --- adopted file systems ---------------------------------------------------------------------------------------
+
+LUSTRE_TYPE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+
+
+def planned_file_system(spec: StackSpec, site: AwsSite, lustre: FsxLustreSpec) -> dict[str, Any]:
+    """The inputs of the replacing properties the program gives the file system (``fsx_lustre.py``), by the plan's
+    property names; a value left unset is the provider's default (the Terraform schema's ``Default``)."""
+    from components.catalog.storage import fsx_lustre_class
+    from components.storage.fsx_lustre import LUSTRE_VERSION
+    from components.storage.sizing import fsx_size
+
+    workloads = {w.name: w for w in spec.workloads}
+    size = fsx_size(lustre, workloads.get(lustre.workload) if lustre.workload else None)
+    persistent = fsx_lustre_class(lustre.deployment_type, lustre.storage_type).persistent
+    zone = lustre.zone or site.network.availability_zones[0]
+    return {
+        "deploymentType": lustre.deployment_type,
+        "storageType": lustre.storage_type,
+        # pulumi-aws flattens the one-subnet list (MaxItems 1) to a string.
+        "subnetIds": site.network.existing.subnets[zone].id,
+        "kmsKeyId": site.encryption.key_arn if persistent else None,
+        "storageCapacity": size.capacity_gib,
+        "fileSystemTypeVersion": LUSTRE_VERSION,
+        "driveCacheType": "READ" if lustre.storage_type == "HDD" else None,
+        "copyTagsToBackups": bool(lustre.durability.backups),
+    }
+
+
+def live_file_system(described: dict[str, Any]) -> dict[str, Any]:
+    """The same properties as ``DescribeFileSystems`` reports them (FSx API Reference, FileSystem and
+    LustreFileSystemConfiguration)."""
+    lustre = described.get("LustreConfiguration") or {}
+    return {
+        "deploymentType": lustre.get("DeploymentType"),
+        "storageType": described.get("StorageType", "SSD"),
+        "subnetIds": next(iter(described.get("SubnetIds") or []), None),
+        "kmsKeyId": described.get("KmsKeyId"),
+        "storageCapacity": described.get("StorageCapacity"),
+        "fileSystemTypeVersion": described.get("FileSystemTypeVersion"),
+        "driveCacheType": lustre.get("DriveCacheType"),
+        "copyTagsToBackups": bool(lustre.get("CopyTagsToBackups", False)),
+    }
+
+
+def _file_system(spec: StackSpec, site: AwsSite, lustre: FsxLustreSpec, session: boto3.Session) -> tuple[Status, str]:
+    from components.catalog.replacements import replacement_for
+
+    existing = lustre.existing_file_system
+    fsx = session.client("fsx", region_name=site.region)
+    try:
+        found = fsx.describe_file_systems(FileSystemIds=[existing.id])["FileSystems"]
+    except ClientError as exc:
+        if error_code(exc) != "FileSystemNotFound":
+            raise
+        found = []
+    if not found:
+        return "fail", f"{existing.id} does not exist in {site.region}; check existing_file_system.id"
+    described = found[0]
+    if described.get("FileSystemType", "LUSTRE") != "LUSTRE":
+        return "fail", f"{existing.id} is an FSx for {described['FileSystemType']} file system, not Lustre"
+    planned, live = planned_file_system(spec, site, lustre), live_file_system(described)
+    replaced, updated = [], []
+    for prop, want in planned.items():
+        have = live[prop]
+        if have == want or (want is None and prop == "kmsKeyId"):
+            continue
+        if prop == "storageCapacity" and want is None:
+            continue  # Intelligent-Tiering: no capacity to plan
+        change = f"{prop} {_shown(have)} -> {_shown(want)}"
+        (replaced if replacement_for(LUSTRE_TYPE, prop, have, want) else updated).append(change)
+    live_efa = bool((described.get("LustreConfiguration") or {}).get("EfaEnabled", False))
+    if live_efa != lustre.efa:
+        # EFA is fixed when a file system is created (FSx for Lustre user guide, "Working with EFA-enabled file
+        # systems"): say so whichever way the provider would take it.
+        replaced.append(f"efa {str(live_efa).lower()} -> {str(lustre.efa).lower()} (fixed at creation)")
+    groups = _interface_groups(session.client("ec2", region_name=site.region), described)
+    if groups is not None and groups != set(existing.security_group_ids):
+        replaced.append(
+            f"its interfaces carry {', '.join(sorted(groups))}, not existing_file_system.security_group_ids "
+            f"{', '.join(existing.security_group_ids)} (the nodes' rules would name the wrong group)"
+        )
+    lifecycle = described.get("Lifecycle", "AVAILABLE")
+    if lifecycle != "AVAILABLE":
+        replaced.append(f"it is {lifecycle}, not AVAILABLE")
+    if replaced:
+        return "fail", (
+            f"{existing.id} differs from storage.lustre '{lustre.name}' where FSx fixes a setting at creation, so the "
+            f"pulumi up after lattice import would replace it (and its data): {'; '.join(replaced)}. Make the stack "
+            "file describe it as it is" + (f"; also updated in place: {'; '.join(updated)}" if updated else "")
+        )
+    grows = f"; pulumi up updates in place: {'; '.join(updated)}" if updated else ""
+    return "pass", f"{existing.id} matches storage.lustre '{lustre.name}' in every setting fixed at creation{grows}"
+
+
+def _interface_groups(ec2: Any, described: dict[str, Any]) -> set[str] | None:
+    """The security groups of the file system's network interfaces (None when it reports no interfaces)."""
+    ids = described.get("NetworkInterfaceIds") or []
+    if not ids:
+        return None
+    interfaces = ec2.describe_network_interfaces(NetworkInterfaceIds=ids)["NetworkInterfaces"]
+    return {group["GroupId"] for interface in interfaces for group in interface.get("Groups", [])}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "none"
+    return "unset" if value is None else str(value).lower() if isinstance(value, bool) else str(value)

@@ -16,6 +16,12 @@ its inputs carry. Only the bucket itself is imported: its side resources (versio
 block, lifecycle, policy) are settings S3 and Cloud Storage overwrite in place, which the next ``pulumi up``
 applies to the adopted bucket as it would to a new one.
 
+An FSx for Lustre file system the stack file maps to one that exists (``storage.lustre[].existing_file_system``)
+would otherwise be created beside it, a second file system; it has no name to find it by in the plan, so the
+program tags it with the ID it adopts (``fsx_lustre.ADOPTED_TAG``). Its import alone does not make the next
+``pulumi up`` adopt it: what FSx fixed at its creation must be what the program plans, which ``lattice
+preflight``'s ``file-system`` row compares (the replacing properties of ``components/catalog/replacements.py``).
+
 The parents and providers the file names must be in the stack's state when ``pulumi import`` runs: on a stack that
 was deployed before, they are; on a new stack, ``pulumi up --exclude-dependents --exclude <URN>`` for each adopted
 bucket (printed by the verb; pulumi.com/docs/iac/guides/basics/targeted-updates/) creates everything else first.
@@ -34,15 +40,17 @@ BUCKET_TYPES = {
     "aws": ("aws:s3/bucket:Bucket", "bucket"),
     "gcp": ("gcp:storage/bucket:Bucket", "name"),
 }
+LUSTRE_TYPE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 
 
 @dataclass(frozen=True)
 class Adoption:
     site: str
-    bucket: str  # the spec's name of the bucket
-    existing: str  # the bucket that exists
+    bucket: str  # the spec's name of the bucket or file system
+    existing: str  # the bucket's name, or the file system's ID
     provider: str  # the site's provider: aws or gcp
     key_path: str
+    kind: str = "bucket"  # bucket, or file-system (FSx for Lustre)
 
 
 class AdoptionNotPlanned(Exception):
@@ -66,6 +74,19 @@ def adoptions(spec: StackSpec) -> list[Adoption]:
                         key_path=f"sites[{i}].storage.buckets[{k}].existing_bucket",
                     )
                 )
+        if isinstance(site, AwsSite):
+            for k, lustre in enumerate(site.storage.lustre):
+                if lustre.existing_file_system is not None:
+                    found.append(
+                        Adoption(
+                            site=site.name,
+                            bucket=lustre.name,
+                            existing=lustre.existing_file_system.id,
+                            provider=site.provider,
+                            key_path=f"sites[{i}].storage.lustre[{k}].existing_file_system",
+                            kind="file-system",
+                        )
+                    )
     return found
 
 
@@ -89,10 +110,22 @@ def import_file(spec: StackSpec, plan: dict[str, Any]) -> dict[str, Any]:
 
 
 def planned_resource(adoption: Adoption, plan: dict[str, Any]) -> dict[str, Any]:
-    type_token, name_input = BUCKET_TYPES[adoption.provider]
-    matches = [
-        r for r in plan["resources"] if r["type"] == type_token and r["inputs"].get(name_input) == adoption.existing
-    ]
+    """The resource the program declares for an adoption: a bucket by the name its inputs carry; a file system
+    (which has no name) by the tag naming the ID it adopts (``fsx_lustre.ADOPTED_TAG``)."""
+    from components.storage.fsx_lustre import ADOPTED_TAG
+
+    if adoption.kind == "file-system":
+        type_token = LUSTRE_TYPE
+        matches = [
+            r
+            for r in plan["resources"]
+            if r["type"] == type_token and (r["inputs"].get("tags") or {}).get(ADOPTED_TAG) == adoption.existing
+        ]
+    else:
+        type_token, name_input = BUCKET_TYPES[adoption.provider]
+        matches = [
+            r for r in plan["resources"] if r["type"] == type_token and r["inputs"].get(name_input) == adoption.existing
+        ]
     if len(matches) != 1:
         raise AdoptionNotPlanned(
             f"the plan declares {len(matches)} {type_token} named '{adoption.existing}' ({adoption.key_path}), not one"
@@ -101,7 +134,8 @@ def planned_resource(adoption: Adoption, plan: dict[str, Any]) -> dict[str, Any]
 
 
 def import_id(adoption: Adoption, resource: dict[str, Any]) -> str:
-    """The ID each provider's import takes: an S3 bucket's name; a Cloud Storage bucket's ``project/name``."""
+    """The ID each provider's import takes: an S3 bucket's name; a Cloud Storage bucket's ``project/name``; an FSx
+    file system's ID (the LustreFileSystem docs' Import section)."""
     if adoption.provider == "gcp":
         return f"{resource['inputs']['project']}/{adoption.existing}"
     return adoption.existing

@@ -1,6 +1,8 @@
-"""``lattice import``: write the file ``pulumi import --file`` takes, so existing buckets enter the stack's state.
+"""``lattice import``: write the file ``pulumi import --file`` takes, so existing buckets and file systems enter the
+stack's state.
 
-The flow (README: Bring your own): map each existing bucket in the stack file (``existing_bucket``), run
+The flow (README: Bring your own): map each existing bucket (``existing_bucket``) or FSx for Lustre file system
+(``existing_file_system``) in the stack file, run
 ``lattice import --stack S --file import.json``, then ``pulumi import --stack S --file import.json``; the next
 ``pulumi up`` shows no create for them, only the settings Lattice applies. ``lattice/bulk_import.py`` builds the
 file from the program's own plan.
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
 def add_parser(verbs, stack_arguments) -> None:
     verb = verbs.add_parser(
         "import",
-        help="write pulumi's bulk import file for the existing buckets the stack file adopts (existing_bucket)",
+        help="write pulumi's bulk import file for the existing buckets and file systems the stack file adopts "
+        "(existing_bucket, existing_file_system)",
     )
     stack_arguments(verb)
     verb.add_argument(
@@ -41,8 +44,9 @@ def _import(args: argparse.Namespace, out: Console) -> int:
     adopted = adoptions(stack_file.spec)
     if not adopted:
         raise UsageError(
-            f"{stack_file.path}: no storage.buckets[] entry has existing_bucket; name the bucket to adopt there "
-            "(existing_bucket: <its name>) and run lattice import again"
+            f"{stack_file.path}: no storage.buckets[] entry has existing_bucket and no storage.lustre[] entry has "
+            "existing_file_system; name the bucket (existing_bucket: <its name>) or file system (existing_file_system: "
+            "{id: fs-…, security_group_ids: [sg-…]}) to adopt there and run lattice import again"
         )
     warn(stack_file)
     with progress(f"planning {stack_file.path.name} under the mock engine…"):

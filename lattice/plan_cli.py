@@ -194,6 +194,12 @@ def adopted_details(site) -> dict[str, str]:
         return details | gcp_adopted_details(site)
     if not isinstance(site, AwsSite):
         return details
+    for lustre in site.storage.lustre:
+        if lustre.existing_file_system is not None:
+            details[f"{site.name}-storage-{lustre.name}"] = (
+                f"existing file system {lustre.existing_file_system.id}: adopted, not created, in its own security "
+                "groups (lattice import writes its pulumi import file; preflight compares its settings)"
+            )
     existing = site.network.existing
     if existing is not None:
         details[f"{site.name}-net"] = (

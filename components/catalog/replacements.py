@@ -49,6 +49,9 @@ REPLACED_ON: tuple[Replacement, ...] = (
     Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "subnetIds", "change", f"{FSX} (ForceNew)"),
     Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "securityGroupIds", "change", f"{FSX} (ForceNew)"),
     Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "kmsKeyId", "change", f"{FSX} (ForceNew)"),
+    Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "fileSystemTypeVersion", "change", f"{FSX} (ForceNew)"),
+    Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "driveCacheType", "change", f"{FSX} (ForceNew)"),
+    Replacement("aws:fsx/lustreFileSystem:LustreFileSystem", "copyTagsToBackups", "change", f"{FSX} (ForceNew)"),
     # S3: a bucket's name is its identity.
     Replacement("aws:s3/bucket:Bucket", "bucket", "change", f"{S3} (ForceNew)"),
     Replacement("aws:s3/bucket:Bucket", "bucketPrefix", "change", f"{S3} (ForceNew)"),

@@ -261,6 +261,47 @@ def existing_buckets_are_distinct(spec: StackSpec, ctx: ValidationContext) -> It
             seen.setdefault(bucket.existing_bucket, where)
 
 
+def existing_file_systems_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from components.catalog.storage import fsx_lustre_class
+
+    seen: dict[str, str] = {}
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, AwsSite):
+            continue
+        for k, lustre in enumerate(site.storage.lustre):
+            existing = lustre.existing_file_system
+            if existing is None:
+                continue
+            where = f"sites[{i}].storage.lustre[{k}]"
+            if existing.id in seen:
+                yield Issue(
+                    f"{where}.existing_file_system.id",
+                    f"file system {existing.id} is also adopted by {seen[existing.id]}; adopt it once",
+                )
+            seen.setdefault(existing.id, where)
+            if site.network.existing is None:
+                yield Issue(
+                    f"{where}.existing_file_system",
+                    f"{existing.id} already lives in a VPC, and a file system cannot move to another subnet: set "
+                    "network.existing to its VPC and subnets",
+                )
+            kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
+            if kind is not None and kind.persistent and site.encryption.key_arn is None:
+                yield Issue(
+                    f"sites[{i}].encryption.key_arn",
+                    f"storage.lustre '{lustre.name}' adopts {existing.id}, whose KMS key was fixed when it was "
+                    "created; the site's new key would replace it: set encryption.key_arn to the key it uses (`aws "
+                    f"fsx describe-file-systems --file-system-ids {existing.id} --query FileSystems[0].KmsKeyId`)",
+                )
+            if lustre.capacity_gib is None and lustre.storage_type != "INTELLIGENT_TIERING":
+                yield Issue(
+                    f"{where}.capacity_gib",
+                    f"{existing.id} has a capacity, and a smaller planned one would replace it (FSx cannot shrink "
+                    "a file system): set capacity_gib to its StorageCapacity (and throughput_mbps_per_tib to its "
+                    "PerUnitStorageThroughput)",
+                )
+
+
 BROWNFIELD_VALIDATORS = (
     existing_network_fits,
     existing_cluster_fits,
@@ -270,4 +311,5 @@ BROWNFIELD_VALIDATORS = (
     existing_gke_cluster_fits,
     existing_cloud_kms_key_fits,
     existing_buckets_are_distinct,
+    existing_file_systems_fit,
 )

@@ -22,7 +22,7 @@ from components.standards import (
     OBJECT_LOCK_MIN_DAYS,
 )
 
-from .types import BucketName, Cidr, NonEmpty, SiteName, Zone
+from .types import BucketName, Cidr, FsxFileSystemId, NonEmpty, SecurityGroupId, SiteName, Zone
 
 StorageName = SiteName
 MountPath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9/_.-]+$", max_length=200)]
@@ -95,6 +95,23 @@ class ReadCacheSpec(Strict):
     size_gib: int | None = Field(None, ge=32, description="USER_PROVISIONED only: SSD read cache in GiB.")
 
 
+class ExistingFileSystemSpec(Strict):
+    """An FSx for Lustre file system that exists, for the site to adopt (``lattice import``)."""
+
+    id: FsxFileSystemId = Field(
+        description="Its file system ID, as `aws fsx describe-file-systems` shows it.",
+        examples=["fs-0123456789abcdef0"],
+    )
+    security_group_ids: list[SecurityGroupId] = Field(
+        min_length=1,
+        max_length=50,
+        description="The security groups of its network interfaces (FSx has no API that changes them, and the "
+        "provider cannot read them back: they are named here). Lattice opens Lustre's ports between the first one "
+        "and the site's nodes; `lattice preflight` compares the list with the file system's interfaces.",
+        examples=[["sg-0123456789abcdef0"]],
+    )
+
+
 class FsxLustreSpec(Strict):
     """An FSx for Lustre file system (AWS sites)."""
 
@@ -154,6 +171,13 @@ class FsxLustreSpec(Strict):
         None, gt=0, description="Save budget for the workload's checkpoint (default: its target, else 60 s)."
     )
     mount_path: MountPath | None = Field(None, description="Where pods see it (default: /lustre/<name>).")
+    existing_file_system: ExistingFileSystemSpec | None = Field(
+        None,
+        description="Adopt a file system that exists instead of creating one: `lattice import` writes the file "
+        "`pulumi import --file` takes to bring it into the stack's state, and `lattice preflight` compares its "
+        "settings with this entry's (a setting FSx fixes at creation that differs would replace it). Needs "
+        "network.existing (it lives in an existing VPC); the other keys must describe it as it is.",
+    )
 
     @property
     def path(self) -> str:

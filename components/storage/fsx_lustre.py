@@ -27,7 +27,7 @@ from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, f
 from ..observability.cloud_alarms import fsx_capacity_alarm
 from ..security.aws_log_group import encrypted_log_group
 from ..spec.storage import FsxLustreSpec
-from ..tagging import TagContext
+from ..tagging import AWS_PREFIX, TagContext
 from .contract import StorageTier
 from .sizing import LustreSize
 
@@ -35,6 +35,7 @@ LUSTRE_VERSION = "2.15"
 CSI_DRIVER = "fsx.csi.aws.com"
 MOUNT_OPTIONS = ("flock",)
 IMPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
+ADOPTED_TAG = f"{AWS_PREFIX}adopted-from"
 
 
 @dataclass
@@ -69,14 +70,24 @@ class FsxLustre(pulumi.ComponentResource):
         tags = args.tags.for_component("FsxLustre")
         child = pulumi.ResourceOptions(parent=self)
 
-        self.security_group = aws.ec2.SecurityGroup(
-            f"{name}-sg",
-            vpc_id=args.vpc_id,
-            description=f"FSx for Lustre {spec.name}: Lustre traffic with the site's nodes",
-            tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-{spec.name}-lustre"}),
-            opts=child,
-        )
-        self._rules(name, args, tags)
+        existing = spec.existing_file_system
+        if existing is None:
+            self.security_group = aws.ec2.SecurityGroup(
+                f"{name}-sg",
+                vpc_id=args.vpc_id,
+                description=f"FSx for Lustre {spec.name}: Lustre traffic with the site's nodes",
+                tags=tags.aws_tags({"Name": f"{tags.stack}-{tags.site}-{spec.name}-lustre"}),
+                opts=child,
+            )
+            group: pulumi.Input[str] = self.security_group.id
+        else:
+            # An adopted file system keeps the groups it was created with (FSx changes no file system's groups);
+            # Lattice opens Lustre's ports between the first of them and the site's nodes. Its rules within itself
+            # exist already: FSx refuses to create a file system whose group does not admit Lustre from itself
+            # (docs.aws.amazon.com/fsx/latest/LustreGuide/limit-access-security-groups.html).
+            self.security_group = None
+            group = existing.security_group_ids[0]
+        self._rules(name, args, tags, group, include_self=existing is None)
         self.log_group = encrypted_log_group(
             f"{name}-logs",
             # FSx writes only to log groups named /aws/fsx/…, through its service-linked role.
@@ -97,7 +108,7 @@ class FsxLustre(pulumi.ComponentResource):
         self.file_system = aws.fsx.LustreFileSystem(
             f"{name}-fs",
             subnet_ids=args.subnet_id,
-            security_group_ids=[self.security_group.id],
+            security_group_ids=[group] if existing is None else list(existing.security_group_ids),
             deployment_type=spec.deployment_type,
             storage_type=spec.storage_type,
             storage_capacity=size.capacity_gib,
@@ -124,12 +135,17 @@ class FsxLustre(pulumi.ComponentResource):
             copy_tags_to_backups=True if backups else None,
             # The provider skips the final backup unless told otherwise: a protected file system keeps one.
             skip_final_backup=not (backups and args.protect) if kind.persistent else None,
-            tags=tags.aws_tags(checkpoint_tags),
+            tags=tags.aws_tags(checkpoint_tags | adopted_tags(spec)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,
-                retain_on_delete=args.protect,
+                # An adopted file system predates the stack and outlives it: a destroy leaves it, and its data.
+                retain_on_delete=args.protect or existing is not None,
                 depends_on=[self.log_group],
+                # The provider cannot read a file system's security groups back (there is no FSx API for it), so
+                # an imported one would always differ, and the property is ForceNew: the pulumi_aws
+                # LustreFileSystem docs' Import section says to ignore it.
+                ignore_changes=["securityGroupIds"] if existing is not None else None,
             ),
         )
         self.repositories = {}
@@ -177,11 +193,13 @@ class FsxLustre(pulumi.ComponentResource):
         )
         self.register_outputs({"file_system_id": fs.id, "dns_name": fs.dns_name, "mount_name": fs.mount_name})
 
-    def _rules(self, name: str, args: FsxLustreArgs, tags: TagContext) -> None:
+    def _rules(
+        self, name: str, args: FsxLustreArgs, tags: TagContext, group: pulumi.Input[str], include_self: bool
+    ) -> None:
         """Lustre's ports both ways between the file system and its clients, and within the file system."""
         child = pulumi.ResourceOptions(parent=self)
-        group = self.security_group.id
-        peers: dict[str, pulumi.Input[str]] = {"self": group, **args.client_security_groups}
+        peers: dict[str, pulumi.Input[str]] = {"self": group} if include_self else {}
+        peers |= args.client_security_groups
         ranges = [(-1, -1)] if args.spec.efa else list(LUSTRE_PORTS)
         for peer, peer_group in peers.items():
             for low, high in ranges:
@@ -214,6 +232,14 @@ class FsxLustre(pulumi.ComponentResource):
                         opts=child,
                         **ports,
                     )
+
+
+def adopted_tags(spec: FsxLustreSpec) -> dict[str, str]:
+    """The tag an adopted file system carries: the ID it was adopted from, by which ``lattice import`` finds it in
+    the plan (a file system has no name of its own to find it by)."""
+    if spec.existing_file_system is None:
+        return {}
+    return {ADOPTED_TAG: spec.existing_file_system.id}
 
 
 def _volume_source(fs: aws.fsx.LustreFileSystem, mount_name: pulumi.Input[str]) -> dict:
