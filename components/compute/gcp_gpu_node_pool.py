@@ -15,7 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..catalog import WORKLOAD_POLICY_TPUS, GcpMachineType, TpuTopology
-from ..network.gcp_gpu_fabric import GcpGpuFabric
+from ..network.gcp_gpu_fabric import GcpGpuFabric, HostGpuFabric
 from ..spec.model import GcpGpuPoolSpec
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
@@ -36,7 +36,7 @@ class GcpGpuNodePoolArgs:
     tags: TagContext
     machine: GcpMachineType | None = None
     tpu: TpuTopology | None = None
-    fabric: GcpGpuFabric | None = None
+    fabric: GcpGpuFabric | HostGpuFabric | None = None
 
 
 class GcpGpuNodePool(pulumi.ComponentResource):
@@ -57,11 +57,11 @@ class GcpGpuNodePool(pulumi.ComponentResource):
         if args.fabric is not None:
             fabric_networks = [
                 gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
-                    network=network.name, subnetwork=subnetwork.name
+                    network=network, subnetwork=subnetwork
                 )
-                for network, subnetwork in args.fabric.attachments
+                for network, subnetwork in args.fabric.node_networks()
             ]
-            self.gpu_nics = len(args.fabric.gpu_networks)
+            self.gpu_nics = len(args.fabric.gpu_nic_names())
         self.tpu_chips = args.tpu.chips if args.tpu is not None else 0
 
         if args.machine is not None:

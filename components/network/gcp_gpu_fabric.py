@@ -89,6 +89,16 @@ class GcpGpuFabric(pulumi.ComponentResource):
         """Every additional node network, in the order GKE attaches them: gVNICs first, then GPU NICs."""
         return [*self.extra_gvnic_networks, *self.gpu_networks]
 
+    def node_networks(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        """(network, subnetwork) of each additional node network, as the node pool names them, in attach order."""
+        return [(network.name, subnet.name) for network, subnet in self.attachments]
+
+    def gpu_nic_names(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        return [(network.name, subnet.name) for network, subnet in self.gpu_networks]
+
+    def gvnic_names(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        return [(network.name, subnet.name) for network, subnet in self.extra_gvnic_networks]
+
     def _regular(self, resource_name: str, network_name: str, cidr: str, mtu: int | None) -> Attachment:
         args = self._args
         network = gcp.compute.Network(
@@ -121,3 +131,37 @@ class GcpGpuFabric(pulumi.ComponentResource):
             ip_cidr_range=cidr,
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+
+@dataclass
+class HostGpuFabric:
+    """GPU NIC networks a Shared VPC host project already has (``network.shared_vpc.gpu_nic_networks``): nothing is
+    created. GKE attaches a Shared VPC node's NICs only to networks of the host project ("For Shared VPC
+    deployments, all network interfaces (NICs) attached to the node must belong to the same project as the host
+    project": Set up multi-network support for Pods, General limitations,
+    cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods), so the node pool names
+    them by self link, as the provider asks for a Shared VPC network (``additional_node_network_configs.network``:
+    "For Shared VPC, set this to the self link of the shared network"); the cluster's network objects name them
+    as the node's interfaces do, by name."""
+
+    machine: GcpMachineType
+    zone: str
+    host_project: str
+    region: str
+    gpu_nics: list[tuple[str, str]]  # (network, subnetwork) names, NIC order
+    gvnics: list[tuple[str, str]] = field(default_factory=list)
+
+    def node_networks(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        return [
+            (
+                f"projects/{self.host_project}/global/networks/{network}",
+                f"projects/{self.host_project}/regions/{self.region}/subnetworks/{subnetwork}",
+            )
+            for network, subnetwork in [*self.gvnics, *self.gpu_nics]
+        ]
+
+    def gpu_nic_names(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        return list(self.gpu_nics)
+
+    def gvnic_names(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        return list(self.gvnics)

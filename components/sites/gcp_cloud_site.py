@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from ..catalog import gcp_machine_type, tpu_type
 from ..compute.gcp_gpu_node_pool import GPU_TAINT, TPU_TAINT, GcpGpuNodePool, GcpGpuNodePoolArgs
 from ..compute.gke_cluster import GkeCluster, GkeClusterArgs
-from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs
+from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs, HostGpuFabric
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs, SharedVpc
 from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
@@ -74,7 +74,7 @@ class GcpCloudSite(pulumi.ComponentResource):
     vpn: GcpVpnGateways | None
     gke: GkeCluster
     audit: GcpAuditLogs
-    fabrics: dict[tuple[str, str], GcpGpuFabric]
+    fabrics: dict[tuple[str, str], GcpGpuFabric | HostGpuFabric]  # host: a Shared VPC's own GPU NIC networks
     pools: dict[str, GcpGpuNodePool]
     storage: GcpSiteStorage | None
     cluster_provider: k8s.Provider
@@ -195,8 +195,18 @@ class GcpCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
+        host_nics = shared.gpu_nic_networks if shared is not None else {}
         self.fabrics = {
-            (machine, zone): GcpGpuFabric(
+            (machine, zone): HostGpuFabric(
+                machine=gcp_machine_type(machine),
+                zone=zone,
+                host_project=shared.host_project,
+                region=site.region,
+                gpu_nics=[(nic.network, nic.subnetwork) for nic in host_nics[machine].gpu_nics],
+                gvnics=[(nic.network, nic.subnetwork) for nic in host_nics[machine].gvnics],
+            )
+            if machine in host_nics
+            else GcpGpuFabric(
                 f"{name}-{machine}-{zone.rsplit('-', 1)[-1]}-fabric",
                 GcpGpuFabricArgs(
                     project=site.project,
@@ -397,10 +407,10 @@ def shared_vpc(site: GcpSite) -> SharedVpc | None:
     )
 
 
-def _fabric_nics(fabric: GcpGpuFabric) -> FabricNics:
+def _fabric_nics(fabric: GcpGpuFabric | HostGpuFabric) -> FabricNics:
     return FabricNics(
         machine=fabric.machine,
         zone=fabric.zone,
-        gpu_nics=[(network.name, subnet.name) for network, subnet in fabric.gpu_networks],
-        extra_gvnics=[(network.name, subnet.name) for network, subnet in fabric.extra_gvnic_networks],
+        gpu_nics=fabric.gpu_nic_names(),
+        extra_gvnics=fabric.gvnic_names(),
     )

@@ -199,6 +199,95 @@ def shared_vpc_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
                 break
 
 
+def host_gpu_nic_networks_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """A Shared VPC site's GPU NIC pools attach to networks of the host project (GKE refuses any other: see
+    ``components/network/gcp_gpu_fabric.HostGpuFabric``), named per machine type, one per NIC the catalog gives."""
+    from components.catalog import GpuDirect, UnknownCatalogEntryError, gcp_machine_type
+
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, GcpSite):
+            continue
+        shared = site.network.shared_vpc
+        named = shared.gpu_nic_networks if shared is not None else {}
+        used: dict[str, list[tuple[int, str]]] = {}  # machine type -> (pool index, zone)
+        for k, pool in enumerate(site.gpu_pools):
+            if not pool.machine_type:
+                continue
+            try:
+                machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
+            except UnknownCatalogEntryError:
+                continue  # reported by gpu_pools_are_valid
+            if machine.gpu_nic_count:
+                used.setdefault(machine.name, []).append((k, pool.zone_in(site)))
+        if shared is None:
+            continue
+        path = f"sites[{i}].network.shared_vpc.gpu_nic_networks"
+        for machine_name, pools in used.items():
+            if machine_name in named:
+                continue
+            machine = gcp_machine_type(machine_name)
+            k = pools[0][0]
+            yield Issue(
+                f"sites[{i}].gpu_pools[{k}].machine_type",
+                f"'{site.gpu_pools[k].name}' runs {machine_name}, whose {machine.gpu_nic_count} GPU NICs must attach "
+                "to networks of the Shared VPC's host project (GKE attaches a Shared VPC node's NICs to no other "
+                f"project's); name them under network.shared_vpc.gpu_nic_networks.{machine_name}.gpu_nics "
+                "({network, subnetwork} each, in NIC order), or use a machine type without GPU NICs",
+            )
+        for machine_name, nics in named.items():
+            where = f"{path}.{machine_name}"
+            if machine_name not in used:
+                yield Issue(
+                    where,
+                    f"no GPU pool of the site runs {machine_name} with GPU NICs ("
+                    f"{', '.join(sorted(used)) or 'none does'}); name a machine type a pool uses, or remove the entry",
+                )
+                continue
+            machine = gcp_machine_type(machine_name)
+            if len(nics.gpu_nics) != machine.gpu_nic_count:
+                yield Issue(
+                    f"{where}.gpu_nics",
+                    f"{machine_name} has {machine.gpu_nic_count} GPU NICs, and {len(nics.gpu_nics)} networks are "
+                    f"named; name exactly {machine.gpu_nic_count}, one per NIC in NIC order",
+                )
+            extra = max(machine.gvnic_count - 1, 0)
+            if len(nics.gvnics) != extra:
+                yield Issue(
+                    f"{where}.gvnics",
+                    f"{machine_name} has {machine.gvnic_count} gVNIC(s), the first on the shared subnetwork; name "
+                    f"{extra} network(s) here for the others, not {len(nics.gvnics)}",
+                )
+            rdma = machine.gpudirect is GpuDirect.RDMA
+            gpu_networks = {nic.network for nic in nics.gpu_nics}
+            if rdma and len(gpu_networks) > 1:
+                yield Issue(
+                    f"{where}.gpu_nics",
+                    f"{machine_name}'s GPU NICs are RDMA (RoCE): they attach to subnetworks of one RoCE network, "
+                    f"not {len(gpu_networks)} networks ({', '.join(sorted(gpu_networks))}); name that network for each",
+                )
+            # A VM's regular NICs each sit on a different VPC network (a RoCE network holds all its GPU NICs).
+            regular = [nic.network for nic in nics.gvnics] + ([] if rdma else [nic.network for nic in nics.gpu_nics])
+            seen = {shared.network: "the shared network (the first gVNIC's)"}
+            for n, network in enumerate(regular):
+                if network in seen:
+                    yield Issue(
+                        where,
+                        f"network '{network}' is named twice (also {seen[network]}); each NIC of a VM sits on a "
+                        "network of its own: name a distinct network for each",
+                    )
+                seen.setdefault(network, f"NIC {n}")
+            subnetworks = [nic.subnetwork for nic in [*nics.gvnics, *nics.gpu_nics]]
+            if len(set(subnetworks)) != len(subnetworks):
+                yield Issue(f"{where}", "a subnetwork is named twice; each NIC takes its own subnetwork")
+            zones = sorted({zone for _, zone in used[machine_name]})
+            if rdma and len(zones) > 1:
+                yield Issue(
+                    where,
+                    f"a RoCE network belongs to one zone (its network profile's), and {machine_name} pools run in "
+                    f"{', '.join(zones)}: put them in one zone",
+                )
+
+
 def existing_gke_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     for i, site in enumerate(spec.sites):
         if not isinstance(site, GcpSite) or site.kubernetes.existing_cluster is None:
@@ -308,6 +397,7 @@ BROWNFIELD_VALIDATORS = (
     existing_key_fits,
     organization_trail_fits,
     shared_vpc_fits,
+    host_gpu_nic_networks_fit,
     existing_gke_cluster_fits,
     existing_cloud_kms_key_fits,
     existing_buckets_are_distinct,

@@ -316,6 +316,30 @@ class EksSpec(Strict):
     )
 
 
+class HostNicNetworkSpec(Strict):
+    """One additional NIC's network and subnetwork in the Shared VPC host project (by name)."""
+
+    network: GceName = Field(description="The host project's VPC network.", examples=["campus-a3-nic0"])
+    subnetwork: GceName = Field(
+        description="Its subnetwork in the site's region, shared with the site's project.",
+        examples=["campus-a3-nic0-usc1"],
+    )
+
+
+class HostGpuNicsSpec(Strict):
+    """The host project's networks a GPU machine type's additional NICs attach to, in NIC order."""
+
+    gpu_nics: list[HostNicNetworkSpec] = Field(
+        min_length=1,
+        description="One per GPU NIC of the machine type (A3 High: 4, A3 Mega: 8; A3 Ultra / A4: 8 subnetworks of "
+        "one RoCE network).",
+    )
+    gvnics: list[HostNicNetworkSpec] = Field(
+        default_factory=list,
+        description="One per gVNIC beyond the first (A3 Ultra / A4: one; A3 High / Mega: none).",
+    )
+
+
 class GcpSharedVpcSpec(Strict):
     """A Shared VPC subnetwork of the institution's host project, shared with the site's (service) project."""
 
@@ -344,6 +368,21 @@ class GcpSharedVpcSpec(Strict):
         "webhook firewall rule on the host network. false when the network team grants them: `lattice preflight` "
         "then names each one missing.",
     )
+    gpu_nic_networks: dict[NonEmpty, HostGpuNicsSpec] = Field(
+        default_factory=dict,
+        description="By GPU machine type (a3-highgpu-8g…): the host project's networks its pools' GPU NICs attach "
+        "to. Required for every machine type with GPU NICs that the site's pools use: on a Shared VPC, GKE attaches "
+        "a node's NICs only to networks of the host project, so Lattice creates no GPU NIC networks here.",
+        examples=[
+            {
+                "a3-highgpu-8g": {
+                    "gpu_nics": [
+                        {"network": f"campus-a3-nic{i}", "subnetwork": f"campus-a3-nic{i}-usc1"} for i in range(4)
+                    ]
+                }
+            }
+        ],
+    )
 
 
 class GcpNetworkSpec(Strict):
@@ -362,8 +401,8 @@ class GcpNetworkSpec(Strict):
     shared_vpc: GcpSharedVpcSpec | None = Field(
         None,
         description="Bring your own network: GKE uses a Shared VPC subnetwork of a host project and its named "
-        "secondary ranges; Lattice creates no VPC, subnetwork, router or NAT for the site (GPU NIC networks of "
-        "A3 / A4 pools stay in the site's project).",
+        "secondary ranges; Lattice creates no VPC, subnetwork, router or NAT for the site (nor GPU NIC networks: "
+        "gpu_nic_networks names the host's).",
         examples=[
             {
                 "host_project": "campus-net-host",

@@ -7,7 +7,9 @@ device mode its GPUDirect flavour needs: ``NetDevice`` for TCPX / TCPXO, ``RDMA`
 A4) and a ``Network`` of type ``Device`` that refers to it. NCCL then falls back to the primary gVNIC.
 
 The catalog (components/catalog/gcp.py) gives each machine type's NIC counts; types outside it are not judged.
-Param sets are matched by VPC and subnet anywhere in the stack, as GKE matches them to node NICs.
+Param sets are matched by VPC and subnet anywhere in the stack, as GKE matches them to node NICs: by name (a
+Shared VPC pool names the host project's networks by self link, ``projects/HOST/global/networks/NAME``, whose last
+part is the name the param set gives).
 """
 
 from components.catalog import UnknownCatalogEntryError, gcp_machine_type
@@ -43,7 +45,7 @@ def gpu_nic_fabric_complete(args):
         vpc, subnet = known(param_set.props, "spec", "vpc"), known(param_set.props, "spec", "vpcSubnet")
         name = known(param_set.props, "metadata", "name")
         if vpc and subnet and name:
-            param_sets[(vpc, subnet)] = (name, known(param_set.props, "spec", "deviceMode"))
+            param_sets[(_name(vpc), _name(subnet))] = (name, known(param_set.props, "spec", "deviceMode"))
     device_networks = {
         known(network.props, "spec", "parametersRef", "name")
         for network in of_type(args.resources, NETWORK)
@@ -66,7 +68,7 @@ def gpu_nic_fabric_complete(args):
 def _judge(pool, machine, param_sets, device_networks):
     expected = machine.gpu_nic_count + max(machine.gvnic_count - 1, 0)
     configs = as_list(known(pool.props, "networkConfig", "additionalNodeNetworkConfigs"))
-    attached = [(known(c, "network"), known(c, "subnetwork")) for c in configs]
+    attached = [(_name(known(c, "network")), _name(known(c, "subnetwork"))) for c in configs]
     known_nics = [nic for nic in attached if None not in nic]  # names unknown in preview are not judged
     distinct = set(known_nics)
     if len(distinct) < len(known_nics):
@@ -104,3 +106,8 @@ def _judge(pool, machine, param_sets, device_networks):
             f"{in_mode} of {machine.gpu_nic_count} GPU NICs' param sets use deviceMode {mode!r}, which "
             f"GPUDirect-{machine.gpudirect.name} on {machine.name} needs",
         )
+
+
+def _name(reference):
+    """A network or subnetwork's name, from its name or its (full or relative) self link; None stays None."""
+    return reference.rsplit("/", 1)[-1] if isinstance(reference, str) else reference

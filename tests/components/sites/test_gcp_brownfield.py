@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from typing import Any
 
 import pytest
 
+from lattice.check import evaluate
 from lattice.engine import number_of
+from policies.registry import all_rules
 from tests.components.sites.test_aws_brownfield import walk
 from tests.conftest import GCP_SITE, spec_with
+from tests.policies.helpers import EVERYTHING_MANDATORY
 
 HOST = "campus-net-host"
 NETWORK = "campus-vpc"
@@ -26,6 +30,10 @@ SUBNETWORK_ID = f"projects/{HOST}/regions/us-central1/subnetworks/{SUBNETWORK}"
 NUMBER = number_of(GCP_SITE["project"])
 GKE_AGENT = f"serviceAccount:service-{NUMBER}@container-engine-robot.iam.gserviceaccount.com"
 APIS_AGENT = f"serviceAccount:{NUMBER}@cloudservices.gserviceaccount.com"
+
+RULES = all_rules()["gpu-nic-fabric-complete"]
+# The host project's networks for the A3 High pool's four GPU NICs (the network team's names).
+HOST_NICS = [{"network": f"campus-a3-nic{i}", "subnetwork": f"campus-a3-nic{i}-usc1"} for i in range(4)]
 
 # What a Shared VPC means Lattice must not create for the site.
 NETWORK_TYPES = {
@@ -47,6 +55,7 @@ def shared_site(**changes: Any) -> dict[str, Any]:
             "pods_range": PODS,
             "services_range": SERVICES,
             "control_plane_cidr": CONTROL_PLANE,
+            "gpu_nic_networks": {"a3-highgpu-8g": {"gpu_nics": copy.deepcopy(HOST_NICS)}},
         },
     }
     site["gpu_pools"] = [{"name": "a3", "machine_type": "a3-highgpu-8g", "zone": "us-central1-a", "max_nodes": 2}]
@@ -71,15 +80,49 @@ def shared_plan(tmp_path_factory):
 
 
 def test_a_shared_vpc_site_creates_no_network_subnetwork_router_or_nat(shared_plan):
-    assert {r["type"] for r in shared_plan.resources} & NETWORK_TYPES == {
-        # GPU NIC subnetworks of the A3 pool stay in the site's project (gcp_gpu_fabric.py): only those.
-        "gcp:compute/subnetwork:Subnetwork"
+    # Not even the A3 pool's GPU NIC networks: they are the host project's (gpu_nic_networks).
+    assert {r["type"] for r in shared_plan.resources} & (NETWORK_TYPES | {"gcp:compute/network:Network"}) == set()
+    assert not [r for r in shared_plan.resources if r["type"] == "lattice:network:GcpGpuFabric"]
+
+
+def test_the_gpu_nics_attach_to_the_named_host_networks_and_pods_reach_them(shared_plan):
+    pool = shared_plan.one("gcp:container/nodePool:NodePool", "gcp-usc1-a3-pool")["inputs"]
+    # The node pool names each host network by self link (the provider's rule for a Shared VPC network), in NIC order.
+    assert pool["networkConfig"]["additionalNodeNetworkConfigs"] == [
+        {
+            "network": f"projects/{HOST}/global/networks/campus-a3-nic{i}",
+            "subnetwork": f"projects/{HOST}/regions/us-central1/subnetworks/campus-a3-nic{i}-usc1",
+        }
+        for i in range(4)
+    ]
+    # The cluster's network objects a training pod's annotation asks for carry the same networks, NIC by NIC.
+    param_sets = {
+        r["inputs"]["metadata"]["name"]: r["inputs"]["spec"]
+        for r in shared_plan.by_type("kubernetes:networking.gke.io/v1:GKENetworkParamSet")
     }
-    for kind in ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"):
-        for resource in shared_plan.by_type(kind):
-            assert "-fabric-" in resource["name"], resource["name"]
-            assert resource["inputs"].get("project", GCP_SITE["project"]) == GCP_SITE["project"]
-    assert not [r for r in shared_plan.resources if r["name"] in ("gcp-usc1-net-network", "gcp-usc1-net-nodes")]
+    assert param_sets == {
+        f"a3high-a-nic{i}": {
+            "vpc": f"campus-a3-nic{i}",
+            "vpcSubnet": f"campus-a3-nic{i}-usc1",
+            "deviceMode": "NetDevice",
+        }
+        for i in range(4)
+    }
+    networks = {r["inputs"]["metadata"]["name"] for r in shared_plan.by_type("kubernetes:networking.gke.io/v1:Network")}
+    annotations = shared_plan.outputs["sites"]["gcp-usc1"]["gpu_pools"]["a3"]["pod_annotations"]
+    asked = {i["network"] for i in json.loads(annotations["networking.gke.io/interfaces"])} - {"default"}
+    assert asked == networks == set(param_sets)
+    # The pack's GPU NIC rule matches the self links to the param sets by name, as GKE does: nothing to report.
+    result = evaluate(shared_plan.to_dict(), EVERYTHING_MANDATORY, rules={"gpu-nic-fabric-complete": RULES})
+    assert (result.errors, result.findings) == ([], [])
+    dark = copy.deepcopy(shared_plan.to_dict())
+    pool = next(r for r in dark["resources"] if r["name"] == "gcp-usc1-a3-pool")
+    pool["inputs"]["networkConfig"]["additionalNodeNetworkConfigs"].pop()
+    result = evaluate(dark, EVERYTHING_MANDATORY, rules={"gpu-nic-fabric-complete": RULES})
+    assert [f.message for f in result.findings] == [
+        "3 of 4 additional node networks attached on a3-highgpu-8g (4 GPU NICs carrying 800 Gbps together): the "
+        "NICs left out stay dark"
+    ]
 
 
 def test_gke_on_a_shared_vpc_uses_the_host_subnetwork_and_its_named_secondary_ranges(shared_plan):
@@ -218,8 +261,42 @@ def test_an_existing_key_without_grant_iam_gets_no_member(plan_spec):
             "sites[0].network.nat",
             "egress of the Shared VPC campus-vpc is its owner's",
         ),
+        (
+            lambda s: s["network"]["shared_vpc"].pop("gpu_nic_networks"),
+            "sites[0].gpu_pools[0].machine_type",
+            "'a3' runs a3-highgpu-8g, whose 4 GPU NICs must attach to networks of the Shared VPC's host project",
+        ),
+        (
+            lambda s: s["network"]["shared_vpc"]["gpu_nic_networks"]["a3-highgpu-8g"]["gpu_nics"].pop(),
+            "sites[0].network.shared_vpc.gpu_nic_networks.a3-highgpu-8g.gpu_nics",
+            "a3-highgpu-8g has 4 GPU NICs, and 3 networks are named; name exactly 4, one per NIC in NIC order",
+        ),
+        (
+            lambda s: s["network"]["shared_vpc"]["gpu_nic_networks"]["a3-highgpu-8g"]["gpu_nics"][1].update(
+                network="campus-a3-nic0"
+            ),
+            "sites[0].network.shared_vpc.gpu_nic_networks.a3-highgpu-8g",
+            "network 'campus-a3-nic0' is named twice (also NIC 0); each NIC of a VM sits on a network of its own",
+        ),
+        (
+            lambda s: s["network"]["shared_vpc"]["gpu_nic_networks"].update(
+                {"a3-megagpu-8g": {"gpu_nics": copy.deepcopy(HOST_NICS)}}
+            ),
+            "sites[0].network.shared_vpc.gpu_nic_networks.a3-megagpu-8g",
+            "no GPU pool of the site runs a3-megagpu-8g with GPU NICs (a3-highgpu-8g)",
+        ),
     ],
-    ids=["created-cluster-setting", "control-plane-not-28", "key-other-region", "filestore", "nat"],
+    ids=[
+        "created-cluster-setting",
+        "control-plane-not-28",
+        "key-other-region",
+        "filestore",
+        "nat",
+        "gpu-nics-not-named",
+        "gpu-nic-count",
+        "gpu-nic-network-twice",
+        "gpu-nics-of-an-unused-machine",
+    ],
 )
 def test_inconsistent_brownfield_input_exits_2_with_file_key_path_and_fix(tmp_path, capsys, change, path, message):
     from lattice.cli import main
