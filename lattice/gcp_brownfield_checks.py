@@ -16,7 +16,7 @@ or an existing Cloud KMS key (``encryption.key_name``) reads, over the Google AP
   Workload Identity on the project's pool (the teams' identities need it), and Dataplane V2 with
   multi-networking where an A3 / A4 pool attaches GPU NICs.
 - ``key``: the existing key is enabled, for encryption, rotated at least every ``key_rotation_days`` (what the
-  policy pack holds a key of Lattice's own to; ``lattice audit`` reads AWS only, so the live check is here); with
+  policy pack holds a key of Lattice's own to; ``lattice audit`` judges the same live, ``gcp_audit.py``); with
   ``grant_iam: false`` its policy grants encrypter/decrypter to the GKE, Cloud Storage and Cloud Logging service
   agents that use it.
 
