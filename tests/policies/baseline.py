@@ -296,6 +296,22 @@ def program() -> None:
         labels=labels,
         opts=stateful,
     )
+    # A GKE node subnetwork (secondary ranges for Pods and Services) with flow logs, as GcpSiteNetwork makes it.
+    gcp.compute.Subnetwork(
+        "gcp-nodes",
+        name="baseline-nodes",
+        project=GCP_PROJECT,
+        region="us-central1",
+        network="projects/lattice-baseline/global/networks/baseline",
+        ip_cidr_range="10.30.0.0/18",
+        secondary_ip_ranges=[
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name="pods", ip_cidr_range="10.30.128.0/17"),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name="services", ip_cidr_range="10.30.64.0/20"),
+        ],
+        log_config=gcp.compute.SubnetworkLogConfigArgs(
+            aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA"
+        ),
+    )
     nodes = "baseline-nodes@lattice-baseline.iam.gserviceaccount.com"
     gke = gcp.container.Cluster(
         "gke",
