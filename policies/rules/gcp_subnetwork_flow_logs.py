@@ -25,8 +25,6 @@ SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
     counterexample=Counterexample(
         SUBNETWORK, drop("logConfig"), select=lambda subnet, plan: bool(subnet["inputs"].get("secondaryIpRanges"))
     ),
-    checkov=("CKV_GCP_26",),
-    scanner_notes={"CKV_GCP_26": "Narrower: only subnetworks with secondary ranges (GKE node subnetworks) are judged."},
     category="network",
 )
 def gcp_subnetwork_flow_logs(args):
