@@ -9,6 +9,7 @@ import pulumi
 
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
 from .observability.federation import MetricsFederation
+from .observability.receivers import resolve as resolve_receivers
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, worker_sites
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
@@ -51,7 +52,8 @@ class HybridStack(pulumi.ComponentResource):
         manager = manager_site(spec)
         self.routes = routes(spec)
         # Each site's part in the metrics: its own Prometheus, and the central store's receiver or a writer to it.
-        self.metrics = MetricsFederation("metrics", spec, opts=child)
+        self.receivers = resolve_receivers(spec.observability.receivers, args.secret)
+        self.metrics = MetricsFederation("metrics", spec, opts=child, receivers=self.receivers)
         dispatched = {route.team for route in self.routes if route.workers}
         workers = {site.name for site in worker_sites(spec)}
         for site in spec.sites:
@@ -84,6 +86,7 @@ class HybridStack(pulumi.ComponentResource):
                         compliance_locks=spec.environment == "prod",
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
+                        receivers=self.receivers,
                     ),
                     opts=child,
                 )
@@ -106,6 +109,7 @@ class HybridStack(pulumi.ComponentResource):
                         linked_ranges=linked_ranges(spec, site),
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
+                        receivers=self.receivers,
                     ),
                     opts=child,
                 )

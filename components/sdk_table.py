@@ -2823,7 +2823,7 @@ RESOURCES: dict[str, tuple[str | None, bool]] = {
     "gcp:monitoring/group:Group": (None, False),
     "gcp:monitoring/metricDescriptor:MetricDescriptor": ("labels", False),
     "gcp:monitoring/monitoredProject:MonitoredProject": (None, True),
-    "gcp:monitoring/notificationChannel:NotificationChannel": ("labels", False),
+    "gcp:monitoring/notificationChannel:NotificationChannel": ("userLabels", False),
     "gcp:monitoring/slo:Slo": (None, False),
     "gcp:monitoring/snooze:Snooze": (None, False),
     "gcp:monitoring/uptimeCheckConfig:UptimeCheckConfig": (None, False),

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from components.tagging import SDK_PACKAGES, TAG_ARGUMENTS, sdk_module_name
+from components.tagging import CONFIGURING_LABELS, SDK_PACKAGES, TAG_ARGUMENTS, sdk_module_name
 
 TABLE = Path(__file__).with_name("sdk_table.py")
 _CLASS = re.compile(rb"^class (\w+)\(pulumi\.CustomResource\):", re.M)
@@ -50,7 +50,9 @@ def resources() -> Iterator[tuple[str, str | None, bool]]:
             ):
                 continue  # the import-based lookup would not resolve this token to this class
             parameters = {p.decode() for p in _PARAMETER.findall(inits[0])}
-            tags = next((argument for argument in TAG_ARGUMENTS[package] if argument in parameters), None)
+            tags = CONFIGURING_LABELS.get(token) or next(
+                (argument for argument in TAG_ARGUMENTS[package] if argument in parameters), None
+            )
             yield token, _camel(tags) if tags else None, "name" in parameters
 
 

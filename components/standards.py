@@ -148,6 +148,9 @@ FILESYSTEM_FULL_PERCENT = 85
 # A node of a GPU pool NotReady, and a Kueue workload inadmissible, for this long.
 NODE_NOT_READY_MINUTES = 5
 KUEUE_INADMISSIBLE_MINUTES = 30
+# The audit pipeline is silent when the trail's log group has received no event for this long (an account running
+# EKS records management events every minute: an hour without one is a broken trail, not a quiet account).
+AUDIT_SILENT_MINUTES = 60
 # How long each site's Prometheus keeps its own series, and the central store every site's.
 METRICS_RETENTION_DAYS = 15
 CENTRAL_METRICS_RETENTION_DAYS = 90

@@ -105,6 +105,9 @@ def _k8s_trim(text: str) -> str:
 # installed SDKs say otherwise): deciding them by importing the SDK modules cost `lattice check` 4 s.
 
 TAG_ARGUMENTS = {"aws": ("tags",), "gcp": ("labels", "resource_labels"), "kubernetes": ("metadata",)}
+# Resources whose ``labels`` argument configures the resource itself (a notification channel's email address), not
+# metadata: their labels are the argument named here.
+CONFIGURING_LABELS = {"gcp:monitoring/notificationChannel:NotificationChannel": "user_labels"}
 
 
 SDK_PACKAGES = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}

@@ -58,6 +58,9 @@ FREE_TYPES: dict[str, str] = {
     "aws:iam/serviceLinkedRole:ServiceLinkedRole": "no charge",
     "aws:kms/alias:Alias": "no charge",
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": "no charge",
+    "aws:sns/topic:Topic": "usage only: alarm notifications stay inside SNS's monthly free tier (1,000 emails, "
+    "100,000 HTTPS deliveries, 1 million publishes)",
+    "aws:sns/topicSubscription:TopicSubscription": "no charge (deliveries counted with its topic)",
     "aws:s3/bucketLogging:BucketLogging": "counted as the access-log bucket's storage",
     "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration": "no charge",
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": "no charge",
@@ -80,6 +83,7 @@ FREE_TYPES: dict[str, str] = {
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "no charge",
     "gcp:kms/keyRing:KeyRing": "no charge",
     "gcp:logging/projectSink:ProjectSink": "no charge (routing; counted as ingestion into its bucket)",
+    "gcp:monitoring/notificationChannel:NotificationChannel": "no charge",
     "gcp:projects/iAMAuditConfig:IAMAuditConfig": "counted as ingestion into the log bucket",
     "gcp:projects/iAMMember:IAMMember": "no charge",
     "gcp:projects/service:Service": "no charge",
@@ -546,6 +550,10 @@ PRICERS: dict[str, Callable[[_Context, dict], list[CostRow]]] = {
     "gcp:compute/routerNat:RouterNat": _fixed_hourly("cloud-nat/gateway-hour", "Cloud NAT gateway"),
     "gcp:storage/bucket:Bucket": _bucket("gcs/standard-storage", "Cloud Storage"),
     "gcp:kms/cryptoKey:CryptoKey": _monthly_fixed("kms/key-version-month", "Cloud KMS key (one active version)"),
+    # One condition per Lattice policy; the time series its queries return ($0.35 per million) are not counted.
+    "gcp:monitoring/alertPolicy:AlertPolicy": _monthly_fixed(
+        "monitoring/alert-condition-month", "Cloud Monitoring alerting condition"
+    ),
     "gcp:logging/projectBucketConfig:ProjectBucketConfig": _log_bucket,
     "gcp:lustre/instance:Instance": _capacity_storage(
         "managed-lustre",

@@ -149,6 +149,7 @@ class CrossSiteLinks(pulumi.ComponentResource):
             log_group_arn=network.vpn_log_group.arn,
             tags=args.tags[site.name],
             cluster_security_group_id=built.eks.cluster_security_group_id,
+            alarm_actions=tuple(built.alarm_actions),
         )
 
     @staticmethod

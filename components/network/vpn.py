@@ -139,6 +139,7 @@ class AwsEnd:
     log_group_arn: pulumi.Input[str]
     tags: TagContext
     cluster_security_group_id: pulumi.Input[str] | None = None  # admit rules land here (every node has it)
+    alarm_actions: tuple[pulumi.Input[str], ...] = ()  # the site's alarm topic, if any
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,7 @@ class VpnLink(pulumi.ComponentResource):
             f"the {plan.key} VPN connection {index}",
             end.tags,
             pulumi.ResourceOptions(parent=self, provider=end.provider),
+            actions=list(end.alarm_actions),
         )
         return connection
 

@@ -31,6 +31,7 @@ import pulumi_kubernetes as k8s
 
 from components import standards
 
+from . import receivers as alert_receivers
 from .alerts import rule_groups
 
 CHART = "kube-prometheus-stack"
@@ -84,6 +85,8 @@ class ClusterMetricsArgs:
     # Sites whose series the rules here evaluate besides this one's (see alerts.scope_matcher); None: this one only.
     evaluates_for: tuple[str, ...] | None = None
     node_selector: dict[str, str] = field(default_factory=dict)  # where Prometheus and its operator run
+    # Where Alertmanager sends the alerts (observability.receivers, secrets read); empty: the chart's default.
+    receivers: list[alert_receivers.Receiver] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -138,6 +141,18 @@ class ClusterMetrics(pulumi.ComponentResource):
                     opts=in_namespace,
                 ),
             ]
+        receiver_secrets = alert_receivers.secret_data(args.receivers) if not args.agent else {}
+        if receiver_secrets:
+            secrets.append(
+                k8s.core.v1.Secret(
+                    f"{name}-alert-receivers",
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        name=alert_receivers.SECRET_NAME, namespace=NAMESPACE, labels=args.labels
+                    ),
+                    string_data=receiver_secrets,
+                    opts=in_namespace,
+                )
+            )
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
             name="kube-prometheus-stack",
@@ -239,6 +254,12 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
     if args.node_selector:
         values["prometheusOperator"] = {"nodeSelector": dict(args.node_selector)}
         values["alertmanager"] = {"alertmanagerSpec": {"nodeSelector": dict(args.node_selector)}}
+    routes = alert_receivers.alertmanager_config(args.receivers)
+    if routes is not None and not args.agent:
+        alertmanager = values.setdefault("alertmanager", {})
+        alertmanager["config"] = routes
+        if alert_receivers.secret_data(args.receivers):
+            alertmanager.setdefault("alertmanagerSpec", {})["secrets"] = [alert_receivers.SECRET_NAME]
     if args.agent:
         values["prometheus"]["agentMode"] = True
         values["alertmanager"] = {"enabled": False}

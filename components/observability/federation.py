@@ -8,7 +8,7 @@ GKE sites forward through an agent-mode Prometheus; the central store evaluates 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_random as random
@@ -27,6 +27,7 @@ class SiteMetrics:
     remote_write: RemoteWrite | None = None
     receiver: CentralReceiver | None = None
     evaluates_for: tuple[str, ...] | None = None
+    receivers: list = field(default_factory=list)  # receivers.Receiver: where its Alertmanager sends alerts
 
 
 def central_site(spec: StackSpec):
@@ -52,7 +53,9 @@ class MetricsFederation(pulumi.ComponentResource):
     passwords: dict[str, pulumi.Output[str]]
     sites: dict[str, SiteMetrics | None]
 
-    def __init__(self, name: str, spec: StackSpec, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, name: str, spec: StackSpec, opts: pulumi.ResourceOptions | None = None, receivers: list | None = None
+    ):
         super().__init__("lattice:observability:MetricsFederation", name, None, opts)
         central = central_site(spec)
         writers = senders(spec)
@@ -68,6 +71,9 @@ class MetricsFederation(pulumi.ComponentResource):
             for site in writers
         }
         self.sites = site_metrics(spec, self.passwords)
+        for part in self.sites.values():
+            if part is not None:
+                part.receivers = list(receivers or [])
         self.register_outputs({"central": central.name if central else None, "senders": sorted(self.passwords)})
 
 
@@ -113,4 +119,5 @@ def metrics_args(
         receiver=metrics.receiver,
         evaluates_for=metrics.evaluates_for,
         node_selector=dict(node_selector or {}),
+        receivers=list(metrics.receivers),
     )

@@ -20,7 +20,10 @@ from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutos
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, ExistingNetwork
 from ..network.ports import HTTPS
+from ..observability.alarm_topic import AwsAlarmTopic, AwsAlarmTopicArgs
+from ..observability.cloud_alarms import audit_silence_alarm
 from ..observability.federation import SiteMetrics, metrics_args
+from ..observability.receivers import Receiver
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
 from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
@@ -61,6 +64,7 @@ class AwsCloudSiteArgs:
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
+    receivers: list[Receiver] = field(default_factory=list)  # where alerts go (observability.receivers)
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -103,6 +107,22 @@ class AwsCloudSite(pulumi.ComponentResource):
             ),
             opts=scoped,
         )
+        # Where the site's CloudWatch alarms go: a topic with a subscription per receiver (none: no topic).
+        self.alarm_topic = None
+        self.alarm_actions: list[pulumi.Output[str]] = []
+        if args.receivers:
+            self.alarm_topic = AwsAlarmTopic(
+                f"{name}-alarms",
+                AwsAlarmTopicArgs(
+                    receivers=args.receivers,
+                    tags=tags,
+                    rotation_days=site.encryption.key_rotation_days,
+                    deletion_window_days=site.encryption.key_deletion_window_days,
+                    protect=args.protect,
+                ),
+                opts=scoped,
+            )
+            self.alarm_actions = [self.alarm_topic.arn]
         self.network = AwsSiteNetwork(
             f"{name}-net",
             AwsSiteNetworkArgs(
@@ -179,6 +199,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     tags=tags,
                     protect=args.protect,
                     compliance_locks=args.compliance_locks,
+                    alarm_actions=self.alarm_actions,
                     cluster_security_group=self.eks.cluster_security_group_id,
                     efa_security_groups={
                         pool_name: pool.security_group.id
@@ -189,6 +210,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 opts=scoped,
             )
         self.trail = None
+        self.audit_alarm = None
         if site.audit.creates_trail:
             invoke = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
             account = aws.get_caller_identity_output(opts=invoke).account_id
@@ -216,6 +238,13 @@ class AwsCloudSite(pulumi.ComponentResource):
                     depends_on=[audit.policy, *([self.key.key] if self.key.key is not None else [])],
                 ),
                 opts=scoped,
+            )
+            self.audit_alarm = audit_silence_alarm(
+                f"{name}-trail",
+                self.trail.log_group,
+                tags,
+                pulumi.ResourceOptions(parent=self, provider=self.provider),
+                actions=self.alarm_actions,
             )
         tiers = [*(pool.scratch for pool in self.pools.values() if pool.scratch is not None)]
         tiers += self.storage.tiers if self.storage is not None else []

@@ -21,6 +21,8 @@ from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs, Share
 from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
 from ..observability.federation import SiteMetrics, metrics_args
+from ..observability.gcp_alerting import GcpAlerting, GcpAlertingArgs
+from ..observability.receivers import Receiver
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
@@ -63,6 +65,7 @@ class GcpCloudSiteArgs:
     # The site's part in observability: None keeps GKE's managed collection alone; with a central store, an
     # agent-mode Prometheus forwards to it.
     metrics: SiteMetrics | None = None
+    receivers: list[Receiver] = field(default_factory=list)  # where alerts go (observability.receivers)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -143,6 +146,14 @@ class GcpCloudSite(pulumi.ComponentResource):
                     tags=tags,
                 ),
                 opts=scoped,
+            )
+        # Cloud Monitoring: channels per receiver, and an alert policy on the site's HA VPN tunnels.
+        self.alerting = None
+        if self.vpn is not None or args.receivers:
+            self.alerting = GcpAlerting(
+                f"{name}-alerting",
+                GcpAlertingArgs(project=site.project, receivers=args.receivers, tags=tags, vpn=self.vpn is not None),
+                opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=self.services)),
             )
         machines = {
             pool.name: gcp_machine_type(pool.machine_type, pool.attached_gpus)

@@ -1134,11 +1134,120 @@ class CentralMetricsSpec(Strict):
     )
 
 
+Severity = Literal["critical", "warning"]
+
+
+def _email(value: str) -> str:
+    local, at, domain = value.partition("@")
+    if not at or not local or "." not in domain or any(c.isspace() or c == "@" for c in local + domain):
+        raise ValueError(f"'{value}' is not an email address; write it like ops@lab.example.org")
+    return value
+
+
+EmailAddress = Annotated[str, Field(max_length=254), AfterValidator(_email)]
+
+
+class PagerDutyReceiverSpec(Strict):
+    routing_key_secret: ConfigKey = Field(
+        description="Secret config key holding the PagerDuty service's Events API v2 integration (routing) key, set "
+        "with `pulumi config set --secret lattice:<key>`; Alertmanager and GCP's PagerDuty channel page with it.",
+        examples=["pagerdutyRoutingKey"],
+    )
+    cloudwatch_key_secret: ConfigKey | None = Field(
+        None,
+        description="AWS sites: secret config key holding the integration key of the service's Amazon CloudWatch "
+        "integration; the alarm topic then delivers to https://events.pagerduty.com/integration/<key>/enqueue. "
+        "Unset: CloudWatch alarms do not page.",
+        examples=["pagerdutyCloudwatchKey"],
+    )
+
+
+class SlackReceiverSpec(Strict):
+    webhook_secret: ConfigKey = Field(
+        description="Secret config key holding the Slack incoming-webhook URL (Alertmanager posts there).",
+        examples=["slackWebhook"],
+    )
+    channel: Annotated[str, Field(pattern=r"^#[a-z0-9][a-z0-9._-]{0,79}$")] | None = Field(
+        None, description="Channel to post to. Default: the webhook's own channel.", examples=["#gpu-platform"]
+    )
+
+
+class EmailReceiverSpec(Strict):
+    to: list[EmailAddress] = Field(
+        min_length=1, description="Addresses alerts are mailed to.", examples=[["hpc-oncall@lab.example.org"]]
+    )
+    sender: EmailAddress | None = Field(
+        None, description="Alertmanager's From address (needed with smarthost).", examples=["alerts@lab.example.org"]
+    )
+    smarthost: Annotated[str, Field(pattern=r"^[A-Za-z0-9.-]+:[0-9]{1,5}$")] | None = Field(
+        None,
+        description="The SMTP relay Alertmanager sends through, host:port. Unset: only the cloud alarms mail "
+        "(SNS, Cloud Monitoring), the Prometheus alerts do not.",
+        examples=["smtp.lab.example.org:587"],
+    )
+    username: NonEmpty | None = Field(
+        None, description="SMTP user, if the relay asks for one.", examples=["lattice-alerts"]
+    )
+    password_secret: ConfigKey | None = Field(
+        None, description="Secret config key holding the SMTP user's password.", examples=["smtpPassword"]
+    )
+
+
+class ReceiverSpec(Strict):
+    name: SiteName = Field(description="Receiver name, a DNS label unique in the list.", examples=["gpu-oncall"])
+    severities: list[Severity] | None = Field(
+        None,
+        description="Which alerts it gets. Default: critical for PagerDuty (the pager), critical and warning for "
+        "Slack and email.",
+        examples=[["critical"]],
+    )
+    pagerduty: PagerDutyReceiverSpec | None = Field(None, description="Page a PagerDuty service.")
+    slack: SlackReceiverSpec | None = Field(None, description="Post to a Slack channel (Prometheus alerts only).")
+    email: EmailReceiverSpec | None = Field(None, description="Mail a list of addresses.")
+
+    KINDS: ClassVar[tuple[str, ...]] = ("pagerduty", "slack", "email")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ReceiverSpec:
+        given = [kind for kind in self.KINDS if getattr(self, kind) is not None]
+        if len(given) != 1:
+            raise ValueError(f"set exactly one of {', '.join(self.KINDS)} (got {', '.join(given) or 'none'})")
+        if self.email is not None and self.email.smarthost is not None and self.email.sender is None:
+            raise ValueError("email.smarthost needs email.sender, the From address Alertmanager sends as")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(kind for kind in self.KINDS if getattr(self, kind) is not None)
+
+    @property
+    def routed_severities(self) -> tuple[str, ...]:
+        if self.severities is not None:
+            return tuple(sorted(set(self.severities)))
+        return ("critical",) if self.pagerduty is not None else ("critical", "warning")
+
+    def secret_keys(self) -> dict[str, str]:
+        """Key path (under the receiver) -> the secret config key it names."""
+        fields = {
+            "pagerduty.routing_key_secret": self.pagerduty and self.pagerduty.routing_key_secret,
+            "pagerduty.cloudwatch_key_secret": self.pagerduty and self.pagerduty.cloudwatch_key_secret,
+            "slack.webhook_secret": self.slack and self.slack.webhook_secret,
+            "email.password_secret": self.email and self.email.password_secret,
+        }
+        return {path: key for path, key in fields.items() if key}
+
+
 class ObservabilitySpec(Strict):
     central: CentralMetricsSpec | None = Field(
         None,
         description="One view across sites: a central metrics store every other site remote-writes to, each "
         "series labelled with its site (README: Observability). Unset: each site keeps its own metrics.",
+    )
+    receivers: list[ReceiverSpec] = Field(
+        default_factory=list,
+        description="Where alerts go: every Alertmanager's routes by severity, the AWS sites' alarm topics' "
+        "subscriptions and the GCP sites' notification channels (docs/concepts/observability.md, 'How to add a "
+        "receiver'). Empty: alerts show in Alertmanager, CloudWatch and Cloud Monitoring only.",
     )
 
 

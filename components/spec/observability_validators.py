@@ -54,3 +54,29 @@ def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
                 f"'{site.name}', so its metrics could not be sent there; add a link between '{other.name}' and "
                 f"'{site.name}' (links), or both to one AWS hub, or remove observability.central",
             )
+
+
+def receiver_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: frozenset[str], knows_config: bool):
+    """``observability.receivers``: unique names, and every secret they name set as a secret config value."""
+    seen: dict[str, int] = {}
+    for index, receiver in enumerate(spec.observability.receivers):
+        path = f"observability.receivers[{index}]"
+        if receiver.name in seen:
+            yield (
+                f"{path}.name",
+                f"receiver name '{receiver.name}' is already used by observability.receivers[{seen[receiver.name]}]; "
+                "give every receiver its own name",
+            )
+        seen.setdefault(receiver.name, index)
+        if not knows_config:
+            continue
+        for field_path, key in receiver.secret_keys().items():
+            full = f"lattice:{key}"
+            fix = f"run `pulumi config set --secret {full}`"
+            if full not in config_keys:
+                yield f"{path}.{field_path}", f"config key '{full}' is not set in this stack; {fix}"
+            elif full not in secret_keys:
+                yield (
+                    f"{path}.{field_path}",
+                    f"config key '{full}' holds a credential in plain text; {fix} to encrypt it",
+                )

@@ -789,9 +789,11 @@ def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
 
 
 def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from .observability_validators import observability_issues
+    from .observability_validators import observability_issues, receiver_issues
 
     for path, message in observability_issues(spec):
+        yield Issue(path, message)
+    for path, message in receiver_issues(spec, ctx.config_keys, ctx.secret_config_keys, ctx.knows_config):
         yield Issue(path, message)
 
 

@@ -40,6 +40,7 @@ class AwsSiteStorageArgs:
     efa_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     compliance_locks: bool = True  # Object Lock in COMPLIANCE mode unless a bucket says otherwise (prod)
     trail_name: str | None = None  # the site's CloudTrail trail, which delivers into its audit bucket
+    alarm_actions: list[pulumi.Input[str]] = field(default_factory=list)  # the site's alarm topic, if any
 
 
 def s3_bucket_name(stack: str, site: str, bucket: str, account: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -163,6 +164,7 @@ class AwsSiteStorage(pulumi.ComponentResource):
                     client_security_groups=clients,
                     bucket_names={name: bucket.name for name, bucket in self.buckets.items()},
                     admin_cidrs=admin_client_ranges(site, lustre),
+                    alarm_actions=args.alarm_actions,
                 ),
                 opts=child,
             )

@@ -53,6 +53,7 @@ class FsxLustreArgs:
     client_security_groups: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     bucket_names: dict[str, pulumi.Input[str]] = field(default_factory=dict)  # for data repositories
     admin_cidrs: list[str] = field(default_factory=list)  # clients root squash spares (storage_validators)
+    alarm_actions: list[pulumi.Input[str]] = field(default_factory=list)  # the site's alarm topic, if any
 
 
 class FsxLustre(pulumi.ComponentResource):
@@ -172,7 +173,9 @@ class FsxLustre(pulumi.ComponentResource):
         # Intelligent-Tiering storage grows with its data: it has no capacity to fill, and no alarm.
         self.alarm = None
         if size.capacity_gib:
-            self.alarm = fsx_capacity_alarm(name, self.file_system, size.capacity_gib, args.tags, child)
+            self.alarm = fsx_capacity_alarm(
+                name, self.file_system, size.capacity_gib, args.tags, child, actions=args.alarm_actions
+            )
         fs = self.file_system
         self.tier = StorageTier(
             name=spec.name,

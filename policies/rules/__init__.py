@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     cloudtrail_object_lock,
     cloudtrail_validation,
     cluster_admin_binding,
+    critical_alerts_routed,
     ebs_encryption,
     efa_placement_group,
     efa_wiring,

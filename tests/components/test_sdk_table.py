@@ -9,6 +9,7 @@ import pytest
 from components.sdk_table import RESOURCES
 from components.sdk_table_generate import TABLE, render
 from components.tagging import (
+    CONFIGURING_LABELS,
     TAG_ARGUMENTS,
     is_sdk_resource,
     sdk_class,
@@ -27,7 +28,9 @@ def _from_the_sdk(type_token: str) -> tuple[bool, str | None, bool]:
     if cls is None:
         return False, None, False
     parameters = set(inspect.signature(cls._internal_init).parameters)
-    argument = next((a for a in TAG_ARGUMENTS[type_token.partition(":")[0]] if a in parameters), None)
+    argument = CONFIGURING_LABELS.get(type_token) or next(
+        (a for a in TAG_ARGUMENTS[type_token.partition(":")[0]] if a in parameters), None
+    )
     head, *tail = (argument or "").split("_")
     return True, (head + "".join(p.title() for p in tail)) or None, "name" in parameters
 

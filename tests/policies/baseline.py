@@ -18,6 +18,8 @@ import pulumi_kubernetes as k8s
 from components.catalog import efa_interfaces
 from components.observability.alerts import rule_groups
 from components.observability.dcgm import dcgm_exporter_values
+from components.observability.receivers import Receiver, alertmanager_config
+from components.spec.model import ReceiverSpec
 from components.tagging import TagContext
 from lattice.engine import Plan, run_program
 
@@ -594,7 +596,16 @@ def _gpu_metrics(labels: dict[str, str]) -> None:
         chart="kube-prometheus-stack",
         version="88.5.3",
         namespace="monitoring",
-        values={"prometheus": {"prometheusSpec": {"externalLabels": {"site": "grid-hpc"}}}},
+        values={
+            "prometheus": {"prometheusSpec": {"externalLabels": {"site": "grid-hpc"}}},
+            # Critical alerts page the on-call (observability.receivers), the key read from a mounted Secret.
+            "alertmanager": {
+                "config": alertmanager_config(
+                    [Receiver(ReceiverSpec(name="oncall", pagerduty={"routing_key_secret": "pagerdutyKey"}))]
+                ),
+                "alertmanagerSpec": {"secrets": ["lattice-alert-receivers"]},
+            },
+        },
     )
     k8s.apiextensions.CustomResource(
         "lattice-alerts",

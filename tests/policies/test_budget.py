@@ -83,7 +83,7 @@ def test_over_budget_in_dev_is_advisory_and_names_lattice_cost_s_figure(rules):
             f"its budget of $100,000 by ${total - 100_000:,.0f}",
         )
     ]
-    assert round(total) == 161_386  # `lattice cost --stack dev`, max column, snapshot of 2026-11
+    assert round(total) == 161_387  # `lattice cost --stack dev`, max column, snapshot of 2026-11
     assert result.blocking == []
 
 
@@ -91,7 +91,7 @@ def test_over_budget_in_prod_is_mandatory_and_blocks(rules):
     plan = budgeted(PROD, {"monthly_usd": 400_000})
     result, found = findings(plan, "prod", rules)
     assert [(f.enforcement, f.urn) for f in found] == [("mandatory", stack_urn(plan))]
-    assert "over its budget of $400,000 by $65,153" in found[0].message
+    assert "over its budget of $400,000 by $65,156" in found[0].message
     assert [f.policy for f in result.blocking] == [RULE]
 
 

@@ -14,6 +14,8 @@ from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample, e
 COUNTEREXAMPLE_MESSAGE = {
     "cloudtrail-bucket-object-lock": "object lock retains CloudTrail logs for 30 days; at least 365 required",
     "cloudtrail-kms": "log files are encrypted with S3-managed keys only",
+    "critical-alerts-routed": "GpuXidCritical, GpuDoubleBitEcc, GpuRowRemapFailure reach no receiver that sends "
+    "anywhere",
     "cloudtrail-logging-enabled": "the trail is stopped",
     "cloudtrail-log-validation": "log file validation is off",
     "cloudtrail-multi-region": "the trail records one region only",
@@ -865,3 +867,30 @@ def test_gpu_metrics_need_lattices_counters_a_prometheus_and_the_critical_alerts
     assert _gpu_metrics_findings(edit(baseline, PROMETHEUS_RULE, "lattice-alerts", spec=trimmed)) == [
         "no PrometheusRule on its cluster evaluates GpuXidCritical"
     ]
+
+
+def _routing_findings(plan):
+    return [message for policy, message in findings(plan) if policy == "critical-alerts-routed"]
+
+
+def test_critical_gpu_alerts_must_reach_a_receiver_that_sends_somewhere(baseline):
+    assert _routing_findings(baseline) == []
+    values = next(r for r in baseline["resources"] if r["name"] == "kube-prometheus-stack")["inputs"]["values"]
+    # The chart's default: everything to 'null'.
+    default = {k: v for k, v in values.items() if k != "alertmanager"}
+    assert _routing_findings(edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values=default)) == [
+        "Alertmanager runs the chart's default configuration: every alert goes to 'null'"
+    ]
+    # Routes that page only warnings leave the critical GPU alerts on 'null'.
+    warnings_only = copy.deepcopy(values)
+    warnings_only["alertmanager"]["config"]["route"]["routes"][1]["matchers"] = ['severity="warning"']
+    assert _routing_findings(edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values=warnings_only)) == [
+        "GpuXidCritical, GpuDoubleBitEcc, GpuRowRemapFailure reach no receiver that sends anywhere"
+    ]
+    # A receiver with no integration is no destination.
+    hollow = copy.deepcopy(values)
+    hollow["alertmanager"]["config"]["receivers"][1] = {"name": "oncall"}
+    assert len(_routing_findings(edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values=hollow))) == 1
+    # A forwarder (agent mode, no Alertmanager) is not judged.
+    agent = {"prometheus": {"agentMode": True}, "alertmanager": {"enabled": False}}
+    assert _routing_findings(edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values=agent)) == []

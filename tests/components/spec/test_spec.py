@@ -23,7 +23,12 @@ def test_prod_stack_loads_and_keeps_its_secret_key_secret():
     stack = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml")
     assert {s.tier for s in stack.spec.sites} == {"cloud", "grid", "edge"}
     assert {s.provider for s in stack.spec.sites} == {"aws", "gcp", "kubernetes"}
-    assert stack.secret_keys == ["lattice:beamlineKubeconfig"]
+    assert stack.secret_keys == [
+        "lattice:beamlineKubeconfig",
+        "lattice:pagerdutyCloudwatchKey",
+        "lattice:pagerdutyRoutingKey",
+        "lattice:slackWebhook",
+    ]
     assert stack.spec.protects_stateful is True
 
 
