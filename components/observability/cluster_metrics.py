@@ -33,6 +33,9 @@ from components import standards
 
 from . import receivers as alert_receivers
 from .alerts import rule_groups
+from .dashboards import dashboards
+from .dashboards.lattice_dashboards import DashboardContext
+from .grafana import Grafana, GrafanaArgs, grafana_values
 
 CHART = "kube-prometheus-stack"
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
@@ -84,6 +87,7 @@ class ClusterMetricsArgs:
     receiver: CentralReceiver | None = None
     # Sites whose series the rules here evaluate besides this one's (see alerts.scope_matcher); None: this one only.
     evaluates_for: tuple[str, ...] | None = None
+    dashboards: DashboardContext | None = None  # None: no Grafana here (grafana.py says where it runs)
     node_selector: dict[str, str] = field(default_factory=dict)  # where Prometheus and its operator run
     # Where Alertmanager sends the alerts (observability.receivers, secrets read); empty: the chart's default.
     receivers: list[alert_receivers.Receiver] = field(default_factory=list)
@@ -95,6 +99,7 @@ class ClusterMetrics(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     rules: k8s.apiextensions.CustomResource | None
     receiver: k8s.core.v1.Service | None
+    grafana: Grafana | None
 
     def __init__(self, name: str, args: ClusterMetricsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:observability:ClusterMetrics", name, None, opts)
@@ -153,6 +158,14 @@ class ClusterMetrics(pulumi.ComponentResource):
                     opts=in_namespace,
                 )
             )
+        self.grafana = None
+        if args.dashboards is not None:
+            self.grafana = Grafana(
+                f"{name}-grafana",
+                GrafanaArgs(NAMESPACE, args.labels, dashboards(args.dashboards), [*args.depends_on, self.namespace]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            secrets.append(self.grafana)
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
             name="kube-prometheus-stack",
@@ -247,8 +260,8 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
     values: dict = {
         "fullnameOverride": FULLNAME,
         "prometheus": {"prometheusSpec": spec},
-        # Lattice's own rules replace none of the chart's (Kubernetes' own health); dashboards come later.
-        "grafana": {"enabled": False},
+        # Lattice's own rules replace none of the chart's (Kubernetes' own health); Grafana only where the view is.
+        "grafana": grafana_values(args.node_selector) if args.dashboards is not None else {"enabled": False},
         "kube-state-metrics": {"metricLabelsAllowlist": [f"namespaces=[{standards.TEAM_NAMESPACE_LABEL}]"]},
     }
     if args.node_selector:

@@ -15,6 +15,8 @@ import pulumi_random as random
 
 from ..spec import GcpSite, StackSpec
 from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, receiver_url
+from .dashboards.context import dashboard_context
+from .dashboards.lattice_dashboards import DashboardContext
 
 PASSWORD_LENGTH = 40
 
@@ -28,6 +30,7 @@ class SiteMetrics:
     receiver: CentralReceiver | None = None
     evaluates_for: tuple[str, ...] | None = None
     receivers: list = field(default_factory=list)  # receivers.Receiver: where its Alertmanager sends alerts
+    dashboards: DashboardContext | None = None  # this site runs the Grafana of the one view (grafana.py)
 
 
 def central_site(spec: StackSpec):
@@ -81,7 +84,13 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
     """Each site's part: None where Lattice runs no Prometheus (GKE without a central store: managed collection)."""
     central = central_site(spec)
     if central is None:
-        return {site.name: None if isinstance(site, GcpSite) else SiteMetrics() for site in spec.sites}
+        # No central store: every cluster that runs Lattice's Prometheus shows its own series in its own Grafana.
+        return {
+            site.name: None
+            if isinstance(site, GcpSite)
+            else SiteMetrics(dashboards=dashboard_context(spec, site, [site], []))
+            for site in spec.sites
+        }
     settings = spec.observability.central
     url = receiver_url(settings.address)
     agents = tuple(site.name for site in senders(spec) if isinstance(site, GcpSite))
@@ -96,6 +105,7 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
                     storage_class=settings.storage_class,
                 ),
                 evaluates_for=agents,
+                dashboards=dashboard_context(spec, central, list(spec.sites), senders(spec)),
             )
         else:
             out[site.name] = SiteMetrics(
@@ -118,6 +128,7 @@ def metrics_args(
         remote_write=metrics.remote_write,
         receiver=metrics.receiver,
         evaluates_for=metrics.evaluates_for,
+        dashboards=metrics.dashboards,
         node_selector=dict(node_selector or {}),
         receivers=list(metrics.receivers),
     )

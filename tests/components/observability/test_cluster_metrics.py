@@ -66,6 +66,29 @@ def _paths(tree: dict, chart: dict, prefix: tuple = ()) -> list[tuple]:
     return missing
 
 
+def _overlay(base: dict, override: dict) -> dict:
+    """A subchart's values as the parent chart sets them (the parent's ``<subchart>:`` laid over the subchart's)."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _overlay(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return out
+
+
+@pytest.mark.parametrize("stack", ["prod", "dev"])
+def test_grafana_values_exist_in_the_pinned_chart_and_its_grafana_subchart(stack, prod_plan, dev_plan):
+    plan = {"prod": prod_plan, "dev": dev_plan}[stack]
+    chart = yaml.safe_load((CHART / "values.yaml").read_text())
+    grafana = _overlay(yaml.safe_load((CHART / "grafana-values.yaml").read_text()), chart["grafana"])
+    enabled = [r for r in plan.by_type(RELEASE) if r["name"].endswith("-metrics-kube-prometheus-stack")]
+    enabled = [r["inputs"]["values"]["grafana"] for r in enabled if r["inputs"]["values"]["grafana"]["enabled"]]
+    assert enabled
+    for values in enabled:
+        assert _paths(values, grafana) == []
+    assert _paths({"sidecar": {"dashboards": {"folderAnnotations": "x"}}}, grafana) == [
+        ("sidecar", "dashboards", "folderAnnotations")
+    ], "a misspelt key is caught"
+
+
 def test_every_prod_cluster_has_a_collector_labelled_with_its_site(prod_plan):
     for site in PROD_SITES:
         values = _values(prod_plan, site)
@@ -182,6 +205,7 @@ def test_values_exist_in_the_pinned_chart(prod_plan, site):
     chart = yaml.safe_load((CHART / "values.yaml").read_text())
     chart["prometheus-node-exporter"] = yaml.safe_load((CHART / "prometheus-node-exporter-values.yaml").read_text())
     chart["kube-state-metrics"] = yaml.safe_load((CHART / "kube-state-metrics-values.yaml").read_text())
+    chart["grafana"] = _overlay(yaml.safe_load((CHART / "grafana-values.yaml").read_text()), chart["grafana"])
     values = _values(prod_plan, site)
     assert _paths(values, chart) == []
     # What the chart passes through to the Prometheus custom resource: checked against its CRD (structural: the

@@ -1,0 +1,566 @@
+"""Lattice's own dashboards, as code (grafana-foundation-sdk), built for the Grafana that shows them.
+
+Each dashboard is built for one Grafana from what the stack knows (``DashboardContext``): the site it runs on, the
+sites whose series reach it, the teams and their ClusterQueues, and the Lustre file systems with the capacity and
+write throughput they were sized for. A site's own series carry no ``site`` label in its Prometheus (the label is an
+external label, added to what it sends), so every query names them after the site Grafana runs on
+(``label_replace(..., "site", "<site>", "site", "")``).
+
+Every query reads only metrics the pinned exporters declare or Lattice's DCGM counters file enables
+(tests/components/observability/test_dashboards.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grafana_foundation_sdk.builders import dashboard, prometheus, stat, table, text, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+from components import standards
+
+# The Prometheus datasource kube-prometheus-stack provisions in its Grafana (grafana.sidecar.datasources.uid).
+DATASOURCE = DataSourceRef(type_val="prometheus", uid="prometheus")
+FOLDER = "Lattice"
+TAGS = ["lattice"]
+# kube-state-metrics spells extended resources with underscores (nvidia.com/gpu -> nvidia_com_gpu).
+KSM_ACCELERATORS = 'resource=~"nvidia_com_gpu|aws_amazon_com_neuron.*|google_com_tpu"'
+# Kueue names resources as Kubernetes does; every ClusterQueue resource but cpu and memory is an accelerator.
+KUEUE_ACCELERATORS = 'resource!~"cpu|memory"'
+
+
+@dataclass(frozen=True)
+class FileSystem:
+    """A Lustre file system and what Lattice sized (or was told) it for."""
+
+    site: str
+    name: str
+    capacity_gib: int | None  # None: elastic (Intelligent-Tiering)
+    write_mbps: float | None  # None: not declared (an existing mount without write_mbps)
+    budget_seconds: float | None = None  # the checkpoint budget it was sized against, if it names a workload
+    checkpoint_gb: float | None = None
+
+
+@dataclass(frozen=True)
+class DashboardContext:
+    site: str  # where Grafana runs: series without a site label are this site's
+    sites: tuple[str, ...]  # every site whose series this Grafana's Prometheus holds, this one included
+    teams: tuple[str, ...] = ()
+    file_systems: tuple[FileSystem, ...] = ()
+    senders: tuple[str, ...] = ()  # sites that remote-write to this Prometheus (the central store)
+    cloud_monitoring_gpu_sites: tuple[str, ...] = field(default=())  # GKE: DCGM series stay in Cloud Monitoring
+
+
+def sited(expr: str, site: str) -> str:
+    """``expr`` with the local site's series (no ``site`` label) named after ``site``."""
+    return f'label_replace({expr}, "site", "{site}", "site", "")'
+
+
+class _Builder:
+    """Panels placed on Grafana's 24-column grid, ids and refIds assigned in order."""
+
+    def __init__(self, uid: str, title: str, description: str, ctx: DashboardContext):
+        self.ctx = ctx
+        self.board = (
+            dashboard.Dashboard(title)
+            .uid(uid)
+            .description(description)
+            .tags(TAGS)
+            .editable()
+            .refresh("1m")
+            .time("now-6h", "now")
+            .timezone("utc")
+        )
+        self.next_id = 1
+
+    def _place(self, panel, width: int, height: int):
+        panel.id(self.next_id).span(width).height(height).datasource(DATASOURCE)
+        self.next_id += 1
+        self.board.with_panel(panel)
+        return panel
+
+    def row(self, title: str) -> None:
+        self.board.with_row(dashboard.Row(title).id(self.next_id))
+        self.next_id += 1
+
+    def _targets(self, panel, queries: list[tuple[str, str]]):
+        for n, (expr, legend) in enumerate(queries):
+            panel.with_target(
+                prometheus.Dataquery().expr(expr).legend_format(legend).ref_id(chr(ord("A") + n)).datasource(DATASOURCE)
+            )
+        return panel
+
+    def timeseries(
+        self, title: str, description: str, queries: list[tuple[str, str]], unit: str, *, width=12, height=8
+    ):
+        panel = timeseries.Panel().title(title).description(description).unit(unit)
+        return self._place(self._targets(panel, queries), width, height)
+
+    def stat(self, title: str, description: str, queries: list[tuple[str, str]], unit: str, *, width=6, height=5):
+        panel = stat.Panel().title(title).description(description).unit(unit)
+        return self._place(self._targets(panel, queries), width, height)
+
+    def table(self, title: str, description: str, queries: list[tuple[str, str]], unit: str, *, width=12, height=8):
+        panel = table.Panel().title(title).description(description).unit(unit)
+        return self._place(self._targets(panel, queries), width, height)
+
+    def text(self, title: str, content: str, width=24, height=4):
+        panel = text.Panel().title(title).content(content)
+        return self._place(panel, width, height)
+
+    def model(self) -> dict:
+        import json
+
+        return json.loads(JSONEncoder(sort_keys=True).encode(self.board.build()))
+
+
+def fleet(ctx: DashboardContext) -> dict:
+    s = ctx.site
+    idle = standards.GPU_IDLE_UTIL_PERCENT
+    b = _Builder(
+        "lattice-fleet",
+        "Lattice / Fleet",
+        "Accelerators by site: how many there are, how many running pods hold, how many are busy, and their health.",
+        ctx,
+    )
+    b.row("Accelerators by site")
+    b.stat(
+        "GPUs reporting (DCGM)",
+        "One series per GPU the DCGM exporter sees.",
+        [(sited("count by (site) (DCGM_FI_DEV_GPU_TEMP)", s), "{{site}}")],
+        "none",
+    )
+    b.stat(
+        "Accelerators allocatable",
+        "Node allocatable nvidia.com/gpu, aws.amazon.com/neuron* and google.com/tpu (kube-state-metrics).",
+        [(sited(f"sum by (site) (kube_node_status_allocatable{{{KSM_ACCELERATORS}}})", s), "{{site}}")],
+        "none",
+    )
+    b.stat(
+        "Accelerators held by running pods",
+        "Requests of pods in phase Running.",
+        [
+            (
+                sited(
+                    f"sum by (site) (kube_pod_container_resource_requests{{{KSM_ACCELERATORS}}} "
+                    '* on (site, namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))',
+                    s,
+                ),
+                "{{site}}",
+            )
+        ],
+        "none",
+    )
+    b.stat(
+        f"GPUs held but idle (< {idle} % utilisation)",
+        "GPUs the DCGM exporter reports assigned to a pod and below the idle threshold of the GpusIdleHeldByTeam "
+        "alert.",
+        [(sited(f'count by (site) (DCGM_FI_DEV_GPU_UTIL{{exported_pod!=""}} < {idle})', s), "{{site}}")],
+        "none",
+    )
+    b.timeseries(
+        "Allocatable vs held vs busy",
+        f"Per site: allocatable accelerators, those held by running pods, and GPUs at or above {idle} % utilisation.",
+        [
+            (sited(f"sum by (site) (kube_node_status_allocatable{{{KSM_ACCELERATORS}}})", s), "{{site}} allocatable"),
+            (
+                sited(
+                    f"sum by (site) (kube_pod_container_resource_requests{{{KSM_ACCELERATORS}}} "
+                    '* on (site, namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))',
+                    s,
+                ),
+                "{{site}} held",
+            ),
+            (sited(f"count by (site) (DCGM_FI_DEV_GPU_UTIL >= {idle})", s), "{{site}} busy"),
+        ],
+        "none",
+        width=24,
+    )
+    b.row("Utilisation and health")
+    b.timeseries(
+        "Mean SM activity",
+        "DCGM_FI_PROF_SM_ACTIVE: share of cycles an SM has a warp resident; a better 'is it training' than GPU_UTIL.",
+        [(sited("avg by (site) (DCGM_FI_PROF_SM_ACTIVE)", s), "{{site}}")],
+        "percentunit",
+    )
+    b.timeseries(
+        "Throttled share of time (thermal, power)",
+        "Microseconds throttled per second, as a share; the GpuThermalThrottling / GpuPowerThrottling alerts fire "
+        f"above {standards.GPU_THROTTLE_SHARE:.0%} for 15 minutes.",
+        [
+            (sited("max by (site) (rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m]) / 1e6)", s), "{{site}} thermal"),
+            (sited("max by (site) (rate(DCGM_FI_DEV_POWER_VIOLATION[5m]) / 1e6)", s), "{{site}} power"),
+        ],
+        "percentunit",
+    )
+    b.table(
+        "GPUs with errors now",
+        "Last Xid, double-bit ECC errors in the last hour, row-remap failure: any nonzero row needs the runbook of "
+        "its alert.",
+        [
+            (sited("max by (site, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0", s), "Xid"),
+            (sited("max by (site, Hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[1h])) > 0", s), "DBE"),
+            (sited("max by (site, Hostname, gpu) (DCGM_FI_DEV_ROW_REMAP_FAILURE) > 0", s), "row remap failed"),
+        ],
+        "none",
+    )
+    b.timeseries(
+        "GPU nodes NotReady",
+        "Nodes with accelerators whose Ready condition is not true.",
+        [
+            (
+                sited(
+                    'count by (site) (kube_node_status_condition{condition="Ready", status="true"} == 0 '
+                    f"and on (site, node) kube_node_status_capacity{{{KSM_ACCELERATORS}}} > 0)",
+                    s,
+                ),
+                "{{site}}",
+            )
+        ],
+        "none",
+    )
+    if ctx.cloud_monitoring_gpu_sites:
+        b.text(
+            "Not shown here",
+            "GPU series of " + ", ".join(ctx.cloud_monitoring_gpu_sites) + " stay in GKE's managed collection "
+            "(Cloud Monitoring); their kube-state-metrics and Kueue series are here.",
+            height=3,
+        )
+    return b.model()
+
+
+def teams(ctx: DashboardContext) -> dict:
+    s = ctx.site
+    queues = "(" + "|".join(ctx.sites) + ")-${team}"  # a team's ClusterQueue is "<site>-<team>" (its site's cohort)
+    q = f'cluster_queue=~"{queues}", {KUEUE_ACCELERATORS}'
+    b = _Builder(
+        "lattice-teams",
+        "Lattice / Teams",
+        "Per team: Kueue quota and usage on each site, pending work, and accelerator-hours admitted in the time range "
+        "(default: this month).",
+        ctx,
+    )
+    b.board.time("now/M", "now")
+    team = dashboard.CustomVariable("team").label("Team").values(",".join(ctx.teams) or "none")
+    b.board.with_variable(team)
+    b.row("Quota and usage")
+    b.timeseries(
+        "Guaranteed quota vs in use",
+        "kueue_cluster_queue_nominal_quota (the team's gpu_guarantee) and kueue_cluster_queue_resource_usage "
+        "(admitted workloads' requests) of the team's ClusterQueue on each site.",
+        [
+            (
+                sited(f"sum by (site, resource) (kueue_cluster_queue_nominal_quota{{{q}}})", s),
+                "{{site}} {{resource}} guaranteed",
+            ),
+            (
+                sited(f"sum by (site, resource) (kueue_cluster_queue_resource_usage{{{q}}})", s),
+                "{{site}} {{resource}} in use",
+            ),
+            (
+                sited(f"sum by (site, resource) (kueue_cluster_queue_borrowing_limit{{{q}}})", s),
+                "{{site}} {{resource}} may borrow",
+            ),
+        ],
+        "none",
+        width=24,
+    )
+    b.row("Queue")
+    b.timeseries(
+        "Pending workloads",
+        "kueue_pending_workloads: active (waiting for quota) and inadmissible (can never fit as asked).",
+        [
+            (
+                sited(f'sum by (site, status) (kueue_pending_workloads{{cluster_queue=~"{queues}"}})', s),
+                "{{site}} {{status}}",
+            )
+        ],
+        "none",
+    )
+    b.timeseries(
+        "Admitted workloads",
+        "kueue_admitted_active_workloads of the team's ClusterQueues.",
+        [(sited(f'sum by (site) (kueue_admitted_active_workloads{{cluster_queue=~"{queues}"}})', s), "{{site}}")],
+        "none",
+    )
+    b.row("Cost")
+    b.stat(
+        "Accelerator-hours admitted in the range",
+        "Sum over the dashboard's time range (default: this month so far) of the accelerators Kueue admitted for the "
+        "team, sampled every 5 minutes.",
+        [
+            (
+                sited(f"sum by (site) (sum_over_time(kueue_cluster_queue_resource_usage{{{q}}}[$__range:5m])) / 12", s),
+                "{{site}}",
+            )
+        ],
+        "none",
+        width=8,
+    )
+    b.timeseries(
+        "Utilisation of the team's GPUs",
+        "Mean DCGM_FI_DEV_GPU_UTIL of GPUs assigned to pods in the team's namespaces (the namespace's "
+        "lattice.dev/team label, exported by kube-state-metrics).",
+        [
+            (
+                sited(
+                    'avg by (site) (DCGM_FI_DEV_GPU_UTIL{exported_namespace!=""} * on (site, exported_namespace) '
+                    'group_left () label_replace(kube_namespace_labels{label_lattice_dev_team="${team}"}, '
+                    '"exported_namespace", "$1", "namespace", "(.*)"))',
+                    s,
+                ),
+                "{{site}}",
+            )
+        ],
+        "percent",
+        width=16,
+    )
+    return b.model()
+
+
+def fabric(ctx: DashboardContext) -> dict:
+    s = ctx.site
+    port = "site, instance, device, port"
+    b = _Builder(
+        "lattice-fabric",
+        "Lattice / Fabric",
+        "InfiniBand / RoCE throughput, state and errors per node and port (rail), from node exporter's infiniband "
+        "collector; NVLink traffic and errors from DCGM. EFA counters are not shown (no EFA exporter runs yet).",
+        ctx,
+    )
+    b.row("InfiniBand / RoCE")
+    b.timeseries(
+        "Receive throughput per port",
+        "rate of node_infiniband_port_data_received_bytes_total.",
+        [
+            (
+                sited(f"sum by ({port}) (rate(node_infiniband_port_data_received_bytes_total[$__rate_interval]))", s),
+                "{{site}} {{instance}} {{device}}/{{port}}",
+            )
+        ],
+        "Bps",
+    )
+    b.timeseries(
+        "Transmit throughput per port",
+        "rate of node_infiniband_port_data_transmitted_bytes_total.",
+        [
+            (
+                sited(
+                    f"sum by ({port}) (rate(node_infiniband_port_data_transmitted_bytes_total[$__rate_interval]))", s
+                ),
+                "{{site}} {{instance}} {{device}}/{{port}}",
+            )
+        ],
+        "Bps",
+    )
+    b.table(
+        "Ports not ACTIVE",
+        "node_infiniband_state_id other than 4 (ACTIVE); the InfinibandPortDown alert fires after 2 minutes.",
+        [(sited(f"max by ({port}) (node_infiniband_state_id) != 4", s), "state")],
+        "none",
+    )
+    b.timeseries(
+        "Errors per port (last hour)",
+        "Symbol errors, receive errors, link downs and link error recoveries in the last hour.",
+        [
+            (
+                sited(f"sum by ({port}) (increase(node_infiniband_symbol_error_total[1h])) > 0", s),
+                "{{site}} {{instance}} {{device}}/{{port}} symbol",
+            ),
+            (
+                sited(f"sum by ({port}) (increase(node_infiniband_port_errors_received_total[1h])) > 0", s),
+                "{{site}} {{instance}} {{device}}/{{port}} rcv",
+            ),
+            (
+                sited(f"sum by ({port}) (increase(node_infiniband_link_downed_total[1h])) > 0", s),
+                "{{site}} {{instance}} {{device}}/{{port}} downed",
+            ),
+            (
+                sited(f"sum by ({port}) (increase(node_infiniband_link_error_recovery_total[1h])) > 0", s),
+                "{{site}} {{instance}} {{device}}/{{port}} recovery",
+            ),
+        ],
+        "none",
+    )
+    b.row("NVLink")
+    b.timeseries(
+        "NVLink traffic per GPU",
+        "rate of DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL.",
+        [
+            (
+                sited("sum by (site, Hostname, gpu) (rate(DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL[$__rate_interval]))", s),
+                "{{site}} {{Hostname}} GPU {{gpu}}",
+            )
+        ],
+        "none",
+    )
+    b.timeseries(
+        "NVLink errors (last 15 minutes)",
+        "CRC data errors and recoveries; the NvlinkErrors alert fires on any.",
+        [
+            (
+                sited(
+                    "sum by (site, Hostname, gpu) (increase(DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL[15m]) "
+                    "+ increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[15m])) > 0",
+                    s,
+                ),
+                "{{site}} {{Hostname}} GPU {{gpu}}",
+            )
+        ],
+        "none",
+    )
+    return b.model()
+
+
+def _gib(value: int | None) -> str:
+    return "elastic" if value is None else f"{value:,} GiB"
+
+
+def storage(ctx: DashboardContext) -> dict:
+    s = ctx.site
+    lustre = 'fstype="lustre"'
+    b = _Builder(
+        "lattice-storage",
+        "Lattice / Storage",
+        "Lustre file systems: fill, growth, and the capacity and write throughput Lattice sized them for.",
+        ctx,
+    )
+    lines = ["| site | file system | capacity | sized write throughput | checkpoint budget |", "|---|---|---|---|---|"]
+    for fs in ctx.file_systems:
+        write = "not declared" if fs.write_mbps is None else f"{fs.write_mbps:,.0f} MB/s"
+        budget = (
+            "-"
+            if fs.budget_seconds is None
+            else f"{fs.checkpoint_gb:,.0f} GB in {fs.budget_seconds:,.0f} s"
+            if fs.checkpoint_gb is not None
+            else f"{fs.budget_seconds:,.0f} s"
+        )
+        lines.append(f"| {fs.site} | {fs.name} | {_gib(fs.capacity_gib)} | {write} | {budget} |")
+    b.text("What Lattice sized", "\n".join(lines), height=3 + len(ctx.file_systems))
+    b.row("Fill")
+    b.timeseries(
+        "Used share per file system",
+        f"1 - avail / size of each Lustre mount (one line per site and Lustre device); the FilesystemFilling alert "
+        f"fires above {standards.FILESYSTEM_FULL_PERCENT} %.",
+        [
+            (
+                sited(
+                    f"max by (site, device) (1 - node_filesystem_avail_bytes{{{lustre}}} / "
+                    f"node_filesystem_size_bytes{{{lustre}}})",
+                    s,
+                ),
+                "{{site}} {{device}}",
+            )
+        ],
+        "percentunit",
+    )
+    b.timeseries(
+        "Size and free space",
+        "node_filesystem_size_bytes and node_filesystem_avail_bytes of each Lustre mount.",
+        [
+            (sited(f"max by (site, device) (node_filesystem_size_bytes{{{lustre}}})", s), "{{site}} {{device}} size"),
+            (sited(f"min by (site, device) (node_filesystem_avail_bytes{{{lustre}}})", s), "{{site}} {{device}} free"),
+        ],
+        "bytes",
+    )
+    b.row("Writes")
+    references = [
+        (f"vector({fs.write_mbps * 1e6:.0f})", f"{fs.site}/{fs.name} sized write throughput")
+        for fs in ctx.file_systems
+        if fs.write_mbps is not None
+    ]
+    b.timeseries(
+        "Net growth rate vs sized write throughput",
+        "Bytes added per second (the growth of used space: a lower bound of the write rate, since overwritten and "
+        "deleted checkpoints do not show), against the write throughput each file system was sized for. No pinned "
+        "exporter reports Lustre client write throughput: on FSx, CloudWatch's DataWriteBytes has it (no CloudWatch "
+        "datasource is configured).",
+        [
+            (
+                sited(f"max by (site, device) (clamp_min(-deriv(node_filesystem_avail_bytes{{{lustre}}}[10m]), 0))", s),
+                "{{site}} {{device}} growth",
+            ),
+            *references,
+        ],
+        "Bps",
+        width=24,
+    )
+    return b.model()
+
+
+def links(ctx: DashboardContext) -> dict:
+    s = ctx.site
+    b = _Builder(
+        "lattice-links",
+        "Lattice / Links",
+        "The sites' path to the central store: each sender's remote-write queue (failures, lag, shards) and how fresh "
+        "its newest sample is here. VPN tunnel state is in CloudWatch (AWS) / Cloud Monitoring (GCP), not here.",
+        ctx,
+    )
+    b.row("Remote write (one line per sending site)")
+    b.timeseries(
+        "Seconds since the newest sample from each site",
+        "time() minus the newest 'up' sample of each site in this Prometheus: grows while a site's link or "
+        "remote write is down.",
+        [(sited("time() - max by (site) (timestamp(up))", s), "{{site}}")],
+        "s",
+    )
+    b.timeseries(
+        "Samples sent and failed per second",
+        "prometheus_remote_storage_samples_total / _failed_total of each sender's queue; the MetricsRemoteWriteFailing "
+        "alert fires on failures for 15 minutes.",
+        [
+            (sited("sum by (site) (rate(prometheus_remote_storage_samples_total[5m]))", s), "{{site}} sent"),
+            (sited("sum by (site) (rate(prometheus_remote_storage_samples_failed_total[5m]))", s), "{{site}} failed"),
+            (sited("sum by (site) (rate(prometheus_remote_storage_samples_retried_total[5m]))", s), "{{site}} retried"),
+        ],
+        "short",
+    )
+    b.timeseries(
+        "Remote-write lag",
+        "Newest sample queued minus newest sample sent: how far behind each sender is.",
+        [
+            (
+                sited(
+                    "max by (site) (prometheus_remote_storage_queue_highest_timestamp_seconds "
+                    "- on (site, remote_name, url) prometheus_remote_storage_queue_highest_sent_timestamp_seconds)",
+                    s,
+                ),
+                "{{site}}",
+            )
+        ],
+        "s",
+    )
+    b.timeseries(
+        "Shards and pending samples",
+        "A queue that runs at its maximum shards with samples piling up needs more link bandwidth.",
+        [
+            (sited("max by (site) (prometheus_remote_storage_shards)", s), "{{site}} shards"),
+            (sited("max by (site) (prometheus_remote_storage_shards_max)", s), "{{site}} max shards"),
+            (sited("sum by (site) (prometheus_remote_storage_samples_pending)", s), "{{site}} pending"),
+        ],
+        "short",
+    )
+    b.text(
+        "Not shown here",
+        "VPN tunnel state and throughput are CloudWatch (AWS/VPN TunnelState, TunnelDataIn/Out) and Cloud Monitoring "
+        "metrics: Lattice alarms on TunnelState in CloudWatch, but configures no CloudWatch or Cloud Monitoring "
+        "datasource in Grafana yet.",
+        height=3,
+    )
+    return b.model()
+
+
+BUILDERS = {
+    "lattice-fleet": fleet,
+    "lattice-teams": teams,
+    "lattice-fabric": fabric,
+    "lattice-storage": storage,
+    "lattice-links": links,
+}
+
+
+def own_dashboards(ctx: DashboardContext) -> dict[str, dict]:
+    """uid -> dashboard model; the links dashboard only where other sites write to this Prometheus."""
+    return {uid: build(ctx) for uid, build in BUILDERS.items() if uid != "lattice-links" or ctx.senders}
