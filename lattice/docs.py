@@ -7,6 +7,8 @@
 - ``docs/reference/policies.md``: every rule of the policy pack from ``policies.registry`` — kind, severity,
   category, the Checkov / Trivy IDs it answers to and where it is stricter or looser than they are, what it
   reads, its settings, and how each environment enforces it;
+- ``docs/concepts/dashboards/*.svg``: the panel layout of each dashboard prod's Grafana shows (from the dashboard
+  models: a layout, not a screenshot);
 - ``docs/reference/cli.md``: every verb of ``lattice`` from its argparse parser — usage, help and arguments;
 - ``docs/concepts/prod-estate.md``: the prod stack's diagram (``lattice diagram --stack prod``), which README.md
   shows too, between its estate-diagram markers.
@@ -371,14 +373,28 @@ def pages(prod_plan=None) -> dict[Path, str]:
 
     rules = all_rules()
     configs = {env: load_policy_config(config_path_for(env), rules) for env in ENVIRONMENTS}
-    diagram = render(load_stack_file(STACKS_DIR / "Pulumi.prod.yaml"), "mermaid", prod_plan)
+    prod = load_stack_file(STACKS_DIR / "Pulumi.prod.yaml")
+    diagram = render(prod, "mermaid", prod_plan)
     return {
+        **dashboard_pictures(prod.spec),
         README: readme_with_diagram(README.read_text(), diagram),
         DOCS / "reference" / "stack-file.md": stack_file_reference(stack_file_schema()),
         DOCS / "reference" / "policies.md": policies_reference(rules, configs),
         DOCS / "reference" / "cli.md": cli_reference(_parser()),
         DOCS / "concepts" / "prod-estate.md": estate_page(diagram),
     }
+
+
+def dashboard_pictures(spec) -> dict[Path, str]:
+    """docs/concepts/dashboards/<slug>.svg: the layout of each dashboard prod's central Grafana shows, drawn from its
+    model (no Grafana runs here: a layout, not a screenshot)."""
+    from components.observability.dashboards import dashboards, picture
+    from components.observability.dashboards.context import dashboard_context
+    from components.observability.federation import central_site, senders
+
+    central = central_site(spec)
+    ctx = dashboard_context(spec, central, list(spec.sites), senders(spec))
+    return {DOCS / "concepts" / "dashboards" / f"{b.slug}.svg": picture.svg(b.model) for b in dashboards(ctx)}
 
 
 def stale(generated: dict[Path, str]) -> list[Path]:

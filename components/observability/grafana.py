@@ -13,8 +13,10 @@ declares), whose datasource is that cluster's Prometheus.
   stack spec (dashboards/lattice_dashboards.py).
 - Grafana keeps its database on an emptyDir: provisioned dashboards come back on restart, dashboards made by hand in
   the UI do not (EKS sites have no EBS CSI driver yet, so no volume is assumed).
-- Reached with ``kubectl -n monitoring port-forward svc/lattice-metrics-grafana 3000:80`` (a ClusterIP Service; no
-  Ingress is made), as ``admin`` with the password in the Secret ``lattice-grafana-admin``.
+- Reached with ``kubectl -n monitoring port-forward svc/kube-prometheus-stack-grafana 3000:80`` (a ClusterIP Service
+  on port 80, the subchart's ``service``; no Ingress is made), as ``admin`` with the password in the Secret
+  ``lattice-grafana-admin``. The subchart names it ``<release>-grafana`` (its ``grafana.fullname`` helper: the
+  parent's ``fullnameOverride`` does not reach it, and its values.yaml declares no ``fullnameOverride`` to set).
 
 No ``observability.grafana`` spec key: the one view needs no choice from the user (where it runs follows from
 ``observability.central``), and the alternatives a key would offer — turning it off, or Amazon Managed Grafana
@@ -33,6 +35,7 @@ import pulumi_random as random
 from .dashboards import Dashboard
 
 ADMIN_SECRET = "lattice-grafana-admin"
+SERVICE = "kube-prometheus-stack-grafana"  # "<release name>-grafana" (grafana chart 12.11.1 templates/_helpers.tpl)
 ADMIN_USER = "admin"
 USER_KEY = "admin-user"  # the chart's admin.userKey / passwordKey defaults
 PASSWORD_KEY = "admin-password"

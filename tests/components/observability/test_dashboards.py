@@ -28,6 +28,7 @@ from components.observability.grafana import (
     DASHBOARD_LABEL_VALUE,
     FOLDER_ANNOTATION,
     PASSWORD_KEY,
+    SERVICE,
     USER_KEY,
 )
 from lattice.engine import SECRET_SIG, SIG_KEY
@@ -191,6 +192,9 @@ def _dashboards(plan, site: str) -> dict[str, dict]:
             assert meta["namespace"] == "monitoring"
             assert meta["labels"][DASHBOARD_LABEL] == DASHBOARD_LABEL_VALUE
             (body,) = cm["inputs"]["data"].values()
+            # Under Kubernetes' 1 MiB object limit, and under the 256 KiB of the last-applied annotation should the
+            # provider ever apply client-side (Node Exporter Full, minified: 227 kB).
+            assert len(body.encode()) < 262_144
             model = json.loads(body)
             assert meta["annotations"] == {
                 FOLDER_ANNOTATION: COMMUNITY_FOLDER if model["uid"] in COMMUNITY_UIDS else FOLDER
@@ -226,6 +230,7 @@ def test_the_admin_password_is_a_secret_the_release_waits_for(prod_plan):
     assert set(data) == {USER_KEY, PASSWORD_KEY} and data[USER_KEY] == "admin" and len(data[PASSWORD_KEY]) == 32
     release = prod_plan.one(RELEASE, "grid-hpc-metrics-kube-prometheus-stack")
     assert secret["urn"] in release["dependencies"], "the Secret exists before Grafana's pod mounts it"
+    assert f"{release['inputs']['name']}-grafana" == SERVICE  # the Service the docs port-forward to
     # The chart reads the Secret's keys it is told to: its defaults, which Lattice's Secret uses.
     chart = yaml.safe_load((CHART / "grafana-values.yaml").read_text())["admin"]
     assert (chart["userKey"], chart["passwordKey"]) == (USER_KEY, PASSWORD_KEY)
