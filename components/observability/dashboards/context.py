@@ -1,4 +1,4 @@
-"""What Lattice's dashboards know about the stack, per Grafana: sites, teams, and the Lustre file systems' sizing."""
+"""What Lattice's dashboards know about the stack, per Grafana: its sites and the Lustre file systems' sizing."""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ def dashboard_context(spec: StackSpec, site, sites: list, senders: list) -> Dash
     return DashboardContext(
         site=site.name,
         sites=tuple(s.name for s in sites),
-        teams=tuple(team.name for team in spec.teams),
         file_systems=tuple(fs for s in sites for fs in file_systems(spec, s)),
         senders=tuple(s.name for s in senders),
         cloud_monitoring_gpu_sites=tuple(s.name for s in sites if isinstance(s, GcpSite) and s.gpu_pools),

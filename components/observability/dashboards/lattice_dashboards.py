@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, table, text, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
 
 from components import standards
 
@@ -46,7 +46,6 @@ class FileSystem:
 class DashboardContext:
     site: str  # where Grafana runs: series without a site label are this site's
     sites: tuple[str, ...]  # every site whose series this Grafana's Prometheus holds, this one included
-    teams: tuple[str, ...] = ()
     file_systems: tuple[FileSystem, ...] = ()
     senders: tuple[str, ...] = ()  # sites that remote-write to this Prometheus (the central store)
     cloud_monitoring_gpu_sites: tuple[str, ...] = field(default=())  # GKE: DCGM series stay in Cloud Monitoring
@@ -242,7 +241,16 @@ def teams(ctx: DashboardContext) -> dict:
         ctx,
     )
     b.board.time("now/M", "now")
-    team = dashboard.CustomVariable("team").label("Team").values(",".join(ctx.teams) or "none")
+    # The teams kube-state-metrics sees (each team namespace's lattice.dev/team label): a query, so adding a team to the
+    # spec does not change the dashboard.
+    team = (
+        dashboard.QueryVariable("team")
+        .label("Team")
+        .datasource(DATASOURCE)
+        .query('label_values(kube_namespace_labels{label_lattice_dev_team!=""}, label_lattice_dev_team)')
+        .refresh(VariableRefresh.ON_DASHBOARD_LOAD)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+    )
     b.board.with_variable(team)
     b.row("Quota and usage")
     b.timeseries(

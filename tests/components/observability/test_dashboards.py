@@ -47,7 +47,6 @@ PROMETHEUS_SYNTHETIC = frozenset({"up"})
 CTX = DashboardContext(
     site="grid-hpc",
     sites=("aws-use1", "grid-hpc"),
-    teams=("climate", "fusion"),
     file_systems=(
         FileSystem("grid-hpc", "lustre", 500_000, 20_000.0),
         FileSystem("aws-use1", "shared", 2400, 480.0, 60, 140),
@@ -163,10 +162,12 @@ def test_the_storage_dashboard_draws_each_file_systems_sized_throughput():
     assert "| aws-use1 | shared | 2,400 GiB | 480 MB/s | 140 GB in 60 s |" in sized["options"]["content"]
 
 
-def test_the_teams_dashboard_lists_the_teams_and_their_queues():
+def test_the_teams_dashboard_lists_the_teams_kube_state_metrics_sees_and_their_queues():
     model = own_dashboards(CTX)["lattice-teams"]
     (team,) = model["templating"]["list"]
-    assert (team["name"], team["type"], team["query"]) == ("team", "custom", "climate,fusion")
+    assert (team["name"], team["type"], team["refresh"]) == ("team", "query", 1)
+    assert team["query"] == 'label_values(kube_namespace_labels{label_lattice_dev_team!=""}, label_lattice_dev_team)'
+    assert team["datasource"] == {"type": "prometheus", "uid": "prometheus"}
     assert model["time"] == {"from": "now/M", "to": "now"}
     assert any('cluster_queue=~"(aws-use1|grid-hpc)-${team}"' in q for q in promql.queries(model))
 
