@@ -145,6 +145,8 @@ GPU_THROTTLE_MINUTES = 15
 GPU_CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
 # A shared file system is filling above this share of its capacity (Lustre, mounted or Lattice's FSx).
 FILESYSTEM_FULL_PERCENT = 85
+# ... for this long (the Prometheus alert and the FSx CloudWatch alarm alike).
+FILESYSTEM_FULL_MINUTES = 15
 # A node of a GPU pool NotReady, and a Kueue workload inadmissible, for this long.
 NODE_NOT_READY_MINUTES = 5
 KUEUE_INADMISSIBLE_MINUTES = 30

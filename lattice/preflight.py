@@ -74,18 +74,24 @@ class CheckResult:
     detail: str
 
 
+def _session(session: boto3.Session | None) -> boto3.Session:
+    """``session``, or boto3's credential chain (environment, AWS_PROFILE, SSO, instance role)."""
+    if session is not None:
+        return session
+    try:
+        return boto3.Session()
+    except ProfileNotFound as exc:
+        raise PreflightError(
+            f"{exc}: set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it"
+        ) from None
+
+
 def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list[CheckResult]:
     """Every check of every AWS GPU pool, sorted by site, pool and check (in ``CHECKS`` order).
 
     ``session`` defaults to boto3's credential chain (environment, AWS_PROFILE, SSO, instance role).
     """
-    if session is None:
-        try:
-            session = boto3.Session()
-        except ProfileNotFound as exc:
-            raise PreflightError(
-                f"{exc}: set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it"
-            ) from None
+    session = _session(session)
     readers: dict[str, _RegionReader] = {}
     results: list[CheckResult] = []
     for site in spec.sites:
@@ -137,13 +143,7 @@ def run_capacity_block_offerings(spec: StackSpec, session: boto3.Session | None 
     pool has no dates (the spec requires them; an unvalidated one may not) or EC2 offers no such block now (sold
     out, or the dates have passed: the ``capacity`` check reads a block already bought).
     """
-    if session is None:
-        try:
-            session = boto3.Session()
-        except ProfileNotFound as exc:
-            raise PreflightError(
-                f"{exc}: set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it"
-            ) from None
+    session = _session(session)
     clients: dict[str, Any] = {}
     results: list[CheckResult] = []
     for site in spec.sites:

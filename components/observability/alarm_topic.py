@@ -16,14 +16,13 @@ here (see ``receivers.py``).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from ..tagging import TagContext
-from .receivers import PAGERDUTY_CLOUDWATCH_URL, Receiver
+from .receivers import PAGERDUTY_CLOUDWATCH_URL, Receiver, address_slug
 
 CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
 
@@ -62,10 +61,6 @@ def key_policy(account_id: str, partition: str) -> str:
     )
 
 
-def _slug(value: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
-
-
 class AwsAlarmTopic(pulumi.ComponentResource):
     key: aws.kms.Key
     topic: aws.sns.Topic
@@ -102,7 +97,7 @@ class AwsAlarmTopic(pulumi.ComponentResource):
             if spec.email is not None:
                 self.subscriptions += [
                     aws.sns.TopicSubscription(
-                        f"{name}-{spec.name}-{_slug(address)}",
+                        f"{name}-{spec.name}-{address_slug(address)}",
                         topic=self.topic.arn,
                         protocol="email",
                         endpoint=address,

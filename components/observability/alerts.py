@@ -202,7 +202,7 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
             "FilesystemFilling",
             "lattice-storage",
             f"max by (device) (100 * (1 - {lustre_avail} / {lustre_size})) > {full}",
-            "15m",
+            f"{standards.FILESYSTEM_FULL_MINUTES}m",
             "warning",
             "Lustre file system {{ $labels.device }} is {{ $value | humanize }} % full",
             "Checkpoints will fail to save when it fills: ask teams to prune old checkpoints, or grow the file "

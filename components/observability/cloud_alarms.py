@@ -81,7 +81,7 @@ def fsx_capacity_alarm(
         dimensions={"FileSystemId": file_system.id},
         statistic="Sum",
         period=PERIOD_SECONDS,
-        evaluation_periods=3,
+        evaluation_periods=standards.FILESYSTEM_FULL_MINUTES * 60 // PERIOD_SECONDS,
         comparison_operator="LessThanThreshold",
         threshold=round(capacity_gib * 2**30 * free_share),
         treat_missing_data="missing",

@@ -13,7 +13,6 @@ Monitoring's Slack channel needs an OAuth token of its Slack app, not an incomin
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pulumi
@@ -21,7 +20,7 @@ import pulumi_gcp as gcp
 
 from ..tagging import TagContext
 from .cloud_alarms import PERIOD_SECONDS, TUNNEL_DOWN_PERIODS
-from .receivers import Receiver
+from .receivers import Receiver, address_slug
 
 TUNNEL_METRIC = "vpn.googleapis.com/tunnel_established"
 TUNNEL_FILTER = f'metric.type="{TUNNEL_METRIC}" AND resource.type="vpn_gateway"'
@@ -33,10 +32,6 @@ class GcpAlertingArgs:
     receivers: list[Receiver]
     tags: TagContext
     vpn: bool  # the site ends links: alert on its tunnels
-
-
-def _slug(value: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
 
 
 class GcpAlerting(pulumi.ComponentResource):
@@ -54,7 +49,7 @@ class GcpAlerting(pulumi.ComponentResource):
             if spec.email is not None:
                 self.channels += [
                     gcp.monitoring.NotificationChannel(
-                        f"{name}-{spec.name}-{_slug(address)}",
+                        f"{name}-{spec.name}-{address_slug(address)}",
                         project=args.project,
                         type="email",
                         display_name=f"Lattice {tags.stack}: {spec.name} ({address})",

@@ -30,6 +30,13 @@ SECRET_NAME = "lattice-alert-receivers"
 SECRETS_DIR = f"/etc/alertmanager/secrets/{SECRET_NAME}"
 NULL_RECEIVER = "null"
 PAGERDUTY_CLOUDWATCH_URL = "https://events.pagerduty.com/integration/{key}/enqueue"
+
+
+def address_slug(address: str) -> str:
+    """An email address as part of a resource name (an SNS subscription, a GCP notification channel)."""
+    return re.sub(r"[^a-z0-9]+", "-", address.lower()).strip("-")
+
+
 # The pinned chart's own inhibit rules (kube-prometheus-stack 88.5.3 values.yaml, alertmanager.config): a critical
 # alert silences the warning of the same name and namespace. Lists replace, not merge, in Helm values.
 INHIBIT_RULES = [
