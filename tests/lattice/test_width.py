@@ -14,14 +14,13 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-import lattice.engine
 from components.catalog.listing import catalog_rows
 from components.network.link_plan import link_plans
 from components.spec import load_stack_file
 from lattice.cli import main
 from lattice.tables import minimum_width, print_note, print_table
 from policies.registry import all_rules
-from tests.conftest import ROOT, cached_plan
+from tests.conftest import ROOT
 
 CUT = re.compile(r"…|\.\.\.")
 
@@ -29,8 +28,7 @@ CUT = re.compile(r"…|\.\.\.")
 @pytest.fixture
 def at_80(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    # The plan verbs plan prod once for the whole suite (tests/conftest.py caches it).
-    monkeypatch.setattr(lattice.engine, "run_plan", lambda path, **kwargs: cached_plan(getattr(path, "path", path)))
+    # The verbs plan each shipped stack once per worker: tests/conftest.py (shipped_stacks_planned_once).
 
 
 def _run(capsys, *argv: str) -> str:
