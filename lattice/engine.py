@@ -14,6 +14,7 @@ written against ``pulumi stack --show-urns`` match offline plans.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import gc
 import hashlib
@@ -23,7 +24,7 @@ import json
 import runpy
 import string
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,9 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -93,6 +96,29 @@ def tune_collector(preload: tuple[str, ...] = PRELOAD) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
+
+
+# --- source positions ------------------------------------------------------------------
+# For every registration the Pulumi SDK walks the Python stack (``traceback.extract_stack``, which also reads each
+# frame's source line) to send the engine the program's stack trace and source position, which the Pulumi service
+# shows beside a resource. The mock engine records neither (a plan has no source positions), and under pytest or
+# deep component nesting the walk was a third of a plan's CPU (tests/components/compute and storage: 69 s of CPU
+# with it, 47 s without). While the mock engine runs a program, the SDK gets an empty trace instead; `pulumi up`
+# never runs this code. tests/lattice/test_performance.py holds plans byte-identical with and without it.
+
+
+@contextlib.contextmanager
+def without_source_positions() -> Iterator[None]:
+    """Hand the SDK an empty stack trace for each registration while a plan runs; restore the SDK's own after."""
+    original = getattr(sdk_resource, "_get_stack_trace", None)
+    if original is None:  # an SDK that no longer has it: nothing to skip
+        yield
+        return
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = original
 
 
 class PlanError(Exception):
@@ -606,28 +632,29 @@ def run_program(
     preview: bool = False,
 ) -> Plan:
     """Run any Pulumi program function under the recording mock engine and return its plan."""
-    settings.ROOT.set(None)
-    set_all_config(config or {}, secret_keys or [])
-    lattice_mocks = LatticeMocks(preview=preview)
-    monitor = RecordingMonitor(lattice_mocks, stack)
-    mocks.set_mocks(lattice_mocks, project=PROJECT, stack=stack, preview=preview, monitor=monitor)
-    root = settings.get_root_resource()
-    try:
-        _sync_await(run_pulumi_func(program))
-        serialized = _sync_await(rpc.serialize_properties(dict(root.outputs), {}))
-        outputs = struct_to_wire(serialized)
-        revealed = _reveal(json_format.MessageToDict(serialized))
-    except pulumi.RunError as exc:
-        raise PlanError(str(exc)) from None
-    except PlanError:
-        raise
-    except Exception as exc:  # a bug in a component: keep the cause, name the stack
-        raise PlanError(f"planning stack '{stack}' failed: {type(exc).__name__}: {exc}") from exc
-    if monitor.duplicates:
-        raise PlanError(
-            f"planning stack '{stack}' failed: {len(monitor.duplicates)} resource URN(s) registered twice, which "
-            f"`pulumi up` refuses: {', '.join(sorted(set(monitor.duplicates)))}; two resources got the same name"
-        )
+    with without_source_positions():
+        settings.ROOT.set(None)
+        set_all_config(config or {}, secret_keys or [])
+        lattice_mocks = LatticeMocks(preview=preview)
+        monitor = RecordingMonitor(lattice_mocks, stack)
+        mocks.set_mocks(lattice_mocks, project=PROJECT, stack=stack, preview=preview, monitor=monitor)
+        root = settings.get_root_resource()
+        try:
+            _sync_await(run_pulumi_func(program))
+            serialized = _sync_await(rpc.serialize_properties(dict(root.outputs), {}))
+            outputs = struct_to_wire(serialized)
+            revealed = _reveal(json_format.MessageToDict(serialized))
+        except pulumi.RunError as exc:
+            raise PlanError(str(exc)) from None
+        except PlanError:
+            raise
+        except Exception as exc:  # a bug in a component: keep the cause, name the stack
+            raise PlanError(f"planning stack '{stack}' failed: {type(exc).__name__}: {exc}") from exc
+        if monitor.duplicates:
+            raise PlanError(
+                f"planning stack '{stack}' failed: {len(monitor.duplicates)} resource URN(s) registered twice, which "
+                f"`pulumi up` refuses: {', '.join(sorted(set(monitor.duplicates)))}; two resources got the same name"
+            )
 
     resources = sorted(monitor.records, key=lambda r: r["urn"])
     states = {urn: {"id": reg.id, **reg.state} for urn, reg in monitor.resources.items()}

@@ -1,5 +1,5 @@
-"""Issue 13's speed-ups change no plan: byte-identical without the collector tuning and the handed-over spec, which
-is validated once per plan."""
+"""Issue 13's and issue 20's speed-ups change no plan: byte-identical without the collector tuning, the handed-over
+spec (validated once per plan) and the skipped source positions."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import subprocess
 import sys
 
 import pytest
+from pulumi.runtime import resource as sdk_resource
 
 from components.spec import loader
 from lattice.engine import COLLECTOR_THRESHOLDS, run_plan
 from tests.conftest import NOW, ROOT, cached_plan
 
-# Plans as they were before the collector tuning and the handed-over spec: default thresholds, nothing frozen, and
-# __main__.py validating the spec from its config again. A fresh process, since the collector's state is global;
+# Plans as they were before the collector tuning, the handed-over spec and the skipped source positions: default
+# thresholds, nothing frozen, __main__.py validating the spec from its config again, and the SDK walking the stack
+# for every registration. A fresh process, since the collector's state is global;
 # one process for every case, since starting one and importing the SDKs costs more than a plan.
 CASES = [("prod", False), ("dev", True)]
 BEFORE = """
@@ -27,6 +29,11 @@ from components.spec import loader
 
 engine.tune_collector = lambda preload=(): None
 engine.handed_over = lambda *args: contextlib.nullcontext()
+engine.without_source_positions = contextlib.nullcontext
+from pulumi.runtime import resource as sdk_resource
+walks = []
+get_stack_trace = sdk_resource._get_stack_trace
+sdk_resource._get_stack_trace = lambda: walks.append(1) or get_stack_trace()
 validations = []
 validate = loader.validate
 loader.validate = lambda *a: validations.append(1) or validate(*a)
@@ -39,6 +46,7 @@ with clock.frozen_at(datetime.fromisoformat(sys.argv[1])):
         assert len(validations) - count == 2, "the program should have validated the spec again"
         plans[case] = plan.to_json()
 assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0, "the collector was tuned"
+assert len(walks) > 600, "the SDK should have walked the stack for every registration"
 json.dump(plans, sys.stdout)
 """
 
@@ -98,3 +106,16 @@ def test_a_check_deserialises_each_resource_once(monkeypatch, prod_plan, rules):
     assert result.resources == len(plan["resources"])
     assert len(calls) == len(set(calls))  # every rule, resource and stack alike, shares one deserialisation
     assert set(calls) == {r["urn"] for r in plan["resources"]}  # the stack rules see every resource
+
+
+def test_a_plan_hands_the_sdk_no_stack_walk_and_gives_it_back_after(monkeypatch):
+    walks = []
+    own = sdk_resource._get_stack_trace
+    monkeypatch.setattr(sdk_resource, "_get_stack_trace", lambda: walks.append(1) or own())
+    counting = sdk_resource._get_stack_trace
+
+    plan = run_plan(ROOT / "stacks" / "Pulumi.dev.yaml")
+
+    assert len(plan.resources) > 100
+    assert walks == []
+    assert sdk_resource._get_stack_trace is counting
