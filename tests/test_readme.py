@@ -42,6 +42,10 @@ DRY_RUN_ONLY = {
     "docs": "rewrites the generated pages and builds the site; tests/test_docs.py checks the pages are current and "
     "builds the site with mkdocs build --strict",
 }
+# make targets whose recipe is one `lattice` command: `make plan` (the default stack) runs as a whole process, and with
+# another STACK make's dry run shows the command it would run, which then runs in this process (a whole process would
+# plan prod again: 8 s of CPU each).
+RECIPE_IN_PROCESS = {"plan", "check"}
 # Inline spans that name a verb rather than give a full command line: the verb must exist.
 MENTIONS = {
     "lattice plan --json",
@@ -143,10 +147,17 @@ def test_readme_command(command, tmp_path, capsys, monkeypatch):
     stamp.touch()
     target = next(word for word in words[1:] if "=" not in word)
     make = ["make", "-s", *words[1:], f"PY={sys.executable}", f"STAMP={stamp}"]
-    if target in DRY_RUN_ONLY:
+    if target in DRY_RUN_ONLY or (target in RECIPE_IN_PROCESS and words[1:] != [target]):
         make.insert(1, "-n")
     result = _run(make)
     assert result.returncode == 0, f"`{command}` exited {result.returncode}: {result.stdout}{result.stderr}"
+    if "-n" in make and target in RECIPE_IN_PROCESS:
+        # `make plan STACK=prod`: make expanded the recipe (the dry run); the `lattice` line it would run, runs here.
+        (recipe,) = [line for line in result.stdout.splitlines() if line.startswith(f"{sys.executable} -m lattice ")]
+        argv = recipe.split()[3:]
+        assert argv[0] == target and f"--stack {dict(w.split('=') for w in words[2:])['STACK']}" in " ".join(argv)
+        result = _lattice(argv, capsys, monkeypatch, tmp_path)
+        assert result.returncode == 0, f"`{command}` ran `{recipe}`, which exited {result.returncode}: {result.stderr}"
     if target == "plan":
         assert "policy verdict" in result.stdout.splitlines()[-1]
 

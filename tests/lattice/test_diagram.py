@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -202,24 +201,33 @@ def test_the_grammar_refuses(broken):
 # --- the verb ----------------------------------------------------------------------------------------------------
 
 
-def _lattice(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "lattice", *args], cwd=ROOT, capture_output=True, text=True, check=False, env=env
-    )
+@pytest.fixture
+def lattice_cli(capsys):
+    """`lattice ARGS` in this process (`lattice.cli.main`, as the console script calls it): the shipped stacks are
+    planned once per worker (tests/conftest.py), where a whole process would plan prod again (8 s of CPU)."""
+    from lattice.cli import main
+
+    def run(*args):
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(["lattice", *args], code, captured.out, captured.err)
+
+    return run
 
 
-def test_lattice_diagram_writes_mermaid(tmp_path):
+def test_lattice_diagram_writes_mermaid(tmp_path, lattice_cli):
     out = tmp_path / "dev.mmd"
-    result = _lattice("diagram", "--stack", "dev", "--out", str(out))
+    result = lattice_cli("diagram", "--stack", "dev", "--out", str(out))
     assert result.returncode == 0, result.stderr
     chart = check(out.read_text())
     assert {t.split(" ", 1)[0] for t in chart.subgraphs.values() if " (" in t} == {"aws-use1", "grid-hpc"}
     assert result.stdout.strip() == f"mermaid diagram of Pulumi.dev.yaml written to {out}"
 
 
-def test_svg_without_graphviz_says_what_is_missing(tmp_path):
-    env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}
-    result = _lattice("diagram", "--stack", "dev", "--format", "svg", env=env)
+def test_svg_without_graphviz_says_what_is_missing(tmp_path, lattice_cli, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = lattice_cli("diagram", "--stack", "dev", "--format", "svg")
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "lattice diagram --format svg: needs Graphviz's `dot` on the PATH (Debian: apt-get install graphviz); "
@@ -238,9 +246,9 @@ def test_the_dot_source_draws_the_same_estate(prod_plan):
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (make integration has it)")
-def test_svg_through_graphviz(tmp_path):
+def test_svg_through_graphviz(tmp_path, lattice_cli):
     out = tmp_path / "prod.svg"
-    result = _lattice("diagram", "--stack", "prod", "--format", "svg", "--out", str(out))
+    result = lattice_cli("diagram", "--stack", "prod", "--format", "svg", "--out", str(out))
     assert result.returncode == 0, result.stderr
     svg = ET.parse(out).getroot()
     texts = {"".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text")}
