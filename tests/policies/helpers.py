@@ -28,15 +28,17 @@ def apply_counterexample(plan: dict[str, Any], rule: Rule) -> dict[str, Any] | N
                 continue
             mutated = {**resource, "protect": False}
         else:
-            try:
-                mutated = {**resource, "inputs": example.mutate(resource["inputs"])}
+            try:  # on a copy of this resource's inputs: an edit that works in place leaves the plan alone
+                mutated = {**resource, "inputs": example.mutate(copy.deepcopy(resource["inputs"]))}
             except (KeyError, IndexError, TypeError):
                 continue
             if mutated["inputs"] == resource["inputs"]:
                 continue  # already what the counterexample makes it (e.g. an SSE-S3 log bucket): nothing flips
-        out = copy.deepcopy(plan)
-        out["resources"][index] = mutated
-        return out
+        # A new plan and resource list sharing every other resource (whole-plan copies were a fifth of the mutation
+        # test's collection): nothing edits a plan in place, as the session's cached plans are shared the same way.
+        resources = list(plan["resources"])
+        resources[index] = mutated
+        return {**plan, "resources": resources}
     return None
 
 
