@@ -170,8 +170,8 @@ def test_check_fails_a_change_that_shortens_a_locked_gcs_retention(tmp_path, cap
     err = capsys.readouterr().err
     assert code == 1
     assert "refused change" in err and "gcp-usc1-storage-records-bucket" in err and "400 -> 300 days" in err
-    # the same check without the shortening passes
-    assert main(["check", "--stack-file", str(base), "--baseline-plan", str(tmp_path / "base.json")]) == 0
+    # the same check without the shortening passes (the base's own plan against itself: no third plan of prod)
+    assert main(["check", "--plan", str(tmp_path / "base.json"), "--baseline-plan", str(tmp_path / "base.json")]) == 0
 
 
 # --- S3 Object Lock: the default retention may change; written versions keep theirs ----------------------
