@@ -25,6 +25,7 @@ from components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
 
 COLUMNS = ("min", "desired", "max")
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"  # a node group's instance type and root volumes
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 
 # Billable on their own: none. Each is free, or its cost is counted on the row named.
 FREE_TYPES: dict[str, str] = {
@@ -243,7 +244,7 @@ def _row(ctx: _Context, resource: dict, kind: str, item: str, parts: list[tuple[
     base = CostRow(site, ctx.component_of(resource), resource["name"], resource["type"], kind, item, None, prices)
     base.tags = resource_tags(resource)
     if missing:
-        base.unpriced = "; ".join(f"{p.key}: {p.missing}" for p in missing)
+        base.unpriced = "; ".join(f"{p.key} ({p.cloud} {p.region}): {p.missing}" for p in missing)
         return [base]
     totals = [0.0, 0.0, 0.0]
     for price, hourly in parts:
@@ -284,7 +285,7 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
             what += f" less {discount:.0%}"
             ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
     if market == "CapacityBlock":
-        what += ", paid up front for the block's whole duration at the rate when bought"
+        what += capacity_block_note(rate, ctx.snapshot.date)
     item = f"{low}/{desired}/{high} nodes × {what} + {root_gib:,.0f} GiB gp3 each"
     nodes = (low, desired, high)
     return _row(
@@ -297,6 +298,17 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
             (gp3, lambda usd: tuple(n * root_gib * usd / ctx.snapshot.hours_per_month for n in nodes)),
         ],
     )
+
+
+def capacity_block_note(rate: Price, snapshot_date: str) -> str:
+    """What a capacity-block rate is: the provider's published rate, which the block's own up-front fee supersedes."""
+    if not rate.known:
+        return ""
+    note = f" (the published rate read {rate.as_of}"
+    if rate.valid_until:
+        note += f", published as holding until {rate.valid_until}"
+        note += ": stale" if rate.stale_on(snapshot_date) else ""
+    return note + "; a block is paid up front, and `lattice preflight` reads its fee, which supersedes this rate)"
 
 
 def _fixed_hourly(item_key: str, item: str) -> Callable[[_Context, dict], list[CostRow]]:
@@ -464,20 +476,25 @@ def _monthly_fixed(item_key: str, item: str) -> Callable[[_Context, dict], list[
 # --- GCP --------------------------------------------------------------------------------------------------------
 
 
+def _gke_nodes(inputs: dict) -> tuple[int, int, int]:
+    """A GKE node pool's nodes at its minimum, initial and maximum size (autoscaling bounds are per zone)."""
+    zones = max(1, len(inputs.get("nodeLocations") or []))
+    autoscaling = inputs.get("autoscaling")
+    if autoscaling:
+        return (
+            int(_number(autoscaling.get("minNodeCount"))) * zones,
+            int(_number(inputs.get("initialNodeCount"), 0)) * zones,
+            int(_number(autoscaling.get("maxNodeCount"))) * zones,
+        )
+    nodes = int(_number(inputs.get("nodeCount"), 1)) * zones
+    return nodes, nodes, nodes
+
+
 def _gke_node_pool(ctx: _Context, r: dict) -> list[CostRow]:
     inputs = r["inputs"]
     config = inputs.get("nodeConfig") or {}
     machine = config.get("machineType", "")
-    zones = max(1, len(inputs.get("nodeLocations") or []))
-    autoscaling = inputs.get("autoscaling")
-    if autoscaling:  # min and max are per zone
-        low, high = (
-            int(_number(autoscaling.get("minNodeCount"))) * zones,
-            int(_number(autoscaling.get("maxNodeCount"))) * zones,
-        )
-        desired = int(_number(inputs.get("initialNodeCount"), 0)) * zones
-    else:
-        low = desired = high = int(_number(inputs.get("nodeCount"), 1)) * zones
+    low, desired, high = _gke_nodes(inputs)
     if config.get("spot") or config.get("preemptible"):
         option = "spot"
     elif _enabled(config.get("flexStart")) or _enabled(inputs.get("queuedProvisioning")):
@@ -512,6 +529,48 @@ def _capacity_storage(item_prefix: str, label: str, capacity: Callable[[dict], f
     return price
 
 
+NAT_VM_CAP = 32  # Cloud NAT charges per VM up to 32 instances, a flat gateway rate above (cloud.google.com/nat/pricing)
+
+
+def _router_nat(ctx: _Context, r: dict) -> list[CostRow]:
+    """Cloud NAT: $0.0014 an hour per VM using it up to 32 VMs, $0.044 above (the site's GKE nodes at each column),
+    the assumed GiB processed, and the external addresses it uses (AUTO_ONLY: one assumed)."""
+    site = ctx.site_of(r)
+    per_vm, capped = ctx.price(site, "cloud-nat/vm-hour"), ctx.price(site, "cloud-nat/gateway-hour-max")
+    processed, address = ctx.price(site, "cloud-nat/data-processing-gib"), ctx.price(site, "cloud-nat/ip-hour")
+    vms = [0, 0, 0]
+    for resource in ctx.plan["resources"]:
+        if resource["type"] == GKE_NODE_POOL and ctx.site_of(resource) == site:
+            for i, n in enumerate(_gke_nodes(resource["inputs"])):
+                vms[i] += n
+    inputs = r["inputs"]
+    addresses = len(inputs.get("natIps") or []) if inputs.get("natIpAllocateOption") == "MANUAL_ONLY" else 1
+    gib = ctx.assumptions.nat_gib_per_month
+    ctx.assume("nat", f"{gib:,.0f} GiB processed by each NAT gateway a month")
+    hours = ctx.snapshot.hours_per_month
+    item = (
+        f"Cloud NAT for {vms[0]}/{vms[1]}/{vms[2]} VMs × {_money(per_vm.usd)}/h (above {NAT_VM_CAP}: "
+        f"{_money(capped.usd)}/h) + {addresses} address × {_money(address.usd)}/h + {gib:,.0f} GiB × "
+        f"{_money(processed.usd)} (assumed)"
+    )
+
+    def gateway(usd_per_vm: float, usd_capped: float) -> tuple[float, float, float]:
+        return tuple(usd_capped if n > NAT_VM_CAP else n * usd_per_vm for n in vms)  # type: ignore[return-value]
+
+    return _row(
+        ctx,
+        r,
+        "fixed",
+        item,
+        [
+            (per_vm, lambda usd: gateway(usd, capped.usd or 0.0)),
+            (capped, lambda usd: 0.0),  # in the per-VM part above; listed so a missing cap is said
+            (address, lambda usd: addresses * usd),
+            (processed, lambda usd, gib=gib: gib * usd / hours),
+        ],
+    )
+
+
 def _log_bucket(ctx: _Context, r: dict) -> list[CostRow]:
     gib = ctx.assumptions.log_ingestion_gib_per_month
     ctx.assume("logs", f"{gib:,.0f} GiB ingested into each log group or log bucket a month")
@@ -544,10 +603,10 @@ PRICERS: dict[str, Callable[[_Context, dict], list[CostRow]]] = {
     "aws:cloudtrail/trail:Trail": _trail,
     "aws:kms/key:Key": _monthly_fixed("kms/key-month", "KMS key"),
     "aws:cloudwatch/metricAlarm:MetricAlarm": _monthly_fixed("cloudwatch/alarm-month", "CloudWatch alarm"),
-    "gcp:container/nodePool:NodePool": _gke_node_pool,
+    GKE_NODE_POOL: _gke_node_pool,
     "gcp:container/cluster:Cluster": _fixed_hourly("gke/cluster-hour", "GKE cluster management fee"),
     "gcp:compute/vPNTunnel:VPNTunnel": _fixed_hourly("cloud-vpn/ha-tunnel-hour", "HA VPN tunnel"),
-    "gcp:compute/routerNat:RouterNat": _fixed_hourly("cloud-nat/gateway-hour", "Cloud NAT gateway"),
+    "gcp:compute/routerNat:RouterNat": _router_nat,
     "gcp:storage/bucket:Bucket": _bucket("gcs/standard-storage", "Cloud Storage"),
     "gcp:kms/cryptoKey:CryptoKey": _monthly_fixed("kms/key-version-month", "Cloud KMS key (one active version)"),
     # One condition per Lattice policy; the time series its queries return ($0.35 per million) are not counted.

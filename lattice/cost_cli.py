@@ -193,7 +193,7 @@ def _text(report: CostReport, teams) -> str:
         lines += _line(site, _columns(report.total_monthly(rows)))
         for row in rows:
             lines += _line(row.resource, _columns(row.monthly(report.hours_per_month)), indent=2)
-            lines += _wrapped(f"unpriced: {row.unpriced}" if row.unpriced else row.item, 4)
+            lines += _wrapped(f"not priced: {row.unpriced}" if row.unpriced else row.item, 4)
         lines.append("")
     lines.append("─" * WIDTH)
     lines += _line("total a month", _columns(report.total_monthly()))
@@ -201,8 +201,9 @@ def _text(report: CostReport, teams) -> str:
     lines.append("")
     if report.unpriced:
         lines += _wrapped(
-            f"{len(report.unpriced)} unpriced row(s), not in the total: their snapshot rows are missing (`lattice "
-            "pricing` lists the rows and their sources; `lattice pricing refresh` reads them again).",
+            f"{len(report.unpriced)} row(s) not priced, not in the total: the reason is under each (`lattice "
+            "pricing` lists the snapshot's rows with their sources; `lattice pricing refresh` reads the machine "
+            "rows again).",
             0,
         )
     lines.append("Assumptions (the spec's cost_assumptions, or the defaults):")
@@ -224,11 +225,11 @@ def _markdown(report: CostReport, teams) -> str:
     lines = [f"### lattice cost: stack {report.stack}", "", _header(report) + ".", ""]
     lines += ["| site | resource | what is priced | min | desired | max |", "|---|---|---|--:|--:|--:|"]
     for row in report.rows:
-        what = f"**unpriced**: {row.unpriced}" if row.unpriced else row.item
+        what = f"**not priced**: {row.unpriced}" if row.unpriced else row.item
         cells = _columns(row.monthly(report.hours_per_month))
         lines.append(f"| {row.site} | `{row.resource}` | {what.replace('|', '/')} | {' | '.join(cells)} |")
     lines.append(f"| **total** | | | {' | '.join(f'**{c}**' for c in _columns(report.total_monthly()))} |")
-    lines += ["", f"{len(report.unpriced)} unpriced row(s), not in the total.", "", "Assumptions:", ""]
+    lines += ["", f"{len(report.unpriced)} row(s) not priced, not in the total.", "", "Assumptions:", ""]
     lines += [f"- {assumption}" for assumption in report.assumptions] or ["- none"]
     if teams is not None:
         lines += ["", f"By team ({CHARGEBACK_METHOD}):", "", "| team | min | desired | max |", "|---|--:|--:|--:|"]
@@ -316,15 +317,18 @@ def _pricing_list(args: argparse.Namespace, out: Console) -> int:
         elif price.usd_low is not None:
             figure = f"${price.usd_low:,.4g}–{price.usd_high:,.4g} / {price.unit}"
         else:
-            figure = "missing"
+            figure = "not priced"
         label = f"  {price.key}"
         if len(label) + len(figure) + 1 <= WIDTH:
             lines.append(label + figure.rjust(WIDTH - len(label)))
         else:
             lines += [label, figure.rjust(WIDTH)]
         lines += _wrapped(f"{price.source}, {price.as_of}", 4)
+        if price.valid_until:
+            stale = ": stale" if price.stale_on(snapshot.date) else ""
+            lines += _wrapped(f"published as holding until {price.valid_until}{stale}", 4)
         if price.missing:
-            lines += _wrapped(f"missing: {price.missing}", 4)
+            lines += _wrapped(f"not priced: {price.missing}", 4)
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -388,7 +392,7 @@ def run_cost_rows(table, args: argparse.Namespace, machine, pool, hours, *, chec
     )
 
     def money(value: float | None, price) -> str:
-        return f"${value:,.0f}" if value is not None else f"unpriced: {price.key} is missing from the snapshot"
+        return f"${value:,.0f}" if value is not None else f"not priced: {price.key}: {price.missing}"
 
     rate = f"${cost.rate.usd:,.4g}/node-hour" if cost.rate.usd is not None else "no rate"
     table.add_row(
@@ -416,7 +420,7 @@ def run_cost_rows(table, args: argparse.Namespace, machine, pool, hours, *, chec
         )
         if price is not None and value is None
     ]
-    suffix = f" + {len(unpriced)} unpriced" if unpriced else ""
+    suffix = f" + {len(unpriced)} not priced" if unpriced else ""
     table.add_row(
         f"  the run (pricing snapshot of {cost.rate.as_of if cost.rate.usd is not None else 'unknown'})",
         f"${cost.total_usd:,.0f}{suffix}",

@@ -2,8 +2,10 @@
 
 ``data/pricing.json`` holds, per cloud and region, one row per priced item (``ec2/p5.48xlarge/OnDemand``,
 ``fsx-lustre/PERSISTENT_2/SSD/125``, ``vpn/connection-hour-standard`` …): ``usd`` per ``unit``, the ``source``
-(the provider's pricing page or API) and the date it was read (``as_of``). A row whose ``usd`` is null is
-*missing*: the figure could not be confirmed, and whatever uses it is reported as unpriced, never guessed.
+(the provider's pricing page or API) and the date it was read (``as_of``, never after the snapshot's date). A row
+whose ``usd`` is null is *missing*: the figure could not be confirmed, and whatever uses it is reported as not
+priced with the row's reason, never guessed. A rate the provider published only until a date (``valid_until``: the
+capacity-block rates change on a schedule) is still shown, and said to be stale once the snapshot is past it.
 Spot rows hold a range (``usd_low`` / ``usd_high``) from ``DescribeSpotPriceHistory``, which the Price List
 API's offer files do not carry.
 
@@ -37,10 +39,15 @@ class Price:
     evidence: str | None = None
     usd_low: float | None = None  # spot: the range over the history read
     usd_high: float | None = None
+    valid_until: str | None = None  # the provider published the rate as holding until this date
 
     @property
     def known(self) -> bool:
         return self.usd is not None
+
+    def stale_on(self, day: str) -> bool:
+        """True when the provider said this rate holds only until a date before ``day`` (ISO dates)."""
+        return self.valid_until is not None and self.valid_until < day
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,7 @@ class PricingSnapshot:
             evidence=row.get("evidence"),
             usd_low=row.get("usd_low"),
             usd_high=row.get("usd_high"),
+            valid_until=row.get("valid_until"),
         )
 
     def rows(self) -> list[Price]:

@@ -52,19 +52,34 @@ EXIT_INPUT = 2
 
 @dataclass(frozen=True)
 class GcpSkus:
-    """Description prefixes of a machine series' Compute Engine SKUs (per vCPU-hour, GiB-hour, GPU-hour)."""
+    """Description prefixes of a machine family's Compute Engine SKUs (per vCPU-hour, GiB-hour, GPU-hour); a GPU
+    Google has sold under more than one description lists each."""
 
     core: str
     ram: str
-    gpu: str | None = None
+    gpu: tuple[str, ...] = ()
 
 
 # Google names its on-demand SKUs "<series> Instance Core running in <place>" and "… Ram running in …"; the GPUs
-# of an accelerator-optimized series have their own. Series not listed stay missing after a refresh.
+# of an accelerator-optimized series have their own. A3 Mega is billed as "A3Plus" with "Nvidia H100 80GB Mega" (or
+# "Plus") GPUs, not as A3 High — the names dstack's gpuhunt parses from the same API (src/gpuhunt/providers/gcp.py).
+# Keyed by machine-type prefix, the longest that matches wins; families not listed stay missing after a refresh.
 GCP_SKUS = {
-    "e2": GcpSkus(core="E2 Instance Core", ram="E2 Instance Ram"),
-    "a3": GcpSkus(core="A3 Instance Core", ram="A3 Instance Ram", gpu="Nvidia H100 80GB GPU"),
+    "e2-": GcpSkus(core="E2 Instance Core", ram="E2 Instance Ram"),
+    "a3-highgpu-": GcpSkus(core="A3 Instance Core", ram="A3 Instance Ram", gpu=("Nvidia H100 80GB GPU",)),
+    "a3-megagpu-": GcpSkus(
+        core="A3Plus Instance Core",
+        ram="A3Plus Instance Ram",
+        gpu=("Nvidia H100 80GB Mega GPU", "Nvidia H100 80GB Plus GPU"),
+    ),
+    "g2-": GcpSkus(core="G2 Instance Core", ram="G2 Instance Ram", gpu=("Nvidia L4 GPU",)),
 }
+
+
+def gcp_sku_family(machine_type: str) -> GcpSkus | None:
+    """The SKU names of a machine type: the entry of ``GCP_SKUS`` with the longest prefix of its name."""
+    matches = [prefix for prefix in GCP_SKUS if machine_type.startswith(prefix)]
+    return GCP_SKUS[max(matches, key=len)] if matches else None
 
 
 @dataclass(frozen=True)
@@ -167,7 +182,7 @@ def gcp_machine_rate(skus: list[dict[str, Any]], region: str, machine_type: str)
     """On-demand hourly rate of a machine type: vCPUs, memory and GPUs at their SKUs' rates; None if unknown."""
     from components.catalog import UnknownCatalogEntryError, gcp_machine_type
 
-    series = GCP_SKUS.get(machine_type.split("-", 1)[0])
+    series = gcp_sku_family(machine_type)
     if series is None:
         return None
     vcpus, memory_gb, gpus = _gcp_shape(machine_type)
@@ -178,20 +193,24 @@ def gcp_machine_rate(skus: list[dict[str, Any]], region: str, machine_type: str)
             return None
         vcpus, memory_gb, gpus = machine.vcpus, machine.memory_gb, machine.gpu_count
 
-    def rate(prefix: str) -> float | None:
+    def rate(prefixes: tuple[str, ...]) -> float | None:
         for sku in skus:
             if (
-                sku["description"].startswith(prefix)
+                sku["description"].startswith(prefixes)
                 and region in sku.get("serviceRegions", [])
                 and sku.get("category", {}).get("usageType") == "OnDemand"
             ):
                 return _sku_hourly(sku)
         return None
 
-    parts = [(series.core, vcpus), (series.ram, memory_gb)] + ([(series.gpu, gpus)] if series.gpu and gpus else [])
+    parts = [((series.core,), vcpus), ((series.ram,), memory_gb)]
+    if gpus:
+        if not series.gpu:
+            return None  # a GPU machine whose GPU SKU the table does not name: missing, never the host alone
+        parts.append((series.gpu, gpus))
     total = 0.0
-    for prefix, count in parts:
-        unit = rate(prefix)
+    for prefixes, count in parts:
+        unit = rate(prefixes)
         if unit is None:
             return None
         total += unit * count

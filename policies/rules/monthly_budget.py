@@ -163,7 +163,7 @@ def monthly_budget(args):
     resources = list(args.resources)
     report = cost_report(plan_of(resources), spec)
     stack_urn = next((r.urn for r in resources if r.resource_type == STACK_TYPE), "")
-    unpriced = f" ({len(report.unpriced)} unpriced row(s) not counted)" if report.unpriced else ""
+    unpriced = f" ({len(report.unpriced)} row(s) not priced, not counted)" if report.unpriced else ""
     if spec.budget is not None:
         at = spec.budget.at
         monthly = report.total_monthly()[COLUMNS[at]]

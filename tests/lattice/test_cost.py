@@ -69,7 +69,7 @@ def test_a_vpn_connection_month_by_hand(prod_plan):
     assert expected == pytest.approx(73.0)
     # The large-tunnel connections have no confirmed rate: unpriced, with the reason, and not in the total.
     large = _row(report, "aws-use1--grid-hpc-vpn-0")
-    assert large.hourly is None and large.unpriced.startswith("vpn/connection-hour-large:")
+    assert large.hourly is None and large.unpriced.startswith("vpn/connection-hour-large (aws us-east-1): no published")
 
 
 def test_an_on_demand_p5_pool_and_a_persistent_2_file_system_month_by_hand(tmp_path):
@@ -234,7 +234,7 @@ def test_the_snapshot_date_is_printed(prod_plan, tmp_path, capsys):
     plan.write_text(prod_plan.to_json())
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["snapshot_date"] == pricing_snapshot().date == "2026-11-25"
+    assert document["snapshot_date"] == pricing_snapshot().date == "2026-11-26"
     assert document["total"]["monthly"][2] == pytest.approx(
         sum(r["monthly"][2] for r in document["rows"] if r["monthly"])
     )
@@ -248,7 +248,14 @@ def test_pricing_lists_each_row_with_its_source(capsys):
     row = next(i for i, line in enumerate(lines) if line.startswith("  ec2/p5.48xlarge/OnDemand"))
     assert row > at and lines[row].endswith("$55.04 / instance-hour")
     assert lines[row + 1] == "    https://aws.amazon.com/ec2/pricing/on-demand/, 2026-11-25"
-    assert "    missing: the rate of a connection with 5 Gbps (large) tunnels was not" in lines
+    large = next(i for i, line in enumerate(lines) if line.startswith("  vpn/connection-hour-large"))
+    assert lines[large].endswith(" not priced")
+    assert lines[large + 2] == "    not priced: no published rate for a connection with large (5 Gbps) tunnels"
+    block = next(i for i, line in enumerate(lines) if line.startswith("  ec2/p5.48xlarge/CapacityBlock"))
+    assert lines[block + 1 : block + 3] == [
+        "    https://aws.amazon.com/ec2/capacityblocks/pricing/, 2026-11-25",
+        "    published as holding until 2025-01-01: stale",
+    ]
     assert max(len(line) for line in lines) <= 80
 
 
@@ -270,3 +277,79 @@ def test_every_cost_row_carries_the_tags_lattice_put_on_its_resource(prod_plan, 
     )
     assert rows["gcp-usc1-train-a3mega-pool"]["tags"]["lattice-site"] == "gcp-usc1"
     assert rows["gcp-usc1-storage-shared-instance"]["tags"]["lattice-component"] == "managedlustre"
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.stem.removeprefix("Pulumi."))
+def test_every_billable_thing_the_stacks_plan_has_a_snapshot_row(path):
+    """A price is either in the snapshot or the snapshot says why not: no row of a shipped stack is unpriced because
+    the snapshot has no row for what it uses (campus's us-east-2 rows were absent before), and each reason is shown."""
+    report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
+    absent = sorted({p.key for row in report.rows for p in row.prices if not p.source})
+    assert absent == [], f"add these rows (priced, or missing with the reason) to pricing.json: {absent}"
+    for row in report.unpriced:
+        assert row.unpriced and "the pricing snapshot has no row" not in row.unpriced, row.resource
+
+
+def test_what_prod_leaves_unpriced_and_why():
+    """The cost page names these: prod's rows the snapshot cannot price, each with its snapshot row's reason."""
+    path = ROOT / "stacks" / "Pulumi.prod.yaml"
+    report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
+    missing = {p.key for row in report.unpriced for p in row.prices if not p.known}
+    assert missing == {
+        "vpn/connection-hour-large",
+        "fsx-lustre/PERSISTENT_2/SSD/1000",
+        "gce/a3-megagpu-8g/flex-start",
+        "filestore/ZONAL",
+        "managed-lustre/1000",
+    }
+    assert len(report.unpriced) == 9  # 4 large-tunnel connections, FSx, A3 Mega, Filestore, Managed Lustre, beamline
+    assert report.total_monthly()[2] == pytest.approx(489_827.03, abs=0.01)
+
+
+def test_cloud_nat_month_by_hand_per_vm_up_to_32_then_capped(prod_plan):
+    """prod's Cloud NAT serves the GCP site's GKE nodes: 2 system + 2 TPU hosts always, up to 8 A3 Mega more. Per VM
+    $0.0014 an hour up to 32 VMs, $0.044 a gateway above; one AUTO_ONLY address at $0.005; 100 GiB at $0.045."""
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    per_vm, capped = _snapshot_usd("cloud-nat/vm-hour", "us-central1", "gcp"), 0.044
+    address, processed = _snapshot_usd("cloud-nat/ip-hour", "us-central1", "gcp"), 0.045
+    cap = _snapshot_usd("cloud-nat/gateway-hour-max", "us-central1", "gcp")
+    assert (per_vm, address, cap) == (0.0014, 0.005, capped)
+    row = _row(cost_report(prod_plan.to_dict(), spec), "gcp-usc1-net-nat")
+    assert row.monthly(HOURS) == pytest.approx(
+        tuple((vms * per_vm + address) * HOURS + 100 * processed for vms in (4, 4, 12))
+    )
+    assert row.monthly(HOURS) == pytest.approx((12.238, 12.238, 20.414))
+    # 40 A3 Mega nodes at the most: 44 VMs, past the 32 the per-VM rate runs to, so the gateway's flat rate.
+    plan = json.loads(prod_plan.to_json())
+    [pool] = [r for r in plan["resources"] if r["name"] == "gcp-usc1-train-a3mega-pool"]
+    pool["inputs"]["autoscaling"]["maxNodeCount"] = 40
+    row = _row(cost_report(plan, spec), "gcp-usc1-net-nat")
+    assert row.monthly(HOURS)[2] == pytest.approx((capped + address) * HOURS + 100 * processed)
+    assert row.item.startswith("Cloud NAT for 4/4/44 VMs × $0.0014/h (above 32: $0.044/h)")
+
+
+def test_a_tpu_v5p_slice_month_by_hand(prod_plan):
+    """prod's v5p 2x2x2 slice is 2 ct5p-hightpu-4t hosts of 4 chips, always up: 8 chips × $4.20 × 730 h."""
+    row = _row(
+        cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec),
+        "gcp-usc1-tpu-v5p-pool",
+    )
+    host = _snapshot_usd("gce/ct5p-hightpu-4t/on-demand", "us-central1", "gcp")
+    assert host == pytest.approx(4 * 4.20)
+    assert row.monthly(HOURS) == pytest.approx((2 * host * HOURS,) * 3)
+    assert row.monthly(HOURS)[0] == pytest.approx(24_528.0)
+
+
+def test_a_row_not_priced_says_so_with_the_reason_in_every_format(prod_plan, tmp_path, capsys):
+    plan = tmp_path / "prod.json"
+    plan.write_text(prod_plan.to_json())
+    assert main(["cost", "--stack", "prod", "--plan", str(plan)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "aws-use1-storage-shared-fs — — — not priced: fsx-lustre/PERSISTENT_2/SSD/1000 (aws us-east-1): no published "
+        "us-east-1 rate for the 1000 MB/s/TiB tier was found" in text
+    )
+    assert "9 row(s) not priced, not in the total: the reason is under each" in text
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| **not priced**: filestore/ZONAL (gcp us-central1): no published zonal-tier rate" in markdown

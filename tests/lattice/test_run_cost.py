@@ -66,8 +66,9 @@ def test_one_run_end_to_end_by_hand(capsys):
     assert compute == pytest.approx(4_936_329, abs=1)
     for figure in (f"{wall * 16:,.1f} node-hours", f"${compute:,.0f}", f"${lost:,.0f}", f"${storage:,.0f}"):
         assert figure in text, figure
-    # The 1000 MB/s/TiB FSx rate is not in the snapshot: the run's total says one part is unpriced.
-    assert f"${compute + storage:,.0f} + 1 unpriced" in text
+    # The 1000 MB/s/TiB FSx rate is not in the snapshot: the run's total says one part is not priced, and why.
+    assert f"${compute + storage:,.0f} + 1 not priced" in text
+    assert "not priced: fsx-lustre/PERSISTENT_2/SSD/1000: no published us-east-1 rate" in " ".join(text.split())
 
 
 def test_a_run_on_a_capacity_block_is_priced_at_the_block_rate():
@@ -96,7 +97,8 @@ def test_a_machine_the_snapshot_cannot_price_says_so(capsys):
         == 0
     )
     text = capsys.readouterr().out
-    assert "unpriced:" in text and "gce/a3-megagpu-8g/on-demand" in text and "$" not in text.split("compute (")[1][:60]
+    assert "not priced: gce/a3-megagpu-8g/on-demand: no us-central1 rate was found" in " ".join(text.split())
+    assert "$" not in text.split("compute (")[1][:60]
 
 
 PROD_RUN = [

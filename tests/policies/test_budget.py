@@ -79,8 +79,8 @@ def test_over_budget_in_dev_is_advisory_and_names_lattice_cost_s_figure(rules):
         (
             stack_urn(plan),
             "advisory",
-            f"the dev stack costs ${total:,.0f} a month at the pools' max nodes (3 unpriced row(s) not counted), over "
-            f"its budget of $100,000 by ${total - 100_000:,.0f}",
+            f"the dev stack costs ${total:,.0f} a month at the pools' max nodes (3 row(s) not priced, not counted), "
+            f"over its budget of $100,000 by ${total - 100_000:,.0f}",
         )
     ]
     assert round(total) == 161_387  # `lattice cost --stack dev`, max column, snapshot of 2026-11
@@ -91,7 +91,7 @@ def test_over_budget_in_prod_is_mandatory_and_blocks(rules):
     plan = budgeted(PROD, {"monthly_usd": 400_000})
     result, found = findings(plan, "prod", rules)
     assert [(f.enforcement, f.urn) for f in found] == [("mandatory", stack_urn(plan))]
-    assert "over its budget of $400,000 by $65,156" in found[0].message
+    assert "over its budget of $400,000 by $89,827" in found[0].message
     assert [f.policy for f in result.blocking] == [RULE]
 
 
@@ -118,8 +118,8 @@ def test_a_team_over_its_budget_is_filed_under_its_namespace(rules):
         (
             namespace,
             "mandatory",
-            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (12 unpriced "
-            f"row(s) not counted), over its budget of $150,000 by ${share - 150_000:,.0f}",
+            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (9 row(s) not "
+            f"priced, not counted), over its budget of $150,000 by ${share - 150_000:,.0f}",
         )
     ]
     assert round(share) == 201_948  # `lattice cost --stack prod --by team`

@@ -23,6 +23,7 @@ from components.catalog.pricing_refresh import (
     PlannedMachines,
     ec2_rates,
     gcp_machine_rate,
+    gcp_sku_family,
     planned_machines,
     refresh,
     refresh_document,
@@ -89,7 +90,7 @@ def _stubbed_ec2(prices: list[str], instance_type: str = "p5.48xlarge"):
 
 def test_every_snapshot_row_has_a_source_a_date_and_a_price_or_the_reason_it_has_none():
     snapshot = load_snapshot()
-    assert snapshot.date == "2026-11-25" and snapshot.hours_per_month == 730
+    assert snapshot.date == "2026-11-26" and snapshot.hours_per_month == 730
     for price in snapshot.rows():
         assert price.source and price.unit, price.key
         assert date.fromisoformat(price.as_of) <= date.fromisoformat(snapshot.date), price.key
@@ -97,6 +98,24 @@ def test_every_snapshot_row_has_a_source_a_date_and_a_price_or_the_reason_it_has
             assert price.missing, f"{price.key} has no price and no reason"
         else:
             assert price.missing is None, price.key
+
+
+def test_a_row_is_dated_the_day_it_was_read_not_the_day_before():
+    """The alert-condition row said "read 2026-11-26" in its evidence while dated 2026-11-25: a row's evidence may not
+    name a reading date other than its own ``as_of``."""
+    import re
+
+    for price in load_snapshot().rows():
+        for day in re.findall(r"read (\d{4}-\d{2}-\d{2})", price.evidence or ""):
+            assert day == price.as_of, f"{price.cloud}/{price.region}/{price.key}: dated {price.as_of}, read {day}"
+
+
+def test_a_rate_published_only_until_a_past_date_is_said_to_be_stale():
+    snapshot = load_snapshot()
+    block = snapshot.price("aws", "us-east-1", "ec2/p5.48xlarge/CapacityBlock")
+    assert (block.usd, block.as_of, block.valid_until) == (39.33, "2026-11-25", "2025-01-01")
+    assert block.stale_on(snapshot.date) and not block.stale_on("2024-12-31")
+    assert not snapshot.price("aws", "us-east-1", "ec2/p5.48xlarge/OnDemand").stale_on(snapshot.date)
 
 
 def test_the_snapshot_covers_what_the_stacks_plan():
@@ -158,6 +177,95 @@ def test_gcp_rate_is_vcpus_and_memory_at_their_on_demand_skus_in_the_region():
     assert gcp_machine_rate(gcp, "us-central1", "e2-standard-4") == pytest.approx(4 * 0.021811 + 16 * 0.002923)
     assert gcp_machine_rate(gcp, "europe-west4", "e2-standard-4") is None
     assert gcp_machine_rate(gcp, "us-central1", "ct5p-hightpu-4t") is None
+
+
+def _gcp_skus() -> list[dict]:
+    return [sku for page in json.loads((FIXTURES / "gcp_compute_skus.json").read_text()) for sku in page["skus"]]
+
+
+def test_a3_mega_is_priced_from_its_a3plus_and_h100_mega_skus_not_a3_high_s():
+    """a3-megagpu-8g (208 vCPUs, 1,872 GB, 8 H100 Mega) is billed as A3Plus: the fixture lists A3 High's SKUs first
+    and a Spot H100 Mega SKU, neither of which may be taken. The A3 / G2 prices in the fixture are round test values."""
+    skus = _gcp_skus()
+    assert gcp_sku_family("a3-megagpu-8g").core == "A3Plus Instance Core"
+    assert gcp_sku_family("a3-highgpu-8g").core == "A3 Instance Core"
+    assert gcp_machine_rate(skus, "us-central1", "a3-megagpu-8g") == pytest.approx(208 * 0.02 + 1872 * 0.002 + 8 * 10)
+    assert gcp_machine_rate(skus, "us-central1", "a3-highgpu-8g") == pytest.approx(208 * 0.01 + 1872 * 0.001 + 8 * 9)
+    # g2-standard-24: 24 vCPUs, 96 GB and 2 L4 GPUs.
+    assert gcp_machine_rate(skus, "us-central1", "g2-standard-24") == pytest.approx(24 * 0.03 + 96 * 0.003 + 2 * 0.5)
+    # A GPU machine whose GPU SKU is absent is missing, never priced as its host alone.
+    no_gpu = [sku for sku in skus if not sku["description"].startswith("Nvidia L4")]
+    assert gcp_machine_rate(no_gpu, "us-central1", "g2-standard-24") is None
+    # A family the table does not name (A3 Ultra: H200) stays missing rather than borrowing A3 High's SKUs.
+    assert gcp_machine_rate(skus, "us-central1", "a3-ultragpu-8g") is None
+
+
+def test_every_missing_machine_row_of_the_stacks_is_one_the_refresh_reads():
+    """What the snapshot could not price for the stacks' machines, `lattice pricing refresh` can: each missing EC2 /
+    GCE row of a planned machine is a row `refresh_document` writes (EC2 by market option and spot, GCE families
+    named in GCP_SKUS). Flex-start and TPU rows are not in the Compute Engine SKUs it reads and are listed."""
+    from components.spec import load_stack_file
+
+    machines = planned_machines(load_stack_file(path).spec for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")))
+    snapshot = load_snapshot()
+    not_refreshed = []
+    for price in snapshot.rows():
+        if price.known or price.usd_low is not None or not price.key.startswith(("ec2", "gce/")):
+            continue
+        if price.key.startswith("ec2"):
+            instance = price.key.split("/")[1]
+            refreshed = (price.region, instance) in machines.aws
+        else:
+            machine, option = price.key.split("/")[1:]
+            refreshed = (
+                (price.region, machine) in machines.gcp and option == "on-demand" and bool(gcp_sku_family(machine))
+            )
+        if not refreshed:
+            not_refreshed.append(f"{price.cloud}/{price.region}/{price.key}")
+    assert not_refreshed == ["gcp/us-central1/gce/a3-megagpu-8g/flex-start"]
+
+
+def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
+    """campus runs p5.48xlarge and m7i.xlarge in us-east-2, whose rows are missing: a refresh that plans them asks
+    the Price List API for regionCode us-east-2 and writes both rows there, leaving us-east-1's alone. The us-east-2
+    offers are the us-east-1 fixture's, re-addressed, at test prices (not read from the API)."""
+    ohio = []
+    for page in json.loads((FIXTURES / "aws_get_products_p5_us-east-1.json").read_text()):
+        offers = []
+        for virginia in page:
+            offer = json.loads(json.dumps(virginia).replace("us-east-1", "us-east-2").replace("USE1-", "USE2-"))
+            for term in offer["terms"]["OnDemand"].values():
+                for dimension in term["priceDimensions"].values():
+                    dimension["pricePerUnit"]["USD"] = str(float(dimension["pricePerUnit"]["USD"]) + 1)
+            offers.append(json.dumps(offer))
+        ohio.append(offers)
+    pricing, pricing_stub = _stubbed_pricing(ohio, region="us-east-2")
+    ec2, ec2_stub = _stubbed_ec2([])
+    previous = json.loads(PRICING_SNAPSHOT.read_text())
+    assert previous["prices"]["aws"]["us-east-2"]["ec2/p5.48xlarge/OnDemand"]["usd"] is None
+    document, summary = refresh_document(
+        previous,
+        PlannedMachines(aws=frozenset({("us-east-2", "p5.48xlarge")}), gcp=frozenset()),
+        pricing_client=pricing,
+        ec2_client_for=lambda region: ec2,
+        gcp_skus=None,
+        today=date(2026, 11, 27),
+        now=NOW,
+    )
+    pricing_stub.assert_no_pending_responses()
+    ec2_stub.assert_no_pending_responses()  # the spot history was asked for, and had nothing in it
+    ohio_rows = document["prices"]["aws"]["us-east-2"]
+    assert (ohio_rows["ec2/p5.48xlarge/OnDemand"]["usd"], ohio_rows["ec2/p5.48xlarge/CapacityBlock"]["usd"]) == (
+        56.04,
+        32.464,
+    )
+    assert ohio_rows["ec2/p5.48xlarge/OnDemand"]["as_of"] == "2026-11-27" == document["snapshot_date"]
+    assert "missing" not in ohio_rows["ec2/p5.48xlarge/OnDemand"]
+    assert document["prices"]["aws"]["us-east-1"] == previous["prices"]["aws"]["us-east-1"]
+    assert summary == [
+        "aws us-east-2 p5.48xlarge OnDemand: $56.0400/h",
+        "aws us-east-2 p5.48xlarge CapacityBlock: $32.4640/h",
+    ]
 
 
 def test_refresh_pages_through_the_billing_catalog_and_writes_the_file(tmp_path, monkeypatch):
