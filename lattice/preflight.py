@@ -194,7 +194,33 @@ def _offering(site: AwsSite, pool: AwsGpuPoolSpec, client: Any) -> tuple[Status,
     return "pass", (
         f"{best['CapacityBlockOfferingId']} in {best['AvailabilityZone']}: {wanted}, {fee:,.2f} {currency} up "
         f"front ({per_hour:,.2f} {currency} per instance-hour), {utc_timestamp(best['StartDate'])} to "
-        f"{utc_timestamp(best['EndDate'])}"
+        f"{utc_timestamp(best['EndDate'])}; {snapshot_comparison(site.region, pool, per_hour, hours, currency)}"
+    )
+
+
+def snapshot_comparison(region: str, pool: AwsGpuPoolSpec, per_hour: float, hours: int, currency: str) -> str:
+    """The offering against the rate ``lattice cost`` uses: the pricing snapshot's published capacity-block rate.
+    The offering's up-front fee is what the block costs; it supersedes the snapshot's rate for this block."""
+    from components.catalog.pricing import pricing_snapshot
+
+    snapshot = pricing_snapshot()
+    rate = snapshot.price("aws", region, f"ec2/{pool.instance_type}/CapacityBlock")
+    if not rate.known or currency != "USD":
+        why = "has no such rate" if not rate.known else f"is in USD, the offering in {currency}"
+        return (
+            f"the pricing snapshot of {snapshot.date} {why} for {pool.instance_type} in {region}, so `lattice cost` "
+            "shows the pool as not priced: this up-front fee is the block's cost"
+        )
+    published = rate.usd or 0.0
+    delta = per_hour - published
+    block = delta * hours * pool.max_nodes
+    sign = "+" if delta >= 0 else "−"
+    share = f"{sign}{abs(delta) / published:.1%}" if published else "n/a"
+    stale = f", published as holding until {rate.valid_until}" if rate.valid_until else ""
+    return (
+        f"{sign}{abs(delta):,.2f} USD per instance-hour ({share}, {sign}{abs(block):,.2f} USD for the block) "
+        f"against the pricing snapshot's published {published:,.2f} USD (read {rate.as_of}{stale}), which "
+        "`lattice cost` uses: this up-front fee supersedes it"
     )
 
 

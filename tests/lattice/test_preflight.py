@@ -809,7 +809,9 @@ def test_a_capacity_block_pool_gets_the_cheapest_offering_in_its_zone_with_its_u
             "offering",
             "pass",
             "cbr-0123456789abcdef0 in us-east-1a: 2 × p5en.48xlarge for 336 h from 2026-01-05T11:30:00Z, 24,192.00 "
-            "USD up front (36.00 USD per instance-hour), 2026-01-05T11:30:00Z to 2026-01-19T11:30:00Z",
+            "USD up front (36.00 USD per instance-hour), 2026-01-05T11:30:00Z to 2026-01-19T11:30:00Z; the pricing "
+            "snapshot of 2026-11-26 has no such rate for p5en.48xlarge in us-east-1, so `lattice cost` shows the "
+            "pool as not priced: this up-front fee is the block's cost",
         )
     ]
     # The request as EC2's query protocol carries it: the pool's type, its max_nodes, the block's hours and dates.
@@ -823,6 +825,65 @@ def test_a_capacity_block_pool_gets_the_cheapest_offering_in_its_zone_with_its_u
         "EndDateRange": "2026-01-19T11:30:00Z",
     }
     assert [r.get("NextToken") for r in answer.requests] == [None, "1"]
+
+
+P5_BLOCK = {
+    "name": "p5-block",
+    "instance_type": "p5.48xlarge",
+    "availability_zones": ["us-east-1a"],
+    "max_nodes": 8,
+    "capacity": {
+        "type": "capacity-block",
+        "reservation_id": BLOCK_ID,
+        "starts_at": "2026-12-01T11:30:00Z",
+        "ends_at": "2026-12-15T11:30:00Z",
+    },
+}
+
+
+def test_the_offering_s_up_front_fee_supersedes_the_snapshot_rate_lattice_cost_uses(stack, session, hook, prod_plan):
+    """prod's block (8 × p5.48xlarge, 336 h): the live offering against the snapshot's published rate, whose
+    difference preflight prints; `lattice cost` says of the same pool that it uses the published rate and that this
+    fee supersedes it."""
+    import json
+
+    from lattice.cost import cost_report
+    from tests.conftest import ROOT
+
+    snapshot = json.loads((ROOT / "components" / "catalog" / "data" / "pricing.json").read_text())
+    published = snapshot["prices"]["aws"]["us-east-1"]["ec2/p5.48xlarge/CapacityBlock"]
+    assert (published["usd"], published["as_of"], published["valid_until"]) == (39.33, "2026-11-25", "2025-01-01")
+    # A block offered at $31.464 an instance-hour (the Price List API's CapacityBlock rate in the refresh fixture).
+    fee = 31.464 * 336 * 8
+    CapacityBlockOfferings(
+        hook,
+        offering(
+            InstanceType="p5.48xlarge",
+            InstanceCount=8,
+            StartDate=datetime(2026, 12, 1, 11, 30, tzinfo=UTC),
+            EndDate=datetime(2026, 12, 15, 11, 30, tzinfo=UTC),
+            UpfrontFee=f"{fee:.2f}",
+        ),
+    )
+    [result] = offerings_of(stack, session, P5_BLOCK)
+    per_hour_delta = 31.464 - 39.33  # −7.866 an instance-hour, −20.0 %; × 336 h × 8 instances = −21,143.81
+    assert result.status == "pass"
+    assert result.detail == (
+        "cbr-0123456789abcdef0 in us-east-1a: 8 × p5.48xlarge for 336 h from 2026-12-01T11:30:00Z, 84,575.23 USD "
+        "up front (31.46 USD per instance-hour), 2026-12-01T11:30:00Z to 2026-12-15T11:30:00Z; −7.87 USD per "
+        "instance-hour (−20.0%, −21,143.81 USD for the block) against the pricing snapshot's published 39.33 USD "
+        "(read 2026-11-25, published as holding until 2025-01-01), which `lattice cost` uses: this up-front fee "
+        "supersedes it"
+    )
+    assert per_hour_delta * 336 * 8 == pytest.approx(-21_143.81, abs=0.01)
+    # lattice cost, for prod's block pool: the published rate, and what supersedes it.
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    [row] = [r for r in cost_report(prod_plan.to_dict(), spec).rows if r.resource == "aws-use1-train-p5-nodes"]
+    assert (
+        "p5.48xlarge CapacityBlock $39.33/h (the published rate read 2026-11-25, published as holding until "
+        "2025-01-01: stale; a block is paid up front, and `lattice preflight` reads its fee, which supersedes this "
+        "rate)" in row.item
+    )
 
 
 def test_no_offering_in_the_pool_s_zones_is_said_not_failed(stack, session, hook):
