@@ -147,6 +147,12 @@ GPU_CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
 FILESYSTEM_FULL_PERCENT = 85
 # ... for this long (the Prometheus alert and the FSx CloudWatch alarm alike).
 FILESYSTEM_FULL_MINUTES = 15
+# EFA (the EFA exporter's node_amazonefa_* counters, per device and port): an error rate a healthy rail does not
+# show. Received packets dropped above this share of those received, for this long, and SRD retransmit timeouts (a
+# packet's path timed out and SRD moved the connection to another path) above this rate: the fabric, not the job.
+EFA_RX_DROP_SHARE = 0.001
+EFA_RETRANS_TIMEOUTS_PER_MINUTE = 1
+EFA_ERROR_MINUTES = 10
 # A node of a GPU pool NotReady, and a Kueue workload inadmissible, for this long.
 NODE_NOT_READY_MINUTES = 5
 KUEUE_INADMISSIBLE_MINUTES = 30

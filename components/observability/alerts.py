@@ -58,6 +58,10 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
     inadmissible = m("kueue_pending_workloads", status='="inadmissible"')
     lustre_avail = m("node_filesystem_avail_bytes", fstype='="lustre"')
     lustre_size = m("node_filesystem_size_bytes", fstype='="lustre"')
+    # EFA devices are the ones the EFA exporter lists (node_amazonefa_info); node exporter's infiniband collector
+    # reports their port state like an InfiniBand HCA's. Both carry the node's name (cluster_metrics.NODE_LABEL).
+    efa_device = f"on (site, node, device) {m('node_amazonefa_info')}"
+    efa = "EFA device {{ $labels.device }} port {{ $labels.port }} on {{ $labels.node }}"
     gpu = "{{ $labels.Hostname }} GPU {{ $labels.gpu }}"
     throttle = standards.GPU_THROTTLE_SHARE
     full = standards.FILESYSTEM_FULL_PERCENT
@@ -157,13 +161,13 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
         Alert(
             "InfinibandPortDown",
             "lattice-fabric",
-            f"{m('node_infiniband_state_id')} != 4",
+            f"{m('node_infiniband_state_id')} != 4 unless {efa_device}",
             "2m",
             "critical",
             "InfiniBand port {{ $labels.device }}/{{ $labels.port }} on {{ $labels.instance }} is not ACTIVE",
             "Multi-node jobs on this node lose a rail: check the cable and switch port (ibstat, iblinkinfo), "
             "drain the node until the port is ACTIVE.",
-            ("node_infiniband_state_id",),
+            ("node_infiniband_state_id", "node_amazonefa_info"),
         ),
         Alert(
             "InfinibandLinkFlapping",
@@ -175,6 +179,44 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
             "A flapping link stalls NCCL collectives: reseat or replace the cable, check symbol errors "
             "(node_infiniband_symbol_error_total).",
             ("node_infiniband_link_downed_total",),
+        ),
+        Alert(
+            "EfaPortDown",
+            "lattice-fabric",
+            f"{m('node_infiniband_state_id')} != 4 and {efa_device}",
+            "2m",
+            "critical",
+            f"{efa} is not ACTIVE",
+            "NCCL over EFA loses this rail and multi-node jobs on the node stall or slow down: cordon and drain the "
+            "node, check fi_info -p efa and the EFA driver (dmesg | grep efa), and stop and start the instance (a new "
+            "host) if the port stays down.",
+            ("node_infiniband_state_id", "node_amazonefa_info"),
+        ),
+        Alert(
+            "EfaPacketDrops",
+            "lattice-fabric",
+            f"rate({m('node_amazonefa_rx_drops')}[5m]) / rate({m('node_amazonefa_rx_pkts')}[5m])"
+            f" > {standards.EFA_RX_DROP_SHARE}",
+            f"{standards.EFA_ERROR_MINUTES}m",
+            "warning",
+            f"{efa} drops {{{{ $value | humanizePercentage }}}} of the packets it receives",
+            "Receive drops on one device slow every collective that crosses it: compare with the node's other EFA "
+            "devices on the Lattice / Fabric dashboard, check the job's libfabric and aws-ofi-nccl versions, and "
+            "drain the node if one device stands out.",
+            ("node_amazonefa_rx_drops", "node_amazonefa_rx_pkts"),
+        ),
+        Alert(
+            "EfaRetransmitTimeouts",
+            "lattice-fabric",
+            f"rate({m('node_amazonefa_retrans_timeout_events')}[5m]) * 60"
+            f" > {standards.EFA_RETRANS_TIMEOUTS_PER_MINUTE}",
+            f"{standards.EFA_ERROR_MINUTES}m",
+            "warning",
+            f"{efa} has {{{{ $value | humanize }}}} SRD retransmit timeouts a minute",
+            "SRD keeps moving this device's connections to other paths (a congested or failing path, or an "
+            "unresponsive peer): check node_amazonefa_unresponsive_remote_events on the peers, and open an AWS "
+            "support case with the instance IDs if it persists.",
+            ("node_amazonefa_retrans_timeout_events",),
         ),
         Alert(
             "GpuNodeNotReady",

@@ -35,6 +35,7 @@ from . import receivers as alert_receivers
 from .alerts import rule_groups
 from .dashboards import dashboards
 from .dashboards.lattice_dashboards import DashboardContext
+from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
 from .grafana import Grafana, GrafanaArgs, grafana_values
 
 CHART = "kube-prometheus-stack"
@@ -53,6 +54,9 @@ RULES_NAME = "lattice-alerts"
 # nginx, unprivileged (listens above 1024 and writes only /tmp: the Prometheus pod runs as a non-root user).
 RECEIVER_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28.0-alpine"
 SYSTEM_NODES = {"lattice.dev/pool": "system"}
+# Node exporter's series name the node they come from (the chart leaves only instance, the node's IP and port): the
+# EFA exporter's series carry the same label, so EFA counters and the infiniband collector's port state join.
+NODE_LABEL = "node"
 
 
 def receiver_url(address: str) -> str:
@@ -91,6 +95,8 @@ class ClusterMetricsArgs:
     node_selector: dict[str, str] = field(default_factory=dict)  # where Prometheus and its operator run
     # Where Alertmanager sends the alerts (observability.receivers, secrets read); empty: the chart's default.
     receivers: list[alert_receivers.Receiver] = field(default_factory=list)
+    # The site's EFA pools: each gets the EFA exporter on its nodes (efa_exporter.py); empty: none runs.
+    efa_pools: list[EfaPool] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -100,6 +106,7 @@ class ClusterMetrics(pulumi.ComponentResource):
     rules: k8s.apiextensions.CustomResource | None
     receiver: k8s.core.v1.Service | None
     grafana: Grafana | None
+    efa: EfaExporter | None
 
     def __init__(self, name: str, args: ClusterMetricsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:observability:ClusterMetrics", name, None, opts)
@@ -186,6 +193,14 @@ class ClusterMetrics(pulumi.ComponentResource):
                 spec={"groups": rule_groups(_scope(args.evaluates_for))},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
             )
+        self.efa = None
+        if args.efa_pools and not args.agent:
+            # After the release: the PodMonitor's CRD is the chart's.
+            self.efa = EfaExporter(
+                f"{name}-efa",
+                EfaExporterArgs(NAMESPACE, list(args.efa_pools), args.labels, [self.release]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.receiver = None
         if args.receiver is not None:
             # MetalLB (or the site's load balancer) gives the Service the address the spec names; spec.loadBalancerIP
@@ -263,6 +278,19 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
         # Lattice's own rules replace none of the chart's (Kubernetes' own health); Grafana only where the view is.
         "grafana": grafana_values(args.node_selector) if args.dashboards is not None else {"enabled": False},
         "kube-state-metrics": {"metricLabelsAllowlist": [f"namespaces=[{standards.TEAM_NAMESPACE_LABEL}]"]},
+        "prometheus-node-exporter": {
+            "prometheus": {
+                "monitor": {
+                    "relabelings": [
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+                            "targetLabel": NODE_LABEL,
+                        }
+                    ]
+                }
+            }
+        },
     }
     if args.node_selector:
         values["prometheusOperator"] = {"nodeSelector": dict(args.node_selector)}

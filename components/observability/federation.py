@@ -17,6 +17,7 @@ from ..spec import GcpSite, StackSpec
 from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, receiver_url
 from .dashboards.context import dashboard_context
 from .dashboards.lattice_dashboards import DashboardContext
+from .efa_exporter import EfaPool
 
 PASSWORD_LENGTH = 40
 
@@ -116,7 +117,10 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
 
 
 def metrics_args(
-    site: str, metrics: SiteMetrics | None, node_selector: dict[str, str] | None = None
+    site: str,
+    metrics: SiteMetrics | None,
+    node_selector: dict[str, str] | None = None,
+    efa_pools: list[EfaPool] | None = None,
 ) -> ClusterMetricsArgs | None:
     """The ClusterMetrics a site builds from its part (None: none)."""
     if metrics is None:
@@ -131,4 +135,5 @@ def metrics_args(
         dashboards=metrics.dashboards,
         node_selector=dict(node_selector or {}),
         receivers=list(metrics.receivers),
+        efa_pools=list(efa_pools or []),
     )

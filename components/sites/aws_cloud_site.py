@@ -22,6 +22,7 @@ from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, Exist
 from ..network.ports import HTTPS
 from ..observability.alarm_topic import AwsAlarmTopic, AwsAlarmTopicArgs
 from ..observability.cloud_alarms import audit_silence_alarm
+from ..observability.efa_exporter import EfaPool
 from ..observability.federation import SiteMetrics, metrics_args
 from ..observability.receivers import Receiver
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
@@ -341,7 +342,16 @@ class AwsCloudSite(pulumi.ComponentResource):
                 storage=tiers,
                 fsx_csi_driver=bool(site.storage.lustre),
                 # Prometheus and its operator on the system nodes, which EKS always has.
-                metrics=metrics_args(site.name, args.metrics, {"lattice.dev/pool": "system"}),
+                metrics=metrics_args(
+                    site.name,
+                    args.metrics,
+                    {"lattice.dev/pool": "system"},
+                    [
+                        EfaPool(name, GPU_TAINT[instances[name].accelerator_kind])
+                        for name, pool in self.pools.items()
+                        if pool.efa
+                    ],
+                ),
                 neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.cluster_provider]),

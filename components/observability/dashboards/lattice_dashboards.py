@@ -334,7 +334,8 @@ def fabric(ctx: DashboardContext) -> dict:
         "lattice-fabric",
         "Lattice / Fabric",
         "InfiniBand / RoCE throughput, state and errors per node and port (rail), from node exporter's infiniband "
-        "collector; NVLink traffic and errors from DCGM. EFA counters are not shown (no EFA exporter runs yet).",
+        "collector; EFA throughput, RDMA traffic and errors per node and device (rail), from Lattice's EFA exporter "
+        "on every EFA pool; NVLink traffic and errors from DCGM.",
         ctx,
     )
     b.row("InfiniBand / RoCE")
@@ -364,8 +365,18 @@ def fabric(ctx: DashboardContext) -> dict:
     )
     b.table(
         "Ports not ACTIVE",
-        "node_infiniband_state_id other than 4 (ACTIVE); the InfinibandPortDown alert fires after 2 minutes.",
-        [(sited(f"max by ({port}) (node_infiniband_state_id) != 4", s), "state")],
+        "node_infiniband_state_id other than 4 (ACTIVE), EFA devices left to the EFA row; the InfinibandPortDown "
+        "alert fires after 2 minutes.",
+        [
+            (
+                sited(
+                    f"max by ({port}, node) (node_infiniband_state_id) != 4 "
+                    "unless on (site, node, device) node_amazonefa_info",
+                    s,
+                ),
+                "state",
+            )
+        ],
         "none",
     )
     b.timeseries(
@@ -388,6 +399,73 @@ def fabric(ctx: DashboardContext) -> dict:
                 sited(f"sum by ({port}) (increase(node_infiniband_link_error_recovery_total[1h])) > 0", s),
                 "{{site}} {{instance}} {{device}}/{{port}} recovery",
             ),
+        ],
+        "none",
+    )
+    efa = "site, pool, node, device"
+    efa_legend = "{{site}} {{node}} {{device}}"
+    b.row("EFA")
+    for title, metric in (
+        ("EFA transmit throughput per device", "node_amazonefa_tx_bytes"),
+        ("EFA receive throughput per device", "node_amazonefa_rx_bytes"),
+    ):
+        b.timeseries(
+            title,
+            f"rate of {metric}, per node and EFA device (one rail each; a p5.48xlarge has 32).",
+            [(sited(f"sum by ({efa}) (rate({metric}[$__rate_interval]))", s), efa_legend)],
+            "Bps",
+        )
+    b.timeseries(
+        "EFA RDMA read and write per device",
+        "rate of node_amazonefa_rdma_read_bytes and node_amazonefa_rdma_write_bytes: what NCCL (aws-ofi-nccl) moves "
+        "by RDMA; RDMA write is counted on EFA generations that have it.",
+        [
+            (
+                sited(f"sum by ({efa}) (rate(node_amazonefa_rdma_read_bytes[$__rate_interval]))", s),
+                efa_legend + " read",
+            ),
+            (
+                sited(f"sum by ({efa}) (rate(node_amazonefa_rdma_write_bytes[$__rate_interval]))", s),
+                efa_legend + " write",
+            ),
+        ],
+        "Bps",
+    )
+    b.table(
+        "EFA ports not ACTIVE",
+        "node exporter's port state of each EFA device (node_infiniband_state_id joined to node_amazonefa_info), other "
+        "than 4 (ACTIVE); the EfaPortDown alert fires after 2 minutes.",
+        [
+            (
+                sited(
+                    "max by (site, node, device, port) (node_infiniband_state_id) != 4 "
+                    "and on (site, node, device) node_amazonefa_info",
+                    s,
+                ),
+                "state",
+            )
+        ],
+        "none",
+    )
+    b.timeseries(
+        "EFA errors per device (last hour)",
+        "Receive drops, SRD retransmit timeouts, unresponsive remotes, impaired connections and RDMA work-request "
+        f"errors in the last hour. EfaPacketDrops fires above {standards.EFA_RX_DROP_SHARE:.1%} of received packets "
+        f"dropped, EfaRetransmitTimeouts above {standards.EFA_RETRANS_TIMEOUTS_PER_MINUTE} timeout a minute, for "
+        f"{standards.EFA_ERROR_MINUTES} minutes.",
+        [
+            (
+                sited(f"sum by ({efa}) (increase({metric}[1h])) > 0", s),
+                f"{efa_legend} {short}",
+            )
+            for metric, short in (
+                ("node_amazonefa_rx_drops", "drops"),
+                ("node_amazonefa_retrans_timeout_events", "retransmit timeouts"),
+                ("node_amazonefa_unresponsive_remote_events", "unresponsive remote"),
+                ("node_amazonefa_impaired_remote_conn_events", "impaired connections"),
+                ("node_amazonefa_rdma_read_wr_err", "RDMA read errors"),
+                ("node_amazonefa_rdma_write_wr_err", "RDMA write errors"),
+            )
         ],
         "none",
     )
