@@ -143,6 +143,14 @@ GPU_THROTTLE_MINUTES = 15
 # 79 GPU fallen off the bus, 92 high single-bit ECC rate, 94 / 95 contained / uncontained ECC, 119 / 120 GSP
 # timeout / error.
 GPU_CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+# Of those, the Xids that take a grid / edge GPU node out of scheduling (components/platform/gpu_health.py): those
+# NVIDIA resolves with a GPU reset or a reboot, and on which EKS nodes are replaced (aws_gpu_node_pool.REPLACE_REASONS):
+# 48 double-bit ECC, 64 row remapping failed, 79 fallen off the bus, 95 uncontained ECC.
+GPU_TAINT_XIDS = (48, 64, 79, 95)
+# The node condition Node Problem Detector sets on such a node, and the taint the Node Readiness Controller keeps on it
+# while the condition holds (its CRD admits only keys under readiness.k8s.io/). NoSchedule: running pods stay.
+GPU_UNHEALTHY_CONDITION = "GpuUnhealthy"
+GPU_UNHEALTHY_TAINT = {"key": "readiness.k8s.io/lattice-gpu-unhealthy", "value": "true", "effect": "NoSchedule"}
 # A shared file system is filling above this share of its capacity (Lustre, mounted or Lattice's FSx).
 FILESYSTEM_FULL_PERCENT = 85
 # ... for this long (the Prometheus alert and the FSx CloudWatch alarm alike).

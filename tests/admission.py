@@ -183,3 +183,49 @@ def typical_shape(accelerators: int, cpus: float | None, memory_gib: float | Non
     cpus = cpus if cpus is not None else TEAM_CPU_PER_ACCELERATOR * accelerators
     memory_gib = memory_gib if memory_gib is not None else TEAM_MEMORY_GIB_PER_ACCELERATOR * accelerators
     return math.floor(cpus * 90 / 192), math.floor(memory_gib * 1000 / 2048)
+
+
+# Scheduling a pod onto a node, as far as labels and taints decide it (kubernetes/kubernetes, the scheduler's
+# NodeAffinity and TaintToleration filter plugins: pkg/scheduler/framework/plugins/nodeaffinity and tainttoleration;
+# k8s.io/api core/v1 toleration.go, Toleration.ToleratesTaint). Resources are the LimitRange / quota walk above.
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only lowers a node's score
+
+
+def tolerates(toleration: dict, taint: dict) -> bool:
+    """ToleratesTaint: an empty effect matches every effect, an empty key with ``Exists`` every key; ``Exists``
+    ignores the value, ``Equal`` (the default operator) compares it."""
+    if toleration.get("effect") and toleration["effect"] != taint["effect"]:
+        return False
+    if toleration.get("key") and toleration["key"] != taint["key"]:
+        return False
+    operator = toleration.get("operator", "Equal")
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and toleration.get("value", "") == taint.get("value", "")
+
+
+def unschedulable_reasons(pod_spec: dict, node: dict) -> list[str]:
+    """Why the scheduler would not place ``pod_spec`` on ``node`` ({"labels", "taints"}); empty: it would.
+    nodeSelector must be a subset of the node's labels; every NoSchedule / NoExecute taint needs a toleration."""
+    reasons = [
+        f"node selector {key}={value} does not match"
+        for key, value in pod_spec.get("nodeSelector", {}).items()
+        if node["labels"].get(key) != value
+    ]
+    reasons += [
+        f"untolerated taint {taint['key']}:{taint['effect']}"
+        for taint in node.get("taints", [])
+        if taint["effect"] in SCHEDULING_EFFECTS
+        and not any(tolerates(t, taint) for t in pod_spec.get("tolerations", []))
+    ]
+    return reasons
+
+
+def kueue_admitted(pod_spec: dict, flavor: dict) -> dict:
+    """The pod as Kueue starts it once admitted to ``flavor`` (a ResourceFlavor's spec): the flavor's nodeLabels
+    merged into its nodeSelector and its tolerations appended (v0.19.2 pkg/podset/podset.go, Merge)."""
+    return {
+        **pod_spec,
+        "nodeSelector": {**pod_spec.get("nodeSelector", {}), **flavor.get("nodeLabels", {})},
+        "tolerations": [*pod_spec.get("tolerations", []), *flavor.get("tolerations", [])],
+    }

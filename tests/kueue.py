@@ -85,10 +85,19 @@ def crd_schema(kind: str) -> dict:
     return document["spec"]
 
 
+# The Kubernetes CEL library's string extension functions celpy lacks (k8s.io/apiserver pkg/cel/library, cel-go's
+# ext.Strings): ``split`` (the Node Readiness Controller's CRD reads taint keys with it).
+KUBERNETES_CEL_FUNCTIONS = {
+    "split": lambda text, separator: celpy.celtypes.ListType(
+        [celpy.celtypes.StringType(part) for part in str(text).split(str(separator))]
+    ),
+}
+
+
 @functools.cache
 def _cel_program(rule: str):
     environment = celpy.Environment()
-    return environment.program(environment.compile(rule))
+    return environment.program(environment.compile(rule), functions=KUBERNETES_CEL_FUNCTIONS)
 
 
 def cel_errors(schema: dict, value, path: str = "spec") -> list[str]:

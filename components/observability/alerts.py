@@ -56,6 +56,9 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
     ready = m("kube_node_status_condition", condition='="Ready"', status='="true"')
     gpu_capacity = m("kube_node_status_capacity", resource='="nvidia_com_gpu"')
     inadmissible = m("kueue_pending_workloads", status='="inadmissible"')
+    sick, taint = standards.GPU_UNHEALTHY_CONDITION, standards.GPU_UNHEALTHY_TAINT
+    unhealthy = m("kube_node_status_condition", condition=f'="{sick}"', status='="true"')
+    tainted = m("kube_node_spec_taint", key=f'="{taint["key"]}"', effect=f'="{taint["effect"]}"')
     lustre_avail = m("node_filesystem_avail_bytes", fstype='="lustre"')
     lustre_size = m("node_filesystem_size_bytes", fstype='="lustre"')
     # EFA devices are the ones the EFA exporter lists (node_amazonefa_info); node exporter's infiniband collector
@@ -228,6 +231,18 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
             "Pods on it are lost; jobs restart from their last checkpoint once Kueue readmits them. Check the "
             "kubelet and the node's health (kubectl describe node).",
             ("kube_node_status_condition", "kube_node_status_capacity"),
+        ),
+        Alert(
+            "GpuNodeUnhealthy",
+            "lattice-nodes",
+            f"max by (node) ({unhealthy}) == 1 or max by (node) ({tainted}) == 1",
+            "1m",
+            "warning",
+            "GPU node {{ $labels.node }} has a fatal Xid and takes no new pods",
+            f"The {taint['key']} taint keeps new pods off it and running ones are not evicted: read the Xid "
+            f"(kubectl describe node, condition {sick}), drain the node once its jobs have checkpointed, reset "
+            "the GPU or reboot (the taint goes when the condition clears), open a hardware ticket if the Xid returns.",
+            ("kube_node_status_condition", "kube_node_spec_taint"),
         ),
         Alert(
             "KueueWorkloadsInadmissible",

@@ -16,6 +16,9 @@
   ``rdma/rdma_shared_device_a``. Since chart 24.10 the Helm values no longer create the policy;
   it is a resource of its own here. MOFED / DOCA drivers are expected on the hosts.
 - Kueue, which ``KueueScheduler`` configures.
+- On grid and edge sites (existing clusters, whose hardware Lattice cannot replace): GPU health checking
+  (``gpu_health.GpuHealth``): Node Problem Detector turns a fatal GPU Xid into a node condition and the Node
+  Readiness Controller taints the node NoSchedule while it holds.
 - On MultiKueue managers and workers: JobSet and the Kubeflow Training Operator (PyTorchJob and friends), the
   job kinds ``lattice job-template`` writes; MultiKueue needs their CRDs on the manager and controllers on the
   workers.
@@ -37,6 +40,7 @@ import yaml
 
 from ..observability.dcgm import dcgm_exporter_values
 from . import moved_from
+from .gpu_health import GpuHealth, GpuHealthArgs
 from .kueue_api import KUEUE_NAMESPACE
 
 NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
@@ -140,6 +144,8 @@ class ClusterAddonsArgs:
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
     jobset: bool = False  # MultiKueue managers and workers: JobSet and the Kubeflow Training Operator
+    # Grid / edge: a node condition and a NoSchedule taint on a GPU node with a fatal Xid (gpu_health.py).
+    gpu_health: bool = False
     # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
     service_monitors: bool = False
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
@@ -252,6 +258,7 @@ class ClusterAddons(pulumi.ComponentResource):
     kueue: k8s.helm.v3.Release
     jobset: k8s.helm.v3.Release | None
     training_operator: k8s.kustomize.v2.Directory | None
+    gpu_health: GpuHealth | None
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -439,6 +446,16 @@ class ClusterAddons(pulumi.ComponentResource):
                 namespace="jobset-system",
                 create_namespace=True,
                 opts=child,
+            )
+        self.gpu_health = None
+        if args.gpu_health:
+            # After the GPU operator: its labels (nvidia.com/gpu.present) select the nodes NPD runs on.
+            self.gpu_health = GpuHealth(
+                f"{name}-gpu-health",
+                GpuHealthArgs(
+                    labels=args.labels, depends_on=[*args.depends_on, *[r for r in [self.gpu_operator] if r]]
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
             )
         self.register_outputs({"kueue": self.kueue.status})
 

@@ -234,7 +234,11 @@ def test_kueue_manages_pytorchjobs_where_lattice_installs_the_operator(prod_plan
     from components.platform.cluster_addons import TRAINING_OPERATOR_KUSTOMIZATION, kueue_configuration
 
     assert "kubeflow.org/pytorchjob" in kueue_configuration()["integrations"]["frameworks"]
-    operators = {r["name"]: r["inputs"] for r in prod_plan.by_type("kubernetes:kustomize/v2:Directory")}
+    operators = {
+        r["name"]: r["inputs"]
+        for r in prod_plan.by_type("kubernetes:kustomize/v2:Directory")
+        if r["inputs"]["directory"] == TRAINING_OPERATOR_KUSTOMIZATION
+    }
     assert operators == {
         f"{site}-addons-training-operator": {"directory": TRAINING_OPERATOR_KUSTOMIZATION}
         for site in ("aws-use1", "gcp-usc1", "grid-hpc")

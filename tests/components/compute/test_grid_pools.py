@@ -13,6 +13,7 @@ from components.platform.cluster_addons import (
     KUEUE_VERSION,
     NETWORK_OPERATOR_VERSION,
 )
+from components.platform.gpu_health import NPD_CHART_VERSION
 from components.platform.storage_access import FSX_CSI_VERSION
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
@@ -28,8 +29,11 @@ def _releases(plan, site):
 
 def test_infiniband_grid_gets_the_network_operator_with_rdma(prod_plan):
     releases = _releases(prod_plan, "grid-hpc")
-    # jobset: the MultiKueue manager; kube-prometheus-stack: metrics on every cluster (ClusterMetrics)
-    assert set(releases) == {"gpu-operator", "network-operator", "kueue", "jobset", "kube-prometheus-stack"}
+    # jobset: the MultiKueue manager; kube-prometheus-stack: metrics on every cluster (ClusterMetrics);
+    # node-problem-detector: GPU health on grid / edge (gpu_health.py)
+    assert set(releases) == {
+        "gpu-operator", "network-operator", "kueue", "jobset", "kube-prometheus-stack", "node-problem-detector"
+    }  # fmt: skip
     network = releases["network-operator"]["inputs"]
     assert network["version"] == NETWORK_OPERATOR_VERSION == "25.4.0"
     assert releases["gpu-operator"]["urn"] in releases["network-operator"]["dependencies"]
@@ -56,6 +60,7 @@ def test_every_chart_is_pinned(prod_plan):
         "oci://registry.k8s.io/kueue/charts/kueue": KUEUE_VERSION,
         "oci://registry.k8s.io/jobset/charts/jobset": JOBSET_VERSION,
         "kube-prometheus-stack": METRICS_CHART_VERSION,
+        "node-problem-detector": NPD_CHART_VERSION,
     }
 
 
@@ -98,7 +103,7 @@ def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
 
 def test_ethernet_edge_gets_no_network_operator_and_preinstalled_drivers_stay(prod_plan):
     releases = _releases(prod_plan, "edge-beamline")
-    assert set(releases) == {"gpu-operator", "kueue", "kube-prometheus-stack"}
+    assert set(releases) == {"gpu-operator", "kueue", "kube-prometheus-stack", "node-problem-detector"}
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False}
     assert values["dcgmExporter"] == dcgm_exporter_values(service_monitor=True)
