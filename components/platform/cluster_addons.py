@@ -39,6 +39,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from ..observability.dcgm import dcgm_exporter_values
+from ..observability.managed_collection import ManagedCollection, ManagedCollectionArgs
 from . import moved_from
 from .gpu_health import GpuHealth, GpuHealthArgs
 from .kueue_api import KUEUE_NAMESPACE
@@ -146,6 +147,8 @@ class ClusterAddonsArgs:
     jobset: bool = False  # MultiKueue managers and workers: JobSet and the Kubeflow Training Operator
     # Grid / edge: a node condition and a NoSchedule taint on a GPU node with a fatal Xid (gpu_health.py).
     gpu_health: bool = False
+    # GKE clusters Lattice creates, with no central store: a PodMonitoring so managed collection scrapes Kueue.
+    managed_collection: bool = False
     # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
     service_monitors: bool = False
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
@@ -259,6 +262,7 @@ class ClusterAddons(pulumi.ComponentResource):
     jobset: k8s.helm.v3.Release | None
     training_operator: k8s.kustomize.v2.Directory | None
     gpu_health: GpuHealth | None
+    managed_collection: ManagedCollection | None
 
     def __init__(self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(
@@ -446,6 +450,13 @@ class ClusterAddons(pulumi.ComponentResource):
                 namespace="jobset-system",
                 create_namespace=True,
                 opts=child,
+            )
+        self.managed_collection = None
+        if args.managed_collection:
+            self.managed_collection = ManagedCollection(
+                f"{name}-managed-collection",
+                ManagedCollectionArgs(labels=args.labels, depends_on=[self.kueue]),
+                opts=pulumi.ResourceOptions(parent=self),
             )
         self.gpu_health = None
         if args.gpu_health:

@@ -320,7 +320,13 @@ class GcpCloudSite(pulumi.ComponentResource):
                     api=((self.network.ranges.control_plane, (HTTPS,)),),
                 ),
                 flavors=flavors,
-                addons=ClusterAddonsArgs(gpu_operator=False, jobset=args.jobset),
+                addons=ClusterAddonsArgs(
+                    gpu_operator=False,
+                    jobset=args.jobset,
+                    # Without a central store nothing else scrapes Kueue here; with one, the agent-mode Prometheus
+                    # does. Only on a cluster Lattice created: it turned managed collection on there.
+                    managed_collection=args.metrics is None and site.kubernetes.existing_cluster is None,
+                ),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
                 storage=tiers,
                 metrics=metrics_args(site.name, args.metrics, {"lattice.dev/pool": "system"}),
