@@ -52,7 +52,8 @@ def _register_all(resources: list[dict[str, Any]]) -> None:
         elif resource["custom"]:
             registered[urn] = pulumi.CustomResource(kind, name, inputs, opts)
         else:
-            registered[urn] = pulumi.ComponentResource(kind, name, inputs, opts)
+            # A provider's own components (kustomize.v2.Directory) are remote: only those record their provider.
+            registered[urn] = pulumi.ComponentResource(kind, name, inputs, opts, remote=provider in by_urn)
         return registered[urn]
 
     for urn in by_urn:
