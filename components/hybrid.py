@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
-from .observability.federation import MetricsFederation
+from .observability.federation import MetricsFederation, central_site, grafana_views
 from .observability.receivers import resolve as resolve_receivers
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, worker_sites
@@ -56,7 +56,10 @@ class HybridStack(pulumi.ComponentResource):
         self.metrics = MetricsFederation("metrics", spec, opts=child, receivers=self.receivers)
         dispatched = {route.team for route in self.routes if route.workers}
         workers = {site.name for site in worker_sites(spec)}
-        for site in spec.sites:
+        # The central store's site last: its Grafana reads the cloud sites' metrics with keys they create.
+        central = central_site(spec)
+        ordered = [s for s in spec.sites if s is not central] + ([central] if central is not None else [])
+        for site in ordered:
             tags = stack_tags.for_site(site.name, dict(site.tags))
             site_tags[site.name] = tags
             # The manager holds a namespace for every team it dispatches for: teams submit there.
@@ -87,6 +90,7 @@ class HybridStack(pulumi.ComponentResource):
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
                         receivers=self.receivers,
+                        grafanas=grafana_views(self.metrics.sites, site.name),
                     ),
                     opts=child,
                 )
@@ -110,6 +114,7 @@ class HybridStack(pulumi.ComponentResource):
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
                         receivers=self.receivers,
+                        grafanas=grafana_views(self.metrics.sites, site.name),
                     ),
                     opts=child,
                 )
@@ -136,6 +141,7 @@ class HybridStack(pulumi.ComponentResource):
             else:  # the spec's discriminated union makes this unreachable; fail loudly if it grows
                 raise TypeError(f"no component builds sites of provider {site.provider!r}")
             self.sites[site.name] = built
+        self.sites = {site.name: self.sites[site.name] for site in spec.sites}  # spec order, as before
         self.multikueue = None
         if manager is not None and dispatched:
             self.multikueue = OneQueue(

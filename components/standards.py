@@ -170,3 +170,5 @@ AUDIT_SILENT_MINUTES = 60
 # How long each site's Prometheus keeps its own series, and the central store every site's.
 METRICS_RETENTION_DAYS = 15
 CENTRAL_METRICS_RETENTION_DAYS = 90
+# The central Grafana's database volume (dashboards and users made in the UI, annotations): the grafana chart's default.
+GRAFANA_STORAGE_GIB = 10

@@ -53,10 +53,14 @@ FREE_TYPES: dict[str, str] = {
     "aws:eks/addon:Addon": "no charge (runs on the cluster's nodes)",
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": "no charge",
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "no charge (S3 requests it makes not counted)",
+    "aws:iam/accessKey:AccessKey": "no charge (Grafana's CloudWatch reads with it: GetMetricData, usage only, "
+    "$0.01 per 1,000 metrics requested, not counted)",
     "aws:iam/role:Role": "no charge",
     "aws:iam/rolePolicy:RolePolicy": "no charge",
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": "no charge",
     "aws:iam/serviceLinkedRole:ServiceLinkedRole": "no charge",
+    "aws:iam/user:User": "no charge",
+    "aws:iam/userPolicy:UserPolicy": "no charge",
     "aws:kms/alias:Alias": "no charge",
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": "no charge",
     "aws:sns/topic:Topic": "usage only: alarm notifications stay inside SNS's monthly free tier (1,000 emails, "
@@ -90,6 +94,8 @@ FREE_TYPES: dict[str, str] = {
     "gcp:projects/service:Service": "no charge",
     "gcp:serviceaccount/account:Account": "no charge",
     "gcp:serviceaccount/iAMMember:IAMMember": "no charge",
+    "gcp:serviceaccount/key:Key": "no charge (Grafana's Cloud Monitoring reads with it: API calls, usage only, "
+    "not counted)",
     "gcp:servicenetworking/connection:Connection": "no charge",
     "gcp:storage/bucketIAMMember:BucketIAMMember": "no charge",
 }

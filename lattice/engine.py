@@ -287,6 +287,11 @@ class LatticeMocks(mocks.Mocks):
                     "dnsName": f"{resource_id}.fsx.{region}.amazonaws.com",
                     "mountName": _short_hash(resource_id, length=8),
                 },
+                # An access key: its ID and a stand-in secret (the provider marks the secret a secret output).
+                ("iam", "AccessKey"): {
+                    "id": f"AKIA{_short_hash(resource_id, length=16).upper()}",
+                    "secret": f"mock-secret-access-key-{_short_hash(args.name, length=16)}",
+                },
                 # Outside addresses from the documentation range (RFC 5737), one per tunnel.
                 ("ec2", "VpnConnection"): {
                     "tunnel1Address": _mock_address("198.51.100", resource_id, 1),
@@ -332,6 +337,14 @@ class LatticeMocks(mocks.Mocks):
             if (module, kind) == ("serviceaccount", "Account"):
                 out["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
                 out["member"] = f"serviceAccount:{out['email']}"
+            if (module, kind) == ("serviceaccount", "Key"):
+                # The base64 JSON credentials file Google returns, with a stand-in PEM key.
+                stand_in = f"MOCK-{_short_hash(args.name, length=24)}"
+                pem = f"-----BEGIN PRIVATE KEY-----\n{stand_in}\n-----END PRIVATE KEY-----\n"
+                account = state.get("serviceAccountId", "")
+                out["privateKey"] = base64.b64encode(
+                    json.dumps({"type": "service_account", "private_key": pem, "client_email": account}).encode()
+                ).decode()
             if (module, kind) == ("projects", "ServiceIdentity"):
                 agent = state.get("service", "").split(".")[0]
                 email = f"service-{number_of(project)}@gcp-sa-{agent}.iam.gserviceaccount.com"

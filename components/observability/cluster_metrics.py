@@ -33,10 +33,11 @@ from components import standards
 
 from . import receivers as alert_receivers
 from .alerts import rule_groups
+from .cloud_readers import CloudSource
 from .dashboards import dashboards
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
-from .grafana import Grafana, GrafanaArgs, grafana_values
+from .grafana import Grafana, GrafanaArgs, GrafanaStorage, grafana_values
 
 CHART = "kube-prometheus-stack"
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
@@ -92,6 +93,8 @@ class ClusterMetricsArgs:
     # Sites whose series the rules here evaluate besides this one's (see alerts.scope_matcher); None: this one only.
     evaluates_for: tuple[str, ...] | None = None
     dashboards: DashboardContext | None = None  # None: no Grafana here (grafana.py says where it runs)
+    # The cloud sites' datasources of that Grafana, with their read-only keys (cloud_readers.py).
+    cloud_sources: list[CloudSource] = field(default_factory=list)
     node_selector: dict[str, str] = field(default_factory=dict)  # where Prometheus and its operator run
     # Where Alertmanager sends the alerts (observability.receivers, secrets read); empty: the chart's default.
     receivers: list[alert_receivers.Receiver] = field(default_factory=list)
@@ -169,7 +172,13 @@ class ClusterMetrics(pulumi.ComponentResource):
         if args.dashboards is not None:
             self.grafana = Grafana(
                 f"{name}-grafana",
-                GrafanaArgs(NAMESPACE, args.labels, dashboards(args.dashboards), [*args.depends_on, self.namespace]),
+                GrafanaArgs(
+                    NAMESPACE,
+                    args.labels,
+                    dashboards(args.dashboards),
+                    [*args.depends_on, self.namespace],
+                    sources=list(args.cloud_sources),
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             secrets.append(self.grafana)
@@ -276,7 +285,9 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
         "fullnameOverride": FULLNAME,
         "prometheus": {"prometheusSpec": spec},
         # Lattice's own rules replace none of the chart's (Kubernetes' own health); Grafana only where the view is.
-        "grafana": grafana_values(args.node_selector) if args.dashboards is not None else {"enabled": False},
+        "grafana": grafana_values(args.node_selector, args.cloud_sources, _grafana_storage(args.receiver))
+        if args.dashboards is not None
+        else {"enabled": False},
         "kube-state-metrics": {"metricLabelsAllowlist": [f"namespaces=[{standards.TEAM_NAMESPACE_LABEL}]"]},
         "prometheus-node-exporter": {
             "prometheus": {
@@ -308,6 +319,13 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
         for key in ("ruleSelectorNilUsesHelmValues", "retention"):
             spec.pop(key)
     return values
+
+
+def _grafana_storage(receiver: CentralReceiver | None) -> GrafanaStorage | None:
+    """The central store's Grafana keeps its database on a volume of the store's class; others on an emptyDir."""
+    if receiver is None:
+        return None
+    return GrafanaStorage(standards.GRAFANA_STORAGE_GIB, receiver.storage_class)
 
 
 def receiver_container() -> dict:

@@ -32,6 +32,8 @@ class SiteMetrics:
     evaluates_for: tuple[str, ...] | None = None
     receivers: list = field(default_factory=list)  # receivers.Receiver: where its Alertmanager sends alerts
     dashboards: DashboardContext | None = None  # this site runs the Grafana of the one view (grafana.py)
+    # That Grafana's cloud datasources: each cloud site it shows adds its reader's (HybridStack builds this site last).
+    cloud_sources: list = field(default_factory=list)  # cloud_readers.CloudSource
 
 
 def central_site(spec: StackSpec):
@@ -43,6 +45,15 @@ def central_site(spec: StackSpec):
     if central.site is not None:
         return sites.get(central.site)
     return next((site for site in spec.sites if site.tier == "grid"), None)
+
+
+def grafana_views(sites: dict[str, SiteMetrics | None], site: str) -> list[SiteMetrics]:
+    """The parts whose Grafana shows ``site``'s cloud metrics (a datasource of its own for it)."""
+    return [
+        part
+        for part in sites.values()
+        if part is not None and part.dashboards is not None and any(view.site == site for view in part.dashboards.cloud)
+    ]
 
 
 def senders(spec: StackSpec) -> list:
@@ -125,6 +136,11 @@ def metrics_args(
     """The ClusterMetrics a site builds from its part (None: none)."""
     if metrics is None:
         return None
+    if metrics.dashboards is not None:
+        shown = {view.uid for view in metrics.dashboards.cloud}
+        keyed = {source.view.uid for source in metrics.cloud_sources}
+        if shown != keyed:  # a cloud site built after the Grafana showing it (HybridStack builds the central last)
+            raise RuntimeError(f"{site}: Grafana shows {sorted(shown)} but holds keys for {sorted(keyed)}")
     return ClusterMetricsArgs(
         site=site,
         labels={},
@@ -133,6 +149,7 @@ def metrics_args(
         receiver=metrics.receiver,
         evaluates_for=metrics.evaluates_for,
         dashboards=metrics.dashboards,
+        cloud_sources=list(metrics.cloud_sources),
         node_selector=dict(node_selector or {}),
         receivers=list(metrics.receivers),
         efa_pools=list(efa_pools or []),

@@ -11,12 +11,24 @@ declares), whose datasource is that cluster's Prometheus.
   "1"``, every namespace), in folders named by the ``grafana_folder`` annotation: the community dashboards Lattice
   vendors (components/observability/dashboards/community.py) and Lattice's own, built for this Grafana from the
   stack spec (dashboards/lattice_dashboards.py).
-- Grafana keeps its database on an emptyDir: provisioned dashboards come back on restart, dashboards made by hand in
-  the UI do not (EKS sites have no EBS CSI driver yet, so no volume is assumed).
+- On the central store's site Grafana keeps its database (dashboards, users, annotations made in the UI) on a
+  PersistentVolumeClaim of ``observability.central.storage_class`` (or the cluster's default class), so hand-made
+  dashboards survive a restart; elsewhere (no central store: dev's clusters) on an emptyDir, where only provisioned
+  dashboards come back (EKS sites have no EBS CSI driver yet, so no volume is assumed there).
 - Reached with ``kubectl -n monitoring port-forward svc/kube-prometheus-stack-grafana 3000:80`` (a ClusterIP Service
   on port 80, the subchart's ``service``; no Ingress is made), as ``admin`` with the password in the Secret
   ``lattice-grafana-admin``. The subchart names it ``<release>-grafana`` (its ``grafana.fullname`` helper: the
   parent's ``fullnameOverride`` does not reach it, and its values.yaml declares no ``fullnameOverride`` to set).
+
+**Cloud datasources.** What no Prometheus of Lattice's holds — a cloud site's VPN tunnels, FSx's write throughput — is
+read from the cloud: a CloudWatch datasource per AWS site (region, ``authType: keys``) and a Google Cloud Monitoring
+datasource per GCP site (``authenticationType: jwt``, its project), provisioned through kube-prometheus-stack's
+``grafana.additionalDataSources`` (Grafana provisioning YAML: Grafana, "Provision Grafana", "Data sources", and the
+CloudWatch / Google Cloud Monitoring pages' "Provision the data source" examples). Their keys (``cloud_readers.py``)
+are never in those values: each is an entry of the Secret ``lattice-grafana-cloud-credentials`` (a Pulumi secret),
+which the subchart's ``envFromSecrets`` turns into Grafana's environment, and the provisioning names the variable
+(``$LATTICE_..._SECRET_ACCESS_KEY``): "You can use environment variable lookups in all provisioning configuration"
+(Grafana, "Provision Grafana"), expanded in each value after the YAML is read, so a multi-line PEM key stays one value.
 
 No ``observability.grafana`` spec key: the one view needs no choice from the user (where it runs follows from
 ``observability.central``), and the alternatives a key would offer — turning it off, or Amazon Managed Grafana
@@ -26,13 +38,15 @@ No ``observability.grafana`` spec key: the one view needs no choice from the use
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from .cloud_readers import GCP_TOKEN_URI, CloudSource
 from .dashboards import Dashboard
+from .dashboards.lattice_dashboards import CLOUDWATCH
 
 ADMIN_SECRET = "lattice-grafana-admin"
 SERVICE = "kube-prometheus-stack-grafana"  # "<release name>-grafana" (grafana chart 12.11.1 templates/_helpers.tpl)
@@ -44,13 +58,60 @@ PASSWORD_LENGTH = 32
 DASHBOARD_LABEL = "grafana_dashboard"
 DASHBOARD_LABEL_VALUE = "1"
 FOLDER_ANNOTATION = "grafana_folder"
+CLOUD_CREDENTIALS_SECRET = "lattice-grafana-cloud-credentials"
+
+
+def env_prefix(site: str) -> str:
+    """The environment variables of a site's datasource key: ``LATTICE_<SITE>_`` (site names are DNS labels)."""
+    return "LATTICE_" + site.upper().replace("-", "_") + "_"
+
+
+def credential_keys(source: CloudSource) -> tuple[str, str]:
+    """The Secret's (and the environment's) names of a source's identity and secret."""
+    prefix = env_prefix(source.view.site)
+    if source.view.kind == CLOUDWATCH:
+        return f"{prefix}AWS_ACCESS_KEY_ID", f"{prefix}AWS_SECRET_ACCESS_KEY"
+    return f"{prefix}GCP_CLIENT_EMAIL", f"{prefix}GCP_PRIVATE_KEY"
+
+
+def datasource(source: CloudSource) -> dict:
+    """The Grafana provisioning entry of a cloud site's datasource: its keys by environment variable only."""
+    view = source.view
+    identity, secret = credential_keys(source)
+    common = {"name": view.name, "uid": view.uid, "type": view.kind, "access": "proxy", "editable": False}
+    if view.kind == CLOUDWATCH:
+        return {
+            **common,
+            "jsonData": {"authType": "keys", "defaultRegion": view.location},
+            "secureJsonData": {"accessKey": f"${{{identity}}}", "secretKey": f"${{{secret}}}"},
+        }
+    return {
+        **common,
+        "jsonData": {
+            "authenticationType": "jwt",
+            "defaultProject": view.location,
+            "clientEmail": f"${{{identity}}}",
+            "tokenUri": GCP_TOKEN_URI,
+        },
+        "secureJsonData": {"privateKey": f"${{{secret}}}"},
+    }
 
 
 def configmap_name(dashboard: Dashboard) -> str:
     return f"lattice-dashboard-{dashboard.slug}"
 
 
-def grafana_values(node_selector: dict[str, str]) -> dict:
+@dataclass(frozen=True)
+class GrafanaStorage:
+    """A PersistentVolumeClaim for Grafana's database (the central store's site)."""
+
+    size_gib: int
+    storage_class: str | None = None  # None: the cluster's default class
+
+
+def grafana_values(
+    node_selector: dict[str, str], sources: list[CloudSource] | tuple = (), storage: GrafanaStorage | None = None
+) -> dict:
     """The ``grafana`` values of kube-prometheus-stack (checked against the pinned chart and its grafana subchart)."""
     values: dict = {
         "enabled": True,
@@ -64,6 +125,23 @@ def grafana_values(node_selector: dict[str, str]) -> dict:
     }
     if node_selector:
         values["nodeSelector"] = dict(node_selector)
+    if storage is not None:
+        # The subchart's persistence (type pvc: a claim the Deployment mounts as its "storage" volume at
+        # /var/lib/grafana, the database's paths.data, writable through the pod's fsGroup 472). A ReadWriteOnce volume
+        # cannot be attached to a second pod on another node, so a new pod replaces the old one (Recreate), not beside.
+        persistence: dict = {
+            "enabled": True,
+            "type": "pvc",
+            "accessModes": ["ReadWriteOnce"],
+            "size": f"{storage.size_gib}Gi",
+        }
+        if storage.storage_class is not None:
+            persistence["storageClassName"] = storage.storage_class
+        values["persistence"] = persistence
+        values["deploymentStrategy"] = {"type": "Recreate"}
+    if sources:
+        values["additionalDataSources"] = [datasource(source) for source in sources]
+        values["envFromSecrets"] = [{"name": CLOUD_CREDENTIALS_SECRET}]
     return values
 
 
@@ -73,6 +151,7 @@ class GrafanaArgs:
     labels: dict[str, str]
     dashboards: tuple[Dashboard, ...]
     depends_on: list[pulumi.Resource]
+    sources: list[CloudSource] = field(default_factory=list)  # the cloud sites' datasources and their keys
 
 
 class Grafana(pulumi.ComponentResource):
@@ -80,6 +159,7 @@ class Grafana(pulumi.ComponentResource):
 
     password: pulumi.Output[str]
     admin: k8s.core.v1.Secret
+    cloud_credentials: k8s.core.v1.Secret | None
     dashboards: dict[str, k8s.core.v1.ConfigMap]
 
     def __init__(self, name: str, args: GrafanaArgs, opts: pulumi.ResourceOptions | None = None):
@@ -99,6 +179,21 @@ class Grafana(pulumi.ComponentResource):
             string_data={USER_KEY: ADMIN_USER, PASSWORD_KEY: self.password},
             opts=child,
         )
+        self.cloud_credentials = None
+        if args.sources:
+            data: dict[str, pulumi.Input[str]] = {}
+            for source in args.sources:
+                identity, secret = credential_keys(source)
+                data[identity] = pulumi.Output.secret(source.identity)
+                data[secret] = pulumi.Output.secret(source.secret)
+            self.cloud_credentials = k8s.core.v1.Secret(
+                f"{name}-cloud-credentials",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=CLOUD_CREDENTIALS_SECRET, namespace=args.namespace, labels=args.labels
+                ),
+                string_data=data,
+                opts=child,
+            )
         # One ConfigMap per dashboard, named by its slug: adding a dashboard never renames another's.
         self.dashboards = {
             dashboard.uid: k8s.core.v1.ConfigMap(
@@ -114,4 +209,10 @@ class Grafana(pulumi.ComponentResource):
             )
             for dashboard in args.dashboards
         }
-        self.register_outputs({"admin_secret": ADMIN_SECRET, "dashboards": sorted(self.dashboards)})
+        self.register_outputs(
+            {
+                "admin_secret": ADMIN_SECRET,
+                "dashboards": sorted(self.dashboards),
+                "datasources": [source.view.uid for source in args.sources],
+            }
+        )

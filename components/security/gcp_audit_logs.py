@@ -37,6 +37,7 @@ AUDIT_LOG_TYPES = ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
 STORAGE_SERVICE = "storage.googleapis.com"
 BUCKET_ID = "lattice-audit"
 SINK = "lattice-audit"
+ARCHIVE_SINK = f"{SINK}-archive"
 AUDIT_FILTER = 'logName:"cloudaudit.googleapis.com"'
 KMS_ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
@@ -167,7 +168,7 @@ class GcpAuditLogs(pulumi.ComponentResource):
             self.archive_sink = gcp.logging.ProjectSink(
                 f"{name}-archive-sink",
                 project=args.project,
-                name=f"{SINK}-archive",
+                name=ARCHIVE_SINK,
                 destination=pulumi.Output.concat("storage.googleapis.com/", args.archive_bucket),
                 filter=AUDIT_FILTER,
                 unique_writer_identity=True,
@@ -181,4 +182,6 @@ class GcpAuditLogs(pulumi.ComponentResource):
                 member=self.archive_sink.writer_identity,
                 opts=child,
             )
+        # The sinks by name (what Cloud Monitoring's logging_sink resource labels them): the audit alert watches each.
+        self.sink_names = [SINK] + ([ARCHIVE_SINK] if self.archive_sink is not None else [])
         self.register_outputs({"log_bucket": self.log_bucket.id, "sink": self.sink.name})

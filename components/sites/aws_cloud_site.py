@@ -22,6 +22,7 @@ from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, Exist
 from ..network.ports import HTTPS
 from ..observability.alarm_topic import AwsAlarmTopic, AwsAlarmTopicArgs
 from ..observability.cloud_alarms import audit_silence_alarm
+from ..observability.cloud_readers import AwsMetricsReader, MetricsReaderArgs
 from ..observability.efa_exporter import EfaPool
 from ..observability.federation import SiteMetrics, metrics_args
 from ..observability.receivers import Receiver
@@ -66,6 +67,8 @@ class AwsCloudSiteArgs:
     compliance_locks: bool = True  # S3 Object Lock defaults to COMPLIANCE (prod), else GOVERNANCE
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
     receivers: list[Receiver] = field(default_factory=list)  # where alerts go (observability.receivers)
+    # The parts whose Grafana shows this site's CloudWatch metrics: each gets this site's read-only datasource key.
+    grafanas: list[SiteMetrics] = field(default_factory=list)
 
 
 class AwsCloudSite(pulumi.ComponentResource):
@@ -124,6 +127,13 @@ class AwsCloudSite(pulumi.ComponentResource):
                 opts=scoped,
             )
             self.alarm_actions = [self.alarm_topic.arn]
+        # A read-only CloudWatch identity for the Grafana(s) showing this site's tunnels and file systems.
+        self.metrics_reader = None
+        if args.grafanas:
+            (view,) = {v for part in args.grafanas for v in part.dashboards.cloud if v.site == site.name}
+            self.metrics_reader = AwsMetricsReader(f"{name}-metrics-reader", MetricsReaderArgs(view, tags), opts=scoped)
+            for part in args.grafanas:
+                part.cloud_sources.append(self.metrics_reader.source)
         self.network = AwsSiteNetwork(
             f"{name}-net",
             AwsSiteNetworkArgs(

@@ -20,8 +20,10 @@ from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs, HostGpuFabr
 from ..network.gcp_site_network import GcpSiteNetwork, GcpSiteNetworkArgs, SharedVpc
 from ..network.ports import HTTPS
 from ..network.vpn import GcpVpnGateways, GcpVpnGatewaysArgs
+from ..observability.cloud_readers import MetricsReaderArgs
 from ..observability.federation import SiteMetrics, metrics_args
-from ..observability.gcp_alerting import GcpAlerting, GcpAlertingArgs
+from ..observability.gcp_alerting import GcpAlerting, GcpAlertingArgs, audit_silence_policy
+from ..observability.gcp_metrics_reader import GcpMetricsReader
 from ..observability.receivers import Receiver
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
@@ -66,6 +68,8 @@ class GcpCloudSiteArgs:
     # agent-mode Prometheus forwards to it.
     metrics: SiteMetrics | None = None
     receivers: list[Receiver] = field(default_factory=list)  # where alerts go (observability.receivers)
+    # The parts whose Grafana shows this site's Cloud Monitoring metrics: each gets its read-only datasource key.
+    grafanas: list[SiteMetrics] = field(default_factory=list)
 
 
 class GcpCloudSite(pulumi.ComponentResource):
@@ -155,6 +159,17 @@ class GcpCloudSite(pulumi.ComponentResource):
                 GcpAlertingArgs(project=site.project, receivers=args.receivers, tags=tags, vpn=self.vpn is not None),
                 opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=self.services)),
             )
+        # A read-only Cloud Monitoring identity for the Grafana showing this site's HA VPN tunnels.
+        self.metrics_reader = None
+        if args.grafanas:
+            (view,) = {v for part in args.grafanas for v in part.dashboards.cloud if v.site == site.name}
+            self.metrics_reader = GcpMetricsReader(
+                f"{name}-metrics-reader",
+                MetricsReaderArgs(view, tags),
+                opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=self.services)),
+            )
+            for part in args.grafanas:
+                part.cloud_sources.append(self.metrics_reader.source)
         machines = {
             pool.name: gcp_machine_type(pool.machine_type, pool.attached_gpus)
             for pool in site.gpu_pools
@@ -378,6 +393,15 @@ class GcpCloudSite(pulumi.ComponentResource):
                 key_grant=site.encryption.key_name is None or site.encryption.grant_iam,
             ),
             opts=scoped,
+        )
+        # The audit pipeline silent: an alert policy on the sinks' exports (the receivers' channels, if any).
+        self.audit_silence = audit_silence_policy(
+            name,
+            site.project,
+            sinks=self.audit.sink_names,
+            channels=self.alerting.channels if self.alerting is not None else [],
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[*self.services, self.audit])),
         )
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),

@@ -1129,7 +1129,8 @@ class CentralMetricsSpec(Strict):
     )
     storage_class: LabelValue | None = Field(
         None,
-        description="StorageClass of the central store's volume. Default: the cluster's default class.",
+        description="StorageClass of the central store's volume and of its Grafana's database volume (10 GiB). "
+        "Default: the cluster's default class.",
         examples=["ceph-rbd"],
     )
 

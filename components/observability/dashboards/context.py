@@ -5,7 +5,7 @@ from __future__ import annotations
 from components.spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from components.storage.sizing import fsx_size, managed_lustre_size
 
-from .lattice_dashboards import DashboardContext, FileSystem
+from .lattice_dashboards import CLOUD_MONITORING, CLOUDWATCH, CloudView, DashboardContext, FileSystem
 
 
 def file_systems(spec: StackSpec, site) -> tuple[FileSystem, ...]:
@@ -28,6 +28,21 @@ def file_systems(spec: StackSpec, site) -> tuple[FileSystem, ...]:
     return tuple(out)
 
 
+def cloud_views(spec: StackSpec, sites: list) -> tuple[CloudView, ...]:
+    """The cloud sites among ``sites`` with something only their cloud sees: an AWS site with VPN tunnels or FSx for
+    Lustre (CloudWatch), a GCP site with HA VPN tunnels (Cloud Monitoring)."""
+    from components.network.link_plan import link_plans
+
+    linked = {name for plan in link_plans(spec) for name in (plan.cloud, plan.peer)} if spec.links else set()
+    out = []
+    for site in sites:
+        if isinstance(site, AwsSite) and (site.name in linked or site.storage.lustre):
+            out.append(CloudView(site.name, CLOUDWATCH, site.region, site.name in linked, bool(site.storage.lustre)))
+        elif isinstance(site, GcpSite) and site.name in linked:
+            out.append(CloudView(site.name, CLOUD_MONITORING, site.project, True))
+    return tuple(out)
+
+
 def dashboard_context(spec: StackSpec, site, sites: list, senders: list) -> DashboardContext:
     """The context of the Grafana on ``site``, whose Prometheus holds the series of ``sites``."""
     return DashboardContext(
@@ -36,4 +51,5 @@ def dashboard_context(spec: StackSpec, site, sites: list, senders: list) -> Dash
         file_systems=tuple(fs for s in sites for fs in file_systems(spec, s)),
         senders=tuple(s.name for s in senders),
         cloud_monitoring_gpu_sites=tuple(s.name for s in sites if isinstance(s, GcpSite) and s.gpu_pools),
+        cloud=cloud_views(spec, sites),
     )

@@ -14,8 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grafana_foundation_sdk.builders import dashboard, prometheus, stat, table, text, timeseries
+from grafana_foundation_sdk.builders import (
+    cloudwatch,
+    dashboard,
+    googlecloudmonitoring,
+    prometheus,
+    stat,
+    table,
+    text,
+    timeseries,
+)
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.cloudwatch import CloudWatchQueryMode, MetricEditorMode, MetricQueryType
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
 
 from components import standards
@@ -24,6 +34,15 @@ from components import standards
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="prometheus")
 FOLDER = "Lattice"
 TAGS = ["lattice"]
+# A panel whose queries go to more than one datasource (Grafana's built-in "-- Mixed --").
+MIXED = DataSourceRef(type_val="datasource", uid="-- Mixed --")
+CLOUDWATCH = "cloudwatch"
+CLOUD_MONITORING = "stackdriver"  # Grafana's plugin ID of its Google Cloud Monitoring datasource
+# CloudWatch publishes AWS/VPN and AWS/FSx at one-minute periods; Cloud Monitoring samples the VPN metrics every 60 s.
+CLOUDWATCH_PERIOD_SECONDS = 60
+GCP_TUNNEL_ESTABLISHED = "vpn.googleapis.com/tunnel_established"
+GCP_TUNNEL_SENT = "vpn.googleapis.com/network/sent_bytes_count"
+GCP_TUNNEL_RECEIVED = "vpn.googleapis.com/network/received_bytes_count"
 # kube-state-metrics spells extended resources with underscores (nvidia.com/gpu -> nvidia_com_gpu).
 KSM_ACCELERATORS = 'resource=~"nvidia_com_gpu|aws_amazon_com_neuron.*|google_com_tpu"'
 # Kueue names resources as Kubernetes does; every ClusterQueue resource but cpu and memory is an accelerator.
@@ -43,12 +62,45 @@ class FileSystem:
 
 
 @dataclass(frozen=True)
+class CloudView:
+    """A cloud site's metrics that no Prometheus of Lattice's holds, read by this Grafana through a datasource of its
+    own (``grafana.py`` provisions it, ``cloud_readers.py`` makes the read-only key)."""
+
+    site: str
+    kind: str  # CLOUDWATCH (AWS) or CLOUD_MONITORING (GCP)
+    location: str  # the AWS region / the GCP project
+    vpn: bool  # the site ends VPN tunnels
+    fsx: bool = False  # AWS: the site has FSx for Lustre file systems
+
+    @property
+    def uid(self) -> str:
+        return f"{'cloudwatch' if self.kind == CLOUDWATCH else 'cloud-monitoring'}-{self.site}"
+
+    @property
+    def name(self) -> str:
+        return f"{'CloudWatch' if self.kind == CLOUDWATCH else 'Cloud Monitoring'} {self.site}"
+
+    @property
+    def datasource(self) -> DataSourceRef:
+        return DataSourceRef(type_val=self.kind, uid=self.uid)
+
+
+def cloudwatch_search(namespace: str, dimensions: tuple[str, ...], metric: str, statistic: str) -> str:
+    """A CloudWatch metric-math SEARCH over every metric of ``namespace`` with exactly ``dimensions`` named ``metric``
+    in the datasource's account and region (the IDs of Lattice's VPN connections and file systems are not known when
+    the dashboard is built)."""
+    schema = ",".join((namespace, *dimensions))
+    return f"SEARCH('{{{schema}}} MetricName=\"{metric}\"', '{statistic}', {CLOUDWATCH_PERIOD_SECONDS})"
+
+
+@dataclass(frozen=True)
 class DashboardContext:
     site: str  # where Grafana runs: series without a site label are this site's
     sites: tuple[str, ...]  # every site whose series this Grafana's Prometheus holds, this one included
     file_systems: tuple[FileSystem, ...] = ()
     senders: tuple[str, ...] = ()  # sites that remote-write to this Prometheus (the central store)
     cloud_monitoring_gpu_sites: tuple[str, ...] = field(default=())  # GKE: DCGM series stay in Cloud Monitoring
+    cloud: tuple[CloudView, ...] = ()  # the cloud sites' datasources this Grafana has
 
 
 def sited(expr: str, site: str) -> str:
@@ -73,8 +125,8 @@ class _Builder:
         )
         self.next_id = 1
 
-    def _place(self, panel, width: int, height: int):
-        panel.id(self.next_id).span(width).height(height).datasource(DATASOURCE)
+    def _place(self, panel, width: int, height: int, datasource: DataSourceRef = DATASOURCE):
+        panel.id(self.next_id).span(width).height(height).datasource(datasource)
         self.next_id += 1
         self.board.with_panel(panel)
         return panel
@@ -104,6 +156,32 @@ class _Builder:
         panel = table.Panel().title(title).description(description).unit(unit)
         return self._place(self._targets(panel, queries), width, height)
 
+    def cloud_timeseries(
+        self,
+        title: str,
+        description: str,
+        view: CloudView,
+        queries: list,
+        unit: str,
+        *,
+        references: list[tuple[str, str]] = (),
+        width=12,
+        height=8,
+    ):
+        """A time series of a cloud datasource's queries (built with ``cloudwatch_query`` / ``monitoring_query``),
+        and, on a mixed panel, Prometheus reference lines (``vector(<value>)``, legend)."""
+        panel = timeseries.Panel().title(title).description(description).unit(unit)
+        n = 0
+        for query in queries:
+            panel.with_target(query.ref_id(chr(ord("A") + n)).datasource(view.datasource))
+            n += 1
+        for expr, legend in references:
+            panel.with_target(
+                prometheus.Dataquery().expr(expr).legend_format(legend).ref_id(chr(ord("A") + n)).datasource(DATASOURCE)
+            )
+            n += 1
+        return self._place(panel, width, height, MIXED if references else view.datasource)
+
     def text(self, title: str, content: str, width=24, height=4):
         panel = text.Panel().title(title).content(content)
         return self._place(panel, width, height)
@@ -112,6 +190,40 @@ class _Builder:
         import json
 
         return json.loads(JSONEncoder(sort_keys=True).encode(self.board.build()))
+
+
+def cloudwatch_query(view: CloudView, expression: str, label: str, query_id: str):
+    """A CloudWatch metric-math query (code mode) in the site's region, with a dynamic label."""
+    return (
+        cloudwatch.CloudWatchMetricsQuery()
+        .query_mode(CloudWatchQueryMode.METRICS)
+        .metric_query_type(MetricQueryType.SEARCH)
+        .metric_editor_mode(MetricEditorMode.CODE)
+        .region(view.location)
+        .id(query_id)
+        .expression(expression)
+        .label(label)
+    )
+
+
+def monitoring_query(
+    view: CloudView, metric: str, resource: str, *, aligner: str, reducer: str, group_by: list[str], alias: str
+):
+    """A Cloud Monitoring time series list of one metric type on one resource type in the site's project."""
+    return (
+        googlecloudmonitoring.CloudMonitoringQuery()
+        .query_type("timeSeriesList")
+        .alias_by(alias)
+        .time_series_list(
+            googlecloudmonitoring.TimeSeriesList()
+            .project_name(view.location)
+            .filters(["metric.type", "=", metric, "AND", "resource.type", "=", resource])
+            .per_series_aligner(aligner)
+            .cross_series_reducer(reducer)
+            .group_bys(group_by)
+            .alignment_period("cloud-monitoring-auto")
+        )
+    )
 
 
 def fleet(ctx: DashboardContext) -> dict:
@@ -560,8 +672,8 @@ def storage(ctx: DashboardContext) -> dict:
         "Net growth rate vs sized write throughput",
         "Bytes added per second (the growth of used space: a lower bound of the write rate, since overwritten and "
         "deleted checkpoints do not show), against the write throughput each file system was sized for. No pinned "
-        "exporter reports Lustre client write throughput: on FSx, CloudWatch's DataWriteBytes has it (no CloudWatch "
-        "datasource is configured).",
+        "exporter reports Lustre client write throughput: on FSx, CloudWatch's DataWriteBytes has it"
+        + (" (below)." if any(view.fsx for view in ctx.cloud) else " (no AWS site with FSx is shown here)."),
         [
             (
                 sited(f"max by (site, device) (clamp_min(-deriv(node_filesystem_avail_bytes{{{lustre}}}[10m]), 0))", s),
@@ -572,18 +684,126 @@ def storage(ctx: DashboardContext) -> dict:
         "Bps",
         width=24,
     )
+    for view in ctx.cloud:
+        if not view.fsx:
+            continue
+        sized = [
+            (f"vector({fs.write_mbps * 1e6:.0f})", f"{fs.site}/{fs.name} sized write throughput")
+            for fs in ctx.file_systems
+            if fs.site == view.site and fs.write_mbps is not None
+        ]
+        b.cloud_timeseries(
+            f"FSx client writes vs sized write throughput ({view.site})",
+            "AWS/FSx DataWriteBytes (Sum per minute / 60: bytes per second clients wrote) of every FSx file system in "
+            f"{view.location}, one line per FileSystemId, against the write throughput Lattice sized each of "
+            f"{view.site}'s file systems for. Checkpoints written slower than the sized line miss their budget.",
+            view,
+            [
+                cloudwatch_query(
+                    view,
+                    f"{cloudwatch_search('AWS/FSx', ('FileSystemId',), 'DataWriteBytes', 'Sum')} "
+                    f"/ {CLOUDWATCH_PERIOD_SECONDS}",
+                    "${PROP('Dim.FileSystemId')} writes",
+                    "fsxwrites",
+                )
+            ],
+            "Bps",
+            references=sized,
+            width=24,
+        )
     return b.model()
 
 
 def links(ctx: DashboardContext) -> dict:
-    s = ctx.site
     b = _Builder(
         "lattice-links",
         "Lattice / Links",
-        "The sites' path to the central store: each sender's remote-write queue (failures, lag, shards) and how fresh "
-        "its newest sample is here. VPN tunnel state is in CloudWatch (AWS) / Cloud Monitoring (GCP), not here.",
+        "The sites' links: each VPN tunnel's state and throughput as the clouds report them (CloudWatch, Cloud "
+        "Monitoring), and each sender's remote write to the central store (failures, lag, shards) with how fresh its "
+        "newest sample is here.",
         ctx,
     )
+    for view in ctx.cloud:
+        if not view.vpn:
+            continue
+        b.row(f"VPN tunnels of {view.site} ({'CloudWatch' if view.kind == CLOUDWATCH else 'Cloud Monitoring'})")
+        if view.kind == CLOUDWATCH:
+            b.cloud_timeseries(
+                "Tunnel state per tunnel",
+                "AWS/VPN TunnelState (minimum per minute) per tunnel outside address: 1 up (static) / ESTABLISHED "
+                "(BGP), 0 any other state. The <link>-vpn-<n>-tunnel-down alarm fires after 15 minutes at 0.",
+                view,
+                [
+                    cloudwatch_query(
+                        view,
+                        cloudwatch_search("AWS/VPN", ("TunnelIpAddress",), "TunnelState", "Minimum"),
+                        "${PROP('Dim.TunnelIpAddress')}",
+                        "tunnelstate",
+                    )
+                ],
+                "none",
+            )
+            b.cloud_timeseries(
+                "Throughput per VPN connection",
+                "AWS/VPN TunnelDataIn / TunnelDataOut (Sum per minute / 60) per VPN connection: bytes per second "
+                "received from / sent to the peer, both tunnels together.",
+                view,
+                [
+                    cloudwatch_query(
+                        view,
+                        f"{cloudwatch_search('AWS/VPN', ('VpnId',), f'TunnelData{way}', 'Sum')} "
+                        f"/ {CLOUDWATCH_PERIOD_SECONDS}",
+                        "${PROP('Dim.VpnId')} " + label,
+                        f"tunnel{way.lower()}",
+                    )
+                    for way, label in (("In", "in"), ("Out", "out"))
+                ],
+                "Bps",
+            )
+        else:
+            b.cloud_timeseries(
+                "Tunnel state per tunnel",
+                "vpn.googleapis.com/tunnel_established (minimum) per HA VPN tunnel: 1 established, 0 not. The "
+                "<site>-alerting-tunnel-down policy fires after 15 minutes below 1.",
+                view,
+                [
+                    monitoring_query(
+                        view,
+                        GCP_TUNNEL_ESTABLISHED,
+                        "vpn_gateway",
+                        aligner="ALIGN_MIN",
+                        reducer="REDUCE_MIN",
+                        group_by=["metric.label.tunnel_name"],
+                        alias="{{metric.label.tunnel_name}}",
+                    )
+                ],
+                "none",
+            )
+            b.cloud_timeseries(
+                "Throughput per tunnel",
+                "vpn.googleapis.com/network/received_bytes_count and sent_bytes_count as rates per HA VPN tunnel.",
+                view,
+                [
+                    monitoring_query(
+                        view,
+                        metric,
+                        "vpn_gateway",
+                        aligner="ALIGN_RATE",
+                        reducer="REDUCE_SUM",
+                        group_by=["metric.label.tunnel_name"],
+                        alias="{{metric.label.tunnel_name}} " + label,
+                    )
+                    for metric, label in ((GCP_TUNNEL_RECEIVED, "in"), (GCP_TUNNEL_SENT, "out"))
+                ],
+                "Bps",
+            )
+    if ctx.senders:
+        _remote_write(b, ctx)
+    return b.model()
+
+
+def _remote_write(b: _Builder, ctx: DashboardContext) -> None:
+    s = ctx.site
     b.row("Remote write (one line per sending site)")
     b.timeseries(
         "Seconds since the newest sample from each site",
@@ -628,14 +848,6 @@ def links(ctx: DashboardContext) -> dict:
         ],
         "short",
     )
-    b.text(
-        "Not shown here",
-        "VPN tunnel state and throughput are CloudWatch (AWS/VPN TunnelState, TunnelDataIn/Out) and Cloud Monitoring "
-        "metrics: Lattice alarms on TunnelState in CloudWatch, but configures no CloudWatch or Cloud Monitoring "
-        "datasource in Grafana yet.",
-        height=3,
-    )
-    return b.model()
 
 
 BUILDERS = {
@@ -647,6 +859,11 @@ BUILDERS = {
 }
 
 
+def has_links(ctx: DashboardContext) -> bool:
+    """Whether this Grafana has links to show: sites writing to its Prometheus, or a cloud site's VPN tunnels."""
+    return bool(ctx.senders) or any(view.vpn for view in ctx.cloud)
+
+
 def own_dashboards(ctx: DashboardContext) -> dict[str, dict]:
-    """uid -> dashboard model; the links dashboard only where other sites write to this Prometheus."""
-    return {uid: build(ctx) for uid, build in BUILDERS.items() if uid != "lattice-links" or ctx.senders}
+    """uid -> dashboard model; the links dashboard only where there are links to show (``has_links``)."""
+    return {uid: build(ctx) for uid, build in BUILDERS.items() if uid != "lattice-links" or has_links(ctx)}

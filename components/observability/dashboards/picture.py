@@ -27,6 +27,21 @@ def shown(query: str) -> str:
     return match.group("expr") if match else query
 
 
+def cloud_queries(panel: dict) -> list[str]:
+    """The CloudWatch expressions and Cloud Monitoring filters of a panel's cloud targets, as the picture shows them."""
+    out = []
+    for target in panel.get("targets") or []:
+        if target.get("expression"):
+            out.append(target["expression"])
+        elif target.get("timeSeriesList"):
+            listed = target["timeSeriesList"]
+            filters = listed.get("filters") or []
+            fields = " ".join(f'{k}="{v}"' for k, v in zip(filters[0::4], filters[2::4], strict=False))
+            by = ", ".join(g.removeprefix("metric.label.") for g in listed.get("groupBys") or [])
+            out.append(f"{fields} {listed.get('perSeriesAligner', '')} by {by}".strip())
+    return out
+
+
 def _clip(text: str, width_px: float, char_px: float) -> str:
     room = max(int((width_px - 2 * PAD - 6) / char_px), 4)
     return text if len(text) <= room else text[: room - 1] + "…"
@@ -48,7 +63,7 @@ def svg(model: dict) -> str:
                 f"{title}</text>"
             )
             continue
-        queries = panel_queries(panel)
+        queries = cloud_queries(panel) + panel_queries(panel)
         lines = [f'<text x="{left + 6}" y="{top + 16}" class="title">{title}</text>']
         lines.append(f'<text x="{left + 6}" y="{top + 30}" class="kind">{escape(panel.get("type", ""))}</text>')
         if panel.get("type") == "text":

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components import standards
 from components.observability import dcgm
 from components.observability.cluster_metrics import CHART_VERSION
 from components.observability.dashboards import COMMUNITY_FOLDER, dashboards, picture, promql
@@ -31,7 +32,8 @@ from components.observability.grafana import (
     SERVICE,
     USER_KEY,
 )
-from lattice.engine import SECRET_SIG, SIG_KEY
+from lattice.engine import SECRET_SIG, SIG_KEY, run_plan
+from tests.conftest import ROOT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPORTERS = FIXTURES / "exporter-metrics"
@@ -268,3 +270,42 @@ def test_the_picture_shows_every_panel_and_query(uid):
 def test_every_dashboard_of_a_grafana_has_a_distinct_uid_and_slug():
     boards = dashboards(CTX)
     assert len({b.uid for b in boards}) == len(boards) == len({b.slug for b in boards}) == 7
+
+
+# --- Grafana's database --------------------------------------------------------------------------------------------
+
+
+def test_the_central_grafana_keeps_its_database_on_a_volume(prod_plan, dev_plan):
+    """Hand-made dashboards survive a restart on the central store's site: the subchart's persistence (a claim of the
+    store's class, mounted where Grafana's database lives, writable by the pod's group); dev's Grafanas (no central
+    store, EKS without a CSI driver) keep the emptyDir."""
+    values = _grafana(prod_plan, "grid-hpc")
+    assert values["persistence"] == {
+        "enabled": True,
+        "type": "pvc",
+        "accessModes": ["ReadWriteOnce"],
+        "size": f"{standards.GRAFANA_STORAGE_GIB}Gi",
+    }  # prod's central names no storage_class: the cluster's default class
+    assert values["deploymentStrategy"] == {"type": "Recreate"}  # a ReadWriteOnce volume: never two pods at once
+    for site in ("aws-use1", "grid-hpc"):
+        assert "persistence" not in _grafana(dev_plan, site)
+    sub = yaml.safe_load((CHART / "grafana-values.yaml").read_text())
+    assert sub["persistence"]["enabled"] is False and sub["persistence"]["type"] == "pvc"  # off by default
+    assert sub["grafana.ini"]["paths"]["data"] == "/var/lib/grafana/"  # the database, on the "storage" volume
+    assert sub["securityContext"]["fsGroup"] == sub["securityContext"]["runAsUser"] == 472  # the volume is writable
+    assert sub["deploymentStrategy"] == {"type": "RollingUpdate"}  # the default the values override
+
+
+def test_the_central_stores_storage_class_reaches_grafanas_claim(tmp_path):
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config["lattice:spec"]["observability"]["central"]["storage_class"] = "ceph-rbd"
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    plan = run_plan(path)
+    values = _grafana(plan, "grid-hpc")
+    assert values["persistence"]["storageClassName"] == "ceph-rbd"
+    prometheus = plan.one(RELEASE, "grid-hpc-metrics-kube-prometheus-stack")["inputs"]["values"]["prometheus"]
+    assert prometheus["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]["storageClassName"] == "ceph-rbd"
+    # The key is commented out in the subchart's values.yaml; its PVC template reads it.
+    text = (CHART / "grafana-values.yaml").read_text()
+    assert "persistence:\n  type: pvc\n  enabled: false\n  # storageClassName: default\n" in text

@@ -13,7 +13,8 @@ import pytest
 from components import standards
 from components.observability import receivers as alert_receivers
 from components.observability.alerts import alerts
-from components.observability.gcp_alerting import TUNNEL_FILTER
+from components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_FILTER, sink_exports_filter
+from components.security.gcp_audit_logs import ARCHIVE_SINK, SINK
 from components.spec import SpecError, load_stack_file, parse_spec
 from lattice.engine import SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, spec_with, write_stack
@@ -242,6 +243,57 @@ def test_gcp_tunnels_have_an_alert_policy_with_the_receivers_channels(prod_plan)
     mail = channels["gcp-usc1-alerting-platform-mail-research-computing-example-edu"]["inputs"]
     assert (mail["type"], mail["labels"]) == ("email", {"email_address": "research-computing@example.edu"})
     assert len(channels) == 2  # Slack: no Cloud Monitoring channel from a webhook
+
+
+def _absence_fires(condition: dict, exported: list[int], now_minute: int) -> bool:
+    """Cloud Monitoring's absence condition over one sink's series: ``exported`` lists the minutes at which the sink
+    exported entries (a DELTA point each); the condition fires when no point falls within its duration."""
+    window = int(condition["duration"].removesuffix("s")) // 60
+    return not any(now_minute - window < minute <= now_minute for minute in exported)
+
+
+def test_gcp_audit_sinks_have_a_silence_alert_that_fires_only_when_they_stop_exporting(prod_plan):
+    policy = prod_plan.one(POLICY, "gcp-usc1-audit-silent")["inputs"]
+    (condition,) = policy["conditions"]
+    absent = condition["conditionAbsent"]
+    sinks = [s["inputs"]["name"] for s in prod_plan.by_type("gcp:logging/projectSink:ProjectSink")]
+    assert sinks == [SINK]  # prod's GCP site has no audit bucket to copy into: one sink, into the locked log bucket
+    assert (
+        absent["filter"]
+        == sink_exports_filter(sinks)
+        == (
+            f'metric.type="{SINK_EXPORTS_METRIC}" AND resource.type="logging_sink" AND '
+            'resource.labels.name="lattice-audit"'
+        )
+    )
+    assert SINK_EXPORTS_METRIC == "logging.googleapis.com/exports/log_entry_count"
+    assert absent["duration"] == f"{standards.AUDIT_SILENT_MINUTES * 60}s"  # the AWS trail alarm's hour
+    assert absent["aggregations"] == [{"alignmentPeriod": "300s", "perSeriesAligner": "ALIGN_SUM"}]
+    assert policy["severity"] == "CRITICAL" and policy["combiner"] == "OR"
+    assert "gcloud logging sinks describe" in policy["documentation"]["content"]
+    channels = [prod_plan.state(c)["id"] for c in prod_plan.by_type(CHANNEL)]
+    assert sorted(policy["notificationChannels"]) == sorted(channels) and len(channels) == 2
+    # Firing: the sink exported nothing in the last hour (its last entries 61 minutes ago).
+    assert _absence_fires(absent, exported=[0, 1, 2], now_minute=63)
+    # Silent: GKE's control plane keeps Admin Activity entries flowing, one export a minute.
+    assert not _absence_fires(absent, exported=list(range(64)), now_minute=63)
+    assert not _absence_fires(absent, exported=[10], now_minute=63)  # one export within the hour is enough
+
+
+def test_a_gcp_site_copying_into_its_audit_bucket_watches_both_sinks(plan_spec):
+    from tests.conftest import GCP_SITE
+
+    site = {**GCP_SITE, "storage": {"buckets": [{"name": "audit", "purpose": "audit"}]}}
+    plan = plan_spec(spec_with(site))
+    sinks = sorted(s["inputs"]["name"] for s in plan.by_type("gcp:logging/projectSink:ProjectSink"))
+    assert sinks == [SINK, ARCHIVE_SINK]
+    (condition,) = plan.one(POLICY, "gcp-usc1-audit-silent")["inputs"]["conditions"]
+    assert condition["conditionAbsent"]["filter"] == (
+        f'metric.type="{SINK_EXPORTS_METRIC}" AND resource.type="logging_sink" AND '
+        'resource.labels.name=one_of("lattice-audit", "lattice-audit-archive")'
+    )
+    # No receivers in this stack: the policy still opens incidents in Cloud Monitoring, notifying no channel.
+    assert plan.one(POLICY, "gcp-usc1-audit-silent")["inputs"].get("notificationChannels", []) == []
 
 
 # --- validation -------------------------------------------------------------------------------------------------
