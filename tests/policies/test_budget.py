@@ -91,7 +91,7 @@ def test_over_budget_in_prod_is_mandatory_and_blocks(rules):
     plan = budgeted(PROD, {"monthly_usd": 400_000})
     result, found = findings(plan, "prod", rules)
     assert [(f.enforcement, f.urn) for f in found] == [("mandatory", stack_urn(plan))]
-    assert "over its budget of $400,000 by $89,827" in found[0].message
+    assert "over its budget of $400,000 by $89,829" in found[0].message
     assert [f.policy for f in result.blocking] == [RULE]
 
 
