@@ -51,6 +51,7 @@ from . import (  # noqa: F401
     log_group_retention,
     lustre_checkpoint_budget,
     managed_lustre_cmek,
+    monitoring_credentials,
     monthly_budget,
     multikueue_data_residency,
     multikueue_kubeconfig,

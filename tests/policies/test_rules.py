@@ -63,6 +63,8 @@ COUNTEREXAMPLE_MESSAGE = {
     "kueue-flavor-topology": "flavor 'train-p5': EKS labels p5.48xlarge nodes with EC2's network topology",
     "multikueue-data-residency": "MultiKueueConfig 'climate' dispatches restricted data to 'aws-use1' (cloud); "
     "restricted data stays on grid sites",
+    "monitoring-credentials-from-secrets": "grafana.adminPassword is a value of the Helm release; take it from a "
+    "Secret",
     "multikueue-kubeconfig-secret": "the kubeconfig of MultiKueueCluster 'aws-use1' is in plain text in the plan; "
     "pass it as a Pulumi secret",
     "launch-template-volume-encryption": "block device /dev/xvda is not encrypted",
@@ -894,3 +896,72 @@ def test_critical_gpu_alerts_must_reach_a_receiver_that_sends_somewhere(baseline
     # A forwarder (agent mode, no Alertmanager) is not judged.
     agent = {"prometheus": {"agentMode": True}, "alertmanager": {"enabled": False}}
     assert _routing_findings(edit(baseline, GPU_OPERATOR, "kube-prometheus-stack", values=agent)) == []
+
+
+# --- monitoring-credentials-from-secrets ---------------------------------------------------------------------------
+
+
+def _monitoring(prod_plan, edit) -> list[str]:
+    """The rule's messages on prod's grid release (Alertmanager, Grafana with cloud datasources) after ``edit``."""
+    plan = prod_plan.to_dict()
+    (release,) = [
+        r
+        for r in plan["resources"]
+        if r["type"] == "kubernetes:helm.sh/v3:Release" and r["name"] == "grid-hpc-metrics-kube-prometheus-stack"
+    ]
+    values = copy.deepcopy(release["inputs"]["values"])
+    edit(values)
+    edited = {
+        **plan,
+        "resources": [
+            {**r, "inputs": {**r["inputs"], "values": values}} if r is release else r for r in plan["resources"]
+        ],
+    }
+    return [message for policy, message in findings(edited) if policy == "monitoring-credentials-from-secrets"]
+
+
+def test_monitoring_credentials_by_reference_pass(prod_plan):
+    # prod as planned: receivers read *_file paths, Grafana's admin password and cloud keys come from Secrets
+    assert _monitoring(prod_plan, lambda values: None) == []
+
+
+def test_an_inline_pagerduty_key_slack_url_or_smtp_password_fails(prod_plan):
+    def inline(values):
+        receivers = {r["name"]: r for r in values["alertmanager"]["config"]["receivers"]}
+        (pagerduty,) = receivers["gpu-oncall"]["pagerduty_configs"]
+        pagerduty["routing_key"] = pagerduty.pop("routing_key_file")
+        values["alertmanager"]["config"].setdefault("global", {})["smtp_auth_password"] = "[secret]"
+
+    assert sorted(_monitoring(prod_plan, inline)) == [
+        "alertmanager receiver 'gpu-oncall' pagerduty_configs.routing_key is a value of the Helm release; take it "
+        "from a Secret",
+        "alertmanager.config.global.smtp_auth_password is a value of the Helm release; take it from a Secret",
+    ]
+
+
+def test_a_grafana_datasource_key_written_out_fails_where_an_environment_reference_passes(prod_plan):
+    def written_out(values):
+        (cloudwatch,) = [s for s in values["grafana"]["additionalDataSources"] if s["type"] == "cloudwatch"]
+        cloudwatch["secureJsonData"]["secretKey"] = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        cloudwatch["secureJsonData"]["accessKey"] = "$__file{/etc/secrets/access-key}"
+
+    (message,) = _monitoring(prod_plan, written_out)
+    assert message == (
+        "grafana datasource 'CloudWatch aws-use1' secureJsonData.secretKey is a value of the Helm release; take it "
+        "from a Secret"
+    )
+
+
+def test_a_remote_write_password_as_a_string_fails(prod_plan):
+    def plain(values):
+        values["prometheus"].setdefault("prometheusSpec", {})["remoteWrite"] = [
+            {
+                "name": "central",
+                "url": "http://10.50.0.40:8080/api/v1/write",
+                "basicAuth": {"username": {"name": "w", "key": "username"}, "password": "hunter2"},
+            }
+        ]
+
+    assert _monitoring(prod_plan, plain) == [
+        "remote write 'central' basicAuth.password is a value of the Helm release; take it from a Secret"
+    ]
