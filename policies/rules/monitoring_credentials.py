@@ -82,9 +82,9 @@ def _grafana(values) -> list[str]:
 @resource_rule(
     name="monitoring-credentials-from-secrets",
     description="kube-prometheus-stack takes every credential from a Secret: Alertmanager receivers from files "
-    "(routing_key_file, api_url_file, auth_password_file...), remote writes' basic auth from Secret keys, Grafana's "
-    "admin password from admin.existingSecret and its datasources' secure fields from environment or file "
-    "references, never as values of the release.",
+    "(routing_key_file, api_url_file, auth_password_file and the other *_file fields), remote writes' basic auth "
+    "from Secret keys, Grafana's admin password from admin.existingSecret and its datasources' secure fields from "
+    "environment or file references, never as values of the release.",
     severity="high",
     remediation="Name the credential in observability.receivers (a secret stack config key) and let Lattice mount "
     "it; in hand-written values use the *_file field, a SecretKeySelector, admin.existingSecret, or a ${VAR} that "
