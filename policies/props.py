@@ -25,6 +25,11 @@ def get(props: Any, *path: str | int, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def chart_name(props: Any) -> str:
+    """A Helm release's chart without its repository prefix (``oci://…/kube-prometheus-stack`` or a bare name)."""
+    return str(get(props, "chart") or "").rsplit("/", 1)[-1]
+
+
 def number(value: Any) -> Any:
     """``value``, an integral float as the int it stands for.
 

@@ -14,7 +14,7 @@ from components.observability.alerts import alerts
 from components.observability.receivers import delivers, route_receivers
 
 from ..mutations import put
-from ..props import get, of_type
+from ..props import chart_name, get, of_type
 from ..registry import Counterexample, stack_rule
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -24,7 +24,7 @@ CRITICAL_GPU_ALERTS = tuple(a.name for a in alerts() if a.group == "lattice-gpu"
 def _alertmanager(release) -> bool:
     values = get(release.props, "values", default={}) or {}
     return (
-        str(get(release.props, "chart") or "").rsplit("/", 1)[-1] == "kube-prometheus-stack"
+        chart_name(release.props) == "kube-prometheus-stack"
         and not get(values, "prometheus", "agentMode")
         and get(values, "alertmanager", "enabled") is not False
     )

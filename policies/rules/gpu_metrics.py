@@ -12,7 +12,7 @@ collection) and are not judged here.
 from components.observability.alerts import alerts
 
 from ..mutations import put
-from ..props import as_list, get, of_type
+from ..props import as_list, chart_name, get, of_type
 from ..registry import Counterexample, stack_rule
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -24,10 +24,6 @@ CRITICAL_FIELDS = tuple(sorted({m for a in alerts() if a.name in CRITICAL_GPU_AL
 
 def _cluster(resource) -> str | None:
     return resource.provider.urn if resource.provider is not None else None
-
-
-def _chart(resource) -> str:
-    return str(get(resource.props, "chart") or "").rsplit("/", 1)[-1]
 
 
 def _enabled_fields(csv: str) -> set[str]:
@@ -56,7 +52,7 @@ def gpu_metrics_and_alerts(args):
     scraping = {
         _cluster(r)
         for r in releases
-        if _chart(r) == "kube-prometheus-stack" and not get(r.props, "values", "prometheus", "agentMode")
+        if chart_name(r.props) == "kube-prometheus-stack" and not get(r.props, "values", "prometheus", "agentMode")
     }
     alerting: dict[str | None, set[str]] = {}
     for rule in of_type(args.resources, RULE):
@@ -66,7 +62,7 @@ def gpu_metrics_and_alerts(args):
             for r in as_list(get(group, "rules"))
         }
         alerting.setdefault(_cluster(rule), set()).update(names)
-    for operator in (r for r in releases if _chart(r) == "gpu-operator"):
+    for operator in (r for r in releases if chart_name(r.props) == "gpu-operator"):
         exporter = get(operator.props, "values", "dcgmExporter", default={}) or {}
         if get(exporter, "enabled") is False:
             yield operator.urn, "the DCGM exporter is off: nothing reports the GPUs' health"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 from ..mutations import put
-from ..props import as_list, get
+from ..props import as_list, chart_name, get
 from ..registry import Counterexample, resource_rule
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -59,7 +59,8 @@ def _remote_writes(values) -> list[str]:
             continue
         name = write.get("name") or write.get("url")
         for field in ("username", "password"):
-            if get(write, "basicAuth", field) is not None and not isinstance(get(write, "basicAuth", field), Mapping):
+            value = get(write, "basicAuth", field)
+            if value is not None and not isinstance(value, Mapping):
                 found.append(f"remote write '{name}' basicAuth.{field}")
         if write.get("bearerToken"):
             found.append(f"remote write '{name}' bearerToken")
@@ -101,7 +102,7 @@ def _grafana(values) -> list[str]:
     category="secrets",
 )
 def monitoring_credentials_from_secrets(args):
-    if str(get(args.props, "chart") or "").rsplit("/", 1)[-1] != "kube-prometheus-stack":
+    if chart_name(args.props) != "kube-prometheus-stack":
         return
     values = get(args.props, "values", default={}) or {}
     if not isinstance(values, Mapping):
