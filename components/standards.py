@@ -161,6 +161,15 @@ FILESYSTEM_FULL_MINUTES = 15
 EFA_RX_DROP_SHARE = 0.001
 EFA_RETRANS_TIMEOUTS_PER_MINUTE = 1
 EFA_ERROR_MINUTES = 10
+# NCCL's own bus bandwidth (the NCCL Inspector's nccl_bus_bandwidth_gbs, components/observability/nccl_inspector.py)
+# against the pool's fabric: a collective across nodes on messages of NCCL_LARGE_MESSAGE_MIB or more that runs below
+# this share of one GPU's part of the catalog's fabric bandwidth, for NCCL_BUS_BANDWIDTH_MINUTES, has lost a rail or
+# fallen back to a slower transport (large messages reach most of the line rate in nccl-tests). One GPU's part: a
+# communicator may hold a single GPU per node (data parallelism across tensor-parallel nodes) and then crosses the
+# fabric through that GPU's NICs only; the Inspector's rank counts are labels, so a rule cannot tell the shapes apart.
+NCCL_BUS_BANDWIDTH_SHARE = 0.5
+NCCL_BUS_BANDWIDTH_MINUTES = 15
+NCCL_LARGE_MESSAGE_MIB = 256
 # A node of a GPU pool NotReady, and a Kueue workload inadmissible, for this long.
 NODE_NOT_READY_MINUTES = 5
 KUEUE_INADMISSIBLE_MINUTES = 30

@@ -47,7 +47,12 @@ NVIDIA_GPU = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 WORKERS = "workers"
 RENDEZVOUS_PORT = 29500
-DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
+# NGC PyTorch 25.12 (PyTorch 2.10 on CUDA 13.1: docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/
+# rel-25-12.html). The NCCL Inspector the template loads (components/observability/nccl_inspector.py) speaks profiler
+# API v5, which NCCL has from 2.28.3 (src/include/plugin/profiler/profiler_v5.h first appears at v2.28.3-1); an NCCL
+# without it logs that the plugin has no ncclProfiler symbol it knows and runs without it. The release notes'
+# component table was not in the copy read here: the NCCL version this image carries is not verified by Lattice.
+DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.12-py3"
 KINDS = ("jobset", "pytorchjob")
 # Kubeflow Training Operator v1.9.0 (pkg/apis/kubeflow.org/v1: pytorch_types.go, common_types.go).
 PYTORCH_API = "kubeflow.org/v1"
@@ -197,12 +202,32 @@ def torchrun(run: Trainer, rank: str, master: str, port: int) -> list[str]:
 
 
 def pod_spec(container: dict) -> dict:
+    """One pod per node: the trainer, with the NCCL Inspector built beside it and a sidecar that serves its numbers
+    (components/observability/nccl_inspector.py)."""
+    from components.observability import nccl_inspector
+
+    trainer = {
+        **container,
+        "env": [*container["env"], *nccl_inspector.environment()],
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, *nccl_inspector.trainer_mounts()],
+    }
     return {
         "restartPolicy": "Never",
-        "containers": [{**container, "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}],
+        "initContainers": nccl_inspector.init_containers(container["image"]),
+        "containers": [trainer],
         # NCCL's shared-memory transport needs more than the runtime's 64 MiB default.
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}, *nccl_inspector.volumes()],
     }
+
+
+def pod_metadata(target: Target, run: Trainer) -> dict:
+    """The pod template's labels (the pool, which the NCCL metrics' PodMonitor reads) and Kueue's annotations."""
+    from components.observability import nccl_inspector
+
+    metadata: dict = {"labels": nccl_inspector.pod_labels(target.pool.name)}
+    if run.annotations:
+        metadata["annotations"] = run.annotations
+    return metadata
 
 
 def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int) -> dict:
@@ -240,7 +265,7 @@ def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, nam
                             "completionMode": "Indexed",
                             "backoffLimit": 0,
                             "template": {
-                                "metadata": {"annotations": run.annotations} if run.annotations else {},
+                                "metadata": pod_metadata(target, run),
                                 "spec": pod_spec(container),
                             },
                         }
@@ -282,7 +307,7 @@ def pytorchjob(
                     "replicas": run.nodes,
                     "restartPolicy": "Never",
                     "template": {
-                        "metadata": {"annotations": run.annotations} if run.annotations else {},
+                        "metadata": pod_metadata(target, run),
                         "spec": pod_spec(container),
                     },
                 }

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 from components import standards
 
+from . import nccl_inspector
+from .nccl_inspector import Floor
+
 SEVERITIES = ("critical", "warning")
 
 
@@ -59,6 +62,9 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
     sick, taint = standards.GPU_UNHEALTHY_CONDITION, standards.GPU_UNHEALTHY_TAINT
     unhealthy = m("kube_node_status_condition", condition=f'="{sick}"', status='="true"')
     tainted = m("kube_node_spec_taint", key=f'="{taint["key"]}"', effect=f'="{taint["effect"]}"')
+    # A collective across nodes on large messages (nccl_inspector.py: the Inspector's series, the pool's floor).
+    nccl = m("nccl_bus_bandwidth_gbs", n_nodes='!="1"', message_size=f'=~"{nccl_inspector.large_message_regex()}"')
+    floor = m(nccl_inspector.FLOOR_RECORD)
     lustre_avail = m("node_filesystem_avail_bytes", fstype='="lustre"')
     lustre_size = m("node_filesystem_size_bytes", fstype='="lustre"')
     # EFA devices are the ones the EFA exporter lists (node_amazonefa_info); node exporter's infiniband collector
@@ -222,6 +228,21 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
             ("node_amazonefa_retrans_timeout_events",),
         ),
         Alert(
+            "NcclBusBandwidthLow",
+            "lattice-fabric",
+            f"{nccl} < on (site, pool) group_left {floor}",
+            f"{standards.NCCL_BUS_BANDWIDTH_MINUTES}m",
+            "warning",
+            "NCCL {{ $labels.collective }} ({{ $labels.algo_proto }}, {{ $labels.message_size }}, "
+            "{{ $labels.n_nodes }} nodes) on {{ $labels.node }} {{ $labels.gpu }} moves {{ $value | humanize }} GB/s, "
+            "below pool {{ $labels.pool }}'s floor",
+            "The job's collectives are slower than the fabric Lattice sized the pool for: look for a port down or "
+            "errors on the node (EfaPortDown, InfinibandPortDown, the Lattice / Fabric dashboard), check the job's "
+            "NCCL_DEBUG=INFO log for its transport (NET/OFI or NET/IB, not NET/Socket), and run nccl-tests across "
+            "the job's nodes to find the one that stands out, then drain it.",
+            ("nccl_bus_bandwidth_gbs",),
+        ),
+        Alert(
             "GpuNodeNotReady",
             "lattice-nodes",
             f"{ready} == 0 and on (node) {gpu_capacity} > 0",
@@ -280,8 +301,20 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
     )
 
 
-def rule_groups(scope: str = "") -> list[dict]:
-    """The alerts as Prometheus rule groups (the PrometheusRule's ``spec.groups`` and the rules file's ``groups``)."""
+def floor_rules(floors: tuple[Floor, ...]) -> list[dict]:
+    """One recording rule per pool: its NCCL bus bandwidth floor (GB/s), labelled with the pool (and the sender's
+    site at a central store), which NcclBusBandwidthLow compares the Inspector's series against."""
+    rules = []
+    for floor in sorted(floors, key=lambda f: (f.site, f.pool)):
+        labels = {"pool": floor.pool} | ({"site": floor.site} if floor.site else {})
+        rules.append({"record": nccl_inspector.FLOOR_RECORD, "expr": f"vector({floor.gbs:g})", "labels": labels})
+    return rules
+
+
+def rule_groups(scope: str = "", floors: tuple[Floor, ...] = ()) -> list[dict]:
+    """The alerts as Prometheus rule groups (the PrometheusRule's ``spec.groups`` and the rules file's ``groups``),
+    and the pools' NCCL bus bandwidth floors as recording rules (``floors``: the pools whose series these rules
+    evaluate)."""
     groups: dict[str, list[dict]] = {}
     for alert in alerts(scope):
         groups.setdefault(alert.group, []).append(
@@ -293,9 +326,11 @@ def rule_groups(scope: str = "") -> list[dict]:
                 "annotations": {"summary": alert.summary, "runbook": alert.runbook},
             }
         )
+    if floors:
+        groups["lattice-nccl-floors"] = floor_rules(floors)
     return [{"name": name, "rules": rules} for name, rules in groups.items()]
 
 
-def rules_file(scope: str = "") -> dict:
+def rules_file(scope: str = "", floors: tuple[Floor, ...] = ()) -> dict:
     """A Prometheus rules file (what ``promtool check rules`` reads)."""
-    return {"groups": rule_groups(scope)}
+    return {"groups": rule_groups(scope, floors)}

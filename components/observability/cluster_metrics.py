@@ -38,6 +38,7 @@ from .dashboards import dashboards
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
 from .grafana import Grafana, GrafanaArgs, GrafanaStorage, grafana_values
+from .nccl_inspector import POD_MONITOR, Floor, pod_monitor_spec
 
 CHART = "kube-prometheus-stack"
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
@@ -100,6 +101,8 @@ class ClusterMetricsArgs:
     receivers: list[alert_receivers.Receiver] = field(default_factory=list)
     # The site's EFA pools: each gets the EFA exporter on its nodes (efa_exporter.py); empty: none runs.
     efa_pools: list[EfaPool] = field(default_factory=list)
+    # The NCCL bus bandwidth floors its rules record (nccl_inspector.py; federation.site_metrics says whose).
+    nccl_floors: tuple[Floor, ...] = ()
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -110,6 +113,7 @@ class ClusterMetrics(pulumi.ComponentResource):
     receiver: k8s.core.v1.Service | None
     grafana: Grafana | None
     efa: EfaExporter | None
+    nccl: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: ClusterMetricsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:observability:ClusterMetrics", name, None, opts)
@@ -199,9 +203,18 @@ class ClusterMetrics(pulumi.ComponentResource):
                 api_version="monitoring.coreos.com/v1",
                 kind="PrometheusRule",
                 metadata={"name": RULES_NAME, "namespace": NAMESPACE, "labels": args.labels},
-                spec={"groups": rule_groups(_scope(args.evaluates_for))},
+                spec={"groups": rule_groups(_scope(args.evaluates_for), args.nccl_floors)},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
             )
+        # The NCCL Inspector's sidecars in the jobs `lattice job-template` writes (nccl_inspector.py).
+        self.nccl = k8s.apiextensions.CustomResource(
+            f"{name}-nccl-inspector",
+            api_version="monitoring.coreos.com/v1",
+            kind="PodMonitor",
+            metadata={"name": POD_MONITOR, "namespace": NAMESPACE, "labels": args.labels},
+            spec=pod_monitor_spec(),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
+        )
         self.efa = None
         if args.efa_pools and not args.agent:
             # After the release: the PodMonitor's CRD is the chart's.

@@ -18,6 +18,7 @@ from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, r
 from .dashboards.context import dashboard_context
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaPool
+from .nccl_inspector import Floor, pool_floors
 
 PASSWORD_LENGTH = 40
 
@@ -34,6 +35,8 @@ class SiteMetrics:
     dashboards: DashboardContext | None = None  # this site runs the Grafana of the one view (grafana.py)
     # That Grafana's cloud datasources: each cloud site it shows adds its reader's (HybridStack builds this site last).
     cloud_sources: list = field(default_factory=list)  # cloud_readers.CloudSource
+    # The NCCL bus bandwidth floors its rules record: its own GPU pools', and at the central store its forwarders'.
+    floors: tuple[Floor, ...] = ()
 
 
 def central_site(spec: StackSpec):
@@ -100,7 +103,7 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
         return {
             site.name: None
             if isinstance(site, GcpSite)
-            else SiteMetrics(dashboards=dashboard_context(spec, site, [site], []))
+            else SiteMetrics(dashboards=dashboard_context(spec, site, [site], []), floors=pool_floors(site))
             for site in spec.sites
         }
     settings = spec.observability.central
@@ -118,11 +121,16 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
                 ),
                 evaluates_for=agents,
                 dashboards=dashboard_context(spec, central, list(spec.sites), senders(spec)),
+                floors=pool_floors(central)
+                + tuple(
+                    floor for site in senders(spec) if site.name in agents for floor in pool_floors(site, site.name)
+                ),
             )
         else:
             out[site.name] = SiteMetrics(
                 agent=site.name in agents,
                 remote_write=RemoteWrite(url=url, username=site.name, password=passwords[site.name]),
+                floors=() if site.name in agents else pool_floors(site),
             )
     return out
 
@@ -153,4 +161,5 @@ def metrics_args(
         node_selector=dict(node_selector or {}),
         receivers=list(metrics.receivers),
         efa_pools=list(efa_pools or []),
+        nccl_floors=tuple(metrics.floors),
     )

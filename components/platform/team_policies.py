@@ -27,6 +27,7 @@ from typing import Literal
 import pulumi_kubernetes as k8s
 
 from ..network.ports import GKE_METADATA_PORT, HTTP, HTTPS, SSH
+from ..observability import nccl_inspector
 from ..spec.teams import ServedPort
 from ..standards import POD_SECURITY_LABEL
 
@@ -154,6 +155,18 @@ def network_policies(
                 )
             ],
         )
+    # The site's Prometheus (monitoring namespace) scrapes the NCCL Inspector's sidecar in the jobs `lattice
+    # job-template` writes: only that port, only on the pods that carry it.
+    policies["nccl-metrics"] = k8s.networking.v1.NetworkPolicySpecArgs(
+        pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={nccl_inspector.POD_LABEL: "true"}),
+        policy_types=[INGRESS],
+        ingress=[
+            k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                from_=[_peer(namespace={"kubernetes.io/metadata.name": nccl_inspector.MONITORING_NAMESPACE})],
+                ports=_ports([(TCP, nccl_inspector.PORT)]),
+            )
+        ],
+    )
     if network.linked_ranges:
         policies["linked-sites"] = _egress(
             [_block(cidr) for cidr in network.linked_ranges], [(TCP, port) for port in STAGING_PORTS]

@@ -136,7 +136,9 @@ def test_the_topology_annotations_pass_kueues_own_checks(capsys):
 
 def test_a_pool_without_topology_labels_gets_no_annotations(capsys):
     job, text = _template(capsys, "--stack", "prod", "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion")
-    assert job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"] == {}
+    metadata = job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]
+    assert "annotations" not in metadata
+    assert metadata["labels"] == {"lattice.dev/nccl-inspector": "true", "lattice.dev/pool": "train-a3mega"}
     assert "Kueue places it without Topology-Aware Scheduling" in text
 
 

@@ -29,6 +29,7 @@ from grafana_foundation_sdk.models.cloudwatch import CloudWatchQueryMode, Metric
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
 
 from components import standards
+from components.observability import nccl_inspector
 
 # The Prometheus datasource kube-prometheus-stack provisions in its Grafana (grafana.sidecar.datasources.uid).
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="prometheus")
@@ -447,7 +448,8 @@ def fabric(ctx: DashboardContext) -> dict:
         "Lattice / Fabric",
         "InfiniBand / RoCE throughput, state and errors per node and port (rail), from node exporter's infiniband "
         "collector; EFA throughput, RDMA traffic and errors per node and device (rail), from Lattice's EFA exporter "
-        "on every EFA pool; NVLink traffic and errors from DCGM.",
+        "on every EFA pool; NCCL's own bus bandwidth and collective times from the NCCL Inspector in the jobs "
+        "`lattice job-template` writes, against each pool's floor; NVLink traffic and errors from DCGM.",
         ctx,
     )
     b.row("InfiniBand / RoCE")
@@ -577,6 +579,56 @@ def fabric(ctx: DashboardContext) -> dict:
                 ("node_amazonefa_impaired_remote_conn_events", "impaired connections"),
                 ("node_amazonefa_rdma_read_wr_err", "RDMA read errors"),
                 ("node_amazonefa_rdma_write_wr_err", "RDMA write errors"),
+            )
+        ],
+        "none",
+    )
+    b.row("NCCL")
+    large = nccl_inspector.large_message_regex()
+    b.timeseries(
+        "NCCL bus bandwidth across nodes, per pool and collective",
+        "The NCCL Inspector's nccl_bus_bandwidth_gbs (GB/s, geometric mean per dump) from the jobs `lattice "
+        "job-template` writes: the lowest GPU of each pool, collective and message size bucket, for communicators "
+        f"across nodes on messages of {standards.NCCL_LARGE_MESSAGE_MIB} MiB or more, against the pool's floor "
+        f"({standards.NCCL_BUS_BANDWIDTH_SHARE:.0%} of one GPU's part of the catalog's fabric bandwidth), which "
+        f"NcclBusBandwidthLow fires below for {standards.NCCL_BUS_BANDWIDTH_MINUTES} minutes.",
+        [
+            (
+                sited(
+                    "min by (site, pool, collective, message_size) "
+                    f'(nccl_bus_bandwidth_gbs{{n_nodes!="1",message_size=~"{large}"}})',
+                    s,
+                ),
+                "{{site}} {{pool}} {{collective}} {{message_size}}",
+            ),
+            (sited(f"max by (site, pool) ({nccl_inspector.FLOOR_RECORD})", s), "{{site}} {{pool}} floor"),
+        ],
+        "none",
+    )
+    b.timeseries(
+        "NCCL collective time per job",
+        "The NCCL Inspector's nccl_collective_exec_time_microseconds: the slowest GPU of each job pod's node, "
+        "communicator and collective (a synchronous job runs at its slowest rank's pace).",
+        [
+            (
+                sited(
+                    "max by (site, pool, namespace, pod, comm_name, collective) "
+                    "(nccl_collective_exec_time_microseconds)",
+                    s,
+                ),
+                "{{site}} {{namespace}}/{{pod}} {{comm_name}} {{collective}}",
+            )
+        ],
+        "µs",
+    )
+    b.timeseries(
+        "NCCL point-to-point bandwidth (pipeline stages)",
+        "The NCCL Inspector's nccl_p2p_bus_bandwidth_gbs per pool and operation (Send / Recv: pipeline parallelism's "
+        "traffic between stages), the lowest GPU of each.",
+        [
+            (
+                sited("min by (site, pool, p2p_operation, n_nodes) (nccl_p2p_bus_bandwidth_gbs)", s),
+                "{{site}} {{pool}} {{p2p_operation}} ({{n_nodes}} nodes)",
             )
         ],
         "none",

@@ -9,9 +9,19 @@ from pathlib import Path
 import yaml
 
 from components.observability.alerts import rules_file
+from components.observability.nccl_inspector import Floor
 
 UNIT_TESTS = Path(__file__).resolve().parent / "alerts.test.yaml"
 CENTRAL_UNIT_TESTS = Path(__file__).resolve().parent / "alerts-central.test.yaml"  # scoped to gcp-usc1
+
+
+# The NCCL bus bandwidth floors the unit tests' rules record: a site's own pool, and at the central store also its
+# agent-mode forwarder's (federation.site_metrics computes them from the catalog; 25 GB/s is a p5.48xlarge's).
+FLOORS = {"": (Floor("", "gpu-p5", 25.0),), "central": (Floor("", "gpu-p5", 25.0), Floor("gcp-usc1", "a3", 12.5))}
+
+
+def floors(scope: str) -> tuple[Floor, ...]:
+    return FLOORS["central" if scope else ""]
 
 
 def promtool() -> str | None:
@@ -21,7 +31,7 @@ def promtool() -> str | None:
 def render(directory: Path, scope: str = "") -> Path:
     """The rules file as ``promtool check rules`` reads it, with the unit tests beside it."""
     rules = directory / "rules.yaml"
-    rules.write_text(yaml.safe_dump(rules_file(scope), sort_keys=False))
+    rules.write_text(yaml.safe_dump(rules_file(scope, floors(scope)), sort_keys=False))
     shutil.copy(UNIT_TESTS, directory / UNIT_TESTS.name)
     shutil.copy(CENTRAL_UNIT_TESTS, directory / CENTRAL_UNIT_TESTS.name)
     return rules

@@ -13,6 +13,7 @@ import yaml
 
 from components import standards
 from components.observability import dcgm
+from components.observability.alerts import floor_rules
 from components.observability.cluster_metrics import CHART_VERSION
 from components.observability.dashboards import COMMUNITY_FOLDER, dashboards, picture, promql
 from components.observability.dashboards.community import COMMUNITY, DCGM_EXPORTER, NODE_EXPORTER_FULL
@@ -32,6 +33,7 @@ from components.observability.grafana import (
     SERVICE,
     USER_KEY,
 )
+from components.observability.nccl_inspector import Floor
 from lattice.engine import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT
 
@@ -46,6 +48,8 @@ COMMUNITY_UIDS = {"rYdddlPWk", "Oxed_c6Wz"}  # Node Exporter Full, NVIDIA DCGM E
 OWN_UIDS = {"lattice-fleet", "lattice-teams", "lattice-fabric", "lattice-storage"}
 # Prometheus's own per-target series (not an exporter's).
 PROMETHEUS_SYNTHETIC = frozenset({"up"})
+# What Lattice's own rules record (alerts.floor_rules): each pool's NCCL bus bandwidth floor.
+LATTICE_RECORDED = frozenset({r["record"] for r in floor_rules((Floor("", "p", 1.0),))})
 CTX = DashboardContext(
     site="grid-hpc",
     sites=("aws-use1", "grid-hpc"),
@@ -59,7 +63,7 @@ CTX = DashboardContext(
 
 @functools.cache
 def declared() -> frozenset[str]:
-    names = set(PROMETHEUS_SYNTHETIC)
+    names = set(PROMETHEUS_SYNTHETIC) | LATTICE_RECORDED
     for listing in EXPORTERS.glob("*.txt"):
         names |= set(listing.read_text().split())
     return frozenset(names)

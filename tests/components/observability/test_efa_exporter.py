@@ -121,14 +121,17 @@ def test_a_site_without_efa_pools_runs_no_exporter(plan_spec):
         ],
     }
     plan = plan_spec(spec_with(site))
-    assert _exporters(plan) == [] and plan.by_type(POD_MONITOR) == []
+    assert (
+        _exporters(plan) == []
+        and [m for m in plan.by_type(POD_MONITOR) if m["name"].endswith("-efa-pod-monitor")] == []
+    )
     assert [r["inputs"]["chart"] for r in plan.by_type(RELEASE) if r["name"].endswith("-kube-prometheus-stack")] == [
         "kube-prometheus-stack"
     ]  # the site still has its metrics
 
 
 def test_the_site_prometheus_scrapes_the_exporter_pods(prod_plan):
-    (monitor,) = prod_plan.by_type(POD_MONITOR)
+    (monitor,) = [m for m in prod_plan.by_type(POD_MONITOR) if m["inputs"]["metadata"]["name"] == efa_exporter.NAME]
     inputs = monitor["inputs"]
     schema = _structural(json.loads(POD_MONITOR_CRD.read_text())["spec"])
     assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(inputs["spec"])] == []

@@ -118,6 +118,17 @@ def test_default_deny_and_the_grid_policies_exactly(dev_plan):
                 }
             ],
         },
+        # the site's Prometheus scrapes the NCCL Inspector's sidecar of `lattice job-template` jobs, nothing else
+        "nccl-metrics": {
+            "podSelector": {"matchLabels": {"lattice.dev/nccl-inspector": "true"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {
+                    "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+                    "ports": [{"protocol": "TCP", "port": 9401}],
+                }
+            ],
+        },
     }  # dev has no links and no cloud credentials on the grid
 
 
