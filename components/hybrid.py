@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
-from .observability.federation import MetricsFederation, central_site, grafana_views
+from .observability.federation import MetricsFederation, build_order, grafana_views
 from .observability.receivers import resolve as resolve_receivers
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, worker_sites
@@ -56,10 +56,9 @@ class HybridStack(pulumi.ComponentResource):
         self.metrics = MetricsFederation("metrics", spec, opts=child, receivers=self.receivers)
         dispatched = {route.team for route in self.routes if route.workers}
         workers = {site.name for site in worker_sites(spec)}
-        # The central store's site last: its Grafana reads the cloud sites' metrics with keys they create.
-        central = central_site(spec)
-        ordered = [s for s in spec.sites if s is not central] + ([central] if central is not None else [])
-        for site in ordered:
+        # The one view's Grafana last: it reads the cloud sites' metrics with keys they create; a managed store's site
+        # first: every other site writes to its workspace.
+        for site in build_order(spec):
             tags = stack_tags.for_site(site.name, dict(site.tags))
             site_tags[site.name] = tags
             # The manager holds a namespace for every team it dispatches for: teams submit there.

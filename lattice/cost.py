@@ -29,6 +29,10 @@ GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 
 # Billable on their own: none. Each is free, or its cost is counted on the row named.
 FREE_TYPES: dict[str, str] = {
+    "aws:amp/workspace:Workspace": "usage only: metric samples ingested, GB-months stored and query samples "
+    "processed (aws.amazon.com/prometheus/pricing; the free tier covers 40 M samples, 10 GB and 200 B query samples "
+    "a month), not counted",
+    "aws:amp/workspaceConfiguration:WorkspaceConfiguration": "no charge (the workspace's retention)",
     "aws:autoscaling/schedule:Schedule": "no charge (scales its node group)",
     "aws:autoscaling/tag:Tag": "no charge",
     "aws:ec2/customerGateway:CustomerGateway": "no charge",

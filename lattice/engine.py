@@ -292,6 +292,11 @@ class LatticeMocks(mocks.Mocks):
                     "id": f"AKIA{_short_hash(resource_id, length=16).upper()}",
                     "secret": f"mock-secret-access-key-{_short_hash(args.name, length=16)}",
                 },
+                # AMP names a workspace ws-<UUID>; its ARN is arn:aws:aps:<region>:<account>:workspace/<id>.
+                ("amp", "Workspace"): _amp_workspace(resource_id, region),
+                # An interface endpoint's DNS entries: its regional name, one per zone, and (private DNS) the
+                # service's own name.
+                ("ec2", "VpcEndpoint"): _endpoint_dns(resource_id, state),
                 # Outside addresses from the documentation range (RFC 5737), one per tunnel.
                 ("ec2", "VpnConnection"): {
                     "tunnel1Address": _mock_address("198.51.100", resource_id, 1),
@@ -530,6 +535,31 @@ def _service_linked_role(service: str) -> dict[str, str]:
     name = SERVICE_LINKED_ROLES.get(service, f"AWSServiceRoleFor{service.split('.', maxsplit=1)[0].title()}")
     path = f"/aws-service-role/{service}/"
     return {"name": name, "path": path, "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:role{path}{name}"}
+
+
+def _amp_workspace(resource_id: str, region: str) -> dict[str, Any]:
+    digest = _short_hash(resource_id, length=32)
+    workspace = f"ws-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+    return {
+        "id": workspace,
+        "arn": f"arn:aws:aps:{region}:{FAKE_ACCOUNT}:workspace/{workspace}",
+        "prometheusEndpoint": f"https://aps-workspaces.{region}.amazonaws.com/workspaces/{workspace}/",
+    }
+
+
+def _endpoint_dns(resource_id: str, state: dict) -> dict[str, Any]:
+    if state.get("vpcEndpointType", "Gateway") != "Interface":
+        return {}
+    service = state.get("serviceName", "")
+    region, _, short = service.removeprefix("com.amazonaws.").partition(".")
+    endpoint = f"vpce-{_short_hash(resource_id, length=17)}-{_short_hash(service, length=8)}"
+    entries = [
+        {"dnsName": f"{endpoint}.{short}.{region}.vpce.amazonaws.com", "hostedZoneId": "Z7HUB22UULQXV"},
+        {"dnsName": f"{endpoint}-{region}a.{short}.{region}.vpce.amazonaws.com", "hostedZoneId": "Z7HUB22UULQXV"},
+    ]
+    if state.get("privateDnsEnabled"):
+        entries.append({"dnsName": f"{short}.{region}.amazonaws.com", "hostedZoneId": "ZONEIDPRIVATE"})
+    return {"dnsEntries": entries}
 
 
 def _aws_arn(module: str, kind: str, region: str, name: str) -> str:

@@ -4,9 +4,14 @@ Why kube-prometheus-stack on every EKS, grid and edge cluster (and not the Prome
 Managed Service for Prometheus): a hybrid machine must keep alerting on a site when the link to the rest is down,
 which needs a Prometheus that evaluates rules where the GPUs are; one chart everywhere gives one rule and dashboard
 language on every site; and the central store is the grid's own (no per-sample ingestion bill for what the
-institution's hardware already stores). GKE keeps the managed collection Lattice turns on (its DCGM metrics go to
-Cloud Monitoring); where the stack has a central store, a GKE site also runs the chart's Prometheus in agent mode,
-which forwards kube-state-metrics, node exporter and Kueue to the central store, whose rules evaluate them.
+institution's hardware already stores). With the managed option (``observability.central.managed: amp``,
+managed_store.py) the central store moves into Amazon Managed Service for Prometheus but every site still runs this
+full Prometheus, not the agent, for the first reason: each remote-writes to the workspace with SigV4 and keeps
+evaluating its own rules, so alerts keep firing while a link or the workspace is unreachable and AMP's ruler and
+alert manager (SNS-only) are not needed. GKE keeps the managed collection Lattice turns on (its DCGM metrics go to
+Cloud Monitoring); where the stack has a grid or edge central store, a GKE site also runs the chart's Prometheus in
+agent mode, which forwards kube-state-metrics, node exporter and Kueue to the central store, whose rules evaluate them
+(with the managed store a GKE site runs the full Prometheus like every other).
 
 The chart brings node exporter (its InfiniBand collector is on by default at the pinned node exporter 1.12.1, and
 the chart tolerates every NoSchedule taint, so it runs on GPU nodes), kube-state-metrics (with the namespaces'
@@ -37,7 +42,7 @@ from .cloud_readers import CloudSource
 from .dashboards import dashboards
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
-from .grafana import Grafana, GrafanaArgs, GrafanaStorage, grafana_values
+from .grafana import Grafana, GrafanaArgs, GrafanaStorage, StoreSource, grafana_values
 from .nccl_inspector import POD_MONITOR, Floor, pod_monitor_spec
 
 CHART = "kube-prometheus-stack"
@@ -66,12 +71,50 @@ def receiver_url(address: str) -> str:
 
 
 @dataclass
-class RemoteWrite:
-    """Where a sender writes: the central receiver, as this site's user."""
+class Sigv4:
+    """AWS Signature V4 for a remote write to Amazon Managed Service for Prometheus (managed_store.py): keys from this
+    site's remote-write Secret, or none (the AWS SDK's default chain: EKS Pod Identity on the workspace's site)."""
 
-    url: str
-    username: str
-    password: pulumi.Input[str]
+    region: str
+    access_key: pulumi.Input[str] | None = None
+    secret_key: pulumi.Input[str] | None = None
+
+
+@dataclass
+class RemoteWrite:
+    """Where a sender writes: the central receiver as this site's user, or a managed workspace with SigV4."""
+
+    url: pulumi.Input[str]
+    username: str | None = None
+    password: pulumi.Input[str] | None = None
+    sigv4: Sigv4 | None = None
+
+    def secret_data(self) -> dict[str, pulumi.Input[str]]:
+        """The entries of this site's Secret REMOTE_WRITE_SECRET (empty: it needs none)."""
+        if self.sigv4 is not None:
+            if self.sigv4.access_key is None:
+                return {}
+            return {
+                "accessKey": pulumi.Output.secret(self.sigv4.access_key),
+                "secretKey": pulumi.Output.secret(self.sigv4.secret_key),
+            }
+        return {"username": self.username, "password": pulumi.Output.secret(self.password)}
+
+    def values(self) -> dict:
+        """The chart's ``prometheus.prometheusSpec.remoteWrite`` entry (the Prometheus CRD's RemoteWriteSpec)."""
+        entry: dict = {"name": "central", "url": self.url}
+        if self.sigv4 is not None:
+            sigv4: dict = {"region": self.sigv4.region}
+            if self.sigv4.access_key is not None:
+                sigv4["accessKey"] = {"name": REMOTE_WRITE_SECRET, "key": "accessKey"}
+                sigv4["secretKey"] = {"name": REMOTE_WRITE_SECRET, "key": "secretKey"}
+            entry["sigv4"] = sigv4
+        else:
+            entry["basicAuth"] = {
+                "username": {"name": REMOTE_WRITE_SECRET, "key": "username"},
+                "password": {"name": REMOTE_WRITE_SECRET, "key": "password"},
+            }
+        return entry
 
 
 @dataclass
@@ -91,6 +134,9 @@ class ClusterMetricsArgs:
     agent: bool = False  # GKE: forward only (its managed collection stays the site's own)
     remote_write: RemoteWrite | None = None
     receiver: CentralReceiver | None = None
+    # managed: amp: the workspace this site's Grafana reads as its default datasource (None: its own Prometheus).
+    store: StoreSource | None = None
+    grafana_storage: GrafanaStorage | None = None  # managed: amp: the Grafana's volume (the central's has its own)
     # Sites whose series the rules here evaluate besides this one's (see alerts.scope_matcher); None: this one only.
     evaluates_for: tuple[str, ...] | None = None
     dashboards: DashboardContext | None = None  # None: no Grafana here (grafana.py says where it runs)
@@ -129,17 +175,14 @@ class ClusterMetrics(pulumi.ComponentResource):
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.namespace])
         secrets = []
-        if args.remote_write is not None:
+        if args.remote_write is not None and args.remote_write.secret_data():
             secrets.append(
                 k8s.core.v1.Secret(
                     f"{name}-remote-write",
                     metadata=k8s.meta.v1.ObjectMetaArgs(
                         name=REMOTE_WRITE_SECRET, namespace=NAMESPACE, labels=args.labels
                     ),
-                    string_data={
-                        "username": args.remote_write.username,
-                        "password": pulumi.Output.secret(args.remote_write.password),
-                    },
+                    string_data=args.remote_write.secret_data(),
                     opts=in_namespace,
                 )
             )
@@ -182,6 +225,7 @@ class ClusterMetrics(pulumi.ComponentResource):
                     dashboards(args.dashboards),
                     [*args.depends_on, self.namespace],
                     sources=list(args.cloud_sources),
+                    store=args.store,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -267,16 +311,7 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
     if args.node_selector:
         spec["nodeSelector"] = dict(args.node_selector)
     if args.remote_write is not None:
-        spec["remoteWrite"] = [
-            {
-                "name": "central",
-                "url": args.remote_write.url,
-                "basicAuth": {
-                    "username": {"name": REMOTE_WRITE_SECRET, "key": "username"},
-                    "password": {"name": REMOTE_WRITE_SECRET, "key": "password"},
-                },
-            }
-        ]
+        spec["remoteWrite"] = [args.remote_write.values()]
     if args.receiver is not None:
         receiver = args.receiver
         claim: dict = {
@@ -298,7 +333,9 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
         "fullnameOverride": FULLNAME,
         "prometheus": {"prometheusSpec": spec},
         # Lattice's own rules replace none of the chart's (Kubernetes' own health); Grafana only where the view is.
-        "grafana": grafana_values(args.node_selector, args.cloud_sources, _grafana_storage(args.receiver))
+        "grafana": grafana_values(
+            args.node_selector, args.cloud_sources, _grafana_storage(args.receiver) or args.grafana_storage, args.store
+        )
         if args.dashboards is not None
         else {"enabled": False},
         "kube-state-metrics": {"metricLabelsAllowlist": [f"namespaces=[{standards.TEAM_NAMESPACE_LABEL}]"]},
@@ -316,6 +353,10 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
             }
         },
     }
+    if args.remote_write is not None and args.remote_write.sigv4 is not None:
+        # The service account EKS Pod Identity hands the workspace's write role to (managed_store.py): named here
+        # rather than left to the chart's default, which derives the same name from fullnameOverride.
+        values["prometheus"]["serviceAccount"] = {"name": PROMETHEUS_NAME}
     if args.node_selector:
         values["prometheusOperator"] = {"nodeSelector": dict(args.node_selector)}
         values["alertmanager"] = {"alertmanagerSpec": {"nodeSelector": dict(args.node_selector)}}

@@ -4,6 +4,13 @@ The central store is a grid or edge site's Prometheus (``observability.central``
 Every other site's Prometheus remote-writes to its receiver over the stack's links (the validators refuse a site
 that has none reaching the receiver's address), labelled with its site (each Prometheus's ``site`` external label).
 GKE sites forward through an agent-mode Prometheus; the central store evaluates Lattice's rules over their series.
+
+With ``managed: amp`` the store is an Amazon Managed Service for Prometheus workspace on the named AWS site
+(``managed_store.py`` builds it there). Every site then runs a full Prometheus that evaluates its own rules (GKE's
+included: no store of Lattice's evaluates rules for a forwarder) and remote-writes everything to the workspace with
+SigV4: the workspace's site through its EKS Pod Identity, every other site with an access key of its own (a Pulumi
+secret), through the workspace's interface endpoint over the links. The one view's Grafana runs on the first grid
+site (else the first edge site, else the workspace's site) and reads the workspace as its default datasource.
 """
 
 from __future__ import annotations
@@ -13,11 +20,14 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_random as random
 
-from ..spec import GcpSite, StackSpec
+from .. import standards
+from ..spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, receiver_url
 from .dashboards.context import dashboard_context
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaPool
+from .grafana import GrafanaStorage
+from .managed_store import ManagedStore
 from .nccl_inspector import Floor, pool_floors
 
 PASSWORD_LENGTH = 40
@@ -37,17 +47,45 @@ class SiteMetrics:
     cloud_sources: list = field(default_factory=list)  # cloud_readers.CloudSource
     # The NCCL bus bandwidth floors its rules record: its own GPU pools', and at the central store its forwarders'.
     floors: tuple[Floor, ...] = ()
+    # managed: amp: the workspace every site writes to (filled in by its site, which HybridStack builds first).
+    managed: ManagedStore | None = None
 
 
 def central_site(spec: StackSpec):
-    """The central store's site (None: no central store, or no site qualifies; the validators say which)."""
+    """The central store's site (None: no central store, or no site qualifies; the validators say which). With
+    managed: amp, the AWS site holding the workspace."""
     central = spec.observability.central
     if central is None:
         return None
     sites = {site.name: site for site in spec.sites}
     if central.site is not None:
         return sites.get(central.site)
+    if central.managed is not None:
+        return None
     return next((site for site in spec.sites if site.tier == "grid"), None)
+
+
+def grafana_site(spec: StackSpec):
+    """Where the one view's Grafana runs: the central store's site, or with managed: amp the first grid site, else
+    the first edge site, else the workspace's own site (None: no central store)."""
+    central = central_site(spec)
+    if central is None or spec.observability.central.managed is None:
+        return central
+    for tier in ("grid", "edge"):
+        site = next((site for site in spec.sites if site.tier == tier), None)
+        if site is not None:
+            return site
+    return central
+
+
+def build_order(spec: StackSpec) -> list:
+    """The order HybridStack builds the sites in: a managed store's site first (every other site's remote write
+    needs its workspace), the one view's Grafana last (it reads the cloud sites' metrics with keys they create)."""
+    first = central_site(spec) if spec.observability.central and spec.observability.central.managed else None
+    last = grafana_site(spec)
+    middle = [site for site in spec.sites if site is not first and site is not last]
+    tail = [last] if last is not None and last is not first else []
+    return [*([first] if first is not None else []), *middle, *tail]
 
 
 def grafana_views(sites: dict[str, SiteMetrics | None], site: str) -> list[SiteMetrics]:
@@ -60,8 +98,10 @@ def grafana_views(sites: dict[str, SiteMetrics | None], site: str) -> list[SiteM
 
 
 def senders(spec: StackSpec) -> list:
-    """Every site that writes to the central store, in spec order."""
+    """Every site that writes to the central store, in spec order (managed: every site, its own included)."""
     central = central_site(spec)
+    if central is not None and spec.observability.central.managed is not None:
+        return list(spec.sites)
     return [site for site in spec.sites if central is not None and site.name != central.name]
 
 
@@ -76,7 +116,8 @@ class MetricsFederation(pulumi.ComponentResource):
     ):
         super().__init__("lattice:observability:MetricsFederation", name, None, opts)
         central = central_site(spec)
-        writers = senders(spec)
+        managed = spec.observability.central is not None and spec.observability.central.managed is not None
+        writers = [] if managed else senders(spec)
         self.passwords = {
             site.name: pulumi.Output.secret(
                 random.RandomPassword(
@@ -107,6 +148,8 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
             for site in spec.sites
         }
     settings = spec.observability.central
+    if settings.managed is not None:
+        return managed_site_metrics(spec)
     url = receiver_url(settings.address)
     agents = tuple(site.name for site in senders(spec) if isinstance(site, GcpSite))
     out: dict[str, SiteMetrics | None] = {}
@@ -135,6 +178,32 @@ def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> di
     return out
 
 
+def managed_site_metrics(spec: StackSpec) -> dict[str, SiteMetrics]:
+    """managed: amp: every site a full Prometheus writing to the workspace; the Grafana site shows every site."""
+    central, grafana = central_site(spec), grafana_site(spec)
+    assert isinstance(central, AwsSite)  # the validators refuse anything else
+    store = ManagedStore(
+        site=central.name,
+        region=central.region,
+        writers=tuple(site.name for site in spec.sites if site.name != central.name),
+        grafana_site=grafana.name,
+        # On a grid or edge site the one view's Grafana keeps its database on a volume, as the central store's does.
+        grafana_storage=GrafanaStorage(standards.GRAFANA_STORAGE_GIB, spec.observability.central.storage_class)
+        if isinstance(grafana, KubernetesSite)
+        else None,
+    )
+    return {
+        site.name: SiteMetrics(
+            managed=store,
+            floors=pool_floors(site),  # each site evaluates its own pools' NCCL floors
+            dashboards=dashboard_context(spec, site, list(spec.sites), senders(spec))
+            if site.name == grafana.name
+            else None,
+        )
+        for site in spec.sites
+    }
+
+
 def metrics_args(
     site: str,
     metrics: SiteMetrics | None,
@@ -149,11 +218,18 @@ def metrics_args(
         keyed = {source.view.uid for source in metrics.cloud_sources}
         if shown != keyed:  # a cloud site built after the Grafana showing it (HybridStack builds the central last)
             raise RuntimeError(f"{site}: Grafana shows {sorted(shown)} but holds keys for {sorted(keyed)}")
+    remote_write, store, grafana_storage = metrics.remote_write, None, None
+    if metrics.managed is not None:
+        remote_write = metrics.managed.remote_write(site)
+        store = metrics.managed.datasource(site) if metrics.dashboards is not None else None
+        grafana_storage = metrics.managed.grafana_storage if metrics.dashboards is not None else None
     return ClusterMetricsArgs(
         site=site,
         labels={},
         agent=metrics.agent,
-        remote_write=metrics.remote_write,
+        remote_write=remote_write,
+        store=store,
+        grafana_storage=grafana_storage,
         receiver=metrics.receiver,
         evaluates_for=metrics.evaluates_for,
         dashboards=metrics.dashboards,

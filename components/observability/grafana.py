@@ -30,9 +30,21 @@ which the subchart's ``envFromSecrets`` turns into Grafana's environment, and th
 (``$LATTICE_..._SECRET_ACCESS_KEY``): "You can use environment variable lookups in all provisioning configuration"
 (Grafana, "Provision Grafana"), expanded in each value after the YAML is read, so a multi-line PEM key stays one value.
 
+**The managed store** (``observability.central.managed: amp``): this Grafana (on the first grid site, else edge, else
+the workspace's site: ``federation.grafana_site``) reads the Amazon Managed Service for Prometheus workspace through
+Grafana's Amazon Managed Service for Prometheus data source (``grafana-amazonprometheus-datasource``: SigV4 auth
+with core Prometheus is deprecated and Grafana 13 migrates such data sources to it: Grafana, "Connect to Amazon
+Managed Service for Prometheus"), installed through the subchart's ``plugins`` at a pinned version and provisioned
+with ``sigV4Auth``, ``sigV4AuthType: keys``, ``sigV4Region`` and the reader's key as ``${VAR}`` references (the
+plugin's provisioning example). It takes the uid ``prometheus`` and is the default, which every Lattice dashboard's
+panels and the community dashboards' datasource variable use, so the dashboards show the workspace unchanged; the
+site's own Prometheus stays as a second data source (uid ``prometheus-site``).
+
 No ``observability.grafana`` spec key: the one view needs no choice from the user (where it runs follows from
-``observability.central``), and the alternatives a key would offer — turning it off, or Amazon Managed Grafana
-(pulumi-aws's ``grafana.Workspace``) — are not built; docs/concepts/observability.md says so.
+``observability.central``). Amazon Managed Grafana (pulumi-aws's ``grafana.Workspace``) is not built: it signs users
+in only through IAM Identity Center or a SAML identity provider the institution would have to wire to it, bills per
+active user, and provisions dashboards only through Grafana's HTTP API (no sidecar), which no SDK Lattice pins
+drives; the Grafana Lattice already runs shows the same dashboards from the workspace.
 """
 
 from __future__ import annotations
@@ -59,6 +71,14 @@ DASHBOARD_LABEL = "grafana_dashboard"
 DASHBOARD_LABEL_VALUE = "1"
 FOLDER_ANNOTATION = "grafana_folder"
 CLOUD_CREDENTIALS_SECRET = "lattice-grafana-cloud-credentials"
+# The managed store's data source: Grafana's plugin for Amazon Managed Service for Prometheus, pinned (grafana.com's
+# plugin page: 3.x needs Grafana 12.2.5 or later; the subchart runs 13.2.0). The subchart installs ``plugins`` entries
+# written <id>@<version> (grafana-values.yaml's own example).
+STORE_PLUGIN = "grafana-amazonprometheus-datasource"
+STORE_PLUGIN_VERSION = "3.3.5"
+STORE_UID = "prometheus"  # the uid Lattice's dashboards and the chart's own datasource use (lattice_dashboards.py)
+SITE_DATASOURCE_UID = "prometheus-site"  # the site's own Prometheus, when the store takes "prometheus"
+STORE_KEY_PREFIX = "LATTICE_METRICS_STORE_"
 
 
 def env_prefix(site: str) -> str:
@@ -101,6 +121,40 @@ def configmap_name(dashboard: Dashboard) -> str:
     return f"lattice-dashboard-{dashboard.slug}"
 
 
+@dataclass
+class StoreSource:
+    """The managed metrics store as this Grafana's default data source: its URL and the reader's key."""
+
+    url: pulumi.Input[str]  # https://<host>/workspaces/<id>/
+    region: str
+    key_id: pulumi.Input[str]
+    secret: pulumi.Input[str]  # a Pulumi secret
+
+
+STORE_KEYS = (f"{STORE_KEY_PREFIX}AWS_ACCESS_KEY_ID", f"{STORE_KEY_PREFIX}AWS_SECRET_ACCESS_KEY")
+
+
+def store_datasource(store: StoreSource) -> dict:
+    """The provisioning entry of the managed store (keys by environment variable only)."""
+    identity, secret = STORE_KEYS
+    return {
+        "name": "Metrics store (Amazon Managed Service for Prometheus)",
+        "uid": STORE_UID,
+        "type": STORE_PLUGIN,
+        "access": "proxy",
+        "url": store.url,
+        "isDefault": True,
+        "editable": False,
+        "jsonData": {
+            "httpMethod": "POST",
+            "sigV4Auth": True,
+            "sigV4AuthType": "keys",
+            "sigV4Region": store.region,
+        },
+        "secureJsonData": {"sigV4AccessKey": f"${{{identity}}}", "sigV4SecretKey": f"${{{secret}}}"},
+    }
+
+
 @dataclass(frozen=True)
 class GrafanaStorage:
     """A PersistentVolumeClaim for Grafana's database (the central store's site)."""
@@ -110,7 +164,10 @@ class GrafanaStorage:
 
 
 def grafana_values(
-    node_selector: dict[str, str], sources: list[CloudSource] | tuple = (), storage: GrafanaStorage | None = None
+    node_selector: dict[str, str],
+    sources: list[CloudSource] | tuple = (),
+    storage: GrafanaStorage | None = None,
+    store: StoreSource | None = None,
 ) -> dict:
     """The ``grafana`` values of kube-prometheus-stack (checked against the pinned chart and its grafana subchart)."""
     values: dict = {
@@ -139,8 +196,18 @@ def grafana_values(
             persistence["storageClassName"] = storage.storage_class
         values["persistence"] = persistence
         values["deploymentStrategy"] = {"type": "Recreate"}
-    if sources:
-        values["additionalDataSources"] = [datasource(source) for source in sources]
+    provisioned = [datasource(source) for source in sources]
+    if store is not None:
+        provisioned.insert(0, store_datasource(store))
+        values["plugins"] = [f"{STORE_PLUGIN}@{STORE_PLUGIN_VERSION}"]
+        # The chart's own datasource (this site's Prometheus) gives up the uid and the default to the store.
+        values["sidecar"]["datasources"] = {
+            "uid": SITE_DATASOURCE_UID,
+            "name": "Prometheus (this site)",
+            "isDefaultDatasource": False,
+        }
+    if provisioned:
+        values["additionalDataSources"] = provisioned
         values["envFromSecrets"] = [{"name": CLOUD_CREDENTIALS_SECRET}]
     return values
 
@@ -152,6 +219,7 @@ class GrafanaArgs:
     dashboards: tuple[Dashboard, ...]
     depends_on: list[pulumi.Resource]
     sources: list[CloudSource] = field(default_factory=list)  # the cloud sites' datasources and their keys
+    store: StoreSource | None = None  # managed: amp: the workspace and the reader's key
 
 
 class Grafana(pulumi.ComponentResource):
@@ -180,8 +248,12 @@ class Grafana(pulumi.ComponentResource):
             opts=child,
         )
         self.cloud_credentials = None
-        if args.sources:
+        if args.sources or args.store is not None:
             data: dict[str, pulumi.Input[str]] = {}
+            if args.store is not None:
+                identity, secret = STORE_KEYS
+                data[identity] = pulumi.Output.secret(args.store.key_id)
+                data[secret] = pulumi.Output.secret(args.store.secret)
             for source in args.sources:
                 identity, secret = credential_keys(source)
                 data[identity] = pulumi.Output.secret(source.identity)

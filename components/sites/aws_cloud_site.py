@@ -25,6 +25,7 @@ from ..observability.cloud_alarms import audit_silence_alarm
 from ..observability.cloud_readers import AwsMetricsReader, MetricsReaderArgs
 from ..observability.efa_exporter import EfaPool
 from ..observability.federation import SiteMetrics, metrics_args
+from ..observability.managed_store import AmpMetricsStore, AmpMetricsStoreArgs
 from ..observability.receivers import Receiver
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
@@ -285,6 +286,12 @@ class AwsCloudSite(pulumi.ComponentResource):
                 EksAutoscalerArgs(cluster_name=self.eks.cluster_name, tags=tags, depends_on=[self.eks.system_nodes]),
                 opts=scoped,
             )
+        self._agent: aws.eks.Addon | None = self.autoscaler.agent if self.autoscaler is not None else None
+        # observability.central.managed: amp on this site: the workspace every site writes to, before any
+        # Prometheus that writes there (HybridStack builds this site first).
+        self.metrics_store = None
+        if args.metrics is not None and args.metrics.managed is not None and args.metrics.managed.site == site.name:
+            self.metrics_store = _metrics_store(self, name, args, scoped)
         # The EKS node monitoring agent sets the node conditions (AcceleratedHardwareReady, ...) that the GPU node
         # groups' auto repair acts on.
         self.node_monitoring = None
@@ -347,6 +354,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                     self.eks.system_nodes,
                     *[pool.node_group for pool in self.pools.values()],
                     *([self.autoscaler.association] if self.autoscaler is not None else []),
+                    # Pod Identity injects its credentials when a pod is created: the association comes first.
+                    *([self.metrics_store.association] if self.metrics_store is not None else []),
                 ],
                 access=self.eks.admin_access,
                 storage=tiers,
@@ -390,20 +399,22 @@ class AwsCloudSite(pulumi.ComponentResource):
         }
         self.register_outputs(self.outputs)
 
-    def _team_identities(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> dict:
-        """Each team's access entries and its jobs' Pod Identity role, reaching only its prefix of the buckets."""
-        site = args.site
-        agent = (
-            self.autoscaler.agent
-            if self.autoscaler is not None
-            else aws.eks.Addon(
+    def pod_identity_agent(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> aws.eks.Addon:
+        """The cluster's EKS Pod Identity agent: the autoscaler's, or one of the site's own, made once."""
+        if self._agent is None:
+            self._agent = aws.eks.Addon(
                 f"{name}-pod-identity-agent",
                 cluster_name=self.eks.cluster_name,
                 addon_name=POD_IDENTITY_AGENT,
                 tags=args.tags.for_component("AwsCloudSite").aws_tags(),
                 opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[self.eks.system_nodes])),
             )
-        )
+        return self._agent
+
+    def _team_identities(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> dict:
+        """Each team's access entries and its jobs' Pod Identity role, reaching only its prefix of the buckets."""
+        site = args.site
+        agent = self.pod_identity_agent(name, args, scoped)
         storage = self.storage
         data = [storage.buckets[b.name].name for b in site.storage.buckets if b.purpose != "audit"] if storage else []
         express = [bucket.bucket.arn for bucket in storage.express.values()] if storage else []
@@ -426,6 +437,30 @@ class AwsCloudSite(pulumi.ComponentResource):
             )
             for team in args.teams
         }
+
+
+def _metrics_store(
+    built: AwsCloudSite, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions
+) -> AmpMetricsStore:
+    """The managed metrics store on this site: its VPC, private subnets, key and cluster."""
+    site = args.site
+    return AmpMetricsStore(
+        f"{name}-metrics-store",
+        AmpMetricsStoreArgs(
+            store=args.metrics.managed,
+            cluster_name=built.eks.cluster_name,
+            vpc_id=built.network.vpc_id,
+            subnet_ids=built.network.private_subnet_ids,
+            site_cidr=site.network.cidr,
+            linked_ranges=list(args.transit_routes or []),
+            kms_key_arn=built.key.key_arn,
+            log_retention_days=site.audit.log_retention_days,
+            tags=args.tags,
+            protect=args.protect,
+            depends_on=[built.pod_identity_agent(name, args, scoped)],
+        ),
+        opts=scoped,
+    )
 
 
 def existing_network(site: AwsSite) -> ExistingNetwork | None:

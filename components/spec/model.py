@@ -1112,25 +1112,39 @@ class MultiKueueSpec(Strict):
 
 
 class CentralMetricsSpec(Strict):
+    managed: Literal["amp"] | None = Field(
+        None,
+        description="amp: the store is an Amazon Managed Service for Prometheus workspace in the account and region "
+        "of `site` (an AWS site), reached privately through an interface endpoint in that site's VPC; every site's "
+        "Prometheus remote-writes to it with SigV4, and the one view's Grafana reads it (docs/concepts/"
+        "observability.md, 'The managed option'). Unset: a grid or edge site's own Prometheus stores every series.",
+        examples=["amp"],
+    )
     site: SiteName | None = Field(
         None,
         description="The site whose Prometheus stores every site's series (a grid or edge site: Lattice runs the "
-        "store there). Default: the first grid site.",
+        "store there), or with managed: amp, the AWS site that holds the workspace. Default: the first grid site "
+        "(managed: required).",
         examples=["grid-hpc"],
     )
-    address: Ipv4Address = Field(
+    address: Ipv4Address | None = Field(
+        None,
         description="The IPv4 address the central receiver's LoadBalancer Service takes (the site's MetalLB or load "
         "balancer assigns it; inside the site's network or routed ranges). Every other site's Prometheus "
-        "remote-writes to it over the stack's links.",
+        "remote-writes to it over the stack's links. Required for a grid or edge store; not set with managed.",
         examples=["10.50.0.40"],
     )
     storage_gib: int = Field(
-        500, ge=50, le=100_000, description="Size of the central store's volume (a PersistentVolumeClaim)."
+        500,
+        ge=50,
+        le=100_000,
+        description="Size of the central store's volume (a PersistentVolumeClaim). Not set with managed (the "
+        "workspace grows with what it stores).",
     )
     storage_class: LabelValue | None = Field(
         None,
-        description="StorageClass of the central store's volume and of its Grafana's database volume (10 GiB). "
-        "Default: the cluster's default class.",
+        description="StorageClass of the central store's volume and of its Grafana's database volume (10 GiB; with "
+        "managed, the volume of the one view's Grafana on a grid or edge site). Default: the cluster's default class.",
         examples=["ceph-rbd"],
     )
 

@@ -7,9 +7,9 @@ import ipaddress
 from collections.abc import Iterator
 
 from .link_validators import routed_networks
-from .model import KubernetesSite, StackSpec
+from .model import AwsSite, KubernetesSite, StackSpec
 
-PROVIDER_NAMES = {"aws": "an AWS", "gcp": "a GCP"}
+PROVIDER_NAMES = {"aws": "an AWS", "gcp": "a GCP", "kubernetes": "a grid or edge"}
 
 
 def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
@@ -23,6 +23,9 @@ def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
     if central.site is not None and central.site not in names:
         yield "observability.central.site", f"unknown site '{central.site}'; use one of: {', '.join(names)}"
         return
+    if central.managed is not None:
+        yield from managed_store_issues(spec)
+        return
     site = central_site(spec)
     if site is None:
         yield "observability.central.site", "the stack has no grid site to default to; name the central site"
@@ -32,7 +35,14 @@ def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
             "observability.central.site",
             f"'{site.name}' is {PROVIDER_NAMES[site.provider]} site; Lattice runs the central store on a grid or "
             "edge cluster (provider: kubernetes), which keeps every site's series on the institution's hardware: "
-            "name one",
+            "name one, or set managed: amp to store them in an Amazon Managed Service for Prometheus workspace there",
+        )
+        return
+    if central.address is None:
+        yield (
+            "observability.central.address",
+            f"required: the IPv4 address of the receiver on '{site.name}' that every other site writes to (an "
+            "address of the site's network that its MetalLB or load balancer assigns)",
         )
         return
     address = ipaddress.ip_address(central.address)
@@ -53,6 +63,54 @@ def observability_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
                 f"'{other.name}' has no link reaching the central metrics store at {central.address} on "
                 f"'{site.name}', so its metrics could not be sent there; add a link between '{other.name}' and "
                 f"'{site.name}' (links), or both to one AWS hub, or remove observability.central",
+            )
+
+
+def managed_store_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    """``observability.central.managed: amp``: an AWS site holds the workspace, and every other site reaches its
+    interface endpoint (addresses of that site's VPC) over the stack's links."""
+    from components.network.links import linked_ranges
+
+    central = spec.observability.central
+    if central.site is None:
+        aws = [site.name for site in spec.sites if isinstance(site, AwsSite)]
+        yield (
+            "observability.central.site",
+            "managed: amp needs the AWS site whose account and region hold the workspace; name it"
+            + (f" (one of: {', '.join(aws)})" if aws else ", and the stack has no AWS site: add one or remove managed"),
+        )
+        return
+    site = next(s for s in spec.sites if s.name == central.site)
+    if not isinstance(site, AwsSite):
+        kind = PROVIDER_NAMES.get(site.provider, "a grid or edge")
+        yield (
+            "observability.central.site",
+            f"'{site.name}' is {kind} site; an Amazon Managed Service for Prometheus workspace lives in an AWS "
+            "account and region: name an AWS site, or remove managed to keep the store on a grid or edge cluster",
+        )
+        return
+    if central.address is not None:
+        yield (
+            "observability.central.address",
+            f"the workspace has no address of Lattice's choosing: senders reach it through an interface endpoint in "
+            f"'{site.name}''s VPC; remove address",
+        )
+    if "storage_gib" in central.model_fields_set:
+        yield (
+            "observability.central.storage_gib",
+            "the workspace has no volume to size (Amazon Managed Service for Prometheus bills what it stores); "
+            "remove storage_gib",
+        )
+    vpc = ipaddress.ip_network(site.network.cidr)
+    for index, other in enumerate(spec.sites):
+        if other.name == site.name:
+            continue
+        if not any(vpc.subnet_of(ipaddress.ip_network(net)) for net in linked_ranges(spec, other)):
+            yield (
+                f"sites[{index}]",
+                f"'{other.name}' has no link reaching the metrics workspace's endpoint in '{site.name}' ({vpc}), so "
+                f"its metrics could not be sent there; add a link between '{other.name}' and '{site.name}' (links), "
+                "or both to one AWS hub, or remove observability.central",
             )
 
 

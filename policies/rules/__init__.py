@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     admin_ingress,
+    amp_workspace_kms,
     cloudtrail_cloudwatch,
     cloudtrail_kms,
     cloudtrail_logging,

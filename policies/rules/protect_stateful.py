@@ -26,6 +26,8 @@ STATEFUL = (
     "aws:s3/directoryBucket:DirectoryBucket",
     "aws:ebs/volume:Volume",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
+    # The managed metrics store: deleting it drops every site's stored series.
+    "aws:amp/workspace:Workspace",
     "gcp:kms/keyRing:KeyRing",
     "gcp:kms/cryptoKey:CryptoKey",
     "gcp:storage/bucket:Bucket",
@@ -39,10 +41,10 @@ PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
 
 @resource_rule(
     name="protect-stateful-resources",
-    description="Keys, log groups and log buckets, buckets (with their versioning and object lock), volumes and file "
-    "systems are protected from deletion and replacement, and retained when deleted (retain_on_delete: checked by "
-    "lattice check; the CrossGuard analyzer is not given it); Kubernetes PersistentVolumes keep their data "
-    "(reclaim policy Retain).",
+    description="Keys, log groups and log buckets, buckets (with their versioning and object lock), volumes, file "
+    "systems and the managed metrics store are protected from deletion and replacement, and retained when deleted "
+    "(retain_on_delete: checked by lattice check; the CrossGuard analyzer is not given it); Kubernetes "
+    "PersistentVolumes keep their data (reclaim policy Retain).",
     severity="high",
     remediation="Pass opts=pulumi.ResourceOptions(protect=True, retain_on_delete=True) (Lattice does when "
     "protect_stateful is on, the default in prod), and give PersistentVolumes persistentVolumeReclaimPolicy: Retain "

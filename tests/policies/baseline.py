@@ -84,7 +84,18 @@ def program() -> None:
         opts=stateful,
     )
 
-    aws.cloudwatch.LogGroup("logs", retention_in_days=365, kms_key_id=key.arn, tags=tags, opts=stateful)
+    logs = aws.cloudwatch.LogGroup("logs", retention_in_days=365, kms_key_id=key.arn, tags=tags, opts=stateful)
+    # The managed metrics store: the site key, and its log group.
+    aws.amp.Workspace(
+        "metrics",
+        alias="baseline-metrics",
+        kms_key_arn=key.arn,
+        logging_configuration=aws.amp.WorkspaceLoggingConfigurationArgs(
+            log_group_arn=pulumi.Output.concat(logs.arn, ":*")
+        ),
+        tags=tags,
+        opts=stateful,
+    )
 
     # The server access log destination: SSE-S3 (the only encryption S3 log delivery accepts), not logged itself.
     access_logs = aws.s3.Bucket("access-logs", bucket="baseline-access-logs", tags=tags, opts=stateful)

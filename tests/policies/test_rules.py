@@ -12,6 +12,7 @@ from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample, e
 
 # The message each rule's counterexample must produce (a fragment of it).
 COUNTEREXAMPLE_MESSAGE = {
+    "amp-workspace-kms": "no kms_key_arn: the workspace's series are encrypted with an AWS-owned key",
     "cloudtrail-bucket-object-lock": "object lock retains CloudTrail logs for 30 days; at least 365 required",
     "cloudtrail-kms": "log files are encrypted with S3-managed keys only",
     "critical-alerts-routed": "GpuXidCritical, GpuDoubleBitEcc, GpuRowRemapFailure reach no receiver that sends "
@@ -434,6 +435,11 @@ def _without(plan, type_token, name):
                 storageCapacity=168000,
             ),
             ("fsx-lustre-kms", "SCRATCH_2 file systems cannot use a customer-managed key"),
+        ),
+        # the managed metrics store: encrypted, but logging nowhere
+        (
+            lambda p: edit(p, "aws:amp/workspace:Workspace", "metrics", loggingConfiguration=None),
+            ("amp-workspace-kms", "no logging_configuration: rejected writes and throttling are logged nowhere"),
         ),
         # GKE: logging switched off entirely
         (
