@@ -15,7 +15,7 @@ site (else the first edge site, else the workspace's site) and reads the workspa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pulumi
 import pulumi_random as random
@@ -26,7 +26,7 @@ from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, r
 from .dashboards.context import dashboard_context
 from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaPool
-from .grafana import GrafanaStorage
+from .grafana import STORE_PLUGIN, GrafanaStorage
 from .managed_store import ManagedStore
 from .nccl_inspector import Floor, pool_floors
 
@@ -196,7 +196,9 @@ def managed_site_metrics(spec: StackSpec) -> dict[str, SiteMetrics]:
         site.name: SiteMetrics(
             managed=store,
             floors=pool_floors(site),  # each site evaluates its own pools' NCCL floors
-            dashboards=dashboard_context(spec, site, list(spec.sites), senders(spec))
+            dashboards=replace(
+                dashboard_context(spec, site, list(spec.sites), senders(spec)), prometheus_type=STORE_PLUGIN
+            )
             if site.name == grafana.name
             else None,
         )

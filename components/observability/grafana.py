@@ -36,9 +36,10 @@ Grafana's Amazon Managed Service for Prometheus data source (``grafana-amazonpro
 with core Prometheus is deprecated and Grafana 13 migrates such data sources to it: Grafana, "Connect to Amazon
 Managed Service for Prometheus"), installed through the subchart's ``plugins`` at a pinned version and provisioned
 with ``sigV4Auth``, ``sigV4AuthType: keys``, ``sigV4Region`` and the reader's key as ``${VAR}`` references (the
-plugin's provisioning example). It takes the uid ``prometheus`` and is the default, which every Lattice dashboard's
-panels and the community dashboards' datasource variable use, so the dashboards show the workspace unchanged; the
-site's own Prometheus stays as a second data source (uid ``prometheus-site``).
+plugin's provisioning example). It takes the uid ``prometheus`` and is the default; the dashboards built for this
+Grafana name its plugin wherever they named core Prometheus (``dashboards.retyped``: Lattice's panels' references and
+the community dashboards' datasource pickers, which list one plugin's datasources), so every panel reads the
+workspace; the site's own Prometheus stays as a second data source (uid ``prometheus-site``).
 
 No ``observability.grafana`` spec key: the one view needs no choice from the user (where it runs follows from
 ``observability.central``). Amazon Managed Grafana (pulumi-aws's ``grafana.Workspace``) is not built: it signs users

@@ -23,8 +23,28 @@ def dashboards(ctx: DashboardContext) -> tuple[Dashboard, ...]:
     """Every dashboard of the Grafana ``ctx`` describes, community ones first, in a stable order."""
     out = []
     for source in COMMUNITY:
-        model = source.model()
+        model = retyped(source.model(), ctx.prometheus_type)
         out.append(Dashboard(model["uid"], source.slug, model["title"], COMMUNITY_FOLDER, model))
     for uid, model in own_dashboards(ctx).items():
-        out.append(Dashboard(uid, uid, model["title"], FOLDER, model))
+        out.append(Dashboard(uid, uid, model["title"], FOLDER, retyped(model, ctx.prometheus_type)))
     return tuple(out)
+
+
+def retyped(model, plugin: str):
+    """``model`` with its Prometheus datasource references (``{"type": "prometheus", "uid": ...}``) and datasource
+    variables (``type: datasource``, ``query: prometheus``, which list the datasources of that plugin) naming
+    ``plugin`` instead: the managed store's plugin takes core Prometheus's queries unchanged (it is a fork of it:
+    grafana.com, "Amazon Managed Service for Prometheus data source"), but a variable lists one plugin's datasources
+    only, so a community dashboard's picker would otherwise offer only the site's own Prometheus."""
+    if plugin == "prometheus":
+        return model
+    if isinstance(model, list):
+        return [retyped(item, plugin) for item in model]
+    if not isinstance(model, dict):
+        return model
+    out = {key: retyped(value, plugin) for key, value in model.items()}
+    if out.get("type") == "prometheus" and "uid" in out:
+        out["type"] = plugin
+    if out.get("type") == "datasource" and out.get("query") == "prometheus":
+        out["query"] = plugin
+    return out

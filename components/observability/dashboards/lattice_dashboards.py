@@ -102,6 +102,9 @@ class DashboardContext:
     senders: tuple[str, ...] = ()  # sites that remote-write to this Prometheus (the central store)
     cloud_monitoring_gpu_sites: tuple[str, ...] = field(default=())  # GKE: DCGM series stay in Cloud Monitoring
     cloud: tuple[CloudView, ...] = ()  # the cloud sites' datasources this Grafana has
+    # The plugin of the datasource the Prometheus queries go to: "prometheus" (this site's Prometheus), or with the
+    # managed store Grafana's Amazon Managed Service for Prometheus plugin (grafana.py).
+    prometheus_type: str = "prometheus"
 
 
 def sited(expr: str, site: str) -> str:

@@ -209,13 +209,34 @@ def test_the_one_view_grafana_on_the_grid_reads_the_workspace_with_a_read_only_k
     assert shown == ["grid-hpc"]
     metrics = site_metrics(_parse(_managed_spec()), {})
     assert metrics["grid-hpc"].dashboards.sites == SITES_IN_SPEC_ORDER
-    uids = set()
-    for board in dashboards(metrics["grid-hpc"].dashboards):
-        for panel in board.model.get("panels", []):
-            for target in panel.get("targets", []):
-                if (target.get("datasource") or {}).get("type") == "prometheus":
-                    uids.add(target["datasource"]["uid"])
-    assert uids == {STORE_UID}
+    # Every Prometheus query of every dashboard (Lattice's panels, the community dashboards' datasource variables)
+    # goes to the store: its plugin and uid, and no reference to core Prometheus is left.
+    refs, variables = [], []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "uid" in node and node.get("type") in {"prometheus", STORE_PLUGIN}:
+                refs.append((node["type"], node["uid"]))
+            if node.get("type") == "datasource" and "query" in node:
+                variables.append(node["query"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    boards = dashboards(metrics["grid-hpc"].dashboards)
+    for board in boards:
+        walk(board.model)
+    assert {type_ for type_, _ in refs} == {STORE_PLUGIN}
+    assert {uid for _, uid in refs if not uid.startswith("$")} == {STORE_UID}
+    assert variables == [STORE_PLUGIN, STORE_PLUGIN]  # Node Exporter Full's and the DCGM dashboard's pickers
+    # The grid store's Grafana keeps core Prometheus (its own datasource): the models are retyped only here.
+    refs.clear(), variables.clear()
+    prod = site_metrics(_parse(_prod_spec()), {"aws-use1": "x", "gcp-usc1": "x", "edge-beamline": "x"})
+    for board in dashboards(prod["grid-hpc"].dashboards):
+        walk(board.model)
+    assert {type_ for type_, _ in refs} == {"prometheus"} and variables == ["prometheus", "prometheus"]
 
 
 SITES_IN_SPEC_ORDER = ("aws-use1", "gcp-usc1", "grid-hpc", "edge-beamline")
