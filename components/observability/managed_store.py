@@ -45,7 +45,6 @@ import pulumi
 
 from .. import standards
 from ..network.ports import HTTPS
-from ..security.aws_log_group import encrypted_log_group
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
 from .cluster_metrics import NAMESPACE, PROMETHEUS_NAME, RemoteWrite, Sigv4
@@ -163,6 +162,7 @@ class AmpMetricsStore(pulumi.ComponentResource):
     def __init__(self, name: str, args: AmpMetricsStoreArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:observability:AmpMetricsStore", name, None, opts)
         from ..sdk import aws
+        from ..security.aws_log_group import encrypted_log_group  # imports pulumi_aws: only for a stack with AWS
 
         store, tags = args.store, args.tags.for_component("AmpMetricsStore")
         self._tags = tags
