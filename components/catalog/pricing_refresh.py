@@ -10,11 +10,19 @@ What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GP
   ``marketoption`` attribute, so a capacity-block rate can never be read as the on-demand one.
 - **Spot** as the range over the last ``SPOT_HISTORY_DAYS`` days of ``DescribeSpotPriceHistory`` (Linux/UNIX,
   every zone of the region): the offer files have no spot prices.
+- **FSx for Lustre storage** per GB-month from the same API, ``get_products`` on ``AmazonFSx`` filtered to the
+  region and ``fileSystemType`` Lustre, for every AWS region the stacks plan. The offer carries storage rows of
+  every deployment type, throughput tier and storage class side by side (and backups, metadata IOPS and
+  Intelligent-Tiering beside them, in the same unit for backups): ``fsx_lustre_key`` keys a row by its storage
+  type and throughput tier, which name the deployment type through the classes FSx offers
+  (``components.catalog.storage.FSX_LUSTRE_CLASSES``: 125-1000 MB/s/TiB is PERSISTENT_2, 50-200 PERSISTENT_1 SSD,
+  12 / 40 PERSISTENT_1 HDD), and a ``deploymentOption`` that contradicts the tier makes the row unusable rather
+  than a guess. Scratch rows (no tier) are keyed only when the row names its scratch generation.
 - **GCP machine types** from the Cloud Billing Catalog API (``services/6F81-5844-456A/skus``, Compute Engine):
   a machine's hourly rate is the sum of its vCPU, memory and GPU SKUs (``GCP_SKUS`` names them by the
   description prefix Google gives them), on-demand only.
 
-Every other row (storage, control planes, network, logs, keys) keeps the source and date it has: the refresh
+Every other row (other storage, control planes, network, logs, keys) keeps the source and date it has: the refresh
 says so in its summary. Nothing here runs in tests against the network: the tests give ``refresh`` a
 botocore ``Stubber``-backed client and a recorded catalog page.
 """
@@ -45,6 +53,7 @@ EC2_PRODUCT_FILTERS = {
     "capacitystatus": "Used",
 }
 MARKET_OPTIONS = ("OnDemand", "CapacityBlock")
+FSX_PRODUCT_FILTERS = {"fileSystemType": "Lustre"}  # with regionCode; the rows are told apart by fsx_lustre_key
 SPOT_HISTORY_DAYS = 7
 CLOUD_BILLING_SKUS = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
 EXIT_INPUT = 2
@@ -154,6 +163,66 @@ def spot_range(ec2_client: Any, instance_type: str, now: datetime) -> tuple[floa
         for entry in page["SpotPriceHistory"]
     ]
     return (min(prices), max(prices)) if prices else None
+
+
+def _normalized(value: str) -> str:
+    """PERSISTENT_2, "Persistent 2", "Persistent_2" and "persistent-2" all read PERSISTENT2."""
+    return "".join(ch for ch in value.upper() if ch.isalnum())
+
+
+def fsx_lustre_key(attributes: dict[str, str], unit: str) -> str | None:
+    """The snapshot key of an AmazonFSx offer row (``fsx-lustre/PERSISTENT_2/SSD/1000``), or None for a row that is
+    not Lustre file-system storage per GB-month of one class and tier (backups, metadata IOPS, throughput capacity,
+    Intelligent-Tiering, other file system types) or whose attributes contradict each other."""
+    from components.catalog.storage import FSX_LUSTRE_CLASSES
+
+    if attributes.get("fileSystemType", "").upper() != "LUSTRE" or unit != "GB-Mo":
+        return None
+    if attributes.get("productFamily", "Storage") != "Storage" or "BACKUP" in attributes.get("usagetype", "").upper():
+        return None
+    storage = attributes.get("storageType", "").upper()
+    tier_text = attributes.get("throughputCapacity", "")
+    tier = int(tier_text) if tier_text.isdigit() else None
+    option = _normalized(attributes.get("deploymentOption", ""))
+    if tier is None:
+        # Scratch storage has no tier: only a row that names its generation (Scratch_2) is keyed.
+        kinds = [c for c in FSX_LUSTRE_CLASSES.values() if c.storage_type == storage and not c.per_unit_throughputs]
+        named = [c for c in kinds if option and _normalized(c.deployment_type) == option]
+        return f"fsx-lustre/{named[0].key}" if len(named) == 1 and not named[0].persistent else None
+    kinds = [c for c in FSX_LUSTRE_CLASSES.values() if c.storage_type == storage and tier in c.per_unit_throughputs]
+    if len(kinds) != 1:
+        return None
+    kind = kinds[0]
+    # A deploymentOption that names another Lustre deployment type (Scratch on a tiered row, PERSISTENT_1 on a
+    # 1000 MB/s/TiB one) means the row is not what the tier says: skipped, never priced as the tier's class. Other
+    # values (an availability model such as Single-AZ) say nothing about the deployment type and are not read.
+    if option.startswith(("SCRATCH", "PERSISTENT")) and not _normalized(kind.deployment_type).startswith(option):
+        return None
+    return f"fsx-lustre/{kind.key}/{tier}"
+
+
+def fsx_lustre_rates(pricing_client: Any, region: str) -> dict[str, float]:
+    """USD per GB-month of every FSx for Lustre storage class and tier the region's AmazonFSx offer prices.
+
+    Two rows claiming one key with different rates make that key unusable (left out): the snapshot is never
+    given one of two prices at random."""
+    filters = [{"Type": "TERM_MATCH", "Field": "regionCode", "Value": region}]
+    filters += [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in FSX_PRODUCT_FILTERS.items()]
+    found: dict[str, set[float]] = {}
+    for page in pricing_client.get_paginator("get_products").paginate(ServiceCode="AmazonFSx", Filters=filters):
+        for text in page["PriceList"]:
+            offer = json.loads(text)
+            product = offer["product"]
+            attributes = {**product.get("attributes", {}), "productFamily": product.get("productFamily", "")}
+            if attributes.get("regionCode", region) != region:
+                continue
+            for term in offer.get("terms", {}).get("OnDemand", {}).values():
+                for dimension in term["priceDimensions"].values():
+                    key = fsx_lustre_key(attributes, dimension.get("unit", ""))
+                    usd = float(dimension["pricePerUnit"].get("USD", "0"))
+                    if key is not None and usd > 0:
+                        found.setdefault(key, set()).add(usd)
+    return {key: rates.pop() for key, rates in found.items() if len(rates) == 1}
 
 
 # --- GCP -------------------------------------------------------------------------------------------------------
@@ -269,6 +338,17 @@ def refresh_document(
                 "as_of": today.isoformat(),
             }
             summary.append(f"aws {region} {instance_type} spot: ${spot[0]:,.4f}–${spot[1]:,.4f}/h")
+    for region in sorted({region for region, _ in machines.aws}):
+        rows = prices.setdefault("aws", {}).setdefault(region, {})
+        for key, usd in sorted(fsx_lustre_rates(pricing_client, region).items()):
+            rows[key] = {
+                "usd": usd,
+                "unit": "GB-month",
+                "source": "AWS Price List API get_products AmazonFSx (fileSystemType Lustre, productFamily Storage, "
+                "keyed by storageType and throughputCapacity)",
+                "as_of": today.isoformat(),
+            }
+            summary.append(f"aws {region} {key}: ${usd:,.4f}/GB-month")
     if gcp_skus is not None:
         for region, machine_type in sorted(machines.gcp):
             rate = gcp_machine_rate(gcp_skus, region, machine_type)
@@ -355,7 +435,7 @@ def refresh(
     for line in summary:
         print(line)
     print(
-        f"wrote {output}: {len(summary)} machine rows read again; storage, network, control-plane, log and key "
-        "rows keep their own source and date"
+        f"wrote {output}: {len(summary)} machine and FSx for Lustre storage rows read again; other storage, network, "
+        "control-plane, log and key rows keep their own source and date"
     )
     return 0

@@ -22,6 +22,8 @@ from components.catalog.pricing_refresh import (
     EC2_PRODUCT_FILTERS,
     PlannedMachines,
     ec2_rates,
+    fsx_lustre_key,
+    fsx_lustre_rates,
     gcp_machine_rate,
     gcp_sku_family,
     planned_machines,
@@ -59,6 +61,26 @@ def _stubbed_pricing(pages: list[list[str]], instance_type: str = "p5.48xlarge",
         stubber.add_response("get_products", response, params)
     stubber.activate()
     return client, stubber
+
+
+def _fsx_pages(name: str = "aws_get_products_fsx_lustre_us-east-1.json") -> list[list[str]]:
+    return [[json.dumps(offer) for offer in page] for page in json.loads((FIXTURES / name).read_text())]
+
+
+def _add_fsx_pages(stubber: Stubber, pages: list[list[str]], region: str = "us-east-1") -> None:
+    """Queue the AmazonFSx get_products pages the refresh asks for after the region's EC2 rows."""
+    filters = [
+        {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
+        {"Type": "TERM_MATCH", "Field": "fileSystemType", "Value": "Lustre"},
+    ]
+    for index, page in enumerate(pages):
+        response = {"FormatVersion": "aws_v1", "PriceList": page}
+        params = {"ServiceCode": "AmazonFSx", "Filters": filters}
+        if index + 1 < len(pages):
+            response["NextToken"] = f"fsx-token-{index + 1}"
+        if index:
+            params["NextToken"] = f"fsx-token-{index}"
+        stubber.add_response("get_products", response, params)
 
 
 def _stubbed_ec2(prices: list[str], instance_type: str = "p5.48xlarge"):
@@ -142,6 +164,7 @@ def test_the_on_demand_rate_is_taken_not_the_capacity_block_row_beside_it():
 
 def test_refresh_rewrites_the_machine_rows_and_keeps_every_other_row(tmp_path):
     pricing, pricing_stub = _stubbed_pricing(_offer_pages())
+    _add_fsx_pages(pricing_stub, [[]])
     ec2, ec2_stub = _stubbed_ec2(["12.5", "9.75", "14.2"])
     gcp = [sku for page in json.loads((FIXTURES / "gcp_compute_skus.json").read_text()) for sku in page["skus"]]
     previous = json.loads(PRICING_SNAPSHOT.read_text())
@@ -226,9 +249,10 @@ def test_every_missing_machine_row_of_the_stacks_is_one_the_refresh_reads():
 
 
 def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
-    """campus runs p5.48xlarge and m7i.xlarge in us-east-2, whose rows are missing: a refresh that plans them asks
-    the Price List API for regionCode us-east-2 and writes both rows there, leaving us-east-1's alone. The us-east-2
-    offers are the us-east-1 fixture's, re-addressed, at test prices (not read from the API)."""
+    """campus runs p5.48xlarge and m7i.xlarge in us-east-2 (rows transcribed from a published catalog): a refresh that
+    plans them asks the Price List API for regionCode us-east-2 and writes both rows there from the API, leaving
+    us-east-1's alone. The us-east-2 offers are the us-east-1 fixture's, re-addressed, at test prices (not read from
+    the API)."""
     ohio = []
     for page in json.loads((FIXTURES / "aws_get_products_p5_us-east-1.json").read_text()):
         offers = []
@@ -240,9 +264,10 @@ def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
             offers.append(json.dumps(offer))
         ohio.append(offers)
     pricing, pricing_stub = _stubbed_pricing(ohio, region="us-east-2")
+    _add_fsx_pages(pricing_stub, [[]], region="us-east-2")
     ec2, ec2_stub = _stubbed_ec2([])
     previous = json.loads(PRICING_SNAPSHOT.read_text())
-    assert previous["prices"]["aws"]["us-east-2"]["ec2/p5.48xlarge/OnDemand"]["usd"] is None
+    assert "SkyPilot" in previous["prices"]["aws"]["us-east-2"]["ec2/p5.48xlarge/OnDemand"]["evidence"]
     document, summary = refresh_document(
         previous,
         PlannedMachines(aws=frozenset({("us-east-2", "p5.48xlarge")}), gcp=frozenset()),
@@ -261,6 +286,7 @@ def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
     )
     assert ohio_rows["ec2/p5.48xlarge/OnDemand"]["as_of"] == "2026-11-27" == document["snapshot_date"]
     assert "missing" not in ohio_rows["ec2/p5.48xlarge/OnDemand"]
+    assert "Price List API" in ohio_rows["ec2/p5.48xlarge/OnDemand"]["source"]
     assert document["prices"]["aws"]["us-east-1"] == previous["prices"]["aws"]["us-east-1"]
     assert summary == [
         "aws us-east-2 p5.48xlarge OnDemand: $56.0400/h",
@@ -276,7 +302,8 @@ def test_refresh_pages_through_the_billing_catalog_and_writes_the_file(tmp_path,
         asked.append(url)
         return io.BytesIO(json.dumps(pages[len(asked) - 1]).encode())
 
-    pricing, _ = _stubbed_pricing([[]], instance_type="m7i.xlarge")
+    pricing, pricing_stub = _stubbed_pricing([[]], instance_type="m7i.xlarge")
+    _add_fsx_pages(pricing_stub, [[]])
     ec2, _ = _stubbed_ec2([], instance_type="m7i.xlarge")
 
     class Session:
@@ -328,3 +355,172 @@ def test_refresh_without_a_google_api_key_says_what_to_set(tmp_path, capsys):
     machines = PlannedMachines(aws=frozenset(), gcp=frozenset())
     assert refresh(tmp_path / "p.json", machines, session=object()) == 2
     assert "set GOOGLE_API_KEY" in capsys.readouterr().err
+
+
+# --- FSx for Lustre: the AmazonFSx offer, keyed by deployment type, throughput tier and storage type ----------------
+
+
+def test_fsx_rates_take_each_storage_row_by_class_and_tier_and_nothing_beside_it():
+    """The fixture mixes, on two pages, what an AmazonFSx Lustre query returns around the storage rows: a backup row
+    in the same GB-Mo unit, metadata IOPS, throughput capacity, Intelligent-Tiering, a tier-1000 row that calls itself
+    Scratch_2, a scratch row that does not name its generation, two rows claiming PERSISTENT_2 SSD 500 at different
+    rates, and a us-east-2 row. Only the rows that are one class at one tier are taken (test prices)."""
+    client = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    _add_fsx_pages(stubber, _fsx_pages())
+    stubber.activate()
+    rates = fsx_lustre_rates(client, "us-east-1")
+    stubber.assert_no_pending_responses()
+    assert rates == {
+        "fsx-lustre/PERSISTENT_2/SSD/125": 0.125,
+        "fsx-lustre/PERSISTENT_2/SSD/1000": 1.0,
+        "fsx-lustre/PERSISTENT_1/SSD/200": 0.2,
+        "fsx-lustre/PERSISTENT_1/HDD/40": 0.04,
+        "fsx-lustre/PERSISTENT_1/HDD/12": 0.012,
+        "fsx-lustre/SCRATCH_2/SSD": 0.02,
+    }
+
+
+@pytest.mark.parametrize(
+    ("attributes", "unit", "key"),
+    [
+        ({"storageType": "SSD", "throughputCapacity": "1000"}, "GB-Mo", "fsx-lustre/PERSISTENT_2/SSD/1000"),
+        (
+            {"storageType": "SSD", "throughputCapacity": "1000", "deploymentOption": "Persistent 2"},
+            "GB-Mo",
+            "fsx-lustre/PERSISTENT_2/SSD/1000",
+        ),
+        (
+            {"storageType": "SSD", "throughputCapacity": "125", "deploymentOption": "Persistent"},
+            "GB-Mo",
+            "fsx-lustre/PERSISTENT_2/SSD/125",
+        ),
+        (
+            {"storageType": "SSD", "throughputCapacity": "100", "deploymentOption": "Single-AZ"},
+            "GB-Mo",
+            "fsx-lustre/PERSISTENT_1/SSD/100",
+        ),
+        # 1000 MB/s/TiB is PERSISTENT_2 only: a row saying PERSISTENT_1 is not what its tier says
+        ({"storageType": "SSD", "throughputCapacity": "1000", "deploymentOption": "Persistent_1"}, "GB-Mo", None),
+        # no class has SSD at 40 or HDD at 1000
+        ({"storageType": "SSD", "throughputCapacity": "40"}, "GB-Mo", None),
+        ({"storageType": "HDD", "throughputCapacity": "1000"}, "GB-Mo", None),
+        ({"storageType": "SSD", "throughputCapacity": "1000", "usagetype": "USE1-BackupUsage"}, "GB-Mo", None),
+        ({"storageType": "SSD", "throughputCapacity": "1000"}, "IOPS-Mo", None),
+        ({"storageType": "SSD", "throughputCapacity": "1000", "fileSystemType": "OpenZFS"}, "GB-Mo", None),
+        ({"storageType": "SSD", "deploymentOption": "Scratch_1"}, "GB-Mo", "fsx-lustre/SCRATCH_1/SSD"),
+        ({"storageType": "SSD"}, "GB-Mo", None),
+    ],
+)
+def test_an_fsx_offer_row_is_keyed_only_when_its_attributes_name_one_class(attributes, unit, key):
+    assert fsx_lustre_key({"fileSystemType": "Lustre", "productFamily": "Storage", **attributes}, unit) == key
+
+
+def test_refresh_rewrites_the_fsx_rows_of_the_regions_the_stacks_use(tmp_path):
+    """The 1000 MB/s/TiB row prod's checkpoint file system needs is written from the AmazonFSx offer (test price),
+    replacing the snapshot's row whatever it held; rows the offer does not carry keep theirs, and so does every
+    non-FSx row."""
+    pricing, pricing_stub = _stubbed_pricing(_offer_pages())
+    _add_fsx_pages(pricing_stub, _fsx_pages())
+    ec2, _ = _stubbed_ec2([])
+    previous = json.loads(PRICING_SNAPSHOT.read_text())
+    document, summary = refresh_document(
+        previous,
+        PlannedMachines(aws=frozenset({("us-east-1", "p5.48xlarge")}), gcp=frozenset()),
+        pricing_client=pricing,
+        ec2_client_for=lambda region: ec2,
+        gcp_skus=None,
+        today=date(2026, 11, 27),
+        now=NOW,
+    )
+    pricing_stub.assert_no_pending_responses()
+    rows = document["prices"]["aws"]["us-east-1"]
+    assert rows["fsx-lustre/PERSISTENT_2/SSD/1000"] == {
+        "usd": 1.0,
+        "unit": "GB-month",
+        "source": "AWS Price List API get_products AmazonFSx (fileSystemType Lustre, productFamily Storage, keyed by "
+        "storageType and throughputCapacity)",
+        "as_of": "2026-11-27",
+    }
+    assert rows["fsx-lustre/SCRATCH_2/SSD"]["usd"] == 0.02
+    # PERSISTENT_2 SSD 500 had two rates in the offer: the snapshot's row is left as it was.
+    assert (
+        rows["fsx-lustre/PERSISTENT_2/SSD/500"]
+        == previous["prices"]["aws"]["us-east-1"]["fsx-lustre/PERSISTENT_2/SSD/500"]
+    )
+    assert rows["fsx-lustre/metadata-iops"] == previous["prices"]["aws"]["us-east-1"]["fsx-lustre/metadata-iops"]
+    assert rows["s3/standard-storage"] == previous["prices"]["aws"]["us-east-1"]["s3/standard-storage"]
+    assert "aws us-east-1 fsx-lustre/PERSISTENT_2/SSD/1000: $1.0000/GB-month" in summary
+    assert "us-east-2" not in {key.split()[1] for key in summary}
+
+
+def test_a_refresh_whose_fsx_query_cannot_connect_exits_2_and_writes_nothing(tmp_path, capsys):
+    """The EC2 rows were read; the AmazonFSx query then finds no route: exit 2, the reason on one line, and the
+    committed snapshot (here --output) untouched."""
+    from botocore.exceptions import EndpointConnectionError
+
+    pricing, _ = _stubbed_pricing(_offer_pages())
+    ec2, _ = _stubbed_ec2([])
+
+    class Unreachable:
+        def get_paginator(self, name):
+            real = pricing.get_paginator(name)
+
+            class Pages:
+                def paginate(self, **request):
+                    if request["ServiceCode"] == "AmazonFSx":
+                        raise EndpointConnectionError(endpoint_url="https://api.pricing.us-east-1.amazonaws.com/")
+                    return real.paginate(**request)
+
+            return Pages()
+
+    class Session:
+        def client(self, service, region_name=None):
+            return {"pricing": Unreachable(), "ec2": ec2}[service]
+
+    output = tmp_path / "pricing.json"
+    machines = PlannedMachines(aws=frozenset({("us-east-1", "p5.48xlarge")}), gcp=frozenset())
+    assert refresh(output, machines, session=Session(), skip_gcp=True) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: cannot reach the AWS pricing endpoint (Could not connect to the endpoint URL: ")
+    assert error.count("\n") == 1 and "check the network" in error
+    assert not output.exists()
+
+
+def test_an_fsx_query_the_api_refuses_exits_2_with_its_reason(tmp_path, capsys):
+    pricing, pricing_stub = _stubbed_pricing(_offer_pages())
+    pricing_stub.add_client_error("get_products", "ThrottlingException", "Rate exceeded", 400)
+    ec2, _ = _stubbed_ec2([])
+
+    class Session:
+        def client(self, service, region_name=None):
+            return {"pricing": pricing, "ec2": ec2}[service]
+
+    output = tmp_path / "pricing.json"
+    machines = PlannedMachines(aws=frozenset({("us-east-1", "p5.48xlarge")}), gcp=frozenset())
+    assert refresh(output, machines, session=Session(), skip_gcp=True) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: the AWS pricing API refused the request:") and "ThrottlingException" in error
+    assert not output.exists()
+
+
+def test_every_missing_fsx_storage_row_of_the_stacks_regions_is_one_the_refresh_reads():
+    """A missing FSx for Lustre storage row in a region the stacks plan AWS sites in is a key the AmazonFSx parser
+    produces for a row of its class and tier, so `lattice pricing refresh` (with AWS credentials) can fill it."""
+    from components.spec import load_stack_file
+
+    machines = planned_machines(load_stack_file(path).spec for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")))
+    regions = {region for region, _ in machines.aws}
+    missing = [
+        price
+        for price in load_snapshot().rows()
+        if price.cloud == "aws"
+        and price.key.startswith("fsx-lustre/")
+        and not price.known
+        and price.key != "fsx-lustre/metadata-iops"
+    ]
+    assert {(price.region, price.key) for price in missing} >= {("us-east-1", "fsx-lustre/PERSISTENT_2/SSD/1000")}
+    for price in missing:
+        storage, tier = price.key.split("/")[2:]
+        attributes = {"fileSystemType": "Lustre", "storageType": storage, "throughputCapacity": tier}
+        assert price.region in regions and fsx_lustre_key(attributes, "GB-Mo") == price.key, price.key
