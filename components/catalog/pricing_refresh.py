@@ -151,7 +151,10 @@ def _hourly_usd(offer: dict[str, Any]) -> float | None:
 
 
 def spot_range(ec2_client: Any, instance_type: str, now: datetime) -> tuple[float, float] | None:
-    """Lowest and highest Linux spot price of the type in any zone of the client's region over the history."""
+    """Lowest and highest Linux spot price of the type in any zone of the client's region over the history.
+
+    Only Linux/UNIX entries count (the API answers "Linux/UNIX" or "Linux/UNIX (Amazon VPC)"); an entry for another
+    platform or another type, should the filter let one through, is not a Linux price of this type."""
     prices = [
         float(entry["SpotPrice"])
         for page in ec2_client.get_paginator("describe_spot_price_history").paginate(
@@ -161,6 +164,8 @@ def spot_range(ec2_client: Any, instance_type: str, now: datetime) -> tuple[floa
             EndTime=now,
         )
         for entry in page["SpotPriceHistory"]
+        if entry.get("ProductDescription", "Linux/UNIX").startswith("Linux/UNIX")
+        and entry.get("InstanceType", instance_type) == instance_type
     ]
     return (min(prices), max(prices)) if prices else None
 

@@ -29,6 +29,7 @@ from components.catalog.pricing_refresh import (
     planned_machines,
     refresh,
     refresh_document,
+    spot_range,
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pricing"
@@ -524,3 +525,55 @@ def test_every_missing_fsx_storage_row_of_the_stacks_regions_is_one_the_refresh_
         storage, tier = price.key.split("/")[2:]
         attributes = {"fileSystemType": "Lustre", "storageType": storage, "throughputCapacity": tier}
         assert price.region in regions and fsx_lustre_key(attributes, "GB-Mo") == price.key, price.key
+
+
+# --- spot: a recent range from DescribeSpotPriceHistory (moto serves it; the offer files have none) ---------------
+
+
+def test_spot_range_of_a_spot_pool_is_read_from_every_zone_of_the_region_with_moto(offline_aws_credentials):
+    """dev's g5.48xlarge pool runs on spot, whose row stays missing until a refresh reads the price history. moto
+    answers DescribeSpotPriceHistory with one Linux/UNIX (Amazon VPC) entry per zone offering the type (at its fixed
+    $0.00001): the refresh writes the range with its source and clears the missing reason."""
+    from moto import mock_aws
+
+    with mock_aws():
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        zones = {
+            entry["AvailabilityZone"]
+            for entry in ec2.describe_spot_price_history(InstanceTypes=["g5.48xlarge"])["SpotPriceHistory"]
+        }
+        pricing, pricing_stub = _stubbed_pricing([[]], instance_type="g5.48xlarge")
+        _add_fsx_pages(pricing_stub, [[]])
+        previous = json.loads(PRICING_SNAPSHOT.read_text())
+        assert previous["prices"]["aws"]["us-east-1"]["ec2-spot/g5.48xlarge"]["missing"]
+        document, summary = refresh_document(
+            previous,
+            PlannedMachines(aws=frozenset({("us-east-1", "g5.48xlarge")}), gcp=frozenset()),
+            pricing_client=pricing,
+            ec2_client_for=lambda region: boto3.client("ec2", region_name=region),
+            gcp_skus=None,
+            today=date(2026, 11, 26),
+            now=NOW,
+        )
+    assert len(zones) > 1
+    row = document["prices"]["aws"]["us-east-1"]["ec2-spot/g5.48xlarge"]
+    assert (row["usd_low"], row["usd_high"], row["usd"]) == (0.00001, 0.00001, None)
+    assert "missing" not in row and row["source"].startswith("DescribeSpotPriceHistory, Linux/UNIX, every zone")
+    assert "aws us-east-1 g5.48xlarge spot: $0.0000–$0.0000/h" in summary
+
+
+def test_spot_range_counts_only_linux_entries_of_the_type():
+    client = boto3.client("ec2", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    entry = {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "Timestamp": NOW}
+    history = [
+        {**entry, "ProductDescription": "Linux/UNIX", "SpotPrice": "20.5"},
+        {**entry, "ProductDescription": "Linux/UNIX (Amazon VPC)", "SpotPrice": "22.0"},
+        {**entry, "ProductDescription": "SUSE Linux", "SpotPrice": "40.0"},
+        {**entry, "ProductDescription": "Windows", "SpotPrice": "60.0"},
+        {**entry, "InstanceType": "p5en.48xlarge", "ProductDescription": "Linux/UNIX", "SpotPrice": "5.0"},
+    ]
+    params = {"InstanceTypes": ["p5.48xlarge"], "ProductDescriptions": ["Linux/UNIX"], "StartTime": ANY, "EndTime": ANY}
+    stubber.add_response("describe_spot_price_history", {"SpotPriceHistory": history}, params)
+    stubber.activate()
+    assert spot_range(client, "p5.48xlarge", NOW) == (20.5, 22.0)
