@@ -47,7 +47,8 @@ def add_parser(verbs, stack_arguments) -> None:
     pricing_verbs = pricing.add_subparsers(dest="pricing_verb", required=False, metavar="VERB")
     refresh = pricing_verbs.add_parser(
         "refresh",
-        help="read the planned machines' rates again: AWS Price List API, spot history, Cloud Billing Catalog",
+        help="read the planned machines' and FSx for Lustre rates again: AWS Price List API, spot history, "
+        "Cloud Billing Catalog",
     )
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
     refresh.add_argument("--skip-gcp", action="store_true", help="refresh the AWS rows only (no API key needed)")
