@@ -21,6 +21,11 @@ What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GP
 - **GCP machine types** from the Cloud Billing Catalog API (``services/6F81-5844-456A/skus``, Compute Engine):
   a machine's hourly rate is the sum of its vCPU, memory and GPU SKUs (``GCP_SKUS`` names them by the
   description prefix Google gives them), on-demand only.
+- **Filestore and Managed Lustre capacity** per GiB-month from the same API, for every GCP region the stacks use:
+  the services are found in the catalog's service list by display name ("Cloud Filestore", the one naming Lustre),
+  a tier's rate is its OnDemand SKU of the region whose description starts with the words Google prices it under
+  (``GCP_STORAGE_SKUS``), in GiB-months (a GiB-hour rate is multiplied by the snapshot's hours per month), and a
+  tier two SKUs price differently stays as it was.
 
 Every other row (other storage, control planes, network, logs, keys) keeps the source and date it has: the refresh
 says so in its summary. Nothing here runs in tests against the network: the tests give ``refresh`` a
@@ -43,7 +48,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
-from components.catalog.pricing import PRICING_SNAPSHOT
+from components.catalog.pricing import HOURS_PER_MONTH, PRICING_SNAPSHOT
 
 PRICE_LIST_REGION = "us-east-1"  # the Price List API's endpoint (the other is ap-south-1)
 EC2_PRODUCT_FILTERS = {
@@ -55,7 +60,9 @@ EC2_PRODUCT_FILTERS = {
 MARKET_OPTIONS = ("OnDemand", "CapacityBlock")
 FSX_PRODUCT_FILTERS = {"fileSystemType": "Lustre"}  # with regionCode; the rows are told apart by fsx_lustre_key
 SPOT_HISTORY_DAYS = 7
-CLOUD_BILLING_SKUS = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
+CLOUD_BILLING = "https://cloudbilling.googleapis.com/v1"
+COMPUTE_ENGINE_SERVICE = "6F81-5844-456A"
+CLOUD_BILLING_SKUS = f"{CLOUD_BILLING}/services/{COMPUTE_ENGINE_SERVICE}/skus"
 EXIT_INPUT = 2
 
 
@@ -89,6 +96,24 @@ def gcp_sku_family(machine_type: str) -> GcpSkus | None:
     """The SKU names of a machine type: the entry of ``GCP_SKUS`` with the longest prefix of its name."""
     matches = [prefix for prefix in GCP_SKUS if machine_type.startswith(prefix)]
     return GCP_SKUS[max(matches, key=len)] if matches else None
+
+
+# Capacity SKUs of the storage services Lattice plans on GCP, by snapshot key: the description prefix Google prices
+# the tier under. Filestore's SKUs read "Filestore Capacity Zonal and High Scale …" and "Filestore Capacity Regional
+# and Enterprise …" (the tiers Lattice plans; public Billing Catalog readers match these words), Managed Lustre's
+# "Managed Lustre Capacity 1000-Perf Iowa" (SKU names of a billing pricing export quoted in
+# WandLZhang/slurm-multi-region-gpu-public, docs/storage_comparison.md). A service is found by the display-name test
+# below.
+GCP_STORAGE_SKUS: dict[str, tuple[Callable[[str], bool], dict[str, str]]] = {
+    "filestore": (
+        lambda name: name == "Cloud Filestore",
+        {"filestore/ZONAL": "Filestore Capacity Zonal", "filestore/REGIONAL": "Filestore Capacity Regional"},
+    ),
+    "managed-lustre": (
+        lambda name: "lustre" in name.lower(),
+        {f"managed-lustre/{tier}": f"Managed Lustre Capacity {tier}-Perf" for tier in (125, 250, 500, 1000)},
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -233,18 +258,66 @@ def fsx_lustre_rates(pricing_client: Any, region: str) -> dict[str, float]:
 # --- GCP -------------------------------------------------------------------------------------------------------
 
 
-def fetch_gcp_skus(api_key: str, opener: Callable[[str], Any] = urllib.request.urlopen) -> list[dict[str, Any]]:
-    """Every Compute Engine SKU from the Cloud Billing Catalog API, page by page."""
-    skus: list[dict[str, Any]] = []
+def _catalog_pages(url: str, field: str, api_key: str, opener: Callable[[str], Any]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     token = ""
     while True:
         query = {"key": api_key, "pageSize": "5000", **({"pageToken": token} if token else {})}
-        with opener(f"{CLOUD_BILLING_SKUS}?{urllib.parse.urlencode(query)}") as response:
+        with opener(f"{url}?{urllib.parse.urlencode(query)}") as response:
             page = json.loads(response.read())
-        skus += page.get("skus", [])
+        items += page.get(field, [])
         token = page.get("nextPageToken", "")
         if not token:
-            return skus
+            return items
+
+
+def fetch_gcp_skus(
+    api_key: str, opener: Callable[[str], Any] = urllib.request.urlopen, service_id: str = COMPUTE_ENGINE_SERVICE
+) -> list[dict[str, Any]]:
+    """Every SKU of a Cloud Billing Catalog service (Compute Engine unless told), page by page."""
+    return _catalog_pages(f"{CLOUD_BILLING}/services/{service_id}/skus", "skus", api_key, opener)
+
+
+def fetch_gcp_storage_skus(
+    api_key: str, opener: Callable[[str], Any] = urllib.request.urlopen
+) -> dict[str, list[dict[str, Any]]]:
+    """The SKUs of each storage service of ``GCP_STORAGE_SKUS`` the catalog's service list names exactly once."""
+    services = _catalog_pages(f"{CLOUD_BILLING}/services", "services", api_key, opener)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for kind, (named, _) in GCP_STORAGE_SKUS.items():
+        matches = [service for service in services if named(service.get("displayName", ""))]
+        if len(matches) == 1:
+            found[kind] = fetch_gcp_skus(api_key, opener, matches[0]["serviceId"])
+    return found
+
+
+def _per_gib_month(sku: dict[str, Any], hours_per_month: int) -> float | None:
+    """The SKU's first charging rate per GiB-month (a free first tier is skipped); None in any other unit."""
+    expression = sku["pricingInfo"][0]["pricingExpression"]
+    for tier in expression.get("tieredRates", []):
+        price = int(tier["unitPrice"].get("units", "0")) + tier["unitPrice"].get("nanos", 0) / 1e9
+        if price > 0:
+            unit = expression.get("usageUnit")
+            return price if unit == "GiBy.mo" else price * hours_per_month if unit == "GiBy.h" else None
+    return None
+
+
+def gcp_storage_rates(
+    skus: list[dict[str, Any]], region: str, prefixes: dict[str, str], hours_per_month: int
+) -> dict[str, float]:
+    """USD per GiB-month of each snapshot key whose OnDemand capacity SKU in the region is one rate."""
+    found: dict[str, set[float]] = {}
+    for sku in skus:
+        if sku.get("category", {}).get("usageType") != "OnDemand" or region not in sku.get("serviceRegions", []):
+            continue
+        for key, prefix in prefixes.items():
+            # The prefix ends a word: "125-Perf" is not read into "1250-Perf", "Zonal" not into "Zonals".
+            description = sku.get("description", "")
+            if description == prefix or description.startswith(prefix + " "):
+                usd = _per_gib_month(sku, hours_per_month)
+                if usd is not None:
+                    found.setdefault(key, set()).add(round(usd, 9))
+    return {key: rates.pop() for key, rates in found.items() if len(rates) == 1}
 
 
 def _sku_hourly(sku: dict[str, Any]) -> float:
@@ -312,6 +385,7 @@ def refresh_document(
     gcp_skus: list[dict[str, Any]] | None,
     today: date,
     now: datetime,
+    gcp_storage_skus: dict[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The snapshot with the planned machines' rows read again; the summary lines of what changed."""
     document = json.loads(json.dumps(previous))
@@ -368,6 +442,20 @@ def refresh_document(
                 "as_of": today.isoformat(),
             }
             summary.append(f"gcp {region} {machine_type} on-demand: ${rate:,.4f}/h")
+    hours = document.get("hours_per_month", HOURS_PER_MONTH)
+    for region in sorted({region for region, _ in machines.gcp}):
+        for kind, (_, prefixes) in GCP_STORAGE_SKUS.items():
+            if gcp_storage_skus is None or kind not in gcp_storage_skus:
+                continue
+            rows = prices.setdefault("gcp", {}).setdefault(region, {})
+            for key, usd in sorted(gcp_storage_rates(gcp_storage_skus[kind], region, prefixes, hours).items()):
+                rows[key] = {
+                    "usd": usd,
+                    "unit": "GiB-month",
+                    "source": f"Cloud Billing Catalog API, {kind} capacity SKU '{prefixes[key]} …' (OnDemand)",
+                    "as_of": today.isoformat(),
+                }
+                summary.append(f"gcp {region} {key}: ${usd:,.4f}/GiB-month")
     return document, summary
 
 
@@ -395,6 +483,7 @@ def refresh(
     try:
         pricing_client = session.client("pricing", region_name=PRICE_LIST_REGION)
         gcp_skus = None if skip_gcp else fetch_gcp_skus(gcp_api_key or "", opener)
+        gcp_storage_skus = None if skip_gcp else fetch_gcp_storage_skus(gcp_api_key or "", opener)
         document, summary = refresh_document(
             previous,
             machines,
@@ -403,6 +492,7 @@ def refresh(
             gcp_skus=gcp_skus,
             today=today or now.date(),
             now=now,
+            gcp_storage_skus=gcp_storage_skus,
         )
     except NoCredentialsError:
         print(
@@ -440,7 +530,7 @@ def refresh(
     for line in summary:
         print(line)
     print(
-        f"wrote {output}: {len(summary)} machine and FSx for Lustre storage rows read again; other storage, network, "
-        "control-plane, log and key rows keep their own source and date"
+        f"wrote {output}: {len(summary)} machine, FSx for Lustre, Filestore and Managed Lustre rows read again; other "
+        "storage, network, control-plane, log and key rows keep their own source and date"
     )
     return 0

@@ -300,10 +300,24 @@ def test_what_prod_leaves_unpriced_and_why():
         "fsx-lustre/PERSISTENT_2/SSD/1000",
         "gce/a3-megagpu-8g/flex-start",
         "filestore/ZONAL",
-        "managed-lustre/1000",
     }
-    assert len(report.unpriced) == 9  # 4 large-tunnel connections, FSx, A3 Mega, Filestore, Managed Lustre, beamline
-    assert report.total_monthly()[2] == pytest.approx(489_828.53, abs=0.01)  # with the GCP audit-silence policy ($1.50)
+    assert len(report.unpriced) == 8  # 4 large-tunnel connections, FSx, A3 Mega flex-start, Filestore, beamline
+    # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400)
+    assert report.total_monthly()[2] == pytest.approx(495_228.53, abs=0.01)
+    assert report.total_monthly()[0] == pytest.approx(31_805.16, abs=0.01)
+
+
+def test_a_managed_lustre_month_by_hand(prod_plan):
+    """prod's GCP shared file system, sized at plan time to the 1000 MB/s/TiB tier and 9,000 GiB: 9,000 GiB ×
+    $0.60 a GiB-month (the 1000-Perf capacity SKU in us-central1), whatever the pools' size."""
+    row = _row(
+        cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec),
+        "gcp-usc1-storage-shared-instance",
+    )
+    rate = _snapshot_usd("managed-lustre/1000", "us-central1", "gcp")
+    assert rate == 0.60
+    assert row.monthly(HOURS) == pytest.approx((9_000 * rate,) * 3)
+    assert row.item == "Managed Lustre tier 1000: 9,000 GiB × $0.6/GiB-month"
 
 
 def test_cloud_nat_month_by_hand_per_vm_up_to_32_then_capped(prod_plan):
@@ -349,7 +363,7 @@ def test_a_row_not_priced_says_so_with_the_reason_in_every_format(prod_plan, tmp
         "aws-use1-storage-shared-fs — — — not priced: fsx-lustre/PERSISTENT_2/SSD/1000 (aws us-east-1): no published "
         "us-east-1 rate for the 1000 MB/s/TiB tier was found" in text
     )
-    assert "9 row(s) not priced, not in the total: the reason is under each" in text
+    assert "8 row(s) not priced, not in the total: the reason is under each" in text
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert "| **not priced**: filestore/ZONAL (gcp us-central1): no published zonal-tier rate" in markdown

@@ -91,7 +91,7 @@ def test_over_budget_in_prod_is_mandatory_and_blocks(rules):
     plan = budgeted(PROD, {"monthly_usd": 400_000})
     result, found = findings(plan, "prod", rules)
     assert [(f.enforcement, f.urn) for f in found] == [("mandatory", stack_urn(plan))]
-    assert "over its budget of $400,000 by $89,829" in found[0].message
+    assert "over its budget of $400,000 by $95,229" in found[0].message
     assert [f.policy for f in result.blocking] == [RULE]
 
 
@@ -118,7 +118,7 @@ def test_a_team_over_its_budget_is_filed_under_its_namespace(rules):
         (
             namespace,
             "mandatory",
-            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (9 row(s) not "
+            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (8 row(s) not "
             f"priced, not counted), over its budget of $150,000 by ${share - 150_000:,.0f}",
         )
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import urllib.error
+import urllib.parse
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -295,14 +296,34 @@ def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
     ]
 
 
-def test_refresh_pages_through_the_billing_catalog_and_writes_the_file(tmp_path, monkeypatch):
-    pages = json.loads((FIXTURES / "gcp_compute_skus.json").read_text())
-    asked: list[str] = []
+def _catalog_opener(asked: list[str], fail_on: str | None = None):
+    """Answer the Cloud Billing Catalog URLs the refresh asks for from the recorded pages: Compute Engine's SKUs,
+    the service list and the storage services' SKUs, each paged by its nextPageToken."""
+    compute = json.loads((FIXTURES / "gcp_compute_skus.json").read_text())
+    services = json.loads((FIXTURES / "gcp_catalog_services.json").read_text())
+    storage = json.loads((FIXTURES / "gcp_storage_skus.json").read_text())
 
     def opener(url: str):
         asked.append(url)
-        return io.BytesIO(json.dumps(pages[len(asked) - 1]).encode())
+        if fail_on and fail_on in url:
+            raise urllib.error.URLError("Connection reset by peer")
+        path, query = url.split("?", 1)
+        pages = (
+            compute
+            if path.endswith("/services/6F81-5844-456A/skus")
+            else services
+            if path.endswith("/services")
+            else storage[path.split("/")[-2]]
+        )
+        token = urllib.parse.parse_qs(query).get("pageToken", [""])[0]
+        index = next((i + 1 for i, page in enumerate(pages) if page.get("nextPageToken") == token), 0) if token else 0
+        return io.BytesIO(json.dumps(pages[index]).encode())
 
+    return opener
+
+
+def test_refresh_pages_through_the_billing_catalog_and_writes_the_file(tmp_path, monkeypatch):
+    asked: list[str] = []
     pricing, pricing_stub = _stubbed_pricing([[]], instance_type="m7i.xlarge")
     _add_fsx_pages(pricing_stub, [[]])
     ec2, _ = _stubbed_ec2([], instance_type="m7i.xlarge")
@@ -315,13 +336,95 @@ def test_refresh_pages_through_the_billing_catalog_and_writes_the_file(tmp_path,
     machines = PlannedMachines(
         aws=frozenset({("us-east-1", "m7i.xlarge")}), gcp=frozenset({("us-central1", "e2-standard-4")})
     )
+    opener = _catalog_opener(asked)
     code = refresh(output, machines, session=Session(), gcp_api_key="k", opener=opener, today=date(2026, 11, 26))
     assert code == 0
-    assert "pageToken=page-2" in asked[1] and "key=k" in asked[0] and len(asked) == 2
+    compute = [url for url in asked if "/services/6F81-5844-456A/skus" in url]
+    assert "pageToken=page-2" in compute[1] and "key=k" in compute[0] and len(compute) == 2
     written = json.loads(output.read_text())
     assert written["prices"]["gcp"]["us-central1"]["gce/e2-standard-4/on-demand"]["usd"] == pytest.approx(0.134012)
     # The Price List API gave no m7i row here: the previous one stays, with its own source.
     assert written["prices"]["aws"]["us-east-1"]["ec2/m7i.xlarge/OnDemand"]["usd"] == 0.2016
+
+
+# --- GCP storage: Filestore and Managed Lustre capacity from the Cloud Billing Catalog ----------------------------
+
+
+def _storage_skus() -> dict[str, list[dict]]:
+    recorded = json.loads((FIXTURES / "gcp_storage_skus.json").read_text())
+    return {
+        "filestore": [sku for page in recorded["D97E-AB26-5D95"] for sku in page["skus"]],
+        "managed-lustre": [sku for page in recorded["AAAA-BBBB-CCCC"] for sku in page["skus"]],
+    }
+
+
+def test_gcp_storage_rates_take_each_tiers_on_demand_capacity_sku_of_the_region():
+    """The recorded SKUs (test prices) mix, beside the capacity SKUs of us-central1, another region's, a backup SKU, a
+    1-year commitment, a free first tier, a per-hour rate, two 250-Perf SKUs at different rates and a TiB-priced one."""
+    from components.catalog.pricing_refresh import GCP_STORAGE_SKUS, gcp_storage_rates
+
+    skus = _storage_skus()
+    filestore, lustre = GCP_STORAGE_SKUS["filestore"][1], GCP_STORAGE_SKUS["managed-lustre"][1]
+    assert gcp_storage_rates(skus["filestore"], "us-central1", filestore, 730) == {
+        "filestore/ZONAL": 0.111,
+        "filestore/REGIONAL": 0.333,
+    }
+    assert gcp_storage_rates(skus["filestore"], "europe-west4", filestore, 730) == {"filestore/ZONAL": 0.222}
+    assert gcp_storage_rates(skus["managed-lustre"], "us-central1", lustre, 730) == {
+        "managed-lustre/1000": 0.777,
+        "managed-lustre/500": pytest.approx(0.0005 * 730),
+    }
+    assert gcp_storage_rates(skus["managed-lustre"], "us-west1", lustre, 730) == {"managed-lustre/1000": 0.888}
+
+
+def test_refresh_finds_filestore_and_managed_lustre_by_service_name_and_writes_their_rows(tmp_path):
+    asked: list[str] = []
+    pricing, _ = _stubbed_pricing([])
+
+    class Session:
+        def client(self, service, region_name=None):
+            return pricing
+
+    output = tmp_path / "pricing.json"
+    machines = PlannedMachines(aws=frozenset(), gcp=frozenset({("us-central1", "e2-standard-4")}))
+    opener = _catalog_opener(asked)
+    assert refresh(output, machines, session=Session(), gcp_api_key="k", opener=opener, today=date(2026, 11, 27)) == 0
+    assert [url.split("?")[0].rsplit("/v1/", 1)[1] for url in asked if "6F81-5844-456A" not in url] == [
+        "services",
+        "services",
+        "services/D97E-AB26-5D95/skus",
+        "services/AAAA-BBBB-CCCC/skus",
+    ]
+    previous = json.loads(PRICING_SNAPSHOT.read_text())["prices"]["gcp"]["us-central1"]
+    rows = json.loads(output.read_text())["prices"]["gcp"]["us-central1"]
+    assert rows["managed-lustre/1000"] == {
+        "usd": 0.777,
+        "unit": "GiB-month",
+        "source": "Cloud Billing Catalog API, managed-lustre capacity SKU 'Managed Lustre Capacity 1000-Perf …' "
+        "(OnDemand)",
+        "as_of": "2026-11-27",
+    }
+    assert (rows["filestore/ZONAL"]["usd"], rows["filestore/ZONAL"]["unit"]) == (0.111, "GiB-month")
+    # Two 250-Perf rates and a 125-Perf SKU priced per TiB: those rows keep what the snapshot had.
+    assert rows["managed-lustre/250"] == previous["managed-lustre/250"]
+    assert rows["managed-lustre/125"] == previous["managed-lustre/125"]
+
+
+def test_a_billing_catalog_failure_on_the_storage_services_exits_2(tmp_path, capsys):
+    asked: list[str] = []
+    pricing, _ = _stubbed_pricing([])
+
+    class Session:
+        def client(self, service, region_name=None):
+            return pricing
+
+    machines = PlannedMachines(aws=frozenset(), gcp=frozenset({("us-central1", "e2-standard-4")}))
+    output = tmp_path / "p.json"
+    opener = _catalog_opener(asked, fail_on="/services/AAAA-BBBB-CCCC/skus")
+    assert refresh(output, machines, session=Session(), gcp_api_key="k", opener=opener) == 2
+    error = capsys.readouterr().err
+    assert "cannot read the Cloud Billing Catalog API (Connection reset by peer)" in error and "--skip-gcp" in error
+    assert not output.exists()
 
 
 def test_a_network_failure_exits_2_with_a_clear_message(tmp_path, monkeypatch, capsys, offline_aws_credentials):
