@@ -44,6 +44,7 @@ from .dashboards.lattice_dashboards import DashboardContext
 from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
 from .grafana import Grafana, GrafanaArgs, GrafanaStorage, StoreSource, grafana_values
 from .nccl_inspector import POD_MONITOR, Floor, pod_monitor_spec
+from .neuron_monitor import NeuronMonitor, NeuronMonitorArgs, NeuronPool
 
 CHART = "kube-prometheus-stack"
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
@@ -147,6 +148,8 @@ class ClusterMetricsArgs:
     receivers: list[alert_receivers.Receiver] = field(default_factory=list)
     # The site's EFA pools: each gets the EFA exporter on its nodes (efa_exporter.py); empty: none runs.
     efa_pools: list[EfaPool] = field(default_factory=list)
+    # The site's Trainium / Inferentia pools: each gets the Neuron monitor on its nodes (neuron_monitor.py).
+    neuron_pools: list[NeuronPool] = field(default_factory=list)
     # The NCCL bus bandwidth floors its rules record (nccl_inspector.py; federation.site_metrics says whose).
     nccl_floors: tuple[Floor, ...] = ()
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -159,6 +162,7 @@ class ClusterMetrics(pulumi.ComponentResource):
     receiver: k8s.core.v1.Service | None
     grafana: Grafana | None
     efa: EfaExporter | None
+    neuron: NeuronMonitor | None
     nccl: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: ClusterMetricsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -265,6 +269,14 @@ class ClusterMetrics(pulumi.ComponentResource):
             self.efa = EfaExporter(
                 f"{name}-efa",
                 EfaExporterArgs(NAMESPACE, list(args.efa_pools), args.labels, [self.release]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.neuron = None
+        if args.neuron_pools and not args.agent:
+            # After the release: the PodMonitor's CRD is the chart's.
+            self.neuron = NeuronMonitor(
+                f"{name}-neuron",
+                NeuronMonitorArgs(NAMESPACE, list(args.neuron_pools), args.labels, [self.release]),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.receiver = None

@@ -29,6 +29,7 @@ from .efa_exporter import EfaPool
 from .grafana import STORE_PLUGIN, GrafanaStorage
 from .managed_store import ManagedStore
 from .nccl_inspector import Floor, pool_floors
+from .neuron_monitor import NeuronPool
 
 PASSWORD_LENGTH = 40
 
@@ -211,6 +212,7 @@ def metrics_args(
     metrics: SiteMetrics | None,
     node_selector: dict[str, str] | None = None,
     efa_pools: list[EfaPool] | None = None,
+    neuron_pools: list[NeuronPool] | None = None,
 ) -> ClusterMetricsArgs | None:
     """The ClusterMetrics a site builds from its part (None: none)."""
     if metrics is None:
@@ -239,5 +241,6 @@ def metrics_args(
         node_selector=dict(node_selector or {}),
         receivers=list(metrics.receivers),
         efa_pools=list(efa_pools or []),
+        neuron_pools=list(neuron_pools or []),
         nccl_floors=tuple(metrics.floors),
     )

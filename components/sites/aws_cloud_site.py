@@ -26,6 +26,7 @@ from ..observability.cloud_readers import AwsMetricsReader, MetricsReaderArgs
 from ..observability.efa_exporter import EfaPool
 from ..observability.federation import SiteMetrics, metrics_args
 from ..observability.managed_store import AmpMetricsStore, AmpMetricsStoreArgs
+from ..observability.neuron_monitor import NeuronPool
 from ..observability.receivers import Receiver
 from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE_ALIAS
 from ..platform.cluster_access import eks_kubeconfig
@@ -369,6 +370,11 @@ class AwsCloudSite(pulumi.ComponentResource):
                         EfaPool(name, GPU_TAINT[instances[name].accelerator_kind])
                         for name, pool in self.pools.items()
                         if pool.efa
+                    ],
+                    [
+                        NeuronPool(name, GPU_TAINT[instances[name].accelerator_kind])
+                        for name in self.pools
+                        if instances[name].accelerator_kind != "gpu"
                     ],
                 ),
                 neuron_cores_per_device=max((i.cores_per_accelerator or 0 for i in instances.values()), default=0),

@@ -335,6 +335,40 @@ def fleet(ctx: DashboardContext) -> dict:
         ],
         "none",
     )
+    b.row("Trainium / Inferentia")
+    b.timeseries(
+        "NeuronCore utilisation per pool",
+        "neuroncore_utilization_ratio from the Neuron monitor on every Neuron pool's nodes (neuron_monitor.py): the "
+        "mean over each pool's NeuronCores.",
+        [(sited("avg by (site, pool) (neuroncore_utilization_ratio)", s), "{{site}} {{pool}}")],
+        "percentunit",
+    )
+    b.timeseries(
+        "Neuron executions not completed",
+        "rate of execution_status_total other than completed (failed, timed out, ...), per pool and outcome.",
+        [
+            (
+                sited(
+                    "sum by (site, pool, status_type) "
+                    '(rate(execution_status_total{status_type!="completed"}[$__rate_interval]))',
+                    s,
+                ),
+                "{{site}} {{pool}} {{status_type}}",
+            )
+        ],
+        "none",
+    )
+    b.timeseries(
+        "Neuron runtime memory per node",
+        "neuron_runtime_memory_used_bytes per node and memory location (host, Neuron device).",
+        [
+            (
+                sited("sum by (site, pool, node, memory_location) (neuron_runtime_memory_used_bytes)", s),
+                "{{site}} {{node}} {{memory_location}}",
+            )
+        ],
+        "bytes",
+    )
     if ctx.cloud_monitoring_gpu_sites:
         b.text(
             "Not shown here",
