@@ -45,6 +45,15 @@ JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 NVIDIA_GPU = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# The NVIDIA RDMA shared device plugin's resource on InfiniBand / RoCE sites (components/platform/cluster_addons.py
+# configures it): one per pod gives the pod the node's HCAs, without which NCCL falls back to TCP sockets.
+RDMA_DEVICE = "rdma/rdma_shared_device_a"
+# libfabric (EFA) and the RDMA verbs pin the buffers they register: IPC_LOCK, as components/spec/team_validators.py
+# sets out with its sources (the EKS AL2023 AMI raises no RLIMIT_MEMLOCK for containers; the RDMA shared device
+# plugin's own test pod adds it). Pod Security admits it at privileged only (baseline's capabilities exclude it).
+PIN_MEMORY = "IPC_LOCK"
+# The user a restricted namespace's pods run as: Pod Security's restricted level refuses a pod that may run as root.
+RESTRICTED_USER = 1000
 WORKERS = "workers"
 RENDEZVOUS_PORT = 29500
 # NGC PyTorch 25.12 (PyTorch 2.10 on CUDA 13.1: docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/
@@ -165,9 +174,10 @@ class Trainer:
     limits: dict[str, Any]
     env: list[dict]
     annotations: dict[str, str]
+    capabilities: tuple[str, ...] = ()  # what the fabric adds to the trainer (IPC_LOCK for EFA and RDMA)
 
 
-def trainer(placement: Placement, levels: tuple[str, ...], efa: int) -> Trainer:
+def trainer(placement: Placement, levels: tuple[str, ...], efa: int, rdma: bool = False) -> Trainer:
     from components.placement import kueue_annotations
 
     layout = placement.layout
@@ -183,7 +193,10 @@ def trainer(placement: Placement, levels: tuple[str, ...], efa: int) -> Trainer:
     if efa:
         limits[EFA_RESOURCE] = efa
         env += [{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
-    return Trainer(nodes, gpus, limits, env, kueue_annotations(levels, layout) if levels else {})
+    if rdma:
+        limits[RDMA_DEVICE] = 1
+    capabilities = (PIN_MEMORY,) if efa or rdma else ()
+    return Trainer(nodes, gpus, limits, env, kueue_annotations(levels, layout) if levels else {}, capabilities)
 
 
 def torchrun(run: Trainer, rank: str, master: str, port: int) -> list[str]:
@@ -201,9 +214,9 @@ def torchrun(run: Trainer, rank: str, master: str, port: int) -> list[str]:
     ]
 
 
-def pod_spec(container: dict) -> dict:
+def pod_spec(container: dict, run: Trainer, level: str) -> dict:
     """One pod per node: the trainer, with the NCCL Inspector built beside it and a sidecar that serves its numbers
-    (components/observability/nccl_inspector.py)."""
+    (components/observability/nccl_inspector.py), meeting the Pod Security level its team's namespace enforces."""
     from components.observability import nccl_inspector
 
     trainer = {
@@ -211,13 +224,45 @@ def pod_spec(container: dict) -> dict:
         "env": [*container["env"], *nccl_inspector.environment()],
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, *nccl_inspector.trainer_mounts()],
     }
+    spec: dict = {"restartPolicy": "Never"}
+    if level == "restricted":
+        # Restricted (kubernetes.io "Pod Security Standards"): non-root, a seccomp profile, no privilege escalation,
+        # every capability dropped. The NGC images run as root by default and as any user given; HOME moves to /tmp,
+        # which that user can write (caches of torch, Triton and pip live under it).
+        spec["securityContext"] = {
+            "runAsNonRoot": True,
+            "runAsUser": RESTRICTED_USER,
+            "runAsGroup": RESTRICTED_USER,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        }
+        trainer["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+        trainer["env"] = [*trainer["env"], {"name": "HOME", "value": "/tmp"}]
+    elif run.capabilities:
+        trainer["securityContext"] = {"capabilities": {"add": list(run.capabilities)}}
     return {
-        "restartPolicy": "Never",
+        **spec,
         "initContainers": nccl_inspector.init_containers(container["image"]),
         "containers": [trainer],
         # NCCL's shared-memory transport needs more than the runtime's 64 MiB default.
         "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}, *nccl_inspector.volumes()],
     }
+
+
+def pod_security(spec: StackSpec, target: Target, run: Trainer) -> str:
+    """The Pod Security level the team's namespace on the site enforces, once the pod meets it; a UsageError naming
+    the team's key and the fix where the pool's fabric needs what the level refuses (components/spec/team_validators.py
+    warns of the same at plan time)."""
+    level, _ = target.team.pod_security_for(target.site.name)
+    if run.capabilities and level != "privileged":
+        index = next(i for i, team in enumerate(spec.teams) if team.name == target.team.name)
+        raise UsageError(
+            f"lattice job-template: teams[{index}].pod_security: team '{target.team.name}' enforces '{level}' on "
+            f"'{target.site.name}', which refuses {', '.join(run.capabilities)}; the fabric of pool "
+            f"'{target.pool.name}' (EFA / RDMA) pins memory with it, so the job's pods would never start. Set "
+            f"pod_security: "
+            f"{{{target.site.name}: privileged}} with a pod_security_reason, or choose a pool without that fabric"
+        )
+    return level
 
 
 def pod_metadata(target: Target, run: Trainer) -> dict:
@@ -230,11 +275,12 @@ def pod_metadata(target: Target, run: Trainer) -> dict:
     return metadata
 
 
-def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int) -> dict:
+def jobset(
+    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str
+) -> dict:
     """The JobSet manifest (a plain dict, dumped as YAML)."""
     from components.platform.kueue_scheduler import LOCAL_QUEUE
 
-    run = trainer(placement, levels, efa)
     container = {
         "name": "trainer",
         "image": image,
@@ -266,7 +312,7 @@ def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, nam
                             "backoffLimit": 0,
                             "template": {
                                 "metadata": pod_metadata(target, run),
-                                "spec": pod_spec(container),
+                                "spec": pod_spec(container, run, level),
                             },
                         }
                     },
@@ -277,12 +323,11 @@ def jobset(target: Target, placement: Placement, levels: tuple[str, ...], *, nam
 
 
 def pytorchjob(
-    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, efa: int
+    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str
 ) -> dict:
     """The Worker-only PyTorchJob manifest (a plain dict, dumped as YAML)."""
     from components.platform.kueue_scheduler import LOCAL_QUEUE
 
-    run = trainer(placement, levels, efa)
     rank = {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{REPLICA_INDEX_LABEL}']"}}}
     container = {
         "name": PYTORCH_CONTAINER,
@@ -308,7 +353,7 @@ def pytorchjob(
                     "restartPolicy": "Never",
                     "template": {
                         "metadata": pod_metadata(target, run),
-                        "spec": pod_spec(container),
+                        "spec": pod_spec(container, run, level),
                     },
                 }
             },
@@ -344,7 +389,10 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
         # the operator's webhook: NameIsDNS1035Label (pkg/webhooks/pytorch at v1.9.0)
         raise UsageError(f"lattice job-template: --name '{name}' must start with a letter for a PyTorchJob")
     build = pytorchjob if getattr(args, "kind", "jobset") == "pytorchjob" else jobset
-    manifest = build(target, placement, levels, name=name, image=args.image, efa=efa)
+    rdma = getattr(target.pool, "fabric", None) in ("infiniband", "roce")
+    run = trainer(placement, levels, efa, rdma)
+    level = pod_security(spec, target, run)
+    manifest = build(target, placement, levels, name=name, image=args.image, run=run, level=level)
     layout = report.layout
     topology = (
         f"# Kueue keeps each pipeline ({layout.pipeline} pods) in one {levels[-2] if len(levels) > 1 else 'node'}"
@@ -361,7 +409,19 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
             f"'{target.team.namespace_name}' (team {target.team.name})",
         ]
     )
-    return header + "\n" + yaml.safe_dump(manifest, sort_keys=False, width=120), 0
+    return header + "\n" + yaml.dump(manifest, Dumper=_plain_dumper(), sort_keys=False, width=120), 0
+
+
+def _plain_dumper():
+    import yaml
+
+    class PlainDumper(yaml.SafeDumper):
+        """No anchors and aliases (``&id001`` / ``*id001``) where two containers share a dict: a person reads it."""
+
+        def ignore_aliases(self, data) -> bool:
+            return True
+
+    return PlainDumper
 
 
 def _job_template(args: argparse.Namespace, out: Console) -> int:

@@ -229,3 +229,66 @@ def kueue_admitted(pod_spec: dict, flavor: dict) -> dict:
         "nodeSelector": {**pod_spec.get("nodeSelector", {}), **flavor.get("nodeLabels", {})},
         "tolerations": [*pod_spec.get("tolerations", []), *flavor.get("tolerations", [])],
     }
+
+
+# --- Pod Security admission ---------------------------------------------------------------------------------------
+# The Pod Security Standards' checks a training pod meets or fails, as kubernetes/pod-security-admission's policy
+# package applies them at the "latest" version (policy/check_*.go; the "Pod Security Standards" page lists them):
+# baseline: no privileged container (check_privileged.go), capabilities added only from the default set
+# (check_capabilities_baseline.go), no hostPath volume (check_hostPathVolumes.go), no host namespaces or host ports
+# (check_hostNamespaces.go, check_hostPorts.go); restricted adds: allowPrivilegeEscalation false in every container
+# (check_allowPrivilegeEscalation.go), runAsNonRoot true on the pod or every container and no runAsUser 0
+# (check_runAsNonRoot.go, check_runAsUser.go), a RuntimeDefault or Localhost seccomp profile on the pod or every
+# container (check_seccompProfile_restricted.go), every capability dropped and only NET_BIND_SERVICE added
+# (check_capabilities_restricted.go), and only these volume types (check_restrictedVolumes.go).
+BASELINE_CAPABILITIES = {
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP",
+    "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}  # fmt: skip
+RESTRICTED_VOLUMES = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
+}  # fmt: skip
+
+
+def pod_security_violations(pod_spec: dict, level: str) -> list[str]:
+    """What Pod Security admission at ``level`` (privileged, baseline or restricted) refuses in ``pod_spec``."""
+    if level == "privileged":
+        return []
+    containers = [*pod_spec.get("initContainers", []), *pod_spec.get("containers", [])]
+    pod_context = pod_spec.get("securityContext", {})
+    found: list[str] = []
+    for key in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod_spec.get(key):
+            found.append(f"{key}=true")
+    for volume in pod_spec.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if "hostPath" in kinds:
+            found.append(f"hostPath volume '{volume['name']}'")
+        elif level == "restricted" and not kinds <= RESTRICTED_VOLUMES:
+            found.append(f"volume '{volume['name']}' of type {sorted(kinds)}")
+    for c in containers:
+        context = c.get("securityContext", {})
+        name = c["name"]
+        added = set(context.get("capabilities", {}).get("add", []))
+        if context.get("privileged"):
+            found.append(f"{name}: privileged")
+        if added - BASELINE_CAPABILITIES:
+            found.append(f"{name}: adds {sorted(added - BASELINE_CAPABILITIES)}")
+        if any(port.get("hostPort") for port in c.get("ports", [])):
+            found.append(f"{name}: hostPort")
+        if level != "restricted":
+            continue
+        if context.get("allowPrivilegeEscalation") is not False:
+            found.append(f"{name}: allowPrivilegeEscalation != false")
+        if not context.get("runAsNonRoot", pod_context.get("runAsNonRoot")):
+            found.append(f"{name}: runAsNonRoot != true")
+        if context.get("runAsUser", pod_context.get("runAsUser")) == 0:
+            found.append(f"{name}: runAsUser=0")
+        profile = context.get("seccompProfile", pod_context.get("seccompProfile", {})).get("type")
+        if profile not in ("RuntimeDefault", "Localhost"):
+            found.append(f"{name}: seccompProfile {profile}")
+        if "ALL" not in context.get("capabilities", {}).get("drop", []):
+            found.append(f"{name}: capabilities not dropping ALL")
+        if added - {"NET_BIND_SERVICE"}:
+            found.append(f"{name}: adds {sorted(added - {'NET_BIND_SERVICE'})} under restricted")
+    return found

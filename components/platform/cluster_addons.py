@@ -103,6 +103,13 @@ MELLANOX_VENDOR_ID = "15b3"
 MELLANOX_REGISTRY = "nvcr.io/nvidia/mellanox"
 RDMA_HCA_MAX = 63  # pods that may share one HCA
 RDMA_RESOURCE = "rdma_shared_device_a"
+# Per-node fabric devices a training pod requests beside its GPUs (the EFA device plugin's interfaces, the RDMA shared
+# device plugin's HCAs): Kueue leaves them uncounted (Configuration resources.excludeResourcePrefixes, matched by
+# prefix: pkg/workload/workload.go dropExcludedResources at v0.19.2). A ClusterQueue covers cpu, memory and the
+# accelerator only, and Kueue refuses a workload with any other request ("resource <name> unavailable in
+# ClusterQueue": pkg/scheduler/flavorassigner/flavorassigner.go), so every EFA or RDMA job would stay pending.
+# The accelerator quota already bounds them: a pod gets these only on the GPU nodes it was admitted to.
+KUEUE_UNCOUNTED_RESOURCES = ("vpc.amazonaws.com/efa", f"rdma/{RDMA_RESOURCE}")
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SYSTEM_NODES = {"lattice.dev/pool": "system"}
 
@@ -192,7 +199,8 @@ KUEUE_FRAMEWORKS = (
 
 
 def kueue_configuration() -> dict:
-    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2): the chart's default, plus the dispatcher.
+    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2): the chart's default, plus the dispatcher and
+    the fabric devices Kueue leaves uncounted (``KUEUE_UNCOUNTED_RESOURCES``).
 
     The chart renders ``managerConfig.controllerManagerConfigYaml`` whole, so the defaults it carries are repeated
     here (charts/kueue/values.yaml at v0.19.2) rather than lost.
@@ -218,6 +226,7 @@ def kueue_configuration() -> dict:
         },
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+        "resources": {"excludeResourcePrefixes": list(KUEUE_UNCOUNTED_RESOURCES)},
         "multiKueue": {"dispatcherName": MULTIKUEUE_DISPATCHER},
     }
 

@@ -251,3 +251,138 @@ def test_kueue_manages_pytorchjobs_where_lattice_installs_the_operator(prod_plan
     ]
     (patch,) = kustomization["patches"]
     assert yaml.safe_load(patch["patch"])["metadata"]["name"] == "mpijobs.kubeflow.org"
+
+
+# --- what Kueue and Pod Security do with the job's pods ----------------------------------------------------------
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+
+
+def _shipped_jobs():
+    """Every job `lattice job-template` writes for the shipped stacks: each GPU pool naming a workload, each team on
+    its site."""
+    from components.spec import load_stack_file
+
+    for stack in ("prod", "dev", "campus"):
+        spec = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml").spec
+        for site in spec.sites:
+            for pool in getattr(site, "gpu_pools", []):
+                if pool.workload is None or getattr(pool, "tpu", None) is not None:
+                    continue
+                for team in spec.teams:
+                    if team.on(site):
+                        case = f"{stack}-{pool.name}-{team.name}"
+                        yield pytest.param(stack, site.name, pool.name, team.name, id=case)
+
+
+JOBS = list(_shipped_jobs())
+
+
+def _pod(job: dict) -> dict:
+    (workers,) = job["spec"]["replicatedJobs"]
+    return workers["template"]["spec"]["template"]["spec"]
+
+
+def _planned(plan, kind: str, site: str, predicate) -> dict:
+    (found,) = [r["inputs"] for r in plan.by_type(kind) if r["name"].startswith(f"{site}-") and predicate(r["inputs"])]
+    return found
+
+
+def test_the_shipped_stacks_give_the_job_template_work_on_every_fabric():
+    fabrics = {(stack, pool) for stack, _, pool, _ in (case.values for case in JOBS)}
+    assert {("prod", "train-p5"), ("prod", "ib-h100"), ("prod", "train-a3mega")} <= fabrics
+
+
+@pytest.mark.parametrize(("stack", "site", "pool", "team"), JOBS)
+def test_kueue_counts_or_leaves_uncounted_every_resource_the_job_requests(capsys, stack, site, pool, team):
+    """Kueue refuses a workload requesting a resource its ClusterQueue does not cover ("resource <name> unavailable in
+    ClusterQueue", pkg/scheduler/flavorassigner at v0.19.2) unless the Configuration's excludeResourcePrefixes drops
+    it first (pkg/workload, dropExcludedResources: a string prefix). Walked over the planned queue and the planned
+    Kueue release of the site: an EFA or RDMA job used to wait forever."""
+    from tests.conftest import cached_plan
+
+    plan = cached_plan(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    job, _ = _template(capsys, "--stack", stack, "--site", site, "--pool", pool, "--team", team)
+    namespace = job["metadata"]["namespace"]
+    local = _planned(
+        plan, LOCAL_QUEUE, site, lambda q: q["metadata"]["namespace"] == namespace and q["metadata"]["name"] == "gpus"
+    )
+    queue = _planned(plan, CLUSTER_QUEUE, site, lambda q: q["metadata"]["name"] == local["spec"]["clusterQueue"])
+    covered = {name for group in queue["spec"]["resourceGroups"] for name in group["coveredResources"]}
+    kueue = _planned(plan, HELM_RELEASE, site, lambda r: r.get("name") == "kueue")
+    config = yaml.safe_load(kueue["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    uncounted = config.get("resources", {}).get("excludeResourcePrefixes", [])
+    pod = _pod(job)
+    requested = {
+        name
+        for container in [*pod["initContainers"], *pod["containers"]]
+        for kind in ("limits", "requests")
+        for name, quantity in container.get("resources", {}).get(kind, {}).items()
+        if quantity not in (0, "0")
+    }
+    assert "nvidia.com/gpu" in requested
+    refused = {name for name in requested - covered if not any(name.startswith(prefix) for prefix in uncounted)}
+    assert refused == set(), f"Kueue would leave the job pending: resource {sorted(refused)} unavailable"
+
+
+@pytest.mark.parametrize(("stack", "site", "pool", "team"), JOBS)
+def test_the_pods_meet_the_pod_security_level_their_namespace_enforces(capsys, stack, site, pool, team):
+    from tests.admission import pod_security_violations
+    from tests.conftest import cached_plan
+
+    plan = cached_plan(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    job, _ = _template(capsys, "--stack", stack, "--site", site, "--pool", pool, "--team", team)
+    namespace = _planned(plan, NAMESPACE, site, lambda n: n["metadata"]["name"] == job["metadata"]["namespace"])
+    level = namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+    assert pod_security_violations(_pod(job), level) == []
+
+
+def test_fabric_pods_get_their_devices_and_pin_memory(capsys):
+    efa, _ = _template(capsys, *AWS_POOL)
+    (trainer,) = _pod(efa)["containers"]
+    assert trainer["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    grid, text = _template(capsys, "--stack", "prod", "--site", "grid-hpc", "--pool", "ib-h100", "--team", "climate")
+    (trainer,) = _pod(grid)["containers"]
+    assert trainer["resources"]["limits"] == {"nvidia.com/gpu": 8, "rdma/rdma_shared_device_a": 1}
+    assert trainer["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert "&id" not in text and "*id" not in text  # no YAML anchors where containers share a dict
+    gcp = ["--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"]
+    ethernet, _ = _template(capsys, "--stack", "prod", *gcp)
+    (trainer,) = _pod(ethernet)["containers"]
+    assert "securityContext" not in trainer and set(trainer["resources"]["limits"]) == {"nvidia.com/gpu"}
+
+
+def _prod_with_fusion(tmp_path, pod_security) -> Path:
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    (fusion,) = [t for t in document["config"]["lattice:spec"]["teams"] if t["name"] == "fusion"]
+    fusion["pod_security"] = pod_security
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def test_a_restricted_team_gets_pods_restricted_admits(tmp_path, capsys):
+    from tests.admission import pod_security_violations
+
+    path = _prod_with_fusion(tmp_path, {"aws-use1": "privileged", "gcp-usc1": "restricted"})
+    args = ["--stack-file", str(path), "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"]
+    job, _ = _template(capsys, *args)
+    pod = _pod(job)
+    assert pod_security_violations(pod, "restricted") == []
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 1000
+    # the same pod as a privileged namespace gets it is refused by restricted: the check can fail
+    privileged, _ = _template(capsys, "--stack", "prod", *args[2:])
+    assert pod_security_violations(_pod(privileged), "restricted") != []
+
+
+def test_a_restricted_team_on_an_efa_pool_is_refused_naming_its_key(tmp_path, capsys):
+    path = _prod_with_fusion(tmp_path, {"gcp-usc1": "privileged"})  # aws-use1: restricted, the default
+    args = ["--stack-file", str(path), "--site", "aws-use1", "--pool", "train-p5", "--team", "fusion"]
+    assert main(["job-template", *args]) == 2
+    err = capsys.readouterr().err
+    assert "teams[2].pod_security: team 'fusion' enforces 'restricted' on 'aws-use1', which refuses IPC_LOCK" in err
+    assert "the fabric of pool 'train-p5' (EFA / RDMA) pins memory with it" in err
+    assert "Set pod_security: {aws-use1: privileged} with a pod_security_reason" in err
+    assert "Traceback" not in err

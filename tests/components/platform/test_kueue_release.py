@@ -56,9 +56,12 @@ def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metric
     assert [f for f in frameworks if f != "kubeflow.org/pytorchjob"] == default["integrations"]["frameworks"]
     assert "kubeflow.org/pytorchjob" in frameworks
     assert '#  - "kubeflow.org/pytorchjob"' in CHART_VALUES.read_text()
-    assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics", "integrations")} == {
+    assert {k: v for k, v in ours.items() if k not in ("multiKueue", "metrics", "integrations", "resources")} == {
         k: v for k, v in default.items() if k not in ("metrics", "integrations")
     }
+    # The chart's default has no resources block; Lattice's leaves the fabric devices uncounted.
+    assert "resources" not in default
+    assert ours["resources"] == {"excludeResourcePrefixes": ["vpc.amazonaws.com/efa", "rdma/rdma_shared_device_a"]}
     assert ours["multiKueue"] == {"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
     assert ours["multiKueue"]["dispatcherName"] == MULTIKUEUE_DISPATCHER
 
