@@ -265,6 +265,42 @@ def pod_security(spec: StackSpec, target: Target, run: Trainer) -> str:
     return level
 
 
+def gpudirect_lines(spec: StackSpec, target: Target, level: str) -> list[str]:
+    """Header lines for a GKE pool whose GPU NICs the sizing counted (``scale_out_bandwidth_gbps``, WIRED_GPUDIRECT):
+    the pod written here attaches none of them, so its NCCL runs over the primary gVNIC until the user adds what
+    docs/concepts/node-pools.md ("GPUDirect on GKE") lists, which Pod Security admits at privileged only
+    (components/spec/team_validators.py, with Google's manifests as sources)."""
+    from components.catalog import gcp_machine_type
+    from components.catalog.gcp import WIRED_GPUDIRECT, GpuDirect
+    from components.spec.model import GcpGpuPoolSpec
+
+    pool = target.pool
+    if not isinstance(pool, GcpGpuPoolSpec) or pool.machine_type is None or pool.tpu is not None:
+        return []
+    machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
+    if not machine.gpu_nic_count or machine.gpudirect not in WIRED_GPUDIRECT:
+        return []
+    kind = f"GPUDirect-{machine.gpudirect.name}"
+    sidecar = {
+        GpuDirect.TCPX: " and Google's tcpx-daemon sidecar",
+        GpuDirect.TCPXO: " and Google's tcpxo-daemon sidecar",
+    }
+    lines = [
+        f"# {kind}: this pod attaches none of the {machine.gpu_nic_count} GPU NICs `lattice size` counted "
+        f"({machine.gpu_network_bandwidth_gbps:g} Gbps),",
+        f"# so NCCL runs over the primary gVNIC ({machine.host_network_bandwidth_gbps:g} Gbps): add the pod "
+        f"annotations sites.{target.site.name}.gpu_pools.{pool.name}.pod_annotations",
+        f"# (a stack output){sidecar.get(machine.gpudirect, '')}: docs/concepts/node-pools.md, GPUDirect on GKE",
+    ]
+    if level != "privileged":
+        index = next(i for i, team in enumerate(spec.teams) if team.name == target.team.name)
+        lines.append(
+            f"# {kind} pods need Pod Security 'privileged': team '{target.team.name}' enforces '{level}' on "
+            f"'{target.site.name}' (teams[{index}].pod_security)"
+        )
+    return lines
+
+
 def pod_metadata(target: Target, run: Trainer) -> dict:
     """The pod template's labels (the pool, which the NCCL metrics' PodMonitor reads) and Kueue's annotations."""
     from components.observability import nccl_inspector
@@ -407,6 +443,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
             topology,
             f"# submitted to LocalQueue '{manifest['metadata']['labels'][QUEUE_LABEL]}' in namespace "
             f"'{target.team.namespace_name}' (team {target.team.name})",
+            *gpudirect_lines(spec, target, level),
         ]
     )
     return header + "\n" + yaml.dump(manifest, Dumper=_plain_dumper(), sort_keys=False, width=120), 0

@@ -386,3 +386,28 @@ def test_a_restricted_team_on_an_efa_pool_is_refused_naming_its_key(tmp_path, ca
     assert "the fabric of pool 'train-p5' (EFA / RDMA) pins memory with it" in err
     assert "Set pod_security: {aws-use1: privileged} with a pod_security_reason" in err
     assert "Traceback" not in err
+
+
+def test_a_gpudirect_pool_job_says_it_attaches_no_gpu_nic_and_what_adds_them(tmp_path, capsys):
+    """`lattice size` credits an A3 Mega pool with its 8 GPU NICs (scale_out_bandwidth_gbps), but the pod written here
+    carries neither the networking.gke.io annotations nor the tcpxo-daemon sidecar: its NCCL would run over the
+    primary gVNIC without a word. The header says so, names the stack output and, below privileged, the team's key."""
+    gcp = ["--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"]
+    job, text = _template(capsys, "--stack", "prod", *gcp)
+    assert "networking.gke.io/interfaces" not in json.dumps(job)  # what the header warns of
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert header[4:] == [
+        "# GPUDirect-TCPXO: this pod attaches none of the 8 GPU NICs `lattice size` counted (1600 Gbps),",
+        "# so NCCL runs over the primary gVNIC (200 Gbps): add the pod annotations "
+        "sites.gcp-usc1.gpu_pools.train-a3mega.pod_annotations",
+        "# (a stack output) and Google's tcpxo-daemon sidecar: docs/concepts/node-pools.md, GPUDirect on GKE",
+    ]  # fusion enforces privileged on gcp-usc1
+    path = _prod_with_fusion(tmp_path, {"aws-use1": "privileged", "gcp-usc1": "restricted"})
+    _, text = _template(capsys, "--stack-file", str(path), *gcp)
+    assert text.splitlines()[7] == (
+        "# GPUDirect-TCPXO pods need Pod Security 'privileged': team 'fusion' enforces 'restricted' on 'gcp-usc1' "
+        "(teams[2].pod_security)"
+    )
+    for pool in (AWS_POOL, ["--stack", "prod", "--site", "grid-hpc", "--pool", "ib-h100", "--team", "climate"]):
+        _, text = _template(capsys, *pool)
+        assert "GPUDirect" not in text
