@@ -270,7 +270,8 @@ PROFILES = ("RuntimeDefault", "Localhost")  # the seccomp and AppArmor profile t
 
 def _probe_hosts(container: dict) -> list[str]:
     handlers = [container.get(p) for p in ("livenessProbe", "readinessProbe", "startupProbe")]
-    handlers += list(container.get("lifecycle", {}).values())
+    # postStart / preStop; a lifecycle's stopSignal (Kubernetes 1.33) is a string, not a handler
+    handlers += [h for h in container.get("lifecycle", {}).values() if isinstance(h, dict)]
     return [h[kind]["host"] for h in handlers if h for kind in ("httpGet", "tcpSocket") if h.get(kind, {}).get("host")]
 
 

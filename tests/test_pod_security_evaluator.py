@@ -129,7 +129,7 @@ def test_probes_and_lifecycle_handlers_may_not_name_a_host():
     """check_hostProbesAndhostLifecycle.go (baseline, from Kubernetes 1.34)."""
     pod = _pod()
     pod["containers"][0]["readinessProbe"] = {"httpGet": {"path": "/", "port": 8080}}
-    pod["containers"][0]["lifecycle"] = {"preStop": {"tcpSocket": {"port": 8080}}}
+    pod["containers"][0]["lifecycle"] = {"preStop": {"tcpSocket": {"port": 8080}}, "stopSignal": "SIGTERM"}
     assert pod_security_violations(pod, "baseline") == []
     pod["containers"][0]["lifecycle"]["preStop"]["tcpSocket"]["host"] = "10.0.0.1"
     assert pod_security_violations(pod, "baseline") == ["app: probe or lifecycle host ['10.0.0.1']"]
