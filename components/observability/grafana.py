@@ -79,7 +79,10 @@ STORE_PLUGIN = "grafana-amazonprometheus-datasource"
 STORE_PLUGIN_VERSION = "3.3.5"
 STORE_UID = "prometheus"  # the uid Lattice's dashboards and the chart's own datasource use (lattice_dashboards.py)
 SITE_DATASOURCE_UID = "prometheus-site"  # the site's own Prometheus, when the store takes "prometheus"
-STORE_KEY_PREFIX = "LATTICE_METRICS_STORE_"
+# Out of every site's reach: env_prefix gives "LATTICE_" then the site name's first character (a letter), never a
+# second underscore. "LATTICE_METRICS_STORE_" was a site's too: an AWS site named metrics-store wrote its CloudWatch
+# key over the store reader's in the one Secret, and the workspace datasource signed with a CloudWatch-only key.
+STORE_KEY_PREFIX = "LATTICE__METRICS_STORE_"
 
 
 def env_prefix(site: str) -> str:

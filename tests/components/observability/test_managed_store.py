@@ -239,6 +239,28 @@ def test_the_one_view_grafana_on_the_grid_reads_the_workspace_with_a_read_only_k
     assert {type_ for type_, _ in refs} == {"prometheus"} and variables == ["prometheus", "prometheus"]
 
 
+def test_an_aws_site_named_metrics_store_keeps_its_cloudwatch_key_apart_from_the_store_reader(tmp_path):
+    """The Grafana's Secret holds the store reader's key and every cloud site's, each under its own variable. A site
+    named ``metrics-store`` once got LATTICE_METRICS_STORE_AWS_ACCESS_KEY_ID for its CloudWatch key, the store
+    reader's own name: one overwrote the other and the workspace datasource signed with a CloudWatch-only key."""
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config = {key: value for key, value in config.items() if key != "lattice:spec"}
+    renamed = json.loads(json.dumps(_managed_spec()).replace(STORE_SITE, "metrics-store"))
+    plan = run_plan(write_stack(tmp_path, renamed, stack="amp", **config))
+    grafana = _values(plan, "grid-hpc")["grafana"]
+    used = {source["uid"]: sorted(source["secureJsonData"].values()) for source in grafana["additionalDataSources"]}
+    store_vars = [f"${{{key}}}" for key in STORE_KEYS]
+    assert used[STORE_UID] == sorted(store_vars)
+    assert not set(used["cloudwatch-metrics-store"]) & set(store_vars)
+    held = plan.state(plan.one(SECRET, "grid-hpc-metrics-grafana-cloud-credentials"))["stringData"]["value"]
+    reader = plan.state(plan.one("aws:iam/accessKey:AccessKey", "metrics-store-metrics-store-reader-key"))
+    cloudwatch = plan.state(plan.one("aws:iam/accessKey:AccessKey", "metrics-store-metrics-reader-key"))
+    assert (held[STORE_KEYS[0]], held[STORE_KEYS[1]]) == (reader["id"], reader["secret"])
+    watch = [var.strip("${}") for var in sorted(used["cloudwatch-metrics-store"])]  # accessKey, secretKey
+    assert {held[name] for name in watch} == {cloudwatch["id"], cloudwatch["secret"]}
+    assert len(held) == 6  # the store's two, metrics-store's CloudWatch two, gcp-usc1's two
+
+
 SITES_IN_SPEC_ORDER = ("aws-use1", "gcp-usc1", "grid-hpc", "edge-beamline")
 
 
