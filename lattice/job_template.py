@@ -43,11 +43,6 @@ if TYPE_CHECKING:
 
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-NVIDIA_GPU = "nvidia.com/gpu"
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
-# The NVIDIA RDMA shared device plugin's resource on InfiniBand / RoCE sites (components/platform/cluster_addons.py
-# configures it): one per pod gives the pod the node's HCAs, without which NCCL falls back to TCP sockets.
-RDMA_DEVICE = "rdma/rdma_shared_device_a"
 # libfabric (EFA) and the RDMA verbs pin the buffers they register: IPC_LOCK, as components/spec/team_validators.py
 # sets out with its sources (the EKS AL2023 AMI raises no RLIMIT_MEMLOCK for containers; the RDMA shared device
 # plugin's own test pod adds it). Pod Security admits it at privileged only (baseline's capabilities exclude it).
@@ -179,6 +174,7 @@ class Trainer:
 
 def trainer(placement: Placement, levels: tuple[str, ...], efa: int, rdma: bool = False) -> Trainer:
     from components.placement import kueue_annotations
+    from components.platform.accelerators import EFA_DEVICE, NVIDIA_GPU, RDMA_DEVICE
 
     layout = placement.layout
     nodes = placement.nodes
@@ -191,9 +187,10 @@ def trainer(placement: Placement, levels: tuple[str, ...], efa: int, rdma: bool 
         {"name": "MICRO_BATCHES", "value": str(placement.micro_batches)},
     ]
     if efa:
-        limits[EFA_RESOURCE] = efa
+        limits[EFA_DEVICE] = efa
         env += [{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
     if rdma:
+        # one per pod gives the pod the node's HCAs, without which NCCL falls back to TCP sockets
         limits[RDMA_DEVICE] = 1
     capabilities = (PIN_MEMORY,) if efa or rdma else ()
     return Trainer(nodes, gpus, limits, env, kueue_annotations(levels, layout) if levels else {}, capabilities)

@@ -63,6 +63,16 @@ def spec_with(*sites: dict[str, Any], **top: Any) -> dict[str, Any]:
     return spec
 
 
+def value_paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
+    """Every key path of a Helm values tree (to hold a release's values to the keys its pinned chart has)."""
+    out = set()
+    for key, value in tree.items():
+        out.add((*prefix, key))
+        if isinstance(value, dict) and value:
+            out |= value_paths(value, (*prefix, key))
+    return out
+
+
 def write_stack(directory: Path, spec: dict[str, Any], stack: str = "test", **config: Any) -> Path:
     path = directory / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump({"config": {**config, "lattice:spec": spec}}, sort_keys=False))

@@ -28,7 +28,7 @@ from .. import clock
 from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, efa_interfaces
 from ..catalog.storage import EFA_LUSTRE_MIN_CLIENT, EFA_LUSTRE_MIN_DRIVER, fsx_efa_client_interfaces
 from ..clock import utc_timestamp
-from ..platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
+from ..platform.accelerators import EFA_DEVICE, NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
 from ..storage.contract import StorageTier
@@ -59,7 +59,7 @@ NODE_POLICIES = (
 # The Cluster Autoscaler scales only Auto Scaling groups with this tag (key=value): capacity blocks have none.
 AUTOSCALED_TAG = "lattice:autoscaled=true"
 NODE_TEMPLATE_RESOURCES = "k8s.io/cluster-autoscaler/node-template/resources/"
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
+EFA_RESOURCE = EFA_DEVICE
 # aws-ofi-nccl reads these; RDMA reads are what p4d / p5 and later EFA generations support.
 EFA_ENVIRONMENT = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1"}
 MIME_BOUNDARY = "==LATTICE=="

@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .pool_daemons import AcceleratorPool
+from .pool_daemons import daemon_set_spec as daemon_set_spec_for
+from .pool_daemons import pod_monitor_spec as pool_pod_monitor_spec
+
 NAME = "lattice-efa-exporter"
 COUNTERS_IMAGE = "alpine:3.22"  # as components/platform/gpudirect.py and team_directories.py pin it
 # The node exporter kube-prometheus-stack 88.5.3 runs (its prometheus-node-exporter 4.56.1's appVersion).
@@ -35,7 +39,6 @@ INTERVAL_SECONDS = 15
 SYSFS = "/host/sys"
 TEXTFILE_DIR = "/var/lib/efa-exporter"
 SCRIPT = "efa-counters.sh"
-POOL_LABEL = "lattice.dev/pool"
 # The counters the fork declares (awsome-distributed-training 4.validation_and_observability/3.efa-node-exporter/
 # amazon_efa_linux.go at commit 7217859f, tests/fixtures/exporter-metrics/efa-node-exporter-7217859f.txt): the EFA
 # driver's hw_counters files, each exported as node_amazonefa_<counter>. Newer drivers may add files; they are left
@@ -79,10 +82,7 @@ COUNTERS = (
 )
 
 
-@dataclass
-class EfaPool:
-    name: str  # the pool's name (its nodes carry lattice.dev/pool=<name>)
-    taint: str  # the accelerator taint its nodes carry (nvidia.com/gpu, aws.amazon.com/neuron)
+EfaPool = AcceleratorPool
 
 
 @dataclass
@@ -123,100 +123,72 @@ class EfaExporter(pulumi.ComponentResource):
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
             metadata={"name": NAME, "namespace": args.namespace, "labels": args.labels},
-            spec=pod_monitor_spec(),
+            spec=pool_pod_monitor_spec(NAME),
             opts=child,
         )
         self.register_outputs({"pools": sorted(self.daemon_sets)})
 
 
-def selector(pool: str) -> dict[str, str]:
-    return {"app.kubernetes.io/name": NAME, POOL_LABEL: pool}
-
-
 def daemon_set_spec(pool: EfaPool, labels: dict[str, str]) -> dict:
     """One pool's exporter: the counters writer and node exporter's textfile collector, sharing an emptyDir."""
-    return {
-        "selector": {"matchLabels": selector(pool.name)},
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}},
-        "template": {
-            "metadata": {"labels": {**labels, **selector(pool.name)}},
-            "spec": {
-                "nodeSelector": {POOL_LABEL: pool.name, "lattice.dev/efa": "true"},
-                "tolerations": [{"key": pool.taint, "operator": "Exists", "effect": "NoSchedule"}],
-                "automountServiceAccountToken": False,
-                "securityContext": {
-                    "runAsNonRoot": True,
-                    "runAsUser": 65534,
-                    "runAsGroup": 65534,
-                    "fsGroup": 65534,
-                    "seccompProfile": {"type": "RuntimeDefault"},
-                },
-                "containers": [
-                    {
-                        "name": "efa-counters",
-                        "image": COUNTERS_IMAGE,
-                        "command": ["/bin/sh", f"/scripts/{SCRIPT}"],
-                        "env": [
-                            {"name": "SYSFS", "value": SYSFS},
-                            {"name": "TEXTFILE_DIR", "value": TEXTFILE_DIR},
-                            {"name": "INTERVAL", "value": str(INTERVAL_SECONDS)},
-                        ],
-                        "volumeMounts": [
-                            {"name": "sys", "mountPath": SYSFS, "readOnly": True},
-                            {"name": "textfile", "mountPath": TEXTFILE_DIR},
-                            {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
-                        ],
-                        "securityContext": _container_security(),
-                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
-                    },
-                    {
-                        "name": "node-exporter",
-                        "image": NODE_EXPORTER_IMAGE,
-                        "args": [
-                            "--collector.disable-defaults",
-                            "--collector.textfile",
-                            f"--collector.textfile.directory={TEXTFILE_DIR}",
-                            f"--web.listen-address=:{PORT}",
-                        ],
-                        "ports": [{"name": "metrics", "containerPort": PORT, "protocol": "TCP"}],
-                        "readinessProbe": {"httpGet": {"path": "/", "port": "metrics"}},
-                        "volumeMounts": [{"name": "textfile", "mountPath": TEXTFILE_DIR, "readOnly": True}],
-                        "securityContext": _container_security(),
-                        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-                    },
-                ],
-                "volumes": [
-                    {"name": "sys", "hostPath": {"path": "/sys", "type": "Directory"}},
-                    {"name": "textfile", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
-                    {"name": "scripts", "configMap": {"name": NAME}},
-                ],
+    return daemon_set_spec_for(
+        NAME,
+        pool,
+        labels,
+        {
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": 65534,
+                "runAsGroup": 65534,
+                "fsGroup": 65534,
+                "seccompProfile": {"type": "RuntimeDefault"},
             },
+            "containers": [
+                {
+                    "name": "efa-counters",
+                    "image": COUNTERS_IMAGE,
+                    "command": ["/bin/sh", f"/scripts/{SCRIPT}"],
+                    "env": [
+                        {"name": "SYSFS", "value": SYSFS},
+                        {"name": "TEXTFILE_DIR", "value": TEXTFILE_DIR},
+                        {"name": "INTERVAL", "value": str(INTERVAL_SECONDS)},
+                    ],
+                    "volumeMounts": [
+                        {"name": "sys", "mountPath": SYSFS, "readOnly": True},
+                        {"name": "textfile", "mountPath": TEXTFILE_DIR},
+                        {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
+                    ],
+                    "securityContext": _container_security(),
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+                },
+                {
+                    "name": "node-exporter",
+                    "image": NODE_EXPORTER_IMAGE,
+                    "args": [
+                        "--collector.disable-defaults",
+                        "--collector.textfile",
+                        f"--collector.textfile.directory={TEXTFILE_DIR}",
+                        f"--web.listen-address=:{PORT}",
+                    ],
+                    "ports": [{"name": "metrics", "containerPort": PORT, "protocol": "TCP"}],
+                    "readinessProbe": {"httpGet": {"path": "/", "port": "metrics"}},
+                    "volumeMounts": [{"name": "textfile", "mountPath": TEXTFILE_DIR, "readOnly": True}],
+                    "securityContext": _container_security(),
+                    "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+                },
+            ],
+            "volumes": [
+                {"name": "sys", "hostPath": {"path": "/sys", "type": "Directory"}},
+                {"name": "textfile", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
+                {"name": "scripts", "configMap": {"name": NAME}},
+            ],
         },
-    }
+        node_labels={"lattice.dev/efa": "true"},
+    )
 
 
 def _container_security() -> dict:
     return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
-
-
-def pod_monitor_spec() -> dict:
-    """Every pool's exporter pods, each series labelled with the node it runs on and its pool."""
-    return {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
-        "podMetricsEndpoints": [
-            {
-                "port": "metrics",
-                "relabelings": [
-                    {"action": "replace", "sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"},
-                    {
-                        "action": "replace",
-                        "sourceLabels": ["__meta_kubernetes_pod_label_lattice_dev_pool"],
-                        "targetLabel": "pool",
-                    },
-                ],
-            }
-        ],
-    }
 
 
 def counters_script() -> str:

@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .pool_daemons import AcceleratorPool
+from .pool_daemons import daemon_set_spec as daemon_set_spec_for
+from .pool_daemons import pod_monitor_spec as pool_pod_monitor_spec
+
 NAME = "lattice-neuron-monitor"
 IMAGE = "public.ecr.aws/neuron/neuron-monitor:1.3.0"
 PORT = 8000
 CONFIG = "/opt/aws/neuron/bin/neuron-monitor.conf"
-POOL_LABEL = "lattice.dev/pool"
 
 
-@dataclass
-class NeuronPool:
-    name: str  # the pool's name (its nodes carry lattice.dev/pool=<name>)
-    taint: str  # the Neuron taint its nodes carry (aws.amazon.com/neuron)
+NeuronPool = AcceleratorPool
 
 
 @dataclass
@@ -67,62 +67,33 @@ class NeuronMonitor(pulumi.ComponentResource):
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
             metadata={"name": NAME, "namespace": args.namespace, "labels": args.labels},
-            spec=pod_monitor_spec(),
+            spec=pool_pod_monitor_spec(NAME),
             opts=child,
         )
         self.register_outputs({"pools": sorted(self.daemon_sets)})
 
 
-def selector(pool: str) -> dict[str, str]:
-    return {"app.kubernetes.io/name": NAME, POOL_LABEL: pool}
-
-
 def daemon_set_spec(pool: NeuronPool, labels: dict[str, str]) -> dict:
     """AWS's neuron-monitor container, on one Neuron pool's nodes."""
-    return {
-        "selector": {"matchLabels": selector(pool.name)},
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}},
-        "template": {
-            "metadata": {"labels": {**labels, **selector(pool.name)}},
-            "spec": {
-                "nodeSelector": {POOL_LABEL: pool.name},
-                "tolerations": [{"key": pool.taint, "operator": "Exists", "effect": "NoSchedule"}],
-                "automountServiceAccountToken": False,
-                "containers": [
-                    {
-                        "name": "neuron-monitor",
-                        "image": IMAGE,
-                        "command": ["/opt/bin/entrypoint.sh"],
-                        "args": ["--port", str(PORT), "--neuron-monitor-config", CONFIG],
-                        "ports": [{"name": "metrics", "containerPort": PORT, "protocol": "TCP"}],
-                        "env": [{"name": "GOMEMLIMIT", "value": "160MiB"}],
-                        "resources": {
-                            "requests": {"cpu": "256m", "memory": "128Mi"},
-                            "limits": {"cpu": "500m", "memory": "256Mi"},
-                        },
-                        "securityContext": {"privileged": True},
-                    }
-                ],
-            },
-        },
-    }
-
-
-def pod_monitor_spec() -> dict:
-    """Every pool's monitor pods, each series labelled with the node it runs on and its pool."""
-    return {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
-        "podMetricsEndpoints": [
-            {
-                "port": "metrics",
-                "relabelings": [
-                    {"action": "replace", "sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"},
-                    {
-                        "action": "replace",
-                        "sourceLabels": ["__meta_kubernetes_pod_label_lattice_dev_pool"],
-                        "targetLabel": "pool",
+    return daemon_set_spec_for(
+        NAME,
+        pool,
+        labels,
+        {
+            "containers": [
+                {
+                    "name": "neuron-monitor",
+                    "image": IMAGE,
+                    "command": ["/opt/bin/entrypoint.sh"],
+                    "args": ["--port", str(PORT), "--neuron-monitor-config", CONFIG],
+                    "ports": [{"name": "metrics", "containerPort": PORT, "protocol": "TCP"}],
+                    "env": [{"name": "GOMEMLIMIT", "value": "160MiB"}],
+                    "resources": {
+                        "requests": {"cpu": "256m", "memory": "128Mi"},
+                        "limits": {"cpu": "500m", "memory": "256Mi"},
                     },
-                ],
-            }
-        ],
-    }
+                    "securityContext": {"privileged": True},
+                }
+            ],
+        },
+    )

@@ -14,6 +14,11 @@ NEURON_DEVICE = "aws.amazon.com/neuron"
 NEURON_DEVICE_ALIAS = "aws.amazon.com/neurondevice"
 NEURON_CORE = "aws.amazon.com/neuroncore"
 TPU_CHIP = "google.com/tpu"
+# The fabric devices a training pod asks for beside its accelerators: the EFA device plugin's interfaces, and the
+# NVIDIA RDMA shared device plugin's HCAs under the resource name Lattice's NicClusterPolicy configures.
+EFA_DEVICE = "vpc.amazonaws.com/efa"
+RDMA_SHARED_DEVICE = "rdma_shared_device_a"
+RDMA_DEVICE = f"rdma/{RDMA_SHARED_DEVICE}"
 
 
 def accelerator_quota(accelerators: int, neuron_cores_per_device: int) -> dict[str, str]:

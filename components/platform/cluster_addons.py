@@ -41,6 +41,7 @@ import yaml
 from ..observability.dcgm import dcgm_exporter_values
 from ..observability.managed_collection import ManagedCollection, ManagedCollectionArgs
 from . import moved_from
+from .accelerators import EFA_DEVICE, RDMA_DEVICE, RDMA_SHARED_DEVICE
 from .gpu_health import GpuHealth, GpuHealthArgs
 from .kueue_api import KUEUE_NAMESPACE
 
@@ -102,14 +103,14 @@ KUEUE_VERSION = "0.19.2"
 MELLANOX_VENDOR_ID = "15b3"
 MELLANOX_REGISTRY = "nvcr.io/nvidia/mellanox"
 RDMA_HCA_MAX = 63  # pods that may share one HCA
-RDMA_RESOURCE = "rdma_shared_device_a"
+RDMA_RESOURCE = RDMA_SHARED_DEVICE
 # Per-node fabric devices a training pod requests beside its GPUs (the EFA device plugin's interfaces, the RDMA shared
 # device plugin's HCAs): Kueue leaves them uncounted (Configuration resources.excludeResourcePrefixes, matched by
 # prefix: pkg/workload/workload.go dropExcludedResources at v0.19.2). A ClusterQueue covers cpu, memory and the
 # accelerator only, and Kueue refuses a workload with any other request ("resource <name> unavailable in
 # ClusterQueue": pkg/scheduler/flavorassigner/flavorassigner.go), so every EFA or RDMA job would stay pending.
 # The accelerator quota already bounds them: a pod gets these only on the GPU nodes it was admitted to.
-KUEUE_UNCOUNTED_RESOURCES = ("vpc.amazonaws.com/efa", f"rdma/{RDMA_RESOURCE}")
+KUEUE_UNCOUNTED_RESOURCES = (EFA_DEVICE, RDMA_DEVICE)
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SYSTEM_NODES = {"lattice.dev/pool": "system"}
 

@@ -7,6 +7,7 @@ API's PriceList entries, the Cloud Billing Catalog API's skus pages); no cloud i
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import urllib.error
@@ -83,6 +84,19 @@ def _add_fsx_pages(stubber: Stubber, pages: list[list[str]], region: str = "us-e
         if index:
             params["NextToken"] = f"fsx-token-{index}"
         stubber.add_response("get_products", response, params)
+
+
+def _refresh_aws(pricing, ec2_client_for, machines: set[tuple[str, str]], previous: dict, today=date(2026, 11, 27)):
+    """refresh_document over ``previous`` for AWS machines only (no GCP SKUs), at the suite's moment."""
+    return refresh_document(
+        previous,
+        PlannedMachines(aws=frozenset(machines), gcp=frozenset()),
+        pricing_client=pricing,
+        ec2_client_for=ec2_client_for,
+        gcp_skus=None,
+        today=today,
+        now=NOW,
+    )
 
 
 def _stubbed_ec2(prices: list[str], instance_type: str = "p5.48xlarge"):
@@ -270,15 +284,7 @@ def test_refresh_writes_the_us_east_2_rows_the_campus_stack_needs():
     ec2, ec2_stub = _stubbed_ec2([])
     previous = json.loads(PRICING_SNAPSHOT.read_text())
     assert "SkyPilot" in previous["prices"]["aws"]["us-east-2"]["ec2/p5.48xlarge/OnDemand"]["evidence"]
-    document, summary = refresh_document(
-        previous,
-        PlannedMachines(aws=frozenset({("us-east-2", "p5.48xlarge")}), gcp=frozenset()),
-        pricing_client=pricing,
-        ec2_client_for=lambda region: ec2,
-        gcp_skus=None,
-        today=date(2026, 11, 27),
-        now=NOW,
-    )
+    document, summary = _refresh_aws(pricing, lambda region: ec2, {("us-east-2", "p5.48xlarge")}, previous)
     pricing_stub.assert_no_pending_responses()
     ec2_stub.assert_no_pending_responses()  # the spot history was asked for, and had nothing in it
     ohio_rows = document["prices"]["aws"]["us-east-2"]
@@ -528,15 +534,7 @@ def test_refresh_rewrites_the_fsx_rows_of_the_regions_the_stacks_use(tmp_path):
     _add_fsx_pages(pricing_stub, _fsx_pages())
     ec2, _ = _stubbed_ec2([])
     previous = json.loads(PRICING_SNAPSHOT.read_text())
-    document, summary = refresh_document(
-        previous,
-        PlannedMachines(aws=frozenset({("us-east-1", "p5.48xlarge")}), gcp=frozenset()),
-        pricing_client=pricing,
-        ec2_client_for=lambda region: ec2,
-        gcp_skus=None,
-        today=date(2026, 11, 27),
-        now=NOW,
-    )
+    document, summary = _refresh_aws(pricing, lambda region: ec2, {("us-east-1", "p5.48xlarge")}, previous)
     pricing_stub.assert_no_pending_responses()
     rows = document["prices"]["aws"]["us-east-1"]
     assert rows["fsx-lustre/PERSISTENT_2/SSD/1000"] == {
@@ -649,15 +647,8 @@ def test_spot_range_of_a_spot_pool_is_read_from_every_zone_of_the_region_with_mo
         _add_fsx_pages(pricing_stub, [[]])
         previous = json.loads(PRICING_SNAPSHOT.read_text())
         assert previous["prices"]["aws"]["us-east-1"]["ec2-spot/g5.48xlarge"]["missing"]
-        document, summary = refresh_document(
-            previous,
-            PlannedMachines(aws=frozenset({("us-east-1", "g5.48xlarge")}), gcp=frozenset()),
-            pricing_client=pricing,
-            ec2_client_for=lambda region: boto3.client("ec2", region_name=region),
-            gcp_skus=None,
-            today=date(2026, 11, 26),
-            now=NOW,
-        )
+        moto_ec2, machines = functools.partial(boto3.client, "ec2"), {("us-east-1", "g5.48xlarge")}
+        document, summary = _refresh_aws(pricing, moto_ec2, machines, previous, today=date(2026, 11, 26))
     assert len(zones) > 1
     row = document["prices"]["aws"]["us-east-1"]["ec2-spot/g5.48xlarge"]
     assert (row["usd_low"], row["usd_high"], row["usd"]) == (0.00001, 0.00001, None)

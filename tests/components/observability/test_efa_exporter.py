@@ -28,6 +28,16 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 EFFECT = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
+# A GPU pool of a type with EFA that asks for none.
+G5_WITHOUT_EFA = {
+    "name": "g5",
+    "instance_type": "g5.48xlarge",
+    "efa": False,
+    "availability_zones": ["us-east-1a"],
+    "max_nodes": 1,
+}
+
+
 def _exporters(plan) -> list[dict]:
     return [d for d in plan.by_type(DAEMON_SET) if d["inputs"]["metadata"]["name"].startswith(efa_exporter.NAME)]
 
@@ -88,13 +98,7 @@ def test_a_neuron_pool_with_efa_gets_the_exporter_tolerating_its_taint(plan_spec
         **AWS_SITE,
         "gpu_pools": [
             {"name": "trn", "instance_type": "trn1.32xlarge", "availability_zones": ["us-east-1a"], "max_nodes": 2},
-            {
-                "name": "g5",
-                "instance_type": "g5.48xlarge",
-                "efa": False,
-                "availability_zones": ["us-east-1a"],
-                "max_nodes": 1,
-            },
+            G5_WITHOUT_EFA,
         ],
     }
     plan = plan_spec(spec_with(site))
@@ -110,15 +114,7 @@ def test_a_site_without_efa_pools_runs_no_exporter(plan_spec):
 
     site = {
         **AWS_SITE,
-        "gpu_pools": [
-            {
-                "name": "g5",
-                "instance_type": "g5.48xlarge",
-                "efa": False,
-                "availability_zones": ["us-east-1a"],
-                "max_nodes": 1,
-            }
-        ],
+        "gpu_pools": [G5_WITHOUT_EFA],
     }
     plan = plan_spec(spec_with(site))
     assert (

@@ -20,7 +20,7 @@ from components import standards
 from components.platform import gpu_health
 from lattice.cli import main
 from tests.admission import kueue_admitted, tolerates, unschedulable_reasons
-from tests.conftest import ROOT
+from tests.conftest import ROOT, value_paths
 from tests.kueue import _structural, cel_errors
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu-health"
@@ -46,15 +46,6 @@ HARMLESS_LINES = (
     "NVRM: Xid (PCI:0000:79:00): 31, pid=992, name=python, Ch 0000000a, intr 00000000. MMU Fault",
     "NVRM: GPU 0000:b7:00.0: GPU has fallen off the bus.",  # the driver's follow-up line, without an Xid
 )
-
-
-def _paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
-    out = set()
-    for key, value in tree.items():
-        out.add((*prefix, key))
-        if isinstance(value, dict) and value:
-            out |= _paths(value, (*prefix, key))
-    return out
 
 
 def npd_conditions(lines: list[str]) -> dict:
@@ -95,7 +86,7 @@ def test_values_exist_in_the_pinned_chart():
     # custom_monitor_definitions and nodeSelector are free maps in the chart (empty there)
     assert chart["settings"]["custom_monitor_definitions"] == {} and chart["nodeSelector"] == {}
     free = {("settings", "custom_monitor_definitions"), ("nodeSelector",)}
-    assert {p for p in _paths(values) if p[:2] not in free and p[:1] not in free} <= _paths(chart)
+    assert {p for p in value_paths(values) if p[:2] not in free and p[:1] not in free} <= value_paths(chart)
     # The chart mounts custom_monitor_definitions at /custom-config (templates/daemonset.yaml) and reads /dev/kmsg as
     # a privileged container; its tolerations keep it on a node Lattice tainted.
     assert chart["securityContext"] == {"privileged": True}

@@ -16,30 +16,22 @@ from components.platform.cluster_addons import (
     kueue_configuration,
     kueue_values,
 )
+from tests.conftest import value_paths
 
 CHART_VALUES = Path(__file__).resolve().parents[2] / "fixtures" / f"kueue-v{KUEUE_VERSION}" / "values.yaml"
 KUEUE_RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
-def _paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
-    out = set()
-    for key, value in tree.items():
-        out.add((*prefix, key))
-        if isinstance(value, dict) and value:
-            out |= _paths(value, (*prefix, key))
-    return out
-
-
 def test_values_exist_in_the_pinned_chart():
     chart = yaml.safe_load(CHART_VALUES.read_text())
-    assert _paths(kueue_values(prometheus=True)) <= _paths(chart)
+    assert value_paths(kueue_values(prometheus=True)) <= value_paths(chart)
     assert chart["enablePrometheus"] is False  # the chart's ServiceMonitor is Lattice's to turn on
     # podAnnotations is a free map in the chart (empty there; templates/manager/manager.yaml renders it whole)
     annotated = kueue_values(provisioning_requests=True)
     assert chart["controllerManager"]["manager"]["podAnnotations"] == {}
-    assert {p for p in _paths(annotated) if p[:3] != ("controllerManager", "manager", "podAnnotations")} | {
+    assert {p for p in value_paths(annotated) if p[:3] != ("controllerManager", "manager", "podAnnotations")} | {
         ("controllerManager", "manager", "podAnnotations")
-    } <= _paths(chart)
+    } <= value_paths(chart)
     assert isinstance(chart["controllerManager"]["featureGates"], list)  # the chart's template ranges over a list
 
 
