@@ -222,3 +222,29 @@ def link_plans(spec) -> list[LinkPlan]:
                 )
             )
     return plans
+
+
+def gateway_announcements(site) -> tuple[str, ...]:
+    """What a grid / edge site's gateway announces over BGP on every link: the site's own ranges (network.cidr and
+    routed_cidrs), never a route it learned. ``peer_config.render_frr`` writes them as ``network`` statements behind
+    an outbound prefix list, the reachability model reads them as the site's advertisement, and
+    tests/integration/test_peer_configs.py holds real FRR to exactly this list."""
+    from components.spec.link_validators import routed_networks
+
+    return tuple(str(net) for net in routed_networks(site))
+
+
+def ranges_behind(spec, plan: LinkPlan) -> tuple[str, ...]:
+    """Ranges a grid / edge site reaches through a link: the cloud site's, and (an AWS hub's transit gateway
+    routes between its attachments) every other site linked to the same AWS site. A static link's gateway routes
+    exactly these into its tunnel (xfrm-interfaces.sh)."""
+    from components.spec.link_validators import routed_networks
+
+    sites = {s.name: s for s in spec.sites}
+    names = [plan.cloud]
+    if sites[plan.cloud].provider == "aws":
+        names += sorted(
+            {q.peer if q.cloud == plan.cloud else q.cloud for q in link_plans(spec) if plan.cloud in (q.cloud, q.peer)}
+            - {plan.peer, plan.cloud}
+        )
+    return tuple(str(net) for name in names for net in routed_networks(sites[name]))

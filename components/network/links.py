@@ -17,7 +17,7 @@ import pulumi
 from ..spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from ..spec.link_validators import routed_networks
 from ..tagging import TagContext
-from .link_plan import LinkPlan, link_plans
+from .link_plan import gateway_announcements, link_plans, ranges_behind
 from .peer_config import PeerConfig, render_all
 from .vpn import KEY_WITHHELD, AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink
 
@@ -53,19 +53,6 @@ def vpn_gateway_count(spec: StackSpec, site: GcpSite) -> int:
     if not plans:
         return 0
     return max([1, *(p.pairs for p in plans if p.kind == "gcp-onprem")])
-
-
-def ranges_behind(spec: StackSpec, plan: LinkPlan) -> tuple[str, ...]:
-    """Ranges a grid / edge site reaches through a link: the cloud site's, and (an AWS hub's transit gateway
-    routes between its attachments) every other site linked to the same AWS site."""
-    sites = {s.name: s for s in spec.sites}
-    names = [plan.cloud]
-    if isinstance(sites[plan.cloud], AwsSite):
-        names += sorted(
-            {q.peer if q.cloud == plan.cloud else q.cloud for q in link_plans(spec) if plan.cloud in (q.cloud, q.peer)}
-            - {plan.peer, plan.cloud}
-        )
-    return tuple(str(net) for name in names for net in routed_networks(sites[name]))
 
 
 @dataclass
@@ -169,7 +156,7 @@ class CrossSiteLinks(pulumi.ComponentResource):
 
     @staticmethod
     def _peer_config(site: KubernetesSite, tunnels: list[PeerTunnelOut]) -> dict[str, pulumi.Output]:
-        advertised = tuple(str(net) for net in routed_networks(site))
+        advertised = gateway_announcements(site)
 
         def config(remote_ips: list[str], keys: list[str]) -> PeerConfig:
             return PeerConfig(

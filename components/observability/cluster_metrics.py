@@ -36,6 +36,7 @@ import pulumi_kubernetes as k8s
 
 from components import standards
 
+from ..network.ports import METRICS_RECEIVER
 from . import receivers as alert_receivers
 from .alerts import rule_groups
 from .cloud_readers import CloudSource
@@ -53,7 +54,7 @@ NAMESPACE = "monitoring"
 # Names the chart derives from it: the Prometheus custom resource is "<fullname>-prometheus" (templates/_helpers.tpl).
 FULLNAME = "lattice-metrics"
 PROMETHEUS_NAME = f"{FULLNAME}-prometheus"
-RECEIVER_PORT = 8080
+RECEIVER_PORT = METRICS_RECEIVER
 RECEIVER_SERVICE = "lattice-metrics-receiver"
 RECEIVER_USERS_SECRET = "lattice-metrics-receiver-users"
 RECEIVER_CONFIG = "lattice-metrics-receiver"
