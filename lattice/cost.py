@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
@@ -124,6 +125,11 @@ class CostRow:
     unpriced: str | None = None
     assumptions: list[str] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)  # the resource's own tags / labels, for chargeback
+    # Whether each column (min, desired, max) would carry a charge from this row: a pool at zero nodes costs
+    # nothing at that column whatever its rate, so an unpriced rate leaves that column's total exact.
+    charged: tuple[bool, bool, bool] = (True, True, True)
+    # A prepaid row (a capacity block): its fee per calendar month ("2026-12": USD) it falls in.
+    prepaid: dict[str, float] = field(default_factory=dict)
 
     def monthly(self, hours: int) -> tuple[float, float, float] | None:
         return None if self.hourly is None else tuple(h * hours for h in self.hourly)  # type: ignore[return-value]
@@ -139,6 +145,23 @@ class CostReport:
     free: dict[str, str]  # resource type -> why it costs nothing of its own
     unclassified: list[str]  # resource types Lattice does not know how to price: a defect
     assumptions: list[str]
+    budget: Any = None  # the spec's budget (monthly_usd, at), which monthly-budget holds the total to
+
+    def budget_verdict(self) -> str | None:
+        """What the stack's budget makes of this report: within, over, or cannot be judged (rows its column
+        depends on are not priced, and monthly-budget fails closed on them); None without a budget."""
+        if self.budget is None:
+            return None
+        at, limit = self.budget.at, self.budget.monthly_usd
+        total = self.total_monthly()[COLUMNS.index(at)]
+        unpriced = self.unpriced_at(at)
+        if unpriced:
+            return (
+                f"budget ${limit:,.0f} a month at the pools' {at} nodes: cannot be judged, {len(unpriced)} row(s) "
+                f"it depends on not priced (${total:,.0f} priced); monthly-budget reports each"
+            )
+        verdict = "within" if total <= limit else f"over by ${total - limit:,.0f}"
+        return f"budget ${limit:,.0f} a month at the pools' {at} nodes: ${total:,.0f}, {verdict}"
 
     def total_hourly(self, rows: Iterable[CostRow] | None = None) -> tuple[float, float, float]:
         priced = [row.hourly for row in (self.rows if rows is None else rows) if row.hourly is not None]
@@ -150,6 +173,12 @@ class CostReport:
     @property
     def unpriced(self) -> list[CostRow]:
         return [row for row in self.rows if row.hourly is None]
+
+    def unpriced_at(self, column: str) -> list[CostRow]:
+        """The unpriced rows the total at ``column`` (min, desired, max) depends on: a budget held to that column
+        cannot be judged while any is left."""
+        index = COLUMNS.index(column)
+        return [row for row in self.unpriced if row.charged[index]]
 
     def by_site(self) -> dict[str, list[CostRow]]:
         sites: dict[str, list[CostRow]] = defaultdict(list)
@@ -246,13 +275,23 @@ def resource_tags(resource: dict) -> dict[str, str]:
     return {}
 
 
-def _row(ctx: _Context, resource: dict, kind: str, item: str, parts: list[tuple[Price, Callable[[float], Any]]]):
-    """A row whose hourly cost is the sum of ``rate -> hourly`` over ``parts``; unpriced if any rate is missing."""
+def _row(
+    ctx: _Context,
+    resource: dict,
+    kind: str,
+    item: str,
+    parts: list[tuple[Price, Callable[[float], Any]]],
+    *,
+    charged: tuple[bool, bool, bool] = (True, True, True),
+):
+    """A row whose hourly cost is the sum of ``rate -> hourly`` over ``parts``; unpriced if any rate is missing.
+    ``charged`` says at which columns the row costs anything (a pool of zero nodes does not)."""
     site = ctx.site_of(resource)
     prices = [price for price, _ in parts]
     missing = [price for price in prices if not price.known]
     base = CostRow(site, ctx.component_of(resource), resource["name"], resource["type"], kind, item, None, prices)
     base.tags = resource_tags(resource)
+    base.charged = charged
     if missing:
         base.unpriced = "; ".join(f"{p.key} ({p.cloud} {p.region}): {p.missing}" for p in missing)
         return [base]
@@ -294,20 +333,105 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
         if discount:
             what += f" less {discount:.0%}"
             ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
+    nodes = (low, desired, high)
+    charged = tuple(n > 0 for n in nodes)
+    volumes_part = (gp3, lambda usd: tuple(n * root_gib * usd / ctx.snapshot.hours_per_month for n in nodes))
     if market == "CapacityBlock":
+        block = _capacity_block(ctx, site, inputs, high)
+        if block is not None:
+            return _capacity_block_row(
+                ctx, r, instance=instance, rate=rate, block=block, root_gib=root_gib, volumes_part=volumes_part
+            )
         what += capacity_block_note(rate, ctx.snapshot.date)
     item = f"{low}/{desired}/{high} nodes × {what} + {root_gib:,.0f} GiB gp3 each"
-    nodes = (low, desired, high)
     return _row(
         ctx,
         r,
         "compute",
         item,
-        [
-            (rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes)),
-            (gp3, lambda usd: tuple(n * root_gib * usd / ctx.snapshot.hours_per_month for n in nodes)),
-        ],
+        [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes)), volumes_part],
+        charged=charged,  # type: ignore[arg-type]
     )
+
+
+@dataclass(frozen=True)
+class CapacityBlockWindow:
+    """A capacity block as the stack names it: ``instances`` for the hours from ``starts_at`` to ``ends_at``."""
+
+    instances: int
+    starts_at: datetime
+    ends_at: datetime
+
+    @property
+    def hours(self) -> float:
+        return (self.ends_at - self.starts_at).total_seconds() / 3600
+
+    def hours_by_month(self) -> dict[str, float]:
+        """The block's hours in each calendar month (UTC) it spans: "2026-12": 336.0."""
+        months: dict[str, float] = {}
+        moment = self.starts_at.astimezone(UTC)
+        end = self.ends_at.astimezone(UTC)
+        while moment < end:
+            following = datetime(moment.year + moment.month // 12, moment.month % 12 + 1, 1, tzinfo=UTC)
+            stop = min(following, end)
+            months[f"{moment:%Y-%m}"] = (stop - moment).total_seconds() / 3600
+            moment = stop
+        return months
+
+
+def _capacity_block(ctx: _Context, site_name: str, inputs: dict, instances: int) -> CapacityBlockWindow | None:
+    """The capacity block a node group runs in: its window from the pool in the spec (found by the pool label the
+    node group carries), its instances the node group's maximum (the pool scales to the block's size when it
+    starts); None when the spec gives no window."""
+    pool_name = (inputs.get("labels") or {}).get("lattice.dev/pool")
+    site = ctx.sites.get(site_name)
+    for pool in getattr(site, "gpu_pools", None) or []:
+        capacity = getattr(pool, "capacity", None)
+        if (
+            pool.name == pool_name
+            and getattr(pool, "capacity_block", False)
+            and capacity.starts_at
+            and capacity.ends_at
+        ):
+            return CapacityBlockWindow(instances, capacity.starts_at, capacity.ends_at)
+    return None
+
+
+def _capacity_block_row(
+    ctx: _Context,
+    r: dict,
+    *,
+    instance: str,
+    rate: Price,
+    block: CapacityBlockWindow,
+    root_gib: float,
+    volumes_part: tuple[Price, Callable[[float], Any]],
+) -> list[CostRow]:
+    """A capacity block is paid up front for its instances over its whole window, whether nodes run or not
+    (AWS EC2 User Guide, "Capacity Blocks for ML": the price is charged when the block is bought). So every column
+    carries the block's fee, independent of the pool's node counts. A month's column is the fee of the block's
+    hours in one calendar month; a block spanning two months shows the larger month's share (the month a budget
+    is hit hardest) and the item lists each month's. The root volumes exist only while nodes run: per column."""
+    by_month = block.hours_by_month()
+    month, hours_in_month = max(by_month.items(), key=lambda item: (item[1], item[0]))
+    hours = ctx.snapshot.hours_per_month
+    spans = ", ".join(f"{hours_of:,.0f} h in {name}" for name, hours_of in by_month.items())
+    item = (
+        f"capacity block, prepaid: {block.instances} × {instance} × {block.hours:,.0f} h "
+        f"({block.starts_at:%Y-%m-%d %H:%M} to {block.ends_at:%Y-%m-%d %H:%M} UTC: {spans}) × {_money(rate.usd)}/h"
+        f"{capacity_block_note(rate, ctx.snapshot.date)}; every column shows the fee for {month}'s "
+        f"{hours_in_month:,.0f} h, whatever the node count; + {root_gib:,.0f} GiB gp3 per running node"
+    )
+    rows = _row(
+        ctx,
+        r,
+        "compute",
+        item,
+        [(rate, lambda usd: _same(block.instances * hours_in_month * usd / hours)), volumes_part],
+    )
+    if rate.known:
+        rows[0].prepaid = {name: block.instances * hours_of * (rate.usd or 0.0) for name, hours_of in by_month.items()}
+    return rows
 
 
 def capacity_block_note(rate: Price, snapshot_date: str) -> str:
@@ -519,7 +643,9 @@ def _gke_node_pool(ctx: _Context, r: dict) -> list[CostRow]:
         item += f" less {discount:.0%}"
         ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
     nodes = (low, desired, high)
-    return _row(ctx, r, "compute", item, [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes))])
+    charged = tuple(n > 0 for n in nodes)
+    parts = [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes))]
+    return _row(ctx, r, "compute", item, parts, charged=charged)  # type: ignore[arg-type]
 
 
 def _enabled(value: Any) -> bool:
@@ -673,6 +799,7 @@ def _grid_pools(ctx: _Context) -> list[CostRow]:
                 "compute",
                 "",
                 None,
+                charged=tuple(n > 0 for n in nodes),  # type: ignore[arg-type]
             )
             if site.cost is None:
                 row.item = f"{pool.min_nodes}/{desired}/{pool.max_nodes} nodes × {gpus} {pool.gpu_model}"
@@ -753,6 +880,7 @@ def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | Non
         free=dict(sorted(free.items())),
         unclassified=sorted(unclassified),
         assumptions=[ctx.used_assumptions[key] for key in sorted(ctx.used_assumptions)],
+        budget=getattr(spec, "budget", None),
     )
 
 

@@ -137,6 +137,8 @@ def report_json(report: CostReport, teams=None) -> dict[str, Any]:
                 "hourly": list(row.hourly) if row.hourly is not None else None,
                 "monthly": list(row.monthly(hours)) if row.hourly is not None else None,
                 "unpriced": row.unpriced,
+                "charged": list(row.charged),
+                "prepaid": row.prepaid or None,
                 "tags": row.tags,
                 "prices": [
                     {
@@ -154,6 +156,7 @@ def report_json(report: CostReport, teams=None) -> dict[str, Any]:
         ],
         "total": {"hourly": list(report.total_hourly()), "monthly": list(report.total_monthly())},
         "unpriced": len(report.unpriced),
+        "budget": report.budget_verdict(),
         "assumptions": report.assumptions,
         "free": report.free,
         "unclassified": report.unclassified,
@@ -207,6 +210,8 @@ def _text(report: CostReport, teams) -> str:
             "rows again).",
             0,
         )
+    if report.budget_verdict():
+        lines += _wrapped(f"{report.budget_verdict()}.", 0)
     lines.append("Assumptions (the spec's cost_assumptions, or the defaults):")
     for assumption in report.assumptions or ["none"]:
         lines += _wrapped(f"- {assumption}", 2)
@@ -230,7 +235,10 @@ def _markdown(report: CostReport, teams) -> str:
         cells = _columns(row.monthly(report.hours_per_month))
         lines.append(f"| {row.site} | `{row.resource}` | {what.replace('|', '/')} | {' | '.join(cells)} |")
     lines.append(f"| **total** | | | {' | '.join(f'**{c}**' for c in _columns(report.total_monthly()))} |")
-    lines += ["", f"{len(report.unpriced)} row(s) not priced, not in the total.", "", "Assumptions:", ""]
+    lines += ["", f"{len(report.unpriced)} row(s) not priced, not in the total."]
+    if report.budget_verdict():
+        lines += ["", f"**{report.budget_verdict()}.**"]
+    lines += ["", "Assumptions:", ""]
     lines += [f"- {assumption}" for assumption in report.assumptions] or ["- none"]
     if teams is not None:
         lines += ["", f"By team ({CHARGEBACK_METHOD}):", "", "| team | min | desired | max |", "|---|--:|--:|--:|"]

@@ -32,6 +32,13 @@ class Waiver(BaseModel):
     def matches(self, policy: str, urn: str) -> bool:
         return policy == self.policy and fnmatch.fnmatchcase(urn, self.urn)
 
+    def names_other_stack(self, stack: str) -> bool:
+        """Whether the URN pattern names a stack (``urn:pulumi:<stack>::…``) that ``stack`` is not: such a waiver
+        belongs to that stack's runs and is not unused in this one (one waivers file serves every stack)."""
+        prefix, _, rest = self.urn.partition("urn:pulumi:")
+        named = rest.split("::", 1)[0] if not prefix and rest else ""
+        return bool(named) and not fnmatch.fnmatchcase(stack, named)
+
 
 @dataclass(frozen=True)
 class WaiverProblem:
@@ -118,6 +125,6 @@ def apply_waivers(
             index, "unused", f"waivers[{index}] ({waiver.policy}, {waiver.urn}) matched no violation; remove it"
         )
         for index, waiver in waivers.active
-        if index not in used
+        if index not in used and not (result.stack and waiver.names_other_stack(result.stack))
     ]
     return [*waivers.problems, *refused, *unused]

@@ -35,6 +35,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 COLUMNS = {"min": 0, "desired": 1, "max": 2}
 UNKNOWN = "(known after apply)"
+SITE_TYPES = "lattice:sites:"
 
 
 def spec_text() -> str | None:
@@ -163,6 +164,7 @@ def monthly_budget(args):
     resources = list(args.resources)
     report = cost_report(plan_of(resources), spec)
     stack_urn = next((r.urn for r in resources if r.resource_type == STACK_TYPE), "")
+    yield from _unjudged(report, spec, teams, resources, stack_urn)
     unpriced = f" ({len(report.unpriced)} row(s) not priced, not counted)" if report.unpriced else ""
     if spec.budget is not None:
         at = spec.budget.at
@@ -187,3 +189,39 @@ def monthly_budget(args):
                 f"{unpriced}, over its budget of {_usd(team.budget.monthly_usd)} by "
                 f"{_usd(monthly - team.budget.monthly_usd)}",
             )
+
+
+def _row_urn(row: Any, resources: Sequence[Any], stack_urn: str) -> str:
+    """Where a row's finding is filed, so a waiver can name it alone: the resource it prices; for a grid pool or a
+    link's traffic (no resource of their own), the site component they belong to; else the stack."""
+    for resource in resources:
+        if resource.name == row.resource and resource.resource_type == row.type:
+            return resource.urn
+    for resource in resources:
+        if resource.resource_type.startswith(SITE_TYPES) and resource.name == row.site:
+            return resource.urn
+    return stack_urn
+
+
+def _unjudged(report: Any, spec: Any, teams: list[Any], resources: Sequence[Any], stack_urn: str):
+    """Fail closed: each unpriced row a budget's column depends on is a finding of its own, filed under its
+    resource (waivable row by row), saying which budgets it leaves unjudged. A budget over a total that leaves
+    rows out could never be exceeded by what it leaves out."""
+    sites = {site.name: site for site in spec.sites}
+    blocked: dict[int, tuple[Any, list[str]]] = {}
+    budgets = [("the stack", spec.budget, None)] if spec.budget is not None else []
+    budgets += [(f"team {team.name}", team.budget, team) for team in teams]
+    for label, budget, team in budgets:
+        for row in report.unpriced_at(budget.at):
+            if team is not None and not (row.site in sites and team.on(sites[row.site]) and team.quota_for(row.site)):
+                continue  # the team's share takes nothing from this site
+            entry = blocked.setdefault(id(row), (row, []))
+            entry[1].append(f"{label}'s ({_usd(budget.monthly_usd)} at the pools' {budget.at} nodes)")
+    count = len(blocked)
+    for row, labels in blocked.values():
+        yield (
+            _row_urn(row, resources, stack_urn),
+            f"cannot judge the budget: {count} row(s) not priced; {row.resource} ({row.type}, site {row.site}) "
+            f"is one, so {' and '.join(labels)} total leaves it out: {row.unpriced}. Price it in the pricing "
+            "snapshot (`lattice pricing refresh`), or waive this row in policies/waivers.yaml with the reason",
+        )

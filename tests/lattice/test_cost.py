@@ -50,14 +50,47 @@ def test_no_type_is_both_priced_and_free():
 
 
 def test_a_p5_capacity_block_pool_month_by_hand(prod_plan):
+    """The block is prepaid: 8 instances × its 336 h (2026-12-01 to 2026-12-15) × the block rate in every column,
+    although the pool's min and desired are 0; the root volumes only while nodes run."""
     report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
     row = _row(report, "aws-use1-train-p5-nodes")
     block = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")
     gp3 = _snapshot_usd("ebs/gp3-storage")
-    # prod: min 0, desired 0, max 8 nodes; each a p5.48xlarge at the block rate and a 200 GiB gp3 root volume.
-    assert row.monthly(HOURS) == pytest.approx((0, 0, 8 * block * HOURS + 8 * 200 * gp3))
-    assert row.monthly(HOURS)[2] == pytest.approx(229_815.2)  # 8 × $39.33 × 730 h + 8 × 200 GiB × $0.08
+    fee = 8 * 336 * block
+    assert row.monthly(HOURS) == pytest.approx((fee, fee, fee + 8 * 200 * gp3))
+    assert fee == pytest.approx(105_719.04)  # 8 × 336 h × $39.33
+    assert row.prepaid == pytest.approx({"2026-12": fee})
     assert [price.key for price in row.prices] == ["ec2/p5.48xlarge/CapacityBlock", "ebs/gp3-storage"]
+    assert "capacity block, prepaid: 8 × p5.48xlarge × 336 h" in row.item
+
+
+def test_a_capacity_block_spanning_two_months_shows_the_larger_month_in_every_column(tmp_path):
+    """A block from 2026-12-25 to 2027-01-08 (336 h: 154.5 h in December, 181.5 h in January): each month's share
+    is kept, and a month's column is the larger one, whatever the node counts."""
+    site = copy.deepcopy(AWS_SITE)
+    site["gpu_pools"] = [
+        {
+            "name": "block",
+            "instance_type": "p5.48xlarge",
+            "availability_zones": ["us-east-1a"],
+            "min_nodes": 0,
+            "max_nodes": 2,
+            "capacity": {
+                "type": "capacity-block",
+                "reservation_id": "cr-0123456789abcdef0",
+                "starts_at": "2026-12-25T13:30:00Z",
+                "ends_at": "2027-01-08T13:30:00Z",
+            },
+        }
+    ]
+    path = write_stack(tmp_path, spec_with(site))
+    report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
+    row = _row(report, "aws-use1-block-nodes")
+    block = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")
+    assert row.prepaid == pytest.approx({"2026-12": 2 * 154.5 * block, "2027-01": 2 * 181.5 * block})
+    gp3 = 2 * 200 * _snapshot_usd("ebs/gp3-storage")
+    assert row.monthly(HOURS) == pytest.approx((2 * 181.5 * block,) * 2 + (2 * 181.5 * block + gp3,))
+    assert "154 h in 2026-12, 182 h in 2027-01" in row.item
 
 
 def test_a_vpn_connection_month_by_hand(prod_plan):
@@ -102,7 +135,8 @@ def test_an_on_demand_p5_pool_and_a_persistent_2_file_system_month_by_hand(tmp_p
 
 
 def test_one_more_p5_node_costs_exactly_that_node(tmp_path, prod_plan):
-    """prod against prod with one more p5 node: one row changes, by one node's instance and root volume."""
+    """prod against prod with one more p5 node in its capacity block: one row changes, by one more instance's
+    block fee (336 h, prepaid: every column) and, at max, its root volume."""
     document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
     pools = document["config"]["lattice:spec"]["sites"][0]["gpu_pools"]
     assert pools[0]["name"] == "train-p5" and pools[0]["max_nodes"] == 8
@@ -114,9 +148,9 @@ def test_one_more_p5_node_costs_exactly_that_node(tmp_path, prod_plan):
     head = cost_report(cached_plan(head_path).to_dict(), spec)
     [change] = cost_changes(base, head)
     assert (change.resource, change.change) == ("aws-use1-train-p5-nodes", "changed")
-    node = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock") * HOURS + 200 * _snapshot_usd("ebs/gp3-storage")
-    assert change.delta == pytest.approx((0, 0, node))
-    assert node == pytest.approx(28_726.9)
+    fee = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock") * 336
+    assert change.delta == pytest.approx((fee, fee, fee + 200 * _snapshot_usd("ebs/gp3-storage")))
+    assert fee == pytest.approx(13_214.88)
 
 
 def test_cost_diff_through_the_cli(tmp_path, prod_plan, capsys):
@@ -130,10 +164,11 @@ def test_cost_diff_through_the_cli(tmp_path, prod_plan, capsys):
     assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert [c["resource"] for c in document["changes"]] == ["aws-use1-train-p5-nodes"]
-    assert document["monthly_delta"] == pytest.approx([0, 0, 28_726.9])
+    fee = 336 * _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")  # one more instance in the prepaid block
+    assert document["monthly_delta"] == pytest.approx([fee, fee, fee + 200 * _snapshot_usd("ebs/gp3-storage")])
     assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "| `aws-use1-train-p5-nodes` | changed | ±$0 | ±$0 | +$28,727 |" in markdown
+    assert "| `aws-use1-train-p5-nodes` | changed | +$13,215 | +$13,215 | +$13,231 |" in markdown
 
 
 def test_the_text_report_fits_80_columns_and_never_cuts_a_name(prod_plan, tmp_path, capsys):
@@ -302,9 +337,12 @@ def test_what_prod_leaves_unpriced_and_why():
         "filestore/ZONAL",
     }
     assert len(report.unpriced) == 8  # 4 large-tunnel connections, FSx, A3 Mega flex-start, Filestore, beamline
-    # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400)
-    assert report.total_monthly()[2] == pytest.approx(495_228.53, abs=0.01)
-    assert report.total_monthly()[0] == pytest.approx(31_805.16, abs=0.01)
+    # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400); the p5 capacity
+    # block is prepaid: its 8 × 336 h fee ($105,719) in every column, not 8 × 730 h at max only
+    assert report.total_monthly()[2] == pytest.approx(371_260.37, abs=0.01)
+    assert report.total_monthly()[0] == pytest.approx(137_524.20, abs=0.01)
+    # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only six rows are unjudged.
+    assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [6, 6, 8]
 
 
 def test_a_managed_lustre_month_by_hand(prod_plan):
@@ -367,3 +405,28 @@ def test_a_row_not_priced_says_so_with_the_reason_in_every_format(prod_plan, tmp
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert "| **not priced**: filestore/ZONAL (gcp us-central1): no published zonal-tier rate" in markdown
+
+
+def test_the_pr_summary_says_the_budget_cannot_be_judged_while_rows_it_depends_on_are_unpriced(
+    prod_plan, tmp_path, capsys
+):
+    """The markdown the pull-request workflow posts beside the policy verdict says it too (issue 33)."""
+    plan = tmp_path / "prod.json"
+    plan.write_text(prod_plan.to_json())
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
+    assert (
+        "**budget $600,000 a month at the pools' max nodes: cannot be judged, 8 row(s) it depends on not priced "
+        "($371,260 priced); monthly-budget reports each.**"
+    ) in capsys.readouterr().out
+    assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["budget"].startswith("budget $600,000 a month at the pools' max nodes: cannot be judged")
+    [block] = [row for row in document["rows"] if row["resource"] == "aws-use1-train-p5-nodes"]
+    assert block["prepaid"] == {"2026-12": pytest.approx(105_719.04)}
+
+
+def test_a_budget_every_row_of_which_is_priced_is_judged(prod_plan):
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    report = cost_report(prod_plan.to_dict(), spec)
+    report.rows = [row for row in report.rows if row.hourly is not None]
+    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $371,260, within"

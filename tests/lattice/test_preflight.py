@@ -880,10 +880,12 @@ def test_the_offering_s_up_front_fee_supersedes_the_snapshot_rate_lattice_cost_u
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     [row] = [r for r in cost_report(prod_plan.to_dict(), spec).rows if r.resource == "aws-use1-train-p5-nodes"]
     assert (
-        "p5.48xlarge CapacityBlock $39.33/h (the published rate read 2026-11-25, published as holding until "
-        "2025-01-01: stale; a block is paid up front, and `lattice preflight` reads its fee, which supersedes this "
-        "rate)" in row.item
+        "8 × p5.48xlarge × 336 h (2026-12-01 11:30 to 2026-12-15 11:30 UTC: 336 h in 2026-12) × $39.33/h (the "
+        "published rate read 2026-11-25, published as holding until 2025-01-01: stale; a block is paid up front, and "
+        "`lattice preflight` reads its fee, which supersedes this rate)" in row.item
     )
+    # The row's fee is the block the offering prices, at the published rate: 8 × 336 h × $39.33.
+    assert row.prepaid == pytest.approx({"2026-12": 39.33 * 336 * 8})
 
 
 def test_no_offering_in_the_pool_s_zones_is_said_not_failed(stack, session, hook):

@@ -127,3 +127,31 @@ def test_a_waiver_still_excuses_a_violation_that_predates_the_change(tmp_path, b
     already = {(f.policy, f.urn) for f in result.findings}
     assert apply_waivers(result, load_waivers(path, set(rules), TODAY), already) == []
     assert result.findings[0].waived is True
+
+
+def test_a_waiver_of_another_stack_is_not_reported_unused(tmp_path, baseline, rules):
+    """One waivers file serves every stack: a waiver naming prod's URNs is prod's, not unused in this stack's run;
+    one naming this stack (or any stack) and matching nothing is still reported."""
+    path = _write(
+        tmp_path,
+        """waivers:
+  - policy: monthly-budget
+    urn: "urn:pulumi:prod::lattice::*$lattice:sites:ExistingClusterSite::edge-beamline"
+    reason: Another stack's row, no recharge rate set yet.
+    owner: research-computing@example.edu
+    expires: 2026-12-31
+  - policy: monthly-budget
+    urn: "urn:pulumi:baseline::lattice::*::nothing-here"
+    reason: This stack's, matching nothing.
+    owner: research-computing@example.edu
+    expires: 2026-12-31
+  - policy: monthly-budget
+    urn: "urn:pulumi:*::lattice::*::nothing-anywhere"
+    reason: Every stack's, matching nothing.
+    owner: research-computing@example.edu
+    expires: 2026-12-31
+""",
+    )
+    result = _violating(baseline, rules)
+    problems = apply_waivers(result, load_waivers(path, set(rules), TODAY))
+    assert [(p.index, p.kind) for p in problems] == [(1, "unused"), (2, "unused")]
