@@ -519,6 +519,67 @@ def fits(workload: Workload, pool: Pool, *, storage_gb_per_second: float | None 
     )
 
 
+# --- throughput without a measurement ------------------------------------------------------------------------
+
+# Training FLOPs per token: forward 2N, backward 4N for a dense transformer of N parameters (Kaplan et al. 2020,
+# "Scaling Laws for Neural Language Models", §2.1, C ≈ 6N per token; attention's share is left out, as in MFU).
+TRAINING_FLOPS_PER_PARAMETER = 6
+# Model FLOPs utilisation a well-tuned large run reaches: Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783),
+# Table 4: BF16 MFU 38-43 % training Llama 3 405B on 8,192-16,384 H100 GPUs. The lower figure: a budget should not
+# assume the best run its authors had.
+DEFAULT_MFU = 0.38
+DEFAULT_MFU_SOURCE = "Llama 3 405B on 16,384 H100: 38 % BF16 MFU (The Llama 3 Herd of Models, Table 4)"
+
+
+@dataclass(frozen=True)
+class ThroughputEstimate:
+    """Tokens per second per accelerator from its dense peak at the run's compute precision × an MFU."""
+
+    tokens_per_second_per_gpu: float
+    peak_tflops: float
+    precision: Precision
+    mfu: float
+    flops_per_token: float
+    source: str  # the peak figure's
+
+    @property
+    def assumption(self) -> str:
+        return (
+            f"{self.peak_tflops:,.4g} TFLOPS dense {self.precision} peak × {self.mfu:.0%} MFU ÷ "
+            f"{TRAINING_FLOPS_PER_PARAMETER} × parameters FLOPs per token = {self.tokens_per_second_per_gpu:,.4g} "
+            f"tokens/s per accelerator"
+        )
+
+
+def estimated_throughput(workload: Workload, accelerator: str | None, mfu: float = DEFAULT_MFU) -> ThroughputEstimate:
+    """Training throughput without a measurement: the catalog's dense peak at the precision the run computes in
+    (the adapters' for LoRA and QLoRA, whose frozen base is dequantized to it) × ``mfu``, at 6 × parameters FLOPs a
+    token. For LoRA this counts the frozen weights' gradients it skips, so it errs long. ValueError with the fix
+    when the catalog has no figure."""
+    from components.catalog import peak_dense
+
+    if not 0 < mfu <= 1:
+        raise ValueError(f"MFU must be a fraction in (0, 1], not {mfu:g}")
+    precision = workload.trained_precision
+    peak = peak_dense(accelerator) if accelerator else None
+    tflops = peak.at(precision) if peak else None
+    if peak is None or tflops is None:
+        have = f" (it has {', '.join(peak.tflops)})" if peak else ""
+        raise ValueError(
+            f"the catalog has no dense {precision} peak for {accelerator or 'this machine'}{have}: give "
+            "--tokens-per-second-per-gpu (a measured figure)"
+        )
+    flops_per_token = TRAINING_FLOPS_PER_PARAMETER * workload.parameters
+    return ThroughputEstimate(
+        tokens_per_second_per_gpu=tflops * 1e12 * mfu / flops_per_token,
+        peak_tflops=tflops,
+        precision=precision,
+        mfu=mfu,
+        flops_per_token=flops_per_token,
+        source=peak.source,
+    )
+
+
 @dataclass(frozen=True)
 class RunHours:
     """What one training run costs in time on a pool, at a measured or assumed throughput."""

@@ -57,7 +57,15 @@ def add_parser(verbs, stack_arguments) -> None:
         "--tokens-per-second-per-gpu",
         type=positive(float),
         default=None,
-        help="measured (or assumed) training throughput; with --tokens, prints GPU-hours per run",
+        help="measured training throughput; with --tokens, prints GPU-hours per run (default: estimated from the "
+        "accelerator's dense peak × --mfu)",
+    )
+    size.add_argument(
+        "--mfu",
+        type=_fraction,
+        default=None,
+        help="model FLOPs utilisation for the throughput estimate (default 0.38: Llama 3 405B on H100, "
+        "The Llama 3 Herd of Models, Table 4)",
     )
     size.add_argument(
         "--stack",
@@ -79,6 +87,16 @@ def _parameter_count(text: str) -> float:
         return float(text[:-1]) * multiplier if multiplier else float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a parameter count; write 7e9 or 7B") from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; write e.g. 0.4 for 40 %") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1]; write e.g. 0.4 for 40 %")
+    return value
 
 
 def _guest_accelerator(text: str) -> tuple[str, int]:
@@ -114,12 +132,14 @@ def size_report(args: argparse.Namespace):
     if args.activation_checkpointing is None:
         args.activation_checkpointing = SIZING_ACTIVATION_CHECKPOINTING
 
-    if (args.tokens is None) != (args.tokens_per_second_per_gpu is None):
-        raise UsageError("lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu")
-    if getattr(args, "stack", None) is not None and args.tokens is None:
+    if args.tokens is None and (args.tokens_per_second_per_gpu is not None or args.mfu is not None):
+        raise UsageError("lattice size: a throughput (--tokens-per-second-per-gpu or --mfu) needs --tokens too")
+    if args.tokens_per_second_per_gpu is not None and args.mfu is not None:
+        raise UsageError("lattice size: --mfu estimates a throughput; --tokens-per-second-per-gpu gives one: not both")
+    if getattr(args, "stack", None) is not None and (args.tokens is None or args.tokens_per_second_per_gpu is None):
         raise UsageError(
-            "lattice size: --stack compares one run on the stack's pools; give --tokens and "
-            "--tokens-per-second-per-gpu too"
+            "lattice size: --stack compares one run on the stack's pools, whose accelerators differ; give --tokens "
+            "and a measured --tokens-per-second-per-gpu too"
         )
     try:
         machine = aws_instance_type(args.machine_type)
@@ -245,9 +265,16 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         table.add_row("  time lost to checkpoints", f"{choice.overhead_fraction:.1%}")
         overhead = choice.overhead_fraction if overhead is None else overhead
     if args.tokens is not None:
-        hours = sizing.run_hours(args.tokens, args.tokens_per_second_per_gpu, pool, overhead or 0.0)
+        throughput = args.tokens_per_second_per_gpu
+        if throughput is None:
+            estimate = _estimate(workload, pool, args.mfu)
+            throughput = estimate.tokens_per_second_per_gpu
+            table.add_row("throughput (assumed, not measured)", estimate.assumption)
+            mfu_source = "--mfu" if args.mfu is not None else sizing.DEFAULT_MFU_SOURCE
+            table.add_row("  its sources", f"peak: {estimate.source}; MFU: {mfu_source}")
+        hours = sizing.run_hours(args.tokens, throughput, pool, overhead or 0.0)
         table.add_row(
-            f"one run ({_count(args.tokens)} tokens, {args.tokens_per_second_per_gpu:,.4g}/s/GPU)",
+            f"one run ({_count(args.tokens)} tokens, {throughput:,.4g}/s/GPU)",
             f"{hours.wall_clock_hours:,.1f} h wall clock",
         )
         table.add_row("  GPU-hours / node-hours", f"{hours.gpu_hours:,.0f} / {hours.node_hours:,.1f}")
@@ -273,6 +300,15 @@ def _size(args: argparse.Namespace, out: Console) -> int:
         render(out, placement, topology_levels(machine), machine.name)
     out.print(report.message, markup=False)
     return 0 if report.fits else 1
+
+
+def _estimate(workload, pool, mfu: float | None):
+    from components import sizing
+
+    try:
+        return sizing.estimated_throughput(workload, pool.accelerator, sizing.DEFAULT_MFU if mfu is None else mfu)
+    except ValueError as exc:
+        raise UsageError(f"lattice size: {exc}") from None
 
 
 def _compare(args: argparse.Namespace, out: Console, workload) -> None:

@@ -4,7 +4,13 @@ AWS facts come from a snapshot of ``ec2.describe_instance_types`` (``aws``, rege
 GCP facts are transcribed from Google's documentation with a source on every row (``gcp``).
 """
 
-from components.catalog.accelerators import AcceleratorModel, accelerator_model, precision_problem
+from components.catalog.accelerators import (
+    AcceleratorModel,
+    PeakThroughput,
+    accelerator_model,
+    peak_dense,
+    precision_problem,
+)
 from components.catalog.aws import (
     CAPACITY_BLOCK_SCALE_IN_LEAD,
     AwsInstanceType,
@@ -48,6 +54,7 @@ __all__ = [
     "LocalDisk",
     "N1AcceleratorError",
     "NetworkCard",
+    "PeakThroughput",
     "TpuMachineType",
     "TpuTopology",
     "TpuType",
@@ -60,6 +67,7 @@ __all__ = [
     "gcp_machine_type",
     "gcp_machine_types",
     "n1_machine_type",
+    "peak_dense",
     "precision_problem",
     "tpu_topology",
     "tpu_type",

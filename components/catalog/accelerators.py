@@ -118,3 +118,65 @@ def precision_problem(accelerator: str, precision: str) -> str | None:
         f"{model.name} ({model.architecture}) has no {precision}: it needs {need}; train in one of {usable} "
         f"on it, or pick a newer accelerator"
     )
+
+
+# --- peak dense throughput: what the vendor says one accelerator computes, without structured sparsity --------------
+
+NVIDIA_DATASHEETS = {  # the product pages' specification tables (each links the datasheet PDF)
+    "H100": "https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM)",
+    "H200": "https://www.nvidia.com/en-us/data-center/h200/ (H200 SXM)",
+    "A100": "https://www.nvidia.com/en-us/data-center/a100/ (A100 SXM)",
+    "L4": "https://www.nvidia.com/en-us/data-center/l4/",
+    "L40S": "https://www.nvidia.com/en-us/data-center/l40s/",
+    "T4": "https://www.nvidia.com/en-us/data-center/tesla-t4/",
+    "V100": "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2)",
+    "B200": "https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200, 8 GPUs: figures with sparsity, halved and "
+    "divided by 8)",
+}
+
+
+@dataclass(frozen=True)
+class PeakThroughput:
+    """Dense peak TFLOPS of one accelerator (one GPU, one Trainium or TPU chip) per compute precision.
+
+    Vendors print tensor-core figures with 2:4 structured sparsity (marked *), which training does not use: the
+    dense figure, half of it, is what model FLOPs utilisation is measured against. fp32 is the non-tensor FP32
+    rate (frameworks keep fp32 matrix products off TF32 unless told)."""
+
+    tflops: dict[str, float]
+    source: str
+
+    def at(self, precision: str) -> float | None:
+        return self.tflops.get(precision)
+
+
+PEAK_DENSE: dict[str, PeakThroughput] = {
+    # H100 SXM: FP32 67, BF16 / FP16 1,979*, FP8 3,958* TFLOPS.
+    "H100": PeakThroughput({"fp32": 67.0, "bf16": 989.5, "fp16": 989.5, "fp8": 1979.0}, NVIDIA_DATASHEETS["H100"]),
+    # H200 SXM: the H100's compute (FP32 67, BF16 1,979*, FP8 3,958*) with more and faster memory.
+    "H200": PeakThroughput({"fp32": 67.0, "bf16": 989.5, "fp16": 989.5, "fp8": 1979.0}, NVIDIA_DATASHEETS["H200"]),
+    # A100 SXM 40 GB and 80 GB: FP32 19.5, BF16 / FP16 312 (624*) TFLOPS.
+    "A100": PeakThroughput({"fp32": 19.5, "bf16": 312.0, "fp16": 312.0}, NVIDIA_DATASHEETS["A100"]),
+    "A100 80GB": PeakThroughput({"fp32": 19.5, "bf16": 312.0, "fp16": 312.0}, NVIDIA_DATASHEETS["A100"]),
+    # L4: FP32 30.3, BF16 / FP16 242*, FP8 485* TFLOPS.
+    "L4": PeakThroughput({"fp32": 30.3, "bf16": 121.0, "fp16": 121.0, "fp8": 242.5}, NVIDIA_DATASHEETS["L4"]),
+    # L40S: FP32 91.6, BF16 / FP16 362.05 (733*), FP8 733 (1,466*) TFLOPS.
+    "L40S": PeakThroughput({"fp32": 91.6, "bf16": 362.05, "fp16": 362.05, "fp8": 733.0}, NVIDIA_DATASHEETS["L40S"]),
+    # T4: FP32 8.1, mixed-precision FP16 65 TFLOPS (no bf16).
+    "T4": PeakThroughput({"fp32": 8.1, "fp16": 65.0}, NVIDIA_DATASHEETS["T4"]),
+    # V100 SXM2: FP32 15.7, tensor (FP16) 125 TFLOPS.
+    "V100": PeakThroughput({"fp32": 15.7, "fp16": 125.0}, NVIDIA_DATASHEETS["V100"]),
+    # HGX B200 (8 GPUs): FP16 / BF16 36 PFLOPS*, FP8 72 PFLOPS*, FP32 600 TFLOPS.
+    "B200": PeakThroughput({"fp32": 75.0, "bf16": 2250.0, "fp16": 2250.0, "fp8": 4500.0}, NVIDIA_DATASHEETS["B200"]),
+    # Per chip, from Google's system-architecture page of each generation ("Peak compute per chip (bf16)").
+    "TPU v4": PeakThroughput({"bf16": 275.0}, "https://cloud.google.com/tpu/docs/v4"),
+    "TPU v5e": PeakThroughput({"bf16": 197.0}, "https://cloud.google.com/tpu/docs/v5e"),
+    "TPU v5p": PeakThroughput({"bf16": 459.0}, "https://cloud.google.com/tpu/docs/v5p"),
+    "TPU v6e": PeakThroughput({"bf16": 918.0}, "https://cloud.google.com/tpu/docs/v6e"),
+}
+
+
+def peak_dense(accelerator: str) -> PeakThroughput | None:
+    """The accelerator's dense peak throughput, or None where the catalog has no vendor figure for it (A10G,
+    whose NVIDIA figures AWS does not publish; Neuron devices; RTX PRO; B300)."""
+    return PEAK_DENSE.get(accelerator)

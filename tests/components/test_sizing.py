@@ -383,3 +383,22 @@ def test_readme_reference_figures(row):
         f"{human_gib(report.per_gpu_bytes)} of {pool.accelerator_memory_gib:.3g} GiB",
         f"{report.gpus.minimum} / {low}–{high}",
     ] == [model_state, activations, per_gpu, gpus]
+
+
+def test_throughput_is_the_dense_peak_at_the_computed_precision_times_the_mfu_over_six_n():
+    from components import sizing
+
+    from components.catalog.accelerators import ACCELERATOR_MODELS, PEAK_DENSE
+
+    assert set(PEAK_DENSE) <= set(ACCELERATOR_MODELS)  # a figure for a model the catalog knows, by its name
+    # Dense, never the sparse figure the datasheets print beside it: H100 SXM BF16 1,979 TFLOPS* halved.
+    assert PEAK_DENSE["H100"].at("bf16") == 989.5 and PEAK_DENSE["H100"].at("fp8") == 1979.0
+    full = sizing.estimated_throughput(sizing.Workload(parameters=7e9, precision="fp8"), "L4", mfu=0.5)
+    assert full.tokens_per_second_per_gpu == pytest.approx(242.5e12 * 0.5 / (6 * 7e9))
+    # QLoRA computes in its bf16 adapters' precision over the dequantized 4-bit base.
+    qlora = sizing.estimated_throughput(sizing.Workload(parameters=7e9, precision="int4", method="qlora"), "L4")
+    assert (qlora.precision, qlora.peak_tflops, qlora.mfu) == ("bf16", 121.0, sizing.DEFAULT_MFU)
+    with pytest.raises(ValueError, match="no dense bf16 peak for T4 \\(it has fp32, fp16\\)"):
+        sizing.estimated_throughput(sizing.Workload(parameters=7e9), "T4")
+    with pytest.raises(ValueError, match="MFU must be a fraction"):
+        sizing.estimated_throughput(sizing.Workload(parameters=7e9), "H100", mfu=0)

@@ -196,10 +196,68 @@ def test_size_prints_gpu_hours_when_asked(capsys):
     out = capsys.readouterr().out
     assert "one run (2 B tokens, 1,500/s/GPU)" in out and "371.7 h wall clock" in out
     assert "GPU-hours / node-hours" in out
-    assert main([*arguments, "--tokens", "2e9"]) == 2
+    assert main([*arguments, "--tokens-per-second-per-gpu", "1500"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "lattice size: GPU-hours need both --tokens and --tokens-per-second-per-gpu"
+        "lattice size: a throughput (--tokens-per-second-per-gpu or --mfu) needs --tokens too"
     )
+    assert main([*arguments, "--tokens", "2e9", "--tokens-per-second-per-gpu", "1500", "--mfu", "0.4"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def _rows(out: str) -> dict[str, str]:
+    """The size table's rows as the narrow terminal prints them (a label line, then ``value:`` and its wrapped
+    lines), each value joined back into one line."""
+    rows: dict[str, str] = {}
+    label = ""
+    for line in out.splitlines():
+        text = line.strip()
+        if text.startswith("value:"):
+            rows[label] = text.removeprefix("value:").strip()
+        elif line.startswith(" " * 9) and label in rows:
+            rows[label] += " " + text
+        elif text:
+            label = text
+    return rows
+
+
+def test_size_estimates_gpu_hours_from_the_peak_and_an_mfu_without_a_measured_throughput(capsys):
+    """Issue 33's acceptance: 70 B on 8 × p5.48xlarge for 1e12 tokens prints GPU-hours and a cost with no
+    --tokens-per-second-per-gpu, and says what it assumed: H100's dense BF16 peak 989.5 TFLOPS × 38 % MFU ÷
+    (6 × 70e9 FLOPs a token) = 895.3 tokens/s per GPU."""
+    argv = ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "8", "--tokens", "1e12"]
+    main(argv)
+    rows = _rows(capsys.readouterr().out)
+    assert rows["throughput (assumed, not measured)"] == (
+        "989.5 TFLOPS dense bf16 peak × 38% MFU ÷ 6 × parameters FLOPs per token = 895.3 tokens/s per accelerator"
+    )
+    assert "The Llama 3 Herd of Models" in rows["its sources"]
+    tokens_per_second = 989.5e12 * 0.38 / (6 * 70e9)
+    lost = float(rows["  time lost to checkpoints"].rstrip("%")) / 100 if "  time lost to checkpoints" in rows else None
+    lost = float(rows["time lost to checkpoints"].rstrip("%")) / 100 if lost is None else lost
+    wall_clock = 1e12 / (tokens_per_second * 64) / 3600 / (1 - lost)
+    assert rows["GPU-hours / node-hours"] == "320,572 / 40,071.5"
+    assert pytest.approx(wall_clock * 64, rel=2e-4) == 320_572  # the printed 3.2 % is rounded
+    assert rows["one run (1 T tokens, 895.3/s/GPU)"].endswith("h wall clock")
+    assert rows["compute (on-demand, us-east-1, $55.04/node-hour)"].startswith("40,071.5 node-hours = $")
+    # --mfu overrides the default; a measured throughput still wins over any estimate.
+    main([*argv, "--mfu", "0.5"])
+    assert "× 50% MFU" in _rows(capsys.readouterr().out)["throughput (assumed, not measured)"]
+    main([*argv, "--tokens-per-second-per-gpu", "1200"])
+    out = capsys.readouterr().out
+    assert "throughput (assumed" not in out and "one run (1 T tokens, 1,200/s/GPU)" in out
+
+
+def test_size_says_when_the_catalog_has_no_peak_to_estimate_from(capsys):
+    """AWS publishes no NVIDIA figures for the g5's A10G: the estimate is refused with the fix, never guessed."""
+    argv = ["size", "--parameters", "7B", "--method", "lora", "--machine-type", "g5.xlarge", "--tokens", "1e9"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lattice size: the catalog has no dense bf16 peak for A10G: give --tokens-per-second-per-gpu (a measured "
+        "figure)"
+    )
+    with pytest.raises(SystemExit):
+        main([*argv, "--mfu", "1.5"])
+    assert "is not a fraction in (0, 1]" in capsys.readouterr().err
 
 
 def test_size_rejects_unknown_machines_and_bad_workloads(capsys):

@@ -168,4 +168,6 @@ def test_cheapest_and_fastest_are_each_their_own_pool():
 def test_size_stack_needs_a_run(capsys):
     argv = ["size", "--parameters", "7B", "--machine-type", "p5.48xlarge", "--stack", "prod"]
     assert main(argv) == 2
-    assert "--stack compares one run on the stack's pools; give --tokens" in capsys.readouterr().err
+    assert "--stack compares one run on the stack's pools, whose accelerators differ; give --tokens" in (
+        capsys.readouterr().err
+    )
