@@ -11,7 +11,8 @@ stack's config: under ``pulumi preview --policy-pack`` the Pulumi CLI hands the 
 ``lattice:spec`` entry its plan records the same way (lattice/check.py). A plan with no spec, or a spec with no
 budget, has nothing to be held to. Over budget is advisory in dev and mandatory in prod through the environments'
 policy configs (policies/config/*.json), and waivable like every rule: the stack's finding is filed under the
-stack's root resource, a team's under the team's first namespace.
+stack's root resource, a team's under the team's first namespace. The rule fails closed: each unpriced row a budget's
+column depends on is a finding of its own under the row's resource (``_unjudged``), waivable row by row.
 """
 
 from __future__ import annotations
@@ -139,12 +140,14 @@ def _team_urns(resources: Sequence[Any]) -> dict[str, str]:
 @stack_rule(
     name="monthly-budget",
     description="The plan's monthly cost (lattice cost, at the pools' max nodes unless budget.at says otherwise) "
-    "is within the stack's budget.monthly_usd, and each team's chargeback share within its teams[].budget.",
+    "is within the stack's budget.monthly_usd, and each team's chargeback share within its teams[].budget; each "
+    "row the budget's column depends on that the pricing snapshot cannot price is a finding (fails closed).",
     severity="medium",
     remediation="Lower max_nodes or the pools' machine types, move work to a cheaper capacity type or site, or "
     "raise the budget in the stack spec; `lattice cost --by team` shows where the money goes (dev; --stack names "
     "another). A "
-    "deliberate overrun takes a waiver (policies/waivers.yaml) with its owner and expiry.",
+    "deliberate overrun takes a waiver (policies/waivers.yaml) with its owner and expiry; an unpriced row is priced "
+    "by `lattice pricing refresh` or waived on its own resource with the reason.",
     resource_types=(),
     counterexample=Counterexample(
         NODE_GROUP, put("scalingConfig", "maxSize", value=100_000), select=_budgeted_and_priced

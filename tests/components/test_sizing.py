@@ -387,7 +387,6 @@ def test_readme_reference_figures(row):
 
 def test_throughput_is_the_dense_peak_at_the_computed_precision_times_the_mfu_over_six_n():
     from components import sizing
-
     from components.catalog.accelerators import ACCELERATOR_MODELS, PEAK_DENSE
 
     assert set(PEAK_DENSE) <= set(ACCELERATOR_MODELS)  # a figure for a model the catalog knows, by its name
