@@ -23,6 +23,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from lattice.analyzer_wire import as_policy_sees, runtime_config
+from lattice.check import hand_stack_config
 from policies.registry import Rule
 from tests.policies.helpers import apply_counterexample
 
@@ -41,6 +42,7 @@ def _as_ints(inputs: dict[str, Any]) -> Any:
 def verdict(rule: Rule, plan: dict[str, Any], through_struct: bool) -> list[tuple[str, str]]:
     """(URN, message) of every violation of ``rule`` over ``plan``, its config from the schema defaults (and, as
     lattice check tells it, that the plan's secrets are redacted)."""
+    hand_stack_config(plan)  # the plan's stack config, or none: never one an earlier test's plan left behind
     read = as_policy_sees if through_struct else _as_ints
     defaults = {**rule.config_defaults(), **({"secretsRedacted": True} if "secretsRedacted" in rule.config else {})}
     config = runtime_config(defaults) if through_struct else defaults
