@@ -90,10 +90,17 @@ def test_the_virtualenv_holds_the_pins_and_not_the_project_s_own_requirements(pa
 
 def test_the_pack_serves_from_its_own_virtualenv_and_judges_prod_as_lattice_check(pack_venv, rules):
     environment = _activated(pack_venv)
-    with ServedPack(python=pack_venv / "bin" / "python", stack="prod", dry_run=True, environment=environment) as pack:
+    plan = cached_plan(ROOT / "stacks" / "Pulumi.prod.yaml")
+    # The stack's config, as the Pulumi CLI hands it: monthly-budget holds prod's spec (and its unpriced rows).
+    with ServedPack(
+        python=pack_venv / "bin" / "python",
+        stack="prod",
+        dry_run=True,
+        environment=environment,
+        stack_config=plan.to_dict()["config"],
+    ) as pack:
         assert {policy.name for policy in pack.info().policies} == set(rules)
         pack.configure(config_path_for("prod"))
-        plan = cached_plan(ROOT / "stacks" / "Pulumi.prod.yaml")
         served = pack.analyze(plan.to_dict(), plan.options)
     result = evaluate(plan.to_dict(), load_policy_config(config_path_for("prod"), rules))
     assert served == sorted(Diagnostic(f.policy, f.urn, f.enforcement, f.message) for f in result.findings)
