@@ -181,3 +181,18 @@ METRICS_RETENTION_DAYS = 15
 CENTRAL_METRICS_RETENTION_DAYS = 90
 # The central Grafana's database volume (dashboards and users made in the UI, annotations): the grafana chart's default.
 GRAFANA_STORAGE_GIB = 10
+# Serving (components/serve_sizing.py, components/serving/): what each GPU of a vLLM replica holds besides its
+# weights and KV cache — the CUDA context, NCCL buffers, the activation peak vLLM profiles at start-up and its CUDA
+# graphs — an allowance, not a measurement (vLLM measures it on the GPU when it starts).
+SERVING_RESERVE_GIB = 2.0
+# An endpoint's defaults (components/spec/serving.py): the context and concurrent sequences it holds, and its alerts'
+# thresholds — time to first token at the 95th percentile, requests waiting for a slot (what also scales it, per
+# replica), and the KV cache in use, each for SERVING_ALERT_MINUTES.
+SERVING_CONTEXT_TOKENS = 8192
+SERVING_CONCURRENCY = 16
+SERVING_TTFT_P95_SECONDS = 2.0
+SERVING_REQUESTS_WAITING = 8
+SERVING_KV_CACHE_USAGE_PERCENT = 90
+SERVING_ALERT_MINUTES = 10
+# Copies of an endpoint's weights a month that `lattice cost` prices over the links (one new model version a month).
+COST_WEIGHTS_COPIES_PER_MONTH = 1
