@@ -38,11 +38,12 @@ test: $(STAMP)
 # installs the Debian packages below when missing (charon-systemd is charon with vici; libcharon-extra-plugins has
 # kernel-libipsec, libstrongswan-standard-plugins AES-GCM and the ECP groups; prometheus brings promtool, which checks
 # and unit-tests Lattice's alert rules; prometheus-alertmanager brings amtool, which checks the Alertmanager configuration
-# and walks its routes; nginx-light runs the central metrics receiver's planned configuration), and
+# and walks its routes; nginx-light runs the central metrics receiver's and the weights export's planned configuration;
+# rclone runs an inference endpoint's planned weights copy), and
 # stops with exit 2 where it cannot.
 INTEGRATION_PACKAGES := iproute2 strongswan-swanctl charon-systemd libcharon-extra-plugins \
   libstrongswan-standard-plugins libstrongswan-extra-plugins frr shellcheck prometheus prometheus-alertmanager \
-  nginx-light graphviz
+  nginx-light rclone graphviz
 # Node.js with npm runs Mermaid's parser over `lattice diagram`; Debian's nodejs and npm only where there is no npm
 # (a Node.js from elsewhere brings its own).
 integration: $(STAMP)
@@ -56,7 +57,7 @@ integration: $(STAMP)
 	  echo "make: installing $$missing from Debian (apt-get)"; \
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
 	    { echo "make integration: apt-get could not install $$missing" >&2; exit 2; }; fi
-	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces; promtool; amtool; nginx; Mermaid, Graphviz)"
+	@echo "make: running the integration tier (strongSwan, FRR, shellcheck in network namespaces; promtool; amtool; nginx; rclone; Mermaid, Graphviz)"
 	@$(PY) -m pytest -q tests/integration
 
 # zizmor (pinned in requirements-dev.txt) audits the workflows and the Dependabot config offline; any

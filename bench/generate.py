@@ -4,8 +4,9 @@ Copy *k* of ``stacks/Pulumi.prod.yaml`` renames every site (``aws-use1`` -> ``aw
 every site-owned value to one of its own so the copies stay a valid stack together: private ranges to fresh
 blocks of 10.0.0.0/8 (every address inside an old range — runner CIDRs, authorised networks, an NFS server —
 keeps its offset in the new one), BGP ASNs to private 4-byte ASNs, VPN gateway addresses to fresh documentation
-addresses, GCP projects and capacity reservations to their own IDs, and link inside blocks to free /26s where
-the block derived from the new site names is taken. The generated file is validated as ``lattice plan`` would.
+addresses, GCP projects and capacity reservations to their own IDs, inference endpoints to the copy's team and
+sites, and link inside blocks to free /26s where the block derived from the new site names is taken. The generated
+file is validated as ``lattice plan`` would.
 
     python -m bench.generate 20 out/bench   # writes out/bench/Pulumi.bench-c20.yaml
 """
@@ -120,6 +121,9 @@ def _copy_site(
         reservation = pool.get("capacity", {}).get("reservation_id")
         if reservation:
             pool["capacity"]["reservation_id"] = f"{reservation[:-6]}{k:06x}"
+    for entry in out.get("inference", []):  # the copy's own team, weights on the copy's own site
+        entry["team"] = f"{entry['team']}-c{k}"
+        entry["weights"]["site"] = renamed[entry["weights"]["site"]]
     return out
 
 

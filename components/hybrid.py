@@ -148,6 +148,11 @@ class HybridStack(pulumi.ComponentResource):
                 OneQueueArgs(spec=spec, manager=manager.name, routes=self.routes, sites=self.sites, tags=site_tags),
                 opts=child,
             )
+        self.serving = None
+        if any(site.inference for site in spec.sites):
+            from .serving.serving import Serving, ServingArgs
+
+            self.serving = Serving("serving", ServingArgs(spec=spec, sites=self.sites, tags=site_tags), opts=child)
         self.links = None
         self.link_summary: dict[str, dict] = {}
         if spec.links:

@@ -852,6 +852,47 @@ def _link_transfer(ctx: _Context) -> list[CostRow]:
     return rows
 
 
+def _weights_transfer(ctx: _Context) -> list[CostRow]:
+    """Inference endpoints whose weights cross an AWS site on their way (components/serving/endpoints.py): one copy
+    through its transit gateway (processing), leaving AWS again over the serving site's VPN (data transfer out) where
+    AWS is only the hub, times the copies a month ``components.standards`` assumes. On top of the links' assumed
+    traffic (``_link_transfer``); a grid or edge network's own traffic has no per-GB charge Lattice can know."""
+    from components.serving.endpoints import endpoint_plan, endpoints, weights_route
+    from components.spec import AwsSite
+    from components.standards import COST_WEIGHTS_COPIES_PER_MONTH
+
+    rows = []
+    hours, copies = ctx.snapshot.hours_per_month, COST_WEIGHTS_COPIES_PER_MONTH
+    for site, entry in endpoints(ctx.spec):
+        route = weights_route(ctx.spec, site, entry)
+        if route is None or route.local:
+            continue
+        gib = endpoint_plan(site, entry).weight_bytes / 2**30  # AWS bills "GB" as GiB
+        ctx.assume("weights", f"{copies} copy of each inference endpoint's weights a month (a new model version)")
+        for here in (route.through, route.target):
+            if not isinstance(ctx.sites.get(here), AwsSite):
+                continue
+            tgw = ctx.price(here, "tgw/data-processing-gb")
+            parts = [(tgw, lambda usd, gib=gib: gib * copies * usd / hours)]
+            item = (
+                f"{gib:,.1f} GiB a copy × {copies} a month (assumed): transit gateway processing {_money(tgw.usd)}/GB"
+            )
+            if here == route.through:
+                out = ctx.price(here, "data-transfer/internet-out-gb")
+                parts.append((out, lambda usd, gib=gib: gib * copies * usd / hours))
+                item += f" + data transfer out over the VPN to {route.target} {_money(out.usd)}/GB"
+            resource = {
+                "name": f"{entry.name} weights {route.source} → {route.target}",
+                "type": "lattice:serving:weights-copy",
+                "parent": None,
+                "provider": None,
+            }
+            row = _row(ctx, resource, "transfer", item, parts)[0]
+            row.site, row.component = here, f"serving: {site.name}/{entry.name}"
+            rows.append(row)
+    return rows
+
+
 def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | None = None) -> CostReport:
     """Every resource of ``plan`` priced, free or unclassified, plus grid pools and link traffic from ``spec``."""
     snapshot = snapshot or pricing_snapshot()
@@ -871,6 +912,7 @@ def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | Non
             unclassified.add(resource["type"])
     rows += _grid_pools(ctx)
     rows += _link_transfer(ctx)
+    rows += _weights_transfer(ctx)
     return CostReport(
         stack=plan.get("stack", ""),
         environment=spec.environment,

@@ -82,11 +82,42 @@ def _cost(args: argparse.Namespace, out: Console) -> int:
         out.print(f"{args.format} cost report written to {args.output}")
     else:
         sys.stdout.write(text)
+        if args.format == "text" and base is None:
+            sys.stdout.write(serving_prices(stack_file.spec))
     for resource_type in report.unclassified:  # a type Lattice does not know how to price: say so, never hide it
         print(
             f"lattice cost: {resource_type} is neither priced nor known to be free; please report it", file=sys.stderr
         )
     return 0
+
+
+def serving_prices(spec) -> str:
+    """Under the text report: each inference endpoint's price per million generated tokens (lattice size --serve's
+    arithmetic: its pool's GPU-hour rate over the throughput its entry states), or why it has none."""
+    import textwrap
+
+    from components.catalog.pricing import pricing_snapshot
+    from components.serving.endpoints import endpoint_plan, endpoints
+
+    from .size_serve import Row, cost_line, entry_rate
+
+    entries = endpoints(spec)
+    if not entries:
+        return ""
+    lines = ["", *textwrap.wrap("Inference endpoints, per million generated tokens (at inference[].tokens_per_second):",
+                                WIDTH)]  # fmt: skip
+    for site, entry in entries:
+        price, source = entry_rate(site, entry, pricing_snapshot())
+        row = Row(f"{site.name}/{entry.name}", endpoint_plan(site, entry), entry.tokens_per_second, price, source)
+        lines += textwrap.wrap(
+            f"{site.name}/{entry.name}: {cost_line(row)}",
+            WIDTH,
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return "\n".join(lines) + "\n"
 
 
 # --- rendering ------------------------------------------------------------------------------------------------------

@@ -614,6 +614,10 @@ class RecordingMonitor(mocks.MockMonitor):
             "deleteBeforeReplace": bool(request.deleteBeforeReplace),
             "replaceOnChanges": sorted(request.replaceOnChanges),
             "aliases": [json_format.MessageToDict(alias) for alias in request.aliases],
+            # How long the engine waits for a create / update (a Job that copies weights runs to completion).
+            "customTimeouts": json_format.MessageToDict(request.customTimeouts)
+            if request.HasField("customTimeouts")
+            else {},
         }
         return response
 

@@ -56,6 +56,10 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
 
     if block := render_routes(routes(stack_file.spec)):
         out.print(block, markup=False)
+    from .plan_serving import render_serving
+
+    if block := render_serving(stack_file.spec):
+        out.print(block, markup=False)
     out.print(summary_line(plan))
     if args.json is not None:
         out.print(f"plan written to {args.json}")

@@ -1,5 +1,6 @@
 """``lattice size``: size a training workload on a pool of catalog machines — memory, layout, gradient sync,
-checkpoints and the Lustre file system that saves them in budget, GPU-hours, and where the ranks go."""
+checkpoints and the Lustre file system that saves them in budget, GPU-hours, and where the ranks go; with
+``--serve``, a model's serving memory instead (``size_serve.py``)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ if TYPE_CHECKING:
 
 
 def add_parser(verbs, stack_arguments) -> None:
-    size = verbs.add_parser("size", help="size a training workload on a pool of catalog machines")
-    size.add_argument("--parameters", required=True, type=_parameter_count, help="model size: 7e9, 70B, 175b")
+    size = verbs.add_parser(
+        "size", help="size a training workload (or, with --serve, a served model) on a pool of catalog machines"
+    )
+    size.add_argument("--parameters", type=_parameter_count, help="model size: 7e9, 70B, 175b (training: required)")
     size.add_argument(
         "--machine-type",
-        required=True,
-        help="AWS instance type or GCP machine type (`lattice catalog`), e.g. g6.xlarge",
+        help="AWS instance type or GCP machine type (`lattice catalog`), e.g. g6.xlarge (training: required)",
     )
     size.add_argument(
         "--guest-accelerator",
@@ -71,13 +73,16 @@ def add_parser(verbs, stack_arguments) -> None:
         "--stack",
         metavar="ENV",
         default=None,
-        help="with --tokens: compare the run on every GPU pool of stacks/Pulumi.ENV.yaml (cheapest, fastest)",
+        help="with --tokens: compare the run on every GPU pool of stacks/Pulumi.ENV.yaml (cheapest, fastest); "
+        "with --serve: size every inference entry of that stack",
     )
     from .cost_cli import add_run_cost_arguments
     from .placement_cli import add_arguments as add_placement_arguments
+    from .size_serve import add_arguments as add_serve_arguments
 
     add_run_cost_arguments(size)
     add_placement_arguments(size, positive(int), positive(float))
+    add_serve_arguments(size, positive)
     size.set_defaults(handler=_size)
 
 
@@ -132,6 +137,11 @@ def size_report(args: argparse.Namespace):
     if args.activation_checkpointing is None:
         args.activation_checkpointing = SIZING_ACTIVATION_CHECKPOINTING
 
+    if args.parameters is None or args.machine_type is None:
+        raise UsageError(
+            "lattice size: training is sized from --parameters and --machine-type (both required); add --serve to "
+            "size a served model"
+        )
     if args.tokens is None and (args.tokens_per_second_per_gpu is not None or args.mfu is not None):
         raise UsageError("lattice size: a throughput (--tokens-per-second-per-gpu or --mfu) needs --tokens too")
     if args.tokens_per_second_per_gpu is not None and args.mfu is not None:
@@ -183,6 +193,10 @@ def _size(args: argparse.Namespace, out: Console) -> int:
     from components.sizing import GB, MB_PER_GBIT, human_gib
     from components.standards import CHECKPOINT_TARGET_SECONDS
 
+    if args.serve:
+        from .size_serve import serve
+
+        return serve(args, out)
     machine, workload, pool, report = size_report(args)
     precision = workload.precision
     memory = report.memory

@@ -53,6 +53,7 @@ MENTIONS = {
     "lattice check --baseline-plan",
     "lattice cost --base",
     "lattice diff --base",
+    "lattice size --serve",
 }
 
 

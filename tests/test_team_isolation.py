@@ -17,7 +17,7 @@ EKS_POLICY = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 ACCELERATOR_KEYS = {"requests.nvidia.com/gpu", "requests.aws.amazon.com/neuron", "requests.google.com/tpu"}
 # Team namespaces each stack builds: teams x the sites they are on, plus prod's MultiKueue manager (grid-hpc) holding
 # one for fusion, which it dispatches for.
-STACKS = {"prod": 8, "dev": 2}
+STACKS = {"prod": 9, "dev": 2}
 
 
 def _plan(stack):

@@ -18,6 +18,7 @@ from components import standards
 
 from . import nccl_inspector
 from .nccl_inspector import Floor
+from .serving_metrics import TTFT_RECORD, WAITING_RECORD, ServingSlo, slo_rules
 
 SEVERITIES = ("critical", "warning")
 
@@ -65,6 +66,15 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
     # A collective across nodes on large messages (nccl_inspector.py: the Inspector's series, the pool's floor).
     nccl = m("nccl_bus_bandwidth_gbs", n_nodes='!="1"', message_size=f'=~"{nccl_inspector.large_message_regex()}"')
     floor = m(nccl_inspector.FLOOR_RECORD)
+    # An inference endpoint (serving_metrics.py): vLLM's series against the endpoint's recorded thresholds.
+    endpoint = "on (site, namespace, model_name) group_left"
+    ttft = (
+        "histogram_quantile(0.95, sum by (site, namespace, model_name, le) "
+        f"(rate({m('vllm:time_to_first_token_seconds_bucket')}[5m])))"
+    )
+    waiting = f"sum by (site, namespace, model_name) ({m('vllm:num_requests_waiting')})"
+    kv_full = standards.SERVING_KV_CACHE_USAGE_PERCENT
+    served = "{{ $labels.model_name }} in {{ $labels.namespace }}"
     lustre_avail = m("node_filesystem_avail_bytes", fstype='="lustre"')
     lustre_size = m("node_filesystem_size_bytes", fstype='="lustre"')
     # EFA devices are the ones the EFA exporter lists (node_amazonefa_info); node exporter's infiniband collector
@@ -288,6 +298,43 @@ def alerts(scope: str = "") -> tuple[Alert, ...]:
             ("node_filesystem_avail_bytes", "node_filesystem_size_bytes"),
         ),
         Alert(
+            "InferenceTimeToFirstTokenHigh",
+            "lattice-serving",
+            f"{ttft} > {endpoint} {m(TTFT_RECORD)}",
+            f"{standards.SERVING_ALERT_MINUTES}m",
+            "warning",
+            f"model {served} answers its first token in {{{{ $value | humanizeDuration }}}} at the 95th percentile, "
+            "over its SLO",
+            "Prompts wait behind long prefills or the replicas are full: check requests waiting and the KV cache "
+            "(the Serving row of the Lattice / Fleet dashboard); if KEDA is already at replicas.max, raise it (and the "
+            "team's GPU quota), or shorten max_context / concurrency so each replica prefills less.",
+            ("vllm:time_to_first_token_seconds_bucket",),
+        ),
+        Alert(
+            "InferenceRequestsWaiting",
+            "lattice-serving",
+            f"{waiting} > {endpoint} {m(WAITING_RECORD)}",
+            f"{standards.SERVING_ALERT_MINUTES}m",
+            "warning",
+            f"{{{{ $value }}}} requests wait for model {served}, more than its replicas at replicas.max are meant to "
+            "hold",
+            "KEDA has scaled as far as it may and the queue still grows: raise replicas.max (the pool and the team's "
+            "GPU quota must have room: Kueue holds a replica beyond it), or serve a smaller precision that fits more "
+            "sequences per replica.",
+            ("vllm:num_requests_waiting",),
+        ),
+        Alert(
+            "InferenceKvCacheFull",
+            "lattice-serving",
+            f"{m('vllm:kv_cache_usage_perc')} > {kv_full / 100:g}",
+            f"{standards.SERVING_ALERT_MINUTES}m",
+            "warning",
+            f"model {served} on {{{{ $labels.pod }}}} uses {{{{ $value | humanizePercentage }}}} of its KV cache",
+            "A full cache makes vLLM preempt running sequences and recompute them: lower concurrency or max_context, "
+            "serve the KV cache in fp8 (kv_cache_dtype), or add replicas (lattice size --serve says what fits).",
+            ("vllm:kv_cache_usage_perc",),
+        ),
+        Alert(
             "MetricsRemoteWriteFailing",
             "lattice-metrics",
             f"rate({m('prometheus_remote_storage_samples_failed_total')}[5m]) > 0",
@@ -311,10 +358,10 @@ def floor_rules(floors: tuple[Floor, ...]) -> list[dict]:
     return rules
 
 
-def rule_groups(scope: str = "", floors: tuple[Floor, ...] = ()) -> list[dict]:
+def rule_groups(scope: str = "", floors: tuple[Floor, ...] = (), slos: tuple[ServingSlo, ...] = ()) -> list[dict]:
     """The alerts as Prometheus rule groups (the PrometheusRule's ``spec.groups`` and the rules file's ``groups``),
-    and the pools' NCCL bus bandwidth floors as recording rules (``floors``: the pools whose series these rules
-    evaluate)."""
+    the pools' NCCL bus bandwidth floors as recording rules (``floors``: the pools whose series these rules
+    evaluate), and the site's inference endpoints' thresholds (``slos``, serving_metrics.py)."""
     groups: dict[str, list[dict]] = {}
     for alert in alerts(scope):
         groups.setdefault(alert.group, []).append(
@@ -328,9 +375,11 @@ def rule_groups(scope: str = "", floors: tuple[Floor, ...] = ()) -> list[dict]:
         )
     if floors:
         groups["lattice-nccl-floors"] = floor_rules(floors)
+    if slos:
+        groups["lattice-serving-slos"] = slo_rules(slos)
     return [{"name": name, "rules": rules} for name, rules in groups.items()]
 
 
-def rules_file(scope: str = "", floors: tuple[Floor, ...] = ()) -> dict:
+def rules_file(scope: str = "", floors: tuple[Floor, ...] = (), slos: tuple[ServingSlo, ...] = ()) -> dict:
     """A Prometheus rules file (what ``promtool check rules`` reads)."""
-    return {"groups": rule_groups(scope, floors)}
+    return {"groups": rule_groups(scope, floors, slos)}

@@ -46,6 +46,7 @@ from .efa_exporter import EfaExporter, EfaExporterArgs, EfaPool
 from .grafana import Grafana, GrafanaArgs, GrafanaStorage, StoreSource, grafana_values
 from .nccl_inspector import POD_MONITOR, Floor, pod_monitor_spec
 from .neuron_monitor import NeuronMonitor, NeuronMonitorArgs, NeuronPool
+from .serving_metrics import ServingSlo
 
 CHART = "kube-prometheus-stack"
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
@@ -153,6 +154,8 @@ class ClusterMetricsArgs:
     neuron_pools: list[NeuronPool] = field(default_factory=list)
     # The NCCL bus bandwidth floors its rules record (nccl_inspector.py; federation.site_metrics says whose).
     nccl_floors: tuple[Floor, ...] = ()
+    # The thresholds of the inference endpoints this cluster serves (serving_metrics.py), recorded by its rules.
+    serving_slos: tuple[ServingSlo, ...] = ()
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -252,7 +255,7 @@ class ClusterMetrics(pulumi.ComponentResource):
                 api_version="monitoring.coreos.com/v1",
                 kind="PrometheusRule",
                 metadata={"name": RULES_NAME, "namespace": NAMESPACE, "labels": args.labels},
-                spec={"groups": rule_groups(_scope(args.evaluates_for), args.nccl_floors)},
+                spec={"groups": rule_groups(_scope(args.evaluates_for), args.nccl_floors, args.serving_slos)},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
             )
         # The NCCL Inspector's sidecars in the jobs `lattice job-template` writes (nccl_inspector.py).

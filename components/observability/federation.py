@@ -30,6 +30,7 @@ from .grafana import STORE_PLUGIN, GrafanaStorage
 from .managed_store import ManagedStore
 from .nccl_inspector import Floor, pool_floors
 from .neuron_monitor import NeuronPool
+from .serving_metrics import ServingSlo, serving_slos
 
 PASSWORD_LENGTH = 40
 
@@ -48,6 +49,8 @@ class SiteMetrics:
     cloud_sources: list = field(default_factory=list)  # cloud_readers.CloudSource
     # The NCCL bus bandwidth floors its rules record: its own GPU pools', and at the central store its forwarders'.
     floors: tuple[Floor, ...] = ()
+    # The thresholds of the inference endpoints the site serves (its own Prometheus scrapes and evaluates them).
+    slos: tuple[ServingSlo, ...] = ()
     # managed: amp: the workspace every site writes to (filled in by its site, which HybridStack builds first).
     managed: ManagedStore | None = None
 
@@ -138,7 +141,17 @@ class MetricsFederation(pulumi.ComponentResource):
 
 
 def site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> dict[str, SiteMetrics | None]:
-    """Each site's part: None where Lattice runs no Prometheus (GKE without a central store: managed collection)."""
+    """Each site's part: None where Lattice runs no Prometheus (GKE without a central store: managed collection).
+    Every site that serves models evaluates its own endpoints' thresholds (GCP sites serve none)."""
+    parts = _site_metrics(spec, passwords)
+    for site in spec.sites:
+        part = parts.get(site.name)
+        if part is not None and not part.agent:
+            part.slos = serving_slos(spec, site)
+    return parts
+
+
+def _site_metrics(spec: StackSpec, passwords: dict[str, pulumi.Input[str]]) -> dict[str, SiteMetrics | None]:
     central = central_site(spec)
     if central is None:
         # No central store: every cluster that runs Lattice's Prometheus shows its own series in its own Grafana.
@@ -243,4 +256,5 @@ def metrics_args(
         efa_pools=list(efa_pools or []),
         neuron_pools=list(neuron_pools or []),
         nccl_floors=tuple(metrics.floors),
+        serving_slos=tuple(metrics.slos),
     )

@@ -22,6 +22,8 @@
 - On MultiKueue managers and workers: JobSet and the Kubeflow Training Operator (PyTorchJob and friends), the
   job kinds ``lattice job-template`` writes; MultiKueue needs their CRDs on the manager and controllers on the
   workers.
+- On sites that serve models (``inference``): KEDA, which scales each endpoint on vLLM's queue
+  (``components/serving/runtime.py``).
 
 Chart versions are pinned here, in one place; upgrading one is a reviewed change. So are the ports each
 add-on serves the API server on (webhooks, aggregated APIs), which a private control plane must be let
@@ -153,6 +155,7 @@ class ClusterAddonsArgs:
     autoscaler: AutoscalerSettings | None = None
     rdma: bool = False
     jobset: bool = False  # MultiKueue managers and workers: JobSet and the Kubeflow Training Operator
+    keda: bool = False  # sites with inference endpoints: KEDA scales them on requests waiting
     # Grid / edge: a node condition and a NoSchedule taint on a GPU node with a fatal Xid (gpu_health.py).
     gpu_health: bool = False
     # GKE clusters Lattice creates, with no central store: a PodMonitoring so managed collection scrapes Kueue.
@@ -271,6 +274,7 @@ class ClusterAddons(pulumi.ComponentResource):
     kueue: k8s.helm.v3.Release
     jobset: k8s.helm.v3.Release | None
     training_operator: k8s.kustomize.v2.Directory | None
+    keda: k8s.helm.v3.Release | None
     gpu_health: GpuHealth | None
     managed_collection: ManagedCollection | None
 
@@ -459,6 +463,21 @@ class ClusterAddons(pulumi.ComponentResource):
                 version=JOBSET_VERSION,
                 namespace="jobset-system",
                 create_namespace=True,
+                opts=child,
+            )
+        self.keda = None
+        if args.keda:
+            from ..serving.runtime import KEDA_CHART, KEDA_NAMESPACE, KEDA_REPO, KEDA_VERSION, keda_values
+
+            self.keda = k8s.helm.v3.Release(
+                f"{name}-keda",
+                name="keda",
+                chart=KEDA_CHART,
+                version=KEDA_VERSION,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
+                namespace=KEDA_NAMESPACE,
+                create_namespace=True,
+                values=keda_values(),
                 opts=child,
             )
         self.managed_collection = None

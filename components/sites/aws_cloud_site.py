@@ -340,6 +340,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                     efa_instance_types=[instances[name].name for name, pool in self.pools.items() if pool.efa],
                     neuron=any(i.accelerator_kind != "gpu" for i in instances.values()),
                     jobset=args.jobset,
+                    keda=bool(site.inference),
                     autoscaler=AutoscalerSettings(
                         cluster_name=self.eks.cluster_name,
                         region=site.region,

@@ -86,6 +86,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     drivers_preinstalled=site.gpu_drivers == "preinstalled",
                     rdma=any(pool.fabric in ("infiniband", "roce") for pool in site.gpu_pools),
                     jobset=args.jobset,
+                    keda=bool(site.inference),
                     # Lattice cannot replace these nodes: a fatal Xid taints the node instead (gpu_health.py).
                     gpu_health=True,
                 ),

@@ -35,6 +35,7 @@ from components.standards import (
 
 from .cost import BudgetSpec, CostAssumptionsSpec, SiteCostSpec
 from .links import LinkSpec
+from .serving import InferenceSpec
 from .storage import AwsStorageSpec, ExistingStorageSpec, GcpStorageSpec
 from .types import (
     AllowedCidr,
@@ -523,6 +524,12 @@ class SiteBase(Strict):
         description="Customer-managed keys for this site.", default_factory=EncryptionSpec
     )
     tags: dict[TagKey, TagValue] = Field(default_factory=dict, description="Extra tags for this site.")
+    inference: list[InferenceSpec] = Field(
+        default_factory=list,
+        description="Model endpoints on the site's GPU pools: vLLM sized to the pool (weights and KV cache), its "
+        "weights copied from where they were trained, scaled on requests waiting, alerted on (docs/how-to/"
+        "serve-a-model-at-the-edge.md). AWS, grid and edge sites.",
+    )
 
 
 class PoolSize(Strict):

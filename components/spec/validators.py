@@ -797,6 +797,13 @@ def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[
         yield Issue(path, message)
 
 
+def serving_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .serving_validators import serving_issues
+
+    for path, message, warning in serving_issues(spec):
+        yield Issue(path, message, warning)
+
+
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
@@ -840,6 +847,7 @@ VALIDATORS: tuple[Validator, ...] = (
     links_are_valid,
     scheduling_is_valid,
     observability_is_valid,
+    serving_is_valid,
     team_identities_fit,
     audit_is_consistent,
     brownfield_is_valid,

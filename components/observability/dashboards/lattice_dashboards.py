@@ -30,6 +30,7 @@ from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefre
 
 from components import standards
 from components.observability import nccl_inspector
+from components.observability.serving_metrics import TTFT_RECORD, WAITING_RECORD
 
 # The Prometheus datasource kube-prometheus-stack provisions in its Grafana (grafana.sidecar.datasources.uid).
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="prometheus")
@@ -369,6 +370,7 @@ def fleet(ctx: DashboardContext) -> dict:
         ],
         "bytes",
     )
+    _serving(b, s)
     if ctx.cloud_monitoring_gpu_sites:
         b.text(
             "Not shown here",
@@ -377,6 +379,55 @@ def fleet(ctx: DashboardContext) -> dict:
             height=3,
         )
     return b.model()
+
+
+def _serving(b: _Builder, s: str) -> None:
+    """The inference endpoints (components/serving/): vLLM's own series per endpoint (namespace, served model name),
+    beside the thresholds their alerts hold them to (serving_metrics.py)."""
+    endpoint = "site, namespace, model_name"
+    legend = "{{site}} {{namespace}}/{{model_name}}"
+    b.row("Serving")
+    b.timeseries(
+        "Time to first token, p95",
+        "histogram_quantile(0.95) of vllm:time_to_first_token_seconds per endpoint, and its SLO "
+        f"({TTFT_RECORD}, the entry's slo.ttft_p95_seconds): InferenceTimeToFirstTokenHigh fires above it.",
+        [
+            (
+                sited(
+                    f"histogram_quantile(0.95, sum by ({endpoint}, le) "
+                    "(rate(vllm:time_to_first_token_seconds_bucket[$__rate_interval])))",
+                    s,
+                ),
+                legend,
+            ),
+            (sited(TTFT_RECORD, s), f"{legend} SLO"),
+        ],
+        "s",
+    )
+    b.timeseries(
+        "Requests waiting and running",
+        "vllm:num_requests_waiting (what KEDA scales each endpoint on) and vllm:num_requests_running, summed over "
+        f"the endpoint's replicas; {WAITING_RECORD} is what its replicas at replicas.max are meant to hold.",
+        [
+            (sited(f"sum by ({endpoint}) (vllm:num_requests_waiting)", s), f"{legend} waiting"),
+            (sited(f"sum by ({endpoint}) (vllm:num_requests_running)", s), f"{legend} running"),
+            (sited(WAITING_RECORD, s), f"{legend} limit"),
+        ],
+        "none",
+    )
+    b.timeseries(
+        "KV cache in use per replica",
+        "vllm:kv_cache_usage_perc of each replica (1: the whole cache): InferenceKvCacheFull fires above 90 %.",
+        [(sited(f"max by ({endpoint}, pod) (vllm:kv_cache_usage_perc)", s), f"{legend} {{{{pod}}}}")],
+        "percentunit",
+    )
+    b.timeseries(
+        "Generated tokens per second",
+        "rate of vllm:generation_tokens_total per endpoint: the throughput a price per million tokens assumes "
+        "(inference[].tokens_per_second).",
+        [(sited(f"sum by ({endpoint}) (rate(vllm:generation_tokens_total[$__rate_interval]))", s), legend)],
+        "none",
+    )
 
 
 def teams(ctx: DashboardContext) -> dict:

@@ -15,6 +15,9 @@ from components.platform.cluster_addons import (
 )
 from components.platform.gpu_health import NPD_CHART_VERSION
 from components.platform.storage_access import FSX_CSI_VERSION
+from components.serving.runtime import CHART as SERVING_CHART
+from components.serving.runtime import CHART_VERSION as SERVING_CHART_VERSION
+from components.serving.runtime import KEDA_VERSION
 from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, site_capacity
@@ -61,6 +64,9 @@ def test_every_chart_is_pinned(prod_plan):
         "oci://registry.k8s.io/jobset/charts/jobset": JOBSET_VERSION,
         "kube-prometheus-stack": METRICS_CHART_VERSION,
         "node-problem-detector": NPD_CHART_VERSION,
+        # the beamline's inference endpoint: its engine's chart, and KEDA, which scales it (components/serving)
+        SERVING_CHART: SERVING_CHART_VERSION,
+        "keda": KEDA_VERSION,
     }
 
 
@@ -103,7 +109,15 @@ def test_neuron_pools_get_the_device_plugin_and_scheduler_extension(plan_spec):
 
 def test_ethernet_edge_gets_no_network_operator_and_preinstalled_drivers_stay(prod_plan):
     releases = _releases(prod_plan, "edge-beamline")
-    assert set(releases) == {"gpu-operator", "kueue", "kube-prometheus-stack", "node-problem-detector"}
+    # the endpoint's own release (named after it) and KEDA serve its model (components/serving)
+    assert set(releases) == {
+        "gpu-operator",
+        "kueue",
+        "kube-prometheus-stack",
+        "node-problem-detector",
+        "keda",
+        "xpcs-8b",
+    }
     values = releases["gpu-operator"]["inputs"]["values"]
     assert values["driver"] == {"enabled": False}
     assert values["dcgmExporter"] == dcgm_exporter_values(service_monitor=True)
@@ -147,11 +161,13 @@ def test_kueue_flavor_cohort_and_team_queues(prod_plan):
     ]
     assert site_capacity(prod_plan, "grid-hpc")["ib-h100"]["nvidia.com/gpu"] == 256
     local = {r["name"]: r["inputs"] for r in prod_plan.by_type(LOCAL_QUEUE) if r["name"].startswith("grid-hpc-")}
-    # fusion is not on the grid: as the MultiKueue manager, the grid holds its namespace, with no quota of its own
+    # fusion is not on the grid: as the MultiKueue manager, the grid holds its namespace, with no quota of its own;
+    # beamline-ops is on the grid for its models' directory (the beamline's weights export), with no GPUs there
     assert {q["metadata"]["namespace"]: q["spec"]["clusterQueue"] for q in local.values()} == {
         "climate": "grid-hpc-climate",
         "materials-sim": "grid-hpc-materials",
         "fusion": "grid-hpc-fusion",
+        "beamline-ops": "grid-hpc-beamline-ops",
     }
     assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256
 

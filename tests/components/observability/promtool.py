@@ -10,6 +10,7 @@ import yaml
 
 from components.observability.alerts import rules_file
 from components.observability.nccl_inspector import Floor
+from components.observability.serving_metrics import ServingSlo
 
 UNIT_TESTS = Path(__file__).resolve().parent / "alerts.test.yaml"
 CENTRAL_UNIT_TESTS = Path(__file__).resolve().parent / "alerts-central.test.yaml"  # scoped to gcp-usc1
@@ -24,6 +25,15 @@ def floors(scope: str) -> tuple[Floor, ...]:
     return FLOORS["central" if scope else ""]
 
 
+# The serving thresholds a site's rules record (serving_metrics.serving_slos: prod's beamline endpoint, a 2 s time to
+# first token and 8 requests waiting per replica at 4 replicas); a central store records none (no site serving).
+SLOS = {"": (ServingSlo("beamline-ops", "xpcs-8b", 2.0, 32),), "central": ()}
+
+
+def slos(scope: str) -> tuple[ServingSlo, ...]:
+    return SLOS["central" if scope else ""]
+
+
 def promtool() -> str | None:
     return shutil.which("promtool")
 
@@ -31,7 +41,7 @@ def promtool() -> str | None:
 def render(directory: Path, scope: str = "") -> Path:
     """The rules file as ``promtool check rules`` reads it, with the unit tests beside it."""
     rules = directory / "rules.yaml"
-    rules.write_text(yaml.safe_dump(rules_file(scope, floors(scope)), sort_keys=False))
+    rules.write_text(yaml.safe_dump(rules_file(scope, floors(scope), slos(scope)), sort_keys=False))
     shutil.copy(UNIT_TESTS, directory / UNIT_TESTS.name)
     shutil.copy(CENTRAL_UNIT_TESTS, directory / CENTRAL_UNIT_TESTS.name)
     return rules

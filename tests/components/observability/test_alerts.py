@@ -23,7 +23,7 @@ EXPORTERS = FIXTURES / "exporter-metrics"
 RULE_CRD = FIXTURES / "kube-prometheus-stack-88.5.3" / "PrometheusRule.json"
 # Prometheus's own metrics (the remote-write queue), from prometheus/prometheus storage/remote/queue_manager.go.
 PROMETHEUS_SELF = {"prometheus_remote_storage_samples_failed_total"}
-METRIC = re.compile(r"\b((?:DCGM_FI|node|kube|kueue|prometheus|nccl)_[A-Za-z0-9_]+)\b")
+METRIC = re.compile(r"\b((?:DCGM_FI|node|kube|kueue|prometheus|nccl)_[A-Za-z0-9_]+|vllm:[a-z0-9_]+)(?![a-z0-9_:])")
 
 
 @functools.cache
@@ -75,7 +75,10 @@ def test_critical_xids_come_from_the_standards():
 def test_a_central_store_evaluates_its_own_series_and_its_forwarders_only():
     scoped = alerts.alerts(alerts.scope_matcher(("gcp-usc1",)))
     for alert in scoped:
-        for selector in re.findall(r"\b(?:DCGM_FI|node|kube|kueue|prometheus|nccl)_[A-Za-z0-9_]+\{[^}]*\}", alert.expr):
+        for selector in re.findall(
+            r"\b(?:(?:DCGM_FI|node|kube|kueue|prometheus|nccl)_[A-Za-z0-9_]+|(?:vllm|lattice):[a-z0-9_:]+)\{[^}]*\}",
+            alert.expr,
+        ):
             assert 'site=~"|gcp-usc1"' in selector, (alert.name, selector)
     assert alerts.scope_matcher(None) == ""
 
@@ -95,7 +98,8 @@ def test_promtool_checks_and_unit_tests_the_rules(tmp_path):
     promtool.render(tmp_path)
     checked = promtool.run("check", "rules", "rules.yaml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert f"SUCCESS: {len(alerts.alerts()) + len(promtool.floors(''))} rules found" in checked.stdout
+    recorded = len(promtool.floors("")) + 2 * len(promtool.slos(""))
+    assert f"SUCCESS: {len(alerts.alerts()) + recorded} rules found" in checked.stdout
     tested = promtool.run("test", "rules", promtool.UNIT_TESTS.name, cwd=tmp_path)
     assert tested.returncode == 0, tested.stdout + tested.stderr
     promtool.render(tmp_path, alerts.scope_matcher(("gcp-usc1",)))

@@ -34,6 +34,7 @@ from components.observability.grafana import (
     USER_KEY,
 )
 from components.observability.nccl_inspector import Floor
+from components.observability.serving_metrics import ServingSlo, slo_rules
 from lattice.engine import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT
 
@@ -48,8 +49,11 @@ COMMUNITY_UIDS = {"rYdddlPWk", "Oxed_c6Wz"}  # Node Exporter Full, NVIDIA DCGM E
 OWN_UIDS = {"lattice-fleet", "lattice-teams", "lattice-fabric", "lattice-storage"}
 # Prometheus's own per-target series (not an exporter's).
 PROMETHEUS_SYNTHETIC = frozenset({"up"})
-# What Lattice's own rules record (alerts.floor_rules): each pool's NCCL bus bandwidth floor.
-LATTICE_RECORDED = frozenset({r["record"] for r in floor_rules((Floor("", "p", 1.0),))})
+# What Lattice's own rules record: each pool's NCCL bus bandwidth floor (alerts.floor_rules), each inference
+# endpoint's thresholds (serving_metrics.slo_rules).
+LATTICE_RECORDED = frozenset(
+    {r["record"] for r in [*floor_rules((Floor("", "p", 1.0),)), *slo_rules((ServingSlo("n", "m", 1.0, 1),))]}
+)
 CTX = DashboardContext(
     site="grid-hpc",
     sites=("aws-use1", "grid-hpc"),

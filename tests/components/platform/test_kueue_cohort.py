@@ -52,7 +52,7 @@ def test_every_cohort_admits_exactly_its_sites_schedulable_gpus(stack, request):
 def test_no_team_can_be_admitted_beyond_its_quota(prod_plan):
     quota = {"grid-hpc-climate": 64, "grid-hpc-materials": 32, "edge-beamline-materials": 4,
              "edge-beamline-beamline-ops": 4, "aws-use1-fusion": 64, "gcp-usc1-fusion": 64,
-             "aws-use1-climate": 16, "grid-hpc-fusion": 0}  # fmt: skip
+             "aws-use1-climate": 16, "grid-hpc-fusion": 0, "grid-hpc-beamline-ops": 0}  # fmt: skip
     # The MultiKueue manager's queues (hybrid-<team>) hold no cohort: their quota is their workers' (test_multikueue).
     queues = {q["inputs"]["metadata"]["name"]: q for q in prod_plan.by_type(CLUSTER_QUEUE)
               if not q["inputs"]["metadata"]["name"].startswith("hybrid-")}  # fmt: skip

@@ -65,8 +65,9 @@ def test_teams_land_only_on_the_sites_they_name(prod_plan):
             namespace["inputs"]["metadata"]["name"]
         )
     assert by_site == {
-        # the MultiKueue manager also holds a namespace for fusion, which submits there to its hybrid queue
-        "grid-hpc": {"climate", "materials-sim", "fusion"},
+        # the MultiKueue manager also holds a namespace for fusion, which submits there to its hybrid queue;
+        # beamline-ops names the grid for its models' directory, which its beamline endpoint's weights come from
+        "grid-hpc": {"climate", "materials-sim", "fusion", "beamline-ops"},
         "edge-beamline": {"materials-sim", "beamline-ops"},
         # cloud sites only get the teams that name them
         "aws-use1": {"climate", "fusion"},

@@ -295,8 +295,10 @@ def test_lustre_and_filestore_reach_gke_pods_through_gkes_drivers(prod_plan):
 
 
 def test_grid_mounts_reach_pods_as_host_paths_and_nfs(prod_plan):
-    assert set(_claims(prod_plan, "grid-hpc")) == {f"grid-hpc-storage-{n}-{t}" for n in ("lustre", "home")
-                                                     for t in ("climate", "materials", "fusion")}  # fmt: skip
+    teams = ("climate", "materials", "fusion", "beamline-ops")
+    assert set(_claims(prod_plan, "grid-hpc")) == {
+        f"grid-hpc-storage-{n}-{t}" for n in ("lustre", "home") for t in teams
+    }
     # fusion's namespace on grid-hpc: the MultiKueue manager holds one for every team it dispatches for
     lustre = prod_plan.one(PV, "grid-hpc-storage-lustre-climate")["inputs"]["spec"]
     assert lustre["hostPath"] == {"path": "/lustre", "type": "Directory"}

@@ -1,0 +1,201 @@
+"""The serving runtime Lattice pins, and what it sets of it: vLLM through the vLLM production-stack chart, scaled by
+KEDA on vLLM's own queue.
+
+Why the production-stack chart (vllm-project/production-stack, chart ``vllm-stack``) and not KServe with its vLLM
+runtime, for a small edge cluster: it is one Helm release of plain Deployments and Services, with no CRDs of its own
+to install for what Lattice uses, while KServe needs its controller, its CRDs (InferenceService, ServingRuntime) and
+cert-manager, and in its default serverless mode Knative and an ingress gateway (Istio or Kourier): four more systems
+to run, upgrade and pull images for on a few nodes behind a beamline's firewall. Offline pulls: every image is
+pinned to a version tag (no ``latest``: the chart's defaults name ``lmcache/vllm-openai:latest``) with
+``imagePullPolicy: IfNotPresent``, so a node that holds the image starts a replica without a registry, and the
+engine runs with the hub switched off (``HF_HUB_OFFLINE``) and no usage reports: it reads only the weights Lattice
+copied next to it. The chart's router is off: one model per release, reached at its engine Service.
+
+Autoscaling: KEDA (kedacore/charts ``keda``) adds a replica for every ``slo.requests_waiting`` requests waiting in
+vLLM's queue (``vllm:num_requests_waiting``, summed over the endpoint's replicas, read from the site's Prometheus):
+the queue is what grows when a GPU is saturated, where CPU says nothing. Lattice plans the ScaledObject itself
+rather than the chart's ``modelSpec.keda``: chart 0.1.12's values.schema.json types ``keda.triggers`` as an object
+while its template writes it under ``triggers:`` and KEDA's CRD wants a list, so no value both passes Helm's schema
+check and makes a valid ScaledObject (upstream's own keda_test.yaml sets a list, which the schema refuses); without
+triggers the chart falls back to a fixed threshold of 5 on a ``model`` label vLLM does not write. Helm's three-way
+merge leaves the replicas KEDA's HPA sets alone between upgrades (``replicaCount`` does not change).
+
+Sources at the pinned versions: vllm-project/production-stack tag vllm-stack-0.1.12 (commit
+66b60661aa3052810859a417559e9e830772a091): helm/values.yaml, helm/values.schema.json,
+helm/templates/deployment-vllm-multi.yaml, service-vllm.yaml, servicemonitor-engine.yaml; kedacore/charts tag v2.20.2
+(commit cbb9bb8ce0809dc9048f72302f7c09765d66ed56): keda/values.yaml, keda/templates/crds/crd-scaledobjects.yaml;
+vLLM v0.33.0 (vllm/v1/metrics/loggers.py for the metric names, vllm/config/cache.py for the memory fraction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from components.serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, ServingPlan
+from components.sizing import GIB
+
+CHART = "vllm-stack"
+CHART_REPO = "https://vllm-project.github.io/production-stack"
+CHART_VERSION = "0.1.12"
+VLLM_IMAGE = "vllm/vllm-openai"
+VLLM_TAG = VLLM_VERSION
+KEDA_CHART = "keda"
+KEDA_REPO = "https://kedacore.github.io/charts"
+KEDA_VERSION = "2.20.2"  # operator, metrics server and webhooks 2.20.2 (the chart's appVersion)
+KEDA_NAMESPACE = "keda"
+# The model inside each release (modelSpec[].name): Deployment <release>-model-deployment-vllm, Service
+# <release>-model-engine-service (templates/deployment-vllm-multi.yaml, service-vllm.yaml).
+MODEL = "model"
+ENGINE_PORT = 8000  # servingEngineSpec.containerPort (the chart's default)
+SERVICE_PORT = 80  # servingEngineSpec.servicePort (the chart's default)
+MODEL_DIR = "/models"
+TEAM_QUEUE = "gpus"  # the team's LocalQueue on the site (components/platform/kueue_scheduler.py)
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ENDPOINT_LABEL = "lattice.dev/inference"
+# What an engine pod asks for besides its GPUs: vLLM's API server, engine core and one worker per GPU, and host memory
+# for loading the weights' share, Python and the tokenizer; /dev/shm (a memory emptyDir, which counts against it).
+ENGINE_CPU_BASE, ENGINE_CPU_PER_GPU = 2, 2
+ENGINE_HOST_MEMORY_GIB = 8
+ENGINE_SHM_GIB = 4
+POLLING_SECONDS = 15
+COOLDOWN_SECONDS = 300
+DTYPES = {"bf16": "bfloat16", "fp16": "float16"}  # quantized checkpoints: vLLM reads their quantization_config
+
+
+def deployment_name(release: str) -> str:
+    return f"{release}-{MODEL}-deployment-vllm"
+
+
+def engine_service(release: str) -> str:
+    return f"{release}-{MODEL}-engine-service"
+
+
+def engine_memory_gib(plan: ServingPlan) -> int:
+    return math.ceil(plan.fit.weight_bytes * plan.tensor_parallel / GIB) + ENGINE_HOST_MEMORY_GIB + ENGINE_SHM_GIB
+
+
+def engine_resources(plan: ServingPlan) -> dict:
+    """The engine container's requests and limits: its GPUs (request = limit), CPUs, and memory with a limit."""
+    gpus = str(plan.tensor_parallel)
+    memory = f"{engine_memory_gib(plan)}Gi"
+    return {
+        "requests": {"cpu": str(ENGINE_CPU_BASE + ENGINE_CPU_PER_GPU * plan.tensor_parallel), "memory": memory,
+                     "nvidia.com/gpu": gpus},
+        "limits": {"nvidia.com/gpu": gpus, "memory": memory},
+    }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EngineVolume:
+    """Where the engine reads the weights: a claim, and the directory inside it."""
+
+    claim: str
+    sub_path: str | None = None  # the model's directory inside the claim (a site's own mount); None: the claim root
+
+
+def restricted_pod(uid: int, gid: int, fs_group: bool = False) -> dict:
+    """A pod-level securityContext Pod Security's restricted level admits, running as the team's POSIX IDs."""
+    context = {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "seccompProfile": {"type": "RuntimeDefault"}}
+    return {**context, "fsGroup": gid} if fs_group else context
+
+
+RESTRICTED_CONTAINER = {
+    "runAsNonRoot": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, gid: int, environment: str) -> dict:
+    """The vllm-stack chart's values for one endpoint (checked against the pinned values.yaml and its schema)."""
+    args = ["--served-model-name", entry.name]
+    if entry.kv_cache_dtype != "auto":
+        args += ["--kv-cache-dtype", entry.kv_cache_dtype]
+    mount = {"name": "weights", "mountPath": MODEL_DIR, "readOnly": True}
+    if volume.sub_path is not None:
+        mount["subPath"] = volume.sub_path
+    model = {
+        "name": MODEL,
+        "repository": VLLM_IMAGE,
+        "tag": VLLM_TAG,
+        "modelURL": MODEL_DIR,  # a local directory: vLLM loads it and never asks the hub
+        "replicaCount": entry.replicas.min,  # KEDA's HPA scales from here (module docstring)
+        # The GPU operator makes nvidia the nodes' default runtime, as for every Lattice pod: no RuntimeClass.
+        "runtimeClassName": "",
+        "resources": engine_resources(plan),
+        "labels": {QUEUE_LABEL: TEAM_QUEUE, ENDPOINT_LABEL: entry.name},
+        "podLabels": {ENDPOINT_LABEL: entry.name},
+        "enableLoRA": False,
+        "shmSize": f"{ENGINE_SHM_GIB}Gi",
+        "vllmConfig": {
+            # vLLM's own default is prefix caching on; the chart writes --no-enable-prefix-caching unless told.
+            "enablePrefixCaching": True,
+            "maxModelLen": entry.max_context,
+            "dtype": DTYPES.get(entry.precision, "auto"),
+            "tensorParallelSize": plan.tensor_parallel,
+            "maxNumSeqs": entry.concurrency,
+            "gpuMemoryUtilization": GPU_MEMORY_UTILIZATION,
+            "extraArgs": args,
+        },
+        "env": [
+            {"name": "HOME", "value": "/tmp"},  # the image's home is root's; caches go to /tmp as the team's user
+            {"name": "HF_HUB_OFFLINE", "value": "1"},
+            {"name": "VLLM_NO_USAGE_STATS", "value": "1"},
+            {"name": "DO_NOT_TRACK", "value": "1"},
+        ],
+        "extraVolumes": [{"name": "weights", "persistentVolumeClaim": {"claimName": volume.claim, "readOnly": True}}],
+        "extraVolumeMounts": [mount],
+    }
+    return {
+        "servingEngineSpec": {
+            "enableEngine": True,
+            # Merged with the chart's default labels (environment: test, release: test), which these replace.
+            "labels": {"environment": environment, "release": entry.name},
+            "modelSpec": [model],
+            "imagePullPolicy": "IfNotPresent",
+            "securityContext": restricted_pod(uid, gid),
+            "containerSecurityContext": dict(RESTRICTED_CONTAINER),
+            "serviceMonitor": {"enabled": True},
+        },
+        "routerSpec": {"enableRouter": False},
+    }
+
+
+def prometheus_url() -> str:
+    """The site's Prometheus (kube-prometheus-stack's Service, components/observability/cluster_metrics.py)."""
+    from components.observability.cluster_metrics import NAMESPACE, PROMETHEUS_NAME
+
+    return f"http://{PROMETHEUS_NAME}.{NAMESPACE}.svc:9090"
+
+
+def waiting_query(namespace: str, name: str) -> str:
+    return f'sum(vllm:num_requests_waiting{{namespace="{namespace}",model_name="{name}"}})'
+
+
+def scaled_object_spec(entry, namespace: str) -> dict:
+    """KEDA's ScaledObject (keda.sh/v1alpha1) scaling the engine Deployment on vLLM's queue."""
+    return {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name(entry.name)},
+        "minReplicaCount": entry.replicas.min,
+        "maxReplicaCount": entry.replicas.max,
+        "pollingInterval": POLLING_SECONDS,
+        "cooldownPeriod": COOLDOWN_SECONDS,
+        "triggers": [
+            {
+                "type": "prometheus",
+                "metricType": "AverageValue",  # requests waiting per replica
+                "metadata": {
+                    "serverAddress": prometheus_url(),
+                    "query": waiting_query(namespace, entry.name),
+                    "threshold": str(entry.slo.requests_waiting),
+                },
+            }
+        ],
+    }
+
+
+def keda_values() -> dict:
+    """KEDA's chart values: its CRDs and its three components at the chart's own (pinned) app version."""
+    return {"crds": {"install": True}}

@@ -1,0 +1,283 @@
+"""The serving runtime as planned for prod's beamline endpoint (components/serving/): the vllm-stack chart's values
+held to the pinned chart (values.yaml keys, values.schema.json as Helm checks it), images pinned, KEDA's ScaledObject
+held to its pinned CRD and CEL rule, and the engine pod the chart renders from those values walked through what the
+beamline cluster does with it: Pod Security at the team namespace's level, LimitRanger, the team's quota, and Kueue's
+admission to the pool's flavor (tests/admission.py, tests/kueue.py, tests/vllm_stack.py)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+
+from components.serving.inference_endpoint import RCLONE_IMAGE
+from components.serving.weights_export import export_nginx_conf
+from tests.admission import (
+    LIMIT_RANGE,
+    RESOURCE_QUOTA,
+    Container,
+    admit,
+    kueue_admitted,
+    namespaced,
+    pod_security_violations,
+    quota_errors,
+    unschedulable_reasons,
+)
+from tests.conftest import value_paths
+from tests.kueue import CLUSTER_QUEUE, LOCAL_QUEUE, _structural, cel_errors, quotas, site_capacity
+from tests.vllm_stack import merged, render_deployment
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+CHART = FIXTURES / "vllm-stack-0.1.12"
+KEDA = FIXTURES / "keda-2.20.2"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+ENDPOINT = "edge-beamline-xpcs-8b"
+
+
+def sdk_fields(args_class) -> set[str]:
+    """A Kubernetes object's field names (camelCase), from the installed SDK's Args class."""
+    names = [n for n in inspect.signature(args_class.__init__).parameters if n not in ("self", "__self__")]
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), n) for n in names}
+
+
+@pytest.fixture(scope="module")
+def release(prod_plan):
+    return prod_plan.one(RELEASE, f"{ENDPOINT}-release")["inputs"]
+
+
+@pytest.fixture(scope="module")
+def deployment(release):
+    return render_deployment(release["values"], release["name"], release["namespace"])
+
+
+def test_the_release_is_the_pinned_chart_in_the_teams_namespace(release):
+    assert (release["chart"], release["version"], release["repositoryOpts"]["repo"]) == (
+        "vllm-stack", "0.1.12", "https://vllm-project.github.io/production-stack"
+    )  # fmt: skip
+    assert release["namespace"] == "beamline-ops" and release["name"] == "xpcs-8b"
+    chart = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert chart["servingEngineSpec"]["modelSpec"][0]["tag"] == "latest"  # the chart's default, which Lattice replaces
+
+
+def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
+    chart = yaml.safe_load((CHART / "values.yaml").read_text())
+    values = release["values"]
+    # The two securityContexts are Kubernetes objects the chart copies whole (toYaml): free maps in values.yaml,
+    # held instead to the Kubernetes API's field names (the installed SDK's Args classes).
+    free = {("servingEngineSpec", "securityContext"), ("servingEngineSpec", "containerSecurityContext")}
+    assert {p for p in value_paths(values) if p[:2] not in free} <= value_paths(chart)
+    engine = values["servingEngineSpec"]
+    assert set(engine["securityContext"]) <= sdk_fields(k8s.core.v1.PodSecurityContextArgs)
+    assert set(engine["containerSecurityContext"]) <= sdk_fields(k8s.core.v1.SecurityContextArgs)
+    # modelSpec is a list (Helm replaces it whole): each entry's keys are the chart's example entry's
+    example = chart["servingEngineSpec"]["modelSpec"][0]
+    (model,) = values["servingEngineSpec"]["modelSpec"]
+    # labels, podLabels and resources are free maps there too ({}): labels, and a Kubernetes ResourceRequirements
+    free_model = {("labels",), ("podLabels",), ("resources",)}
+    assert {p for p in value_paths(model) if p[:1] not in free_model} <= value_paths(example)
+    assert set(model["resources"]) <= sdk_fields(k8s.core.v1.ResourceRequirementsArgs)
+    # Helm validates the merged values against values.schema.json on install and upgrade
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(merged(values))]
+    assert errors == []
+
+
+def test_the_charts_own_keda_trigger_shape_fails_its_schema():
+    """Why Lattice plans the ScaledObject itself (runtime.py): the list its template and KEDA need is refused."""
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    listed = {"servingEngineSpec": {"modelSpec": [{"name": "m", "keda": {"triggers": [{"type": "prometheus"}]}}]}}
+    messages = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(merged(listed))]
+    assert any("is not of type 'object'" in m for m in messages)
+
+
+def test_every_image_is_pinned_to_a_version(release, deployment):
+    images = [c["image"] for c in deployment["spec"]["template"]["spec"]["containers"]]
+    assert images == ["vllm/vllm-openai:v0.33.0"]
+    for image in (*images, RCLONE_IMAGE, "docker.io/nginxinc/nginx-unprivileged:1.28.0-alpine"):
+        assert re.fullmatch(r"[a-z0-9./-]+:v?\d+\.\d+\.\d+(-alpine)?", image), image
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    keda = yaml.safe_load((KEDA / "values.yaml").read_text())
+    assert all(keda["image"][part]["tag"] == "" for part in ("keda", "metricsApiServer", "webhooks"))  # appVersion
+
+
+def test_the_keda_release_holds_to_its_chart(prod_plan):
+    keda = prod_plan.one(RELEASE, "edge-beamline-addons-keda")["inputs"]
+    assert (keda["chart"], keda["version"], keda["namespace"]) == ("keda", "2.20.2", "keda")
+    assert value_paths(keda["values"]) <= value_paths(yaml.safe_load((KEDA / "values.yaml").read_text()))
+    # only sites that serve run KEDA
+    assert [r["name"] for r in prod_plan.resources if r["type"] == RELEASE and r["name"].endswith("-keda")] == [
+        "edge-beamline-addons-keda"
+    ]
+
+
+def test_the_scaled_object_fits_kedas_crd_and_scales_on_requests_waiting(prod_plan):
+    document = json.loads((KEDA / "ScaledObject.json").read_text())
+    scaled = prod_plan.one(SCALED_OBJECT, f"{ENDPOINT}-scaler")["inputs"]
+    assert (scaled["apiVersion"], scaled["kind"]) == (f"{document['group']}/{document['version']}", document["kind"])
+    spec = scaled["spec"]
+    schema = document["spec"]
+    assert [e.message for e in jsonschema.Draft7Validator(_structural(schema)).iter_errors(spec)] == []
+    assert cel_errors(schema, spec) == []
+    assert cel_errors(schema, {**spec, "minReplicaCount": 5, "maxReplicaCount": 4}) != []  # the CEL rule bites
+    assert spec["scaleTargetRef"]["name"] == "xpcs-8b-model-deployment-vllm"
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (1, 4)
+    (trigger,) = spec["triggers"]
+    assert trigger["type"] == "prometheus" and trigger["metricType"] == "AverageValue"
+    assert trigger["metadata"] == {
+        "serverAddress": "http://lattice-metrics-prometheus.monitoring.svc:9090",
+        "query": 'sum(vllm:num_requests_waiting{namespace="beamline-ops",model_name="xpcs-8b"})',
+        "threshold": "8",
+    }
+    assert "vllm:num_requests_waiting" in (FIXTURES / "exporter-metrics" / "vllm-v0.33.0.txt").read_text().split()
+
+
+def test_the_render_model_agrees_with_upstreams_basic_case():
+    """helm/tests/deployment-vllm-multi_test.yaml at vllm-stack-0.1.12, "should render a basic model with custom
+    values": the release's values, and the asserts it makes of the Deployment."""
+    values = {
+        "servingEngineSpec": {
+            "enableEngine": True,
+            "labels": {"custom-label": "custom-value"},
+            "imagePullPolicy": "Always",
+            "modelSpec": [
+                {
+                    "name": "test-model", "annotations": {"custom-key": "custom-value"},
+                    "repository": "vllm/vllm-openai", "tag": "latest", "modelURL": "facebook/opt-125m",
+                    "imagePullSecret": "model-secret", "replicaCount": 1, "requestCPU": 1, "requestMemory": "1Gi",
+                    "requestGPU": 1,
+                }
+            ],
+        }
+    }  # fmt: skip
+    deployment = render_deployment(values, "vllm", "default")
+    labels = {
+        "model": "test-model", "helm-release-name": "vllm", "app.kubernetes.io/name": "test-model",
+        "app.kubernetes.io/instance": "vllm", "app.kubernetes.io/component": "serving-engine",
+        "app.kubernetes.io/part-of": "vllm-stack", "custom-label": "custom-value",
+        "app.kubernetes.io/managed-by": "helm", "environment": "test", "release": "test",
+    }  # fmt: skip
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert deployment["metadata"]["name"] == "vllm-test-model-deployment-vllm"
+    assert deployment["metadata"]["annotations"] == {"custom-key": "custom-value"}
+    assert deployment["metadata"]["labels"] == deployment["spec"]["selector"]["matchLabels"] == labels
+    assert deployment["spec"]["template"]["metadata"]["labels"] == labels
+    assert deployment["spec"]["replicas"] == 1
+    for absent in ("priorityClassName", "initContainers", "securityContext", "serviceAccountName", "hostIPC",
+                   "hostPID"):  # fmt: skip
+        assert absent not in pod
+    assert pod["hostname"] == "vllm-test-model-vllm-stack"
+    assert pod["subdomain"] == "vllm-test-model-engine-service"
+    assert container["image"] == "vllm/vllm-openai:latest"
+    assert container["securityContext"] == {"runAsNonRoot": False}
+    assert container["command"] == ["vllm", "serve", "facebook/opt-125m", "--host", "0.0.0.0", "--port", "8000"]
+    assert container["imagePullPolicy"] == "Always"
+    assert container["env"] == [
+        {"name": "PYTHONHASHSEED", "value": "123"},
+        {"name": "HF_HOME", "value": "/tmp"},
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+    ]
+    # ... and the chart's default, as rendered, would be refused at restricted
+    assert "vllm: runAsNonRoot != true" in pod_security_violations(pod, "restricted")
+
+
+def test_the_engine_runs_the_sized_model_offline(deployment):
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == [
+        "vllm", "serve", "/models", "--host", "0.0.0.0", "--port", "8000", "--enable-prefix-caching",
+        "--max-model-len", "8192", "--dtype", "bfloat16", "--tensor-parallel-size", "1", "--max-num-seqs", "16",
+        "--gpu_memory_utilization", "0.92", "--served-model-name", "xpcs-8b",
+    ]  # fmt: skip
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_NO_USAGE_STATS"] == "1" and env["HOME"] == "/tmp"
+    assert {"name": "weights", "mountPath": "/models", "readOnly": True} in container["volumeMounts"]
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["weights"]["persistentVolumeClaim"] == {"claimName": "xpcs-8b-weights", "readOnly": True}
+    assert deployment["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gpus"
+
+
+def _team(plan, site: str, namespace: str):
+    (ns,) = [
+        r
+        for r in plan.by_type(NAMESPACE)
+        if (r["inputs"]["metadata"]["name"], r["inputs"]["metadata"]["labels"]["lattice.dev/site"]) == (namespace, site)
+    ]
+    return ns
+
+
+def test_the_engine_pod_is_admitted_where_it_serves(prod_plan, deployment):
+    """Pod Security at the namespace's level, LimitRanger, the team's quotas for every replica KEDA may start, and
+    Kueue's flavor for the pool, then the scheduler's label and taint filters on a node of the pool."""
+    namespace = _team(prod_plan, "edge-beamline", "beamline-ops")
+    labels, provider = namespace["inputs"]["metadata"]["labels"], namespace["provider"]
+    level = labels["pod-security.kubernetes.io/enforce"]
+    assert level == "restricted"
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod_security_violations(pod, level) == []
+    (container,) = pod["containers"]
+    admission = admit(
+        [Container("vllm", container["resources"]["requests"], container["resources"]["limits"])],
+        namespaced(prod_plan, LIMIT_RANGE, provider, "beamline-ops"),
+    )
+    assert admission.errors == []
+    assert quota_errors(admission, namespaced(prod_plan, RESOURCE_QUOTA, provider, "beamline-ops"), pods=4) == []
+    assert quota_errors(admission, namespaced(prod_plan, RESOURCE_QUOTA, provider, "beamline-ops"), pods=5) != []
+    # Kueue: the team's ClusterQueue on the beamline covers a replica on the pool's flavor
+    (queue,) = [q for q in namespaced(prod_plan, LOCAL_QUEUE, provider, "beamline-ops") if q["metadata"]["name"]
+                == deployment["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]]  # fmt: skip
+    (cluster_queue,) = [
+        r for r in prod_plan.by_type(CLUSTER_QUEUE)
+        if r["provider"] == provider and r["inputs"]["metadata"]["name"] == queue["spec"]["clusterQueue"]
+    ]  # fmt: skip
+    (flavor_quota,) = [q for f, q in quotas(cluster_queue).items() if f == "infer-l40s"]
+    assert flavor_quota["nvidia.com/gpu"]["nominal"] + flavor_quota["nvidia.com/gpu"].get("borrowing", 0) >= 4
+    assert site_capacity(prod_plan, "edge-beamline")["infer-l40s"]["nvidia.com/gpu"] == 8
+    (flavor,) = [r["inputs"] for r in prod_plan.by_type(FLAVOR) if r["provider"] == provider
+                 and r["inputs"]["metadata"]["name"] == "infer-l40s"]  # fmt: skip
+    started = kueue_admitted(pod, flavor["spec"])
+    node = {"labels": {"lattice.dev/pool": "infer-l40s"}, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
+    assert unschedulable_reasons(started, node) == []
+    assert unschedulable_reasons(pod, node) == ["untolerated taint nvidia.com/gpu:NoSchedule"]  # Kueue's flavor adds it
+
+
+def test_the_copy_job_and_the_export_pass_their_namespaces_pod_security(prod_plan):
+    job = prod_plan.one("kubernetes:batch/v1:Job", f"{ENDPOINT}-copy")["inputs"]
+    export = prod_plan.one("kubernetes:apps/v1:Deployment", "grid-hpc-xpcs-8b-weights-deployment")["inputs"]
+    for site, spec in (("edge-beamline", job["spec"]["template"]["spec"]),
+                       ("grid-hpc", export["spec"]["template"]["spec"])):  # fmt: skip
+        namespace = _team(prod_plan, site, "beamline-ops")
+        level = namespace["inputs"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+        assert level == "restricted" and pod_security_violations(spec, level) == []
+        (container,) = spec["containers"]
+        admission = admit(
+            [Container(container["name"], container["resources"]["requests"], container["resources"].get("limits"))],
+            namespaced(prod_plan, LIMIT_RANGE, namespace["provider"], "beamline-ops"),
+        )
+        assert admission.errors == []
+        assert quota_errors(admission, namespaced(prod_plan, RESOURCE_QUOTA, namespace["provider"], "beamline-ops"))\
+            == []  # fmt: skip
+    # the copy lands on the pool's nodes (a ReadWriteOnce volume binds there), tolerating their GPU taint
+    node = {"labels": {"lattice.dev/pool": "infer-l40s"}, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
+    assert unschedulable_reasons(job["spec"]["template"]["spec"], node) == []
+
+
+def test_the_export_serves_only_the_model_directory_read_only(prod_plan):
+    export = prod_plan.one("kubernetes:apps/v1:Deployment", "grid-hpc-xpcs-8b-weights-deployment")["inputs"]
+    pod = export["spec"]["template"]["spec"]
+    mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+    assert mounts["weights"] == {"name": "weights", "mountPath": "/weights", "subPath": "beamline-ops/models/xpcs-8b",
+                                 "readOnly": True}  # fmt: skip
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["weights"]["persistentVolumeClaim"] == {"claimName": "lustre", "readOnly": True}
+    conf = export_nginx_conf()
+    assert "root /weights;" in conf and "auth_basic_user_file /etc/nginx/auth/htpasswd;" in conf
+    assert "limit_except GET { deny all; }" in conf
