@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cli_common import read_plan
-from .errors import writable, write_output
+from .errors import UsageError, writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,6 +52,18 @@ def add_parser(verbs, stack_arguments) -> None:
     )
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
     refresh.add_argument("--skip-gcp", action="store_true", help="refresh the AWS rows only (no API key needed)")
+    refresh.add_argument(
+        "--catalogs",
+        action="store_true",
+        help="rebuild the generated layer (every region) from the pinned public catalogs, printing what changed",
+    )
+    refresh.add_argument(
+        "--gcp-calculator",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of the GCP pricing calculator's pricing.yml at the pinned commit (default: "
+        "download it)",
+    )
     refresh.set_defaults(handler=_pricing_refresh)
 
 
@@ -381,6 +393,12 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from .cli_common import STACKS_DIR
 
     writable(args.output, "--output")
+    if args.gcp_calculator is not None and not args.catalogs:
+        raise UsageError("lattice pricing refresh: --gcp-calculator is read by --catalogs; add it")
+    if args.catalogs:
+        from components.catalog.pricing_catalogs import CATALOG_LAYER, refresh_layer
+
+        return refresh_layer(args.output or CATALOG_LAYER, gcp_calculator_file=args.gcp_calculator)
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(
         args.output or PRICING_SNAPSHOT,

@@ -9,14 +9,16 @@ capacity-block rates change on a schedule) is still shown, and said to be stale 
 Spot rows hold a range (``usd_low`` / ``usd_high``) from ``DescribeSpotPriceHistory``, which the Price List
 API's offer files do not carry.
 
-``components.catalog.pricing_refresh`` rewrites the snapshot from the APIs (``lattice pricing refresh``).
+``components.catalog.pricing_refresh`` rewrites the snapshot from the APIs (``lattice pricing refresh``). Beside it,
+``data/pricing-catalogs.json.gz`` holds the rows public catalogs price in every region they cover
+(``components.catalog.pricing_catalogs``, ``lattice pricing refresh --catalogs``); a hand row wins over it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,9 @@ class Price:
 @dataclass(frozen=True)
 class PricingSnapshot:
     document: dict[str, Any]
+    # The generated layer (``pricing_catalogs``): rows public catalogs price in every region they cover. A hand row
+    # of ``document`` wins; a generated row fills a region or item the hand rows lack, or one they say is missing.
+    layer: dict[str, Any] = field(default_factory=dict)
 
     @property
     def date(self) -> str:
@@ -65,7 +70,11 @@ class PricingSnapshot:
     def price(self, cloud: str, region: str, item: str) -> Price:
         """The row for ``item`` in ``region``; a missing row when the snapshot has none."""
         row = self.document["prices"].get(cloud, {}).get(region, {}).get(item)
+        generated = (self.layer.get("prices") or {}).get(cloud, {}).get(region, {}).get(item)
+        if generated is not None and (row is None or (row.get("usd") is None and row.get("usd_high") is None)):
+            row = generated
         if row is None:
+            searched = (self.layer.get("searched") or {}).get(cloud)
             return Price(
                 key=item,
                 cloud=cloud,
@@ -74,7 +83,8 @@ class PricingSnapshot:
                 unit="",
                 source="",
                 as_of=self.date,
-                missing=f"the pricing snapshot has no row {cloud}/{region}/{item}",
+                missing=f"the pricing snapshot has no row {cloud}/{region}/{item}"
+                + (f" (searched: the hand rows of pricing.json; {searched})" if searched else ""),
             )
         return Price(
             key=item,
@@ -92,16 +102,25 @@ class PricingSnapshot:
         )
 
     def rows(self) -> list[Price]:
-        return [
-            self.price(cloud, region, item)
-            for cloud, regions in sorted(self.document["prices"].items())
-            for region, items in sorted(regions.items())
-            for item in sorted(items)
-        ]
+        """Every row, hand and generated, each once."""
+        keys = {
+            (cloud, region, item)
+            for document in (self.document, self.layer)
+            for cloud, regions in (document.get("prices") or {}).items()
+            for region, items in regions.items()
+            for item in items
+        }
+        return [self.price(cloud, region, item) for cloud, region, item in sorted(keys)]
 
 
-def load_snapshot(path: Path = PRICING_SNAPSHOT) -> PricingSnapshot:
-    return PricingSnapshot(json.loads(path.read_text()))
+def load_snapshot(path: Path = PRICING_SNAPSHOT, layer: Path | None = None) -> PricingSnapshot:
+    """The hand rows of ``path`` and the generated layer beside the committed snapshot (none for another path
+    unless given)."""
+    from components.catalog.pricing_catalogs import CATALOG_LAYER, load_layer
+
+    if layer is None and path == PRICING_SNAPSHOT:
+        layer = CATALOG_LAYER
+    return PricingSnapshot(json.loads(path.read_text()), load_layer(layer) if layer is not None else {})
 
 
 @functools.cache
