@@ -124,6 +124,10 @@ def _copy_site(
     for entry in out.get("inference", []):  # the copy's own team, weights on the copy's own site
         entry["team"] = f"{entry['team']}-c{k}"
         entry["weights"]["site"] = renamed[entry["weights"]["site"]]
+    if "slurm" in out:  # the sites Slurm's clients come from, renamed with the copy
+        for key in ("login_from", "rest_from"):
+            if key in out["slurm"]:
+                out["slurm"][key] = _rename(out["slurm"][key], renamed)
     return out
 
 

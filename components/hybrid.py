@@ -134,6 +134,7 @@ class HybridStack(pulumi.ComponentResource):
                         linked_ranges=linked_ranges(spec, site),
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
+                        secrets=slurm_secrets(site, args.secret),
                     ),
                     opts=child,
                 )
@@ -169,3 +170,15 @@ class HybridStack(pulumi.ComponentResource):
         self.register_outputs(
             {"sites": self.outputs, "links": self.link_summary, "routes": [r.describe() for r in self.routes]}
         )
+
+
+def slurm_secrets(site: KubernetesSite, secret: Callable[[str], pulumi.Input[str]] | None) -> dict:
+    """The secret config values a site's Slurm reads (its database password, its directory's bind password)."""
+    if site.slurm is None:
+        return {}
+    keys = (site.slurm.accounting.password_secret, site.slurm.directory.bind_password_secret)
+    if secret is None:
+        raise ValueError(
+            f"site '{site.name}' needs secret config keys {', '.join(keys)} for Slurm, but no reader was given"
+        )
+    return {key: secret(key) for key in keys}

@@ -35,6 +35,7 @@ class Pool:
     min_nodes: int
     max_nodes: int
     fabric: str  # "EFA", "InfiniBand 3200 Gbps", "GPUDirect-TCPXO", "" (none)
+    scheduler: str = "kueue"  # a grid / edge pool's gpu_pools[].scheduler: kueue or slurm
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _pool(site, pool, out: dict[str, Any]) -> Pool:
     else:
         machine = f"{pool.gpus_per_node} × {pool.gpu_model}"
         fabric = f"{FABRICS[pool.fabric]} {pool.fabric_bandwidth_gbps:g} Gbps"
-    return Pool(pool.name, machine, pool.min_nodes, pool.max_nodes, fabric)
+    return Pool(pool.name, machine, pool.min_nodes, pool.max_nodes, fabric, getattr(pool, "scheduler", "kueue"))
 
 
 def _scheme(tier: dict[str, Any]) -> str:
@@ -210,6 +211,7 @@ def pool_lines(pool: Pool) -> tuple[str, ...]:
         f"{'TPU' if pool.machine.startswith('TPU') else 'GPU'} pool {pool.name}",
         f"{pool.machine} × {_nodes(pool.min_nodes, pool.max_nodes)}",
         pool.fabric,
+        *(["Slurm partition (sbatch)"] if pool.scheduler == "slurm" else []),
     )
 
 

@@ -180,3 +180,20 @@ def peak_dense(accelerator: str) -> PeakThroughput | None:
     """The accelerator's dense peak throughput, or None where the catalog has no vendor figure for it (A10G,
     whose NVIDIA figures AWS does not publish; Neuron devices; RTX PRO; B300)."""
     return PEAK_DENSE.get(accelerator)
+
+
+def slurm_gres_type(gpu_model: str) -> str | None:
+    """The Slurm GRES type for a grid pool's ``gpu_model`` (``H100-80GB`` → ``h100``): the longest NVIDIA model of
+    the catalog that the name starts with, lower case, spaces as underscores (gres.conf(5) at Slurm 25.11, Type: "an
+    arbitrary string", which autodetection would spell with "an underscore in lieu of any spaces"). None for a model
+    the catalog does not know."""
+    wanted = gpu_model.strip().lower().replace("-", " ")
+    known = [
+        model.name
+        for model in ACCELERATOR_MODELS.values()
+        if model.compute_capability is not None
+        and (wanted == model.name.lower() or wanted.startswith(model.name.lower() + " "))
+    ]
+    if not known:
+        return None
+    return max(known, key=len).lower().replace(" ", "_")

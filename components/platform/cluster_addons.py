@@ -158,6 +158,9 @@ class ClusterAddonsArgs:
     keda: bool = False  # sites with inference endpoints: KEDA scales them on requests waiting
     # Grid / edge: a node condition and a NoSchedule taint on a GPU node with a fatal Xid (gpu_health.py).
     gpu_health: bool = False
+    # Grid / edge pools Slurm owns (components/scheduling/slurm_cluster.py): their nodes carry Slinky's NoExecute
+    # worker taint, which the GPU operator's daemonsets (device plugin, DCGM exporter) must tolerate to stay there.
+    slurm: bool = False
     # GKE clusters Lattice creates, with no central store: a PodMonitoring so managed collection scrapes Kueue.
     managed_collection: bool = False
     # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
@@ -258,6 +261,20 @@ def kueue_values(prometheus: bool = False, provisioning_requests: bool = False) 
     }
 
 
+# nodeset.slinky.slurm.net/worker, NoExecute (SlinkyProject/slurm-operator pkg/taints/taints.go at v1.2.1): the taint
+# that keeps pods other than slurmd off Slurm's nodes; the components/scheduling/slurm_cluster.py WORKER_TOLERATION.
+SLURM_WORKER_TOLERATION = {"key": "nodeset.slinky.slurm.net/worker", "operator": "Equal", "effect": "NoExecute"}
+
+
+def gpu_operator_tolerations(slurm: bool) -> dict:
+    """The GPU operator's ``daemonsets.tolerations`` where Slurm owns pools: the chart's own (values.yaml at v25.3.4:
+    nvidia.com/gpu NoSchedule, which a set value replaces) plus Slinky's worker taint, so the device plugin keeps
+    advertising the GPUs slurmd holds and the DCGM exporter keeps reporting them. Empty elsewhere (the chart's)."""
+    if not slurm:
+        return {}
+    return {"daemonsets": {"tolerations": [dict(GPU_TOLERATION), dict(SLURM_WORKER_TOLERATION)]}}
+
+
 def control_plane_ports(charts: list[str]) -> list[int]:
     """Ports a private control plane must reach on nodes for these pinned add-on charts."""
     return sorted({port for chart in charts for port in CONTROL_PLANE_PORTS.get((chart, PINNED_CHARTS[chart]), ())})
@@ -297,6 +314,7 @@ class ClusterAddons(pulumi.ComponentResource):
                     "driver": {"enabled": not args.drivers_preinstalled},
                     "toolkit": {"enabled": not args.toolkit_preinstalled},
                     "dcgmExporter": dcgm_exporter_values(service_monitor=args.service_monitors),
+                    **gpu_operator_tolerations(args.slurm),
                     # Node Feature Discovery labels the GPU (and NIC) nodes the operators act on.
                     "nfd": {"enabled": True},
                 },

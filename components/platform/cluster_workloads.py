@@ -117,7 +117,7 @@ class ClusterWorkloads(pulumi.ComponentResource):
             )
         self.addons = self.scheduler = None
         self.gpus = 0
-        if args.flavors:
+        if args.flavors or args.addons.slurm:
             addons = dataclasses.replace(
                 args.addons,
                 depends_on=[
@@ -130,6 +130,7 @@ class ClusterWorkloads(pulumi.ComponentResource):
                 labels=args.tags.for_component("ClusterAddons").k8s_labels(),
             )
             self.addons = ClusterAddons(f"{name}-addons", addons, opts=pulumi.ResourceOptions(parent=self))
+        if args.flavors and self.addons is not None:
             self.scheduler = KueueScheduler(
                 f"{name}-kueue",
                 KueueSchedulerArgs(

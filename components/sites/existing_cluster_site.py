@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.accelerators import slurm_gres_type
 from ..network.ports import HTTPS, KUBERNETES_API
 from ..observability.federation import SiteMetrics, metrics_args
 from ..platform.accelerators import NVIDIA_GPU
@@ -20,9 +21,21 @@ from ..platform.cluster_addons import ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import Flavor
 from ..platform.team_policies import TeamNetwork
+from ..scheduling.slurm_accounts import SlurmAccount
+from ..scheduling.slurm_cluster import (
+    SLURM_NAMESPACE,
+    WORKER_TAINT,
+    SlurmCluster,
+    SlurmClusterArgs,
+    SlurmDatabase,
+    SlurmDirectory,
+    SlurmMount,
+    SlurmNodePool,
+)
+from ..scheduling.slurm_config import TOPOLOGY_ANNOTATION, SlurmPool, node_topology_template
 from ..scheduling.topology import fabric_pool_topology
 from ..spec import KubernetesSite, TeamSpec
-from ..spec.teams import team_on_site
+from ..spec.teams import TeamOnSite, team_on_site
 from ..storage.contract import StorageTier
 from ..tagging import TagContext
 
@@ -38,11 +51,15 @@ class ExistingClusterSiteArgs:
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
     metrics: SiteMetrics | None = None  # the site's part in observability (None: no Prometheus)
+    # The site's Slurm secrets (slurm.accounting.password_secret, slurm.directory.bind_password_secret), read from
+    # the stack's secret config: config key -> its value.
+    secrets: dict[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
 class ExistingClusterSite(pulumi.ComponentResource):
     provider: k8s.Provider
     workloads: ClusterWorkloads
+    slurm: SlurmCluster | None
     outputs: dict[str, pulumi.Output]
 
     def __init__(self, name: str, args: ExistingClusterSiteArgs, opts: pulumi.ResourceOptions | None = None):
@@ -58,11 +75,12 @@ class ExistingClusterSite(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         tiers = existing_tiers(site)
+        teams = [team_on_site(team, site, args.site_ranges) for team in args.teams]
         self.workloads = ClusterWorkloads(
             name,
             ClusterWorkloadsArgs(
                 tags=tags,
-                teams=[team_on_site(team, site, args.site_ranges) for team in args.teams],
+                teams=teams,
                 # The site's network and the ranges its CNI routes (pod CIDRs); Lattice does not know where the API
                 # server listens, so its API rule names the site network on 443 and kubeadm's 6443.
                 network=TeamNetwork(
@@ -79,7 +97,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                         node_labels=dict(pool.node_selector) or {"lattice.dev/pool": pool.name},
                         topology=fabric_pool_topology(pool.fabric_levels).topology,
                     )
-                    for pool in site.gpu_pools
+                    for pool in site.kueue_pools
                 ],
                 addons=ClusterAddonsArgs(
                     gpu_operator=True,
@@ -89,18 +107,25 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     keda=bool(site.inference),
                     # Lattice cannot replace these nodes: a fatal Xid taints the node instead (gpu_health.py).
                     gpu_health=True,
+                    slurm=bool(site.slurm_pools),
                 ),
                 storage=tiers,
                 metrics=metrics_args(site.name, args.metrics),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
         )
+        self.slurm = None
+        if site.slurm is not None and site.slurm_pools:
+            self.slurm = slurm_cluster(
+                name, teams, args, self.workloads, opts=pulumi.ResourceOptions(parent=self, providers=[self.provider])
+            )
+        slurm_gpus = sum(pool.gpus_per_node * pool.max_nodes for pool in site.slurm_pools)
         self.outputs = {
             "tier": pulumi.Output.from_input(site.tier),
             "provider": pulumi.Output.from_input("kubernetes"),
             "context": pulumi.Output.from_input(access.context or f"(secret lattice:{access.kubeconfig_secret})"),
             "namespaces": pulumi.Output.from_input(sorted(t.namespace_name for t in args.teams)),
-            "gpus": pulumi.Output.from_input(self.workloads.gpus),
+            "gpus": pulumi.Output.from_input(self.workloads.gpus + slurm_gpus),
             "storage": {tier.name: tier.output() for tier in tiers},
             # The API server's audit policy is the cluster operator's to install (`lattice audit-policy`).
             "audit_policy": {
@@ -108,7 +133,103 @@ class ExistingClusterSite(pulumi.ComponentResource):
                 "api_server_flags": api_server_flags(site.audit.log_retention_days),
             },
         }
+        if self.slurm is not None:
+            self.outputs["slurm"] = slurm_outputs(site)
         self.register_outputs(self.outputs)
+
+
+def slurm_cluster(
+    name: str,
+    teams: list[TeamOnSite],
+    args: ExistingClusterSiteArgs,
+    workloads: ClusterWorkloads,
+    *,
+    opts: pulumi.ResourceOptions,
+) -> SlurmCluster:
+    """The site's Slurm (components/scheduling/slurm_cluster.py): a NodeSet per pool Slurm owns, an account per team
+    with a quota on the site (its Slurm share), after the GPU operator and the Prometheus Operator's CRDs."""
+    site = args.site
+    spec, secrets = site.slurm, args.secrets
+    for key in (spec.accounting.password_secret, spec.directory.bind_password_secret):
+        if key not in secrets:
+            raise ValueError(f"site '{site.name}' needs secret config key '{key}' for Slurm, but none was passed")
+    after = [r for r in [workloads.addons, workloads.metrics and workloads.metrics.release] if r is not None]
+    return SlurmCluster(
+        f"{name}-slurm",
+        SlurmClusterArgs(
+            cluster_name=site.name,
+            pools=[
+                SlurmNodePool(slurm_pool(pool), dict(pool.node_selector) or {"lattice.dev/pool": pool.name})
+                for pool in site.slurm_pools
+            ],
+            accounts=[
+                SlurmAccount(team.team, team.slurm_gpus, team.slurm_guarantee) for team in teams if team.slurm_gpus
+            ],
+            database=SlurmDatabase(
+                host=spec.accounting.host,
+                port=spec.accounting.port,
+                database=spec.accounting.database,
+                user=spec.accounting.user,
+                password=secrets[spec.accounting.password_secret],
+            ),
+            directory=SlurmDirectory(
+                uri=spec.directory.uri,
+                search_base=spec.directory.search_base,
+                bind_dn=spec.directory.bind_dn,
+                bind_password=secrets[spec.directory.bind_password_secret],
+            ),
+            tags=args.tags,
+            mounts=slurm_mounts(site),
+            login_replicas=spec.login_replicas,
+            site_ranges=(site.network.cidr, *site.network.routed_cidrs),
+            login_sources={other: tuple(args.site_ranges.get(other, ())) for other in spec.login_from},
+            rest_sources={other: tuple(args.site_ranges.get(other, ())) for other in spec.rest_from},
+            service_monitor=workloads.metrics is not None,
+            depends_on=after,
+        ),
+        opts=opts,
+    )
+
+
+def slurm_mounts(site: KubernetesSite) -> list[SlurmMount]:
+    """The site's file systems as slurmd and the login pods mount them: its shares and Lustre (the storage contract's
+    volume sources) and node scratch by host path, at the paths the site's users know."""
+    mounts = [
+        SlurmMount(tier.name, tier.mount_path, dict(tier.volume_source), tier.read_only)
+        for tier in existing_tiers(site)
+        if tier.volume_source
+    ]
+    scratch = site.storage.scratch
+    if scratch is not None:
+        mounts.append(SlurmMount("scratch", scratch.host_path, {"hostPath": {"path": scratch.host_path}}))
+    return mounts
+
+
+def slurm_pool(pool) -> SlurmPool:
+    """A Slurm-owned pool as its configuration sees it (the validators have checked its GPU model)."""
+    return SlurmPool(
+        pool.name, slurm_gres_type(pool.gpu_model) or "", pool.gpus_per_node, tuple(pool.fabric_levels or ())
+    )
+
+
+def slurm_outputs(site: KubernetesSite) -> dict:
+    """What the site's operator needs to finish Slurm's pools: the taint that keeps other pods off their nodes and
+    the topology annotation each node carries (docs/how-to/slurm-on-the-grid.md)."""
+    pools = {}
+    for pool in site.slurm_pools:
+        selector = dict(pool.node_selector) or {"lattice.dev/pool": pool.name}
+        nodes = ",".join(f"{key}={value}" for key, value in sorted(selector.items()))
+        entry = {
+            "partition": pool.name,
+            "gres": slurm_pool(pool).gres,
+            "taint": f"kubectl taint nodes -l {nodes} {WORKER_TAINT['key']}=:{WORKER_TAINT['effect']}",
+        }
+        template = node_topology_template(slurm_pool(pool))
+        if template is not None:
+            entry["topology_annotation"] = f"{TOPOLOGY_ANNOTATION}={template}"
+        pools[pool.name] = entry
+    gpus = sum(pool.gpus_per_node * pool.max_nodes for pool in site.slurm_pools)
+    return pulumi.Output.from_input({"cluster": site.name, "namespace": SLURM_NAMESPACE, "gpus": gpus, "pools": pools})
 
 
 def existing_tiers(site: KubernetesSite) -> list[StorageTier]:

@@ -769,6 +769,74 @@ class ClusterPoolSpec(PoolSize):
         examples=[0],
     )
     max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.", examples=[4])
+    scheduler: Literal["kueue", "slurm"] = Field(
+        "kueue",
+        description="Who schedules the pool's GPUs: kueue (a Kueue ResourceFlavor in the site's cohort) or slurm "
+        "(a Slinky NodeSet and a Slurm partition; the site's `slurm` key sets up the cluster). One owner per pool: "
+        "a Slurm pool is no Kueue flavor, so its GPUs leave the cohort's quota (docs/how-to/slurm-on-the-grid.md).",
+        examples=["slurm"],
+    )
+
+
+class SlurmDatabaseSpec(Strict):
+    """The MariaDB / MySQL server slurmdbd keeps accounting in: the site's own, outside the cluster."""
+
+    host: Annotated[str, Field(pattern=r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$")] = Field(
+        description="The database server's host name or address.", examples=["mariadb.grid.example.edu"]
+    )
+    port: int = Field(3306, ge=1, le=65535, description="The database server's port.")
+    database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,64}$")] = Field(
+        "slurm_acct_db", description="The database slurmdbd writes to (slurmdbd.conf StorageLoc)."
+    )
+    user: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,80}$")] = Field(
+        "slurm", description="The database user slurmdbd logs in as (slurmdbd.conf StorageUser)."
+    )
+    password_secret: ConfigKey = Field(
+        description="Secret config key holding that user's password, set with `pulumi config set --secret "
+        "lattice:<key>`; it reaches slurmdbd through a Kubernetes Secret, never a Helm value or a plan input in "
+        "plain text.",
+        examples=["slurmDbPassword"],
+    )
+
+
+class SlurmDirectorySpec(Strict):
+    """The site's LDAP directory, which the login pods' SSSD resolves users and groups from."""
+
+    uri: Annotated[str, Field(pattern=r"^ldaps?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")] = Field(
+        description="The directory's LDAP URI (ldaps:// or ldap:// with StartTLS).",
+        examples=["ldaps://ldap.grid.example.edu"],
+    )
+    search_base: NonEmpty = Field(
+        description="Where users and groups are found.", examples=["dc=grid,dc=example,dc=edu"]
+    )
+    bind_dn: NonEmpty = Field(
+        description="The account SSSD binds as.", examples=["uid=slurm-sssd,ou=services,dc=grid,dc=example,dc=edu"]
+    )
+    bind_password_secret: ConfigKey = Field(
+        description="Secret config key holding the bind account's password; it reaches SSSD in the sssd.conf "
+        "Kubernetes Secret Lattice writes.",
+        examples=["ldapBindPassword"],
+    )
+
+
+class SlurmSpec(Strict):
+    """Slurm on the site through SchedMD's Slinky: controller, accounting, login, REST API and a NodeSet per pool
+    whose `scheduler` is slurm."""
+
+    accounting: SlurmDatabaseSpec = Field(description="slurmdbd's database (an external MariaDB / MySQL).")
+    directory: SlurmDirectorySpec = Field(description="The directory service the login pods' SSSD reads users from.")
+    login_replicas: int = Field(1, ge=1, le=16, description="Login pods (sshd, sackd, SSSD).")
+    login_from: list[SiteName] = Field(
+        default_factory=list,
+        description="Linked sites whose users ssh to the login pods (port 22 over the links). Empty: the site's own "
+        "network only.",
+        examples=[["aws-use1"]],
+    )
+    rest_from: list[SiteName] = Field(
+        default_factory=list,
+        description="Linked sites whose clients call slurmrestd (port 6820 over the links). Empty: the site only.",
+        examples=[["aws-use1"]],
+    )
 
 
 class AwsSite(SiteBase):
@@ -841,6 +909,20 @@ class KubernetesSite(SiteBase):
         description="Who installs NVIDIA GPU drivers: the site's OS image, or the GPU operator "
         "(MOFED / DOCA drivers for RDMA must be on the hosts).",
     )
+    slurm: SlurmSpec | None = Field(
+        None,
+        description="Slurm beside Kueue (SchedMD's Slinky): the pools whose `scheduler` is slurm become its "
+        "NodeSets and partitions, each team with a quota on the site a Slurm account (docs/how-to/"
+        "slurm-on-the-grid.md). Unset: Kueue schedules every pool.",
+    )
+
+    @property
+    def slurm_pools(self) -> list[ClusterPoolSpec]:
+        return [pool for pool in self.gpu_pools if pool.scheduler == "slurm"]
+
+    @property
+    def kueue_pools(self) -> list[ClusterPoolSpec]:
+        return [pool for pool in self.gpu_pools if pool.scheduler == "kueue"]
 
 
 Site = Annotated[AwsSite | GcpSite | KubernetesSite, Field(discriminator="provider")]

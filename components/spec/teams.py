@@ -106,6 +106,10 @@ class TeamOnSite:
     serve: tuple[ServedPort, ...] = ()  # ingress from linked sites (teams[].serve)
     uid: int = 0  # the team's owner on the site's Lustre file systems (TeamSpec.uid)
     gid: int = 0
+    # Its Slurm account's share of gpu_quota where the site has Slurm pools (components/scheduling/quota.py);
+    # ``accelerators`` is then Kueue's share, and the two add up to the team's gpu_quota on the site.
+    slurm_gpus: int = 0
+    slurm_guarantee: int = 0  # its QOS's GrpTRES: gpu_guarantee, up to slurm_gpus
 
 
 TEAM_GROUP_PREFIX = "lattice:team:"
@@ -146,7 +150,11 @@ def served_on(team: TeamSpec, site: str, site_ranges: Mapping[str, Sequence[str]
 
 def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] | None = None) -> TeamOnSite:
     """``site_ranges`` (every site's routed ranges) resolves the team's ``serve`` entries; without it, none."""
-    accelerators = team.quota_for(site.name)
+    from components.scheduling.quota import site_scheduler_gpus, split_quota
+
+    quota = split_quota(team.quota_for(site.name), *site_scheduler_gpus(site))
+    accelerators = quota.kueue
+    guarantee = team.guarantee_for(site.name)
     cpu_share, memory_share = host_share(site)
     level, explicit = team.pod_security_for(site.name)
 
@@ -158,7 +166,7 @@ def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] 
         team=team.name,
         namespace=team.namespace_name,
         accelerators=accelerators,
-        guarantee=team.guarantee_for(site.name),
+        guarantee=guarantee,
         cpu=value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
         memory_gib=value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
         storage_gib=value("storage_gib", TEAM_STORAGE_GIB),
@@ -172,4 +180,6 @@ def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] 
         serve=served_on(team, site.name, site_ranges or {}),
         uid=team.uid,
         gid=team.gid,
+        slurm_gpus=quota.slurm,
+        slurm_guarantee=min(guarantee, quota.slurm),
     )

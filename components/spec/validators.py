@@ -788,6 +788,13 @@ def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
         yield Issue(path, message)
 
 
+def slurm_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    from .slurm_validators import slurm_issue_list
+
+    for path, message in slurm_issue_list(spec, ctx):
+        yield Issue(path, message)
+
+
 def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .observability_validators import observability_issues, receiver_issues
 
@@ -846,6 +853,7 @@ VALIDATORS: tuple[Validator, ...] = (
     storage_is_valid,
     links_are_valid,
     scheduling_is_valid,
+    slurm_is_valid,
     observability_is_valid,
     serving_is_valid,
     team_identities_fit,

@@ -66,6 +66,7 @@ from . import (  # noqa: F401
     s3_public_access_block,
     s3_tls_only,
     s3_versioning,
+    slurm_pool_owner,
     team_namespace_isolation,
     user_data_secrets,
     vpn_crypto,

@@ -188,6 +188,8 @@ def test_grid_pools_are_priced_at_the_sites_recharge_rate_and_unpriced_without_o
     report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
     grid = _row(report, "grid-hpc-ib-h100")
     assert grid.monthly(HOURS) == pytest.approx((0, 0, 32 * 8 * 1.25 * HOURS))  # 32 nodes × 8 H100 × $1.25
+    slurm = _row(report, "grid-hpc-ib-h100-slurm")  # a pool Slurm owns is priced like any other
+    assert slurm.monthly(HOURS) == pytest.approx((0, 0, 8 * 8 * 1.25 * HOURS))
     edge = _row(report, "edge-beamline-infer-l40s")
     assert edge.hourly is None and "sites[edge-beamline].cost.gpu_hour is not set" in edge.unpriced
 
@@ -340,7 +342,7 @@ def test_what_prod_leaves_unpriced_and_why():
     # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400); the p5 capacity
     # block is prepaid: its 8 × 336 h fee ($105,719) in every column, not 8 × 730 h at max only
     # and one copy a month of the beamline endpoint's weights through aws-use1 (15.0 GiB × $0.11: $1.65)
-    assert report.total_monthly()[2] == pytest.approx(371_262.02, abs=0.01)
+    assert report.total_monthly()[2] == pytest.approx(429_662.02, abs=0.01)
     assert report.total_monthly()[0] == pytest.approx(137_525.85, abs=0.01)
     # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only six rows are unjudged.
     assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [6, 6, 8]
@@ -417,7 +419,7 @@ def test_the_pr_summary_says_the_budget_cannot_be_judged_while_rows_it_depends_o
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     assert (
         "**budget $600,000 a month at the pools' max nodes: cannot be judged, 8 row(s) it depends on not priced "
-        "($371,262 priced); monthly-budget reports each.**"
+        "($429,662 priced); monthly-budget reports each.**"
     ) in capsys.readouterr().out
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -430,4 +432,4 @@ def test_a_budget_every_row_of_which_is_priced_is_judged(prod_plan):
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     report = cost_report(prod_plan.to_dict(), spec)
     report.rows = [row for row in report.rows if row.hourly is not None]
-    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $371,262, within"
+    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $429,662, within"

@@ -30,13 +30,16 @@ def _drawn(path):
 
 
 def _pools(plan) -> set[tuple[str, str]]:
-    """(site, pool) of every pool the plan gives a Kueue ResourceFlavor (every GPU / TPU pool of every site)."""
+    """(site, pool) of every pool the plan gives a Kueue ResourceFlavor or a Slurm NodeSet (every GPU / TPU pool of
+    every site: each has one of them)."""
     pools = set()
     for flavor in plan.by_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"):
         pool = flavor["inputs"]["spec"].get("nodeLabels", {}).get("lattice.dev/pool")
         if pool is not None:
             site = flavor["name"].removesuffix(f"-kueue-{pool}")
             pools.add((site, pool))
+    for nodeset in plan.by_type("kubernetes:slinky.slurm.net/v1beta1:NodeSet"):
+        pools.add((nodeset["inputs"]["metadata"]["labels"]["lattice.dev/site"], nodeset["inputs"]["metadata"]["name"]))
     return pools
 
 

@@ -68,8 +68,10 @@ def test_an_fsx_capacity_decrease_replaces_the_protected_file_system_and_blocks(
 
 
 def test_one_more_team_only_adds(tmp_path, base_json, capsys):
-    # A team on the grid: its namespace, quota, queue and RBAC are new objects; nothing existing changes. (A team
-    # on the cloud sites also updates, in place, the shared buckets' policies that list every team's role.)
+    # A team on the grid: its namespace, quota, queue and RBAC are new objects; nothing else Kueue's changes. (A team
+    # on the cloud sites also updates, in place, the shared buckets' policies that list every team's role.) Its quota
+    # on the grid has a Slurm share too, so the Slurm accounts script gains the team's account: its ConfigMap is
+    # updated and the Job that runs it replaced (rerun).
     spec = yaml.safe_load(PROD.read_text())
     team = {"name": "optics", "gpu_quota": {"grid-hpc": 8}, "groups": ["optics-ml"], "sites": ["grid-hpc"]}
     spec["config"]["lattice:spec"]["teams"].append(team)
@@ -79,10 +81,11 @@ def test_one_more_team_only_adds(tmp_path, base_json, capsys):
     head.write_text(yaml.safe_dump(spec, sort_keys=False))
     assert main(["diff", "--base", str(base_json), "--stack-file", str(head), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert {c["action"] for c in report["changes"]} == {"add"}
-    names = [c["name"] for c in report["changes"]]
+    changed = sorted((c["action"], c["name"]) for c in report["changes"] if c["action"] != "add")
+    assert changed == [("replace", "grid-hpc-slurm-accounts"), ("update", "grid-hpc-slurm-accounts-script")]
+    names = [c["name"] for c in report["changes"] if c["action"] == "add"]
     assert "optics" in " ".join(names)
-    assert report["summary"] == {"add": len(names), "update": 0, "replace": 0, "remove": 0, "blocking": 0}
+    assert report["summary"] == {"add": len(names), "update": 1, "replace": 1, "remove": 0, "blocking": 0}
 
 
 def test_an_fsx_capacity_increase_updates_it_in_place(tmp_path, base_json, capsys):

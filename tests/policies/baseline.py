@@ -651,6 +651,18 @@ def _scheduling(labels: dict[str, str]) -> None:
             "topologyName": "aws-use1-ec2-3-layer",
         },
     )
+    # A pool Slurm owns beside it (Slinky), selecting other nodes.
+    k8s.apiextensions.CustomResource(
+        "slurm-nodeset",
+        api_version="slinky.slurm.net/v1beta1",
+        kind="NodeSet",
+        metadata={"name": "ib-h100-slurm", "namespace": "slurm", "labels": labels},
+        spec={
+            "controllerRef": {"name": "slurm"},
+            "scalingMode": "DaemonSet",
+            "template": {"spec": {"nodeSelector": {"lattice.dev/pool": "ib-h100-slurm"}}},
+        },
+    )
     kubeconfig = json.dumps(
         {
             "clusters": [

@@ -82,6 +82,8 @@ COUNTEREXAMPLE_MESSAGE = {
     "s3-checkpoint-lifecycle": "a checkpoint bucket has no enabled lifecycle rule",
     "s3-public-access-block": "public access block leaves restrictPublicBuckets off",
     "s3-tls-only": "no bucket policy denies requests made without TLS",
+    "slurm-pool-single-owner": "NodeSet 'ib-h100-slurm' (every node) and Kueue flavor 'train-p5' can claim the same "
+    "nodes: both schedulers would book their GPUs",
     "team-namespace-isolation": "team namespace 'climate' has no valid pod-security.kubernetes.io/enforce label; "
     "set it to one of restricted, baseline, privileged",
     "vpn-ikev2": "tunnel1 allows ikev1",

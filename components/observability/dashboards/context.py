@@ -52,4 +52,7 @@ def dashboard_context(spec: StackSpec, site, sites: list, senders: list) -> Dash
         senders=tuple(s.name for s in senders),
         cloud_monitoring_gpu_sites=tuple(s.name for s in sites if isinstance(s, GcpSite) and s.gpu_pools),
         cloud=cloud_views(spec, sites),
+        slurm_sites=tuple(
+            s.name for s in sites if isinstance(s, KubernetesSite) and s.slurm is not None and s.slurm_pools
+        ),
     )

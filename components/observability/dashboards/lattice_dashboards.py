@@ -106,6 +106,7 @@ class DashboardContext:
     # The plugin of the datasource the Prometheus queries go to: "prometheus" (this site's Prometheus), or with the
     # managed store Grafana's Amazon Managed Service for Prometheus plugin (grafana.py).
     prometheus_type: str = "prometheus"
+    slurm_sites: tuple[str, ...] = ()  # sites whose pools Slurm schedules (their slurmctld's metrics are scraped)
 
 
 def sited(expr: str, site: str) -> str:
@@ -493,6 +494,8 @@ def teams(ctx: DashboardContext) -> dict:
         [(sited(f'sum by (site) (kueue_admitted_active_workloads{{cluster_queue=~"{queues}"}})', s), "{{site}}")],
         "none",
     )
+    if ctx.slurm_sites:
+        _slurm_queue(b, ctx)
     b.row("Cost")
     b.stat(
         "Accelerator-hours admitted in the range",
@@ -526,6 +529,30 @@ def teams(ctx: DashboardContext) -> dict:
         width=16,
     )
     return b.model()
+
+
+def _slurm_queue(b: _Builder, ctx: DashboardContext) -> None:
+    """Slurm's queue beside Kueue's, from slurmctld's own OpenMetrics (Slurm 25.11+: src/plugins/metrics/openmetrics/
+    openmetrics.c), which Slinky's ServiceMonitor scrapes: pending and running jobs per partition (a pool Slurm owns)
+    and of the team's account (the team: components/scheduling/slurm_accounts.py)."""
+    s = ctx.site
+    b.row(f"Slurm queue (sbatch) on {', '.join(ctx.slurm_sites)}")
+    b.timeseries(
+        "Pending jobs per partition",
+        "slurm_partition_jobs_pending: jobs waiting in each Slurm partition (one per pool Slurm owns), every team's.",
+        [(sited("sum by (site, partition) (slurm_partition_jobs_pending)", s), "{{site}} {{partition}}")],
+        "none",
+    )
+    b.timeseries(
+        "The team's Slurm jobs",
+        "slurm_account_jobs_pending and slurm_account_jobs_running of the team's Slurm account (its GrpTRES is the "
+        "team's Slurm share of gpu_quota).",
+        [
+            (sited('sum by (site) (slurm_account_jobs_pending{account="${team}"})', s), "{{site}} pending"),
+            (sited('sum by (site) (slurm_account_jobs_running{account="${team}"})', s), "{{site}} running"),
+        ],
+        "none",
+    )
 
 
 def fabric(ctx: DashboardContext) -> dict:

@@ -15,6 +15,7 @@ from components.platform.cluster_addons import (
 )
 from components.platform.gpu_health import NPD_CHART_VERSION
 from components.platform.storage_access import FSX_CSI_VERSION
+from components.scheduling.slurm_cluster import CERT_MANAGER_VERSION, SLINKY_VERSION
 from components.serving.runtime import CHART as SERVING_CHART
 from components.serving.runtime import CHART_VERSION as SERVING_CHART_VERSION
 from components.serving.runtime import KEDA_VERSION
@@ -33,9 +34,11 @@ def _releases(plan, site):
 def test_infiniband_grid_gets_the_network_operator_with_rdma(prod_plan):
     releases = _releases(prod_plan, "grid-hpc")
     # jobset: the MultiKueue manager; kube-prometheus-stack: metrics on every cluster (ClusterMetrics);
-    # node-problem-detector: GPU health on grid / edge (gpu_health.py)
+    # node-problem-detector: GPU health on grid / edge (gpu_health.py); Slinky's operator, its CRDs and cert-manager:
+    # Slurm on the pool it owns (components/scheduling/slurm_cluster.py)
     assert set(releases) == {
-        "gpu-operator", "network-operator", "kueue", "jobset", "kube-prometheus-stack", "node-problem-detector"
+        "gpu-operator", "network-operator", "kueue", "jobset", "kube-prometheus-stack", "node-problem-detector",
+        "slurm-operator", "slurm-operator-crds", "cert-manager",
     }  # fmt: skip
     network = releases["network-operator"]["inputs"]
     assert network["version"] == NETWORK_OPERATOR_VERSION == "25.4.0"
@@ -67,6 +70,9 @@ def test_every_chart_is_pinned(prod_plan):
         # the beamline's inference endpoint: its engine's chart, and KEDA, which scales it (components/serving)
         SERVING_CHART: SERVING_CHART_VERSION,
         "keda": KEDA_VERSION,
+        "oci://ghcr.io/slinkyproject/charts/slurm-operator": SLINKY_VERSION,
+        "oci://ghcr.io/slinkyproject/charts/slurm-operator-crds": SLINKY_VERSION,
+        "oci://quay.io/jetstack/charts/cert-manager": CERT_MANAGER_VERSION,
     }
 
 
@@ -169,7 +175,8 @@ def test_kueue_flavor_cohort_and_team_queues(prod_plan):
         "fusion": "grid-hpc-fusion",
         "beamline-ops": "grid-hpc-beamline-ops",
     }
-    assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256
+    # the site's GPUs: Kueue's 256 and the 64 of the pool Slurm owns
+    assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256 + 64
 
 
 def test_sites_without_pools_get_no_addons(plan_spec):

@@ -25,9 +25,11 @@ def test_prod_stack_loads_and_keeps_its_secret_key_secret():
     assert {s.provider for s in stack.spec.sites} == {"aws", "gcp", "kubernetes"}
     assert stack.secret_keys == [
         "lattice:beamlineKubeconfig",
+        "lattice:ldapBindPassword",
         "lattice:pagerdutyCloudwatchKey",
         "lattice:pagerdutyRoutingKey",
         "lattice:slackWebhook",
+        "lattice:slurmDbPassword",
     ]
     assert stack.spec.protects_stateful is True
 

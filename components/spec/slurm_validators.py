@@ -1,0 +1,117 @@
+"""Slurm on a grid / edge site (``sites[].slurm``, ``gpu_pools[].scheduler``): what the spec alone cannot say.
+
+- A pool whose ``scheduler`` is slurm needs the site's ``slurm`` key (its database and directory), and a ``slurm``
+  key needs a pool to run on.
+- A Slurm pool's GPU model must be one the catalog knows: Slurm's ``Gres=gpu:<type>:<count>`` takes its type from
+  there (components/catalog/accelerators.py ``slurm_gres_type``), never from auto-detection.
+- A site's Slurm pools share one GPU shape: gres.conf names no nodes (Slurm's node names are the Kubernetes nodes'
+  names, which Lattice does not know), so one explicit line must fit every Slurm node.
+- The secrets (database password, directory bind password) are set, as secrets.
+- ``login_from`` / ``rest_from`` name other sites reached over the stack's links.
+- Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' ``kubeVersion``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .model import KubernetesSite, StackSpec
+
+
+def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: frozenset[str], knows_config: bool):
+    from components.catalog.accelerators import slurm_gres_type
+
+    names = [site.name for site in spec.sites]
+    for i, site in enumerate(spec.sites):
+        if not isinstance(site, KubernetesSite):
+            continue
+        path = f"sites[{i}]"
+        slurm_pools = [(j, pool) for j, pool in enumerate(site.gpu_pools) if pool.scheduler == "slurm"]
+        if site.slurm is None:
+            for j, pool in slurm_pools:
+                yield (
+                    f"{path}.gpu_pools[{j}].scheduler",
+                    f"pool '{pool.name}' is Slurm's, but site '{site.name}' has no `slurm` key; add {path}.slurm "
+                    "(accounting database, directory) or set scheduler: kueue",
+                )
+            continue
+        if not slurm_pools:
+            yield (
+                f"{path}.slurm",
+                f"site '{site.name}' sets up Slurm, but none of its gpu_pools has scheduler: slurm; set it on the "
+                "pool Slurm owns, or remove the slurm key",
+            )
+        shapes: dict[tuple[str, int], str] = {}
+        for j, pool in slurm_pools:
+            gres = slurm_gres_type(pool.gpu_model)
+            if gres is None:
+                yield (
+                    f"{path}.gpu_pools[{j}].gpu_model",
+                    f"'{pool.gpu_model}' is no NVIDIA GPU the catalog knows, and Slurm's Gres=gpu:<type>:<count> takes "
+                    "its type from the catalog; name the model as `lattice catalog` lists it (e.g. H100-80GB)",
+                )
+                continue
+            shapes.setdefault((gres, pool.gpus_per_node), pool.name)
+        if len(shapes) > 1:
+            listed = ", ".join(f"'{name}' gpu:{gres}:{count}" for (gres, count), name in shapes.items())
+            yield (
+                f"{path}.gpu_pools",
+                f"site '{site.name}' gives Slurm pools of different GPU shapes ({listed}); gres.conf names no nodes "
+                "(Slurm's node names are the Kubernetes nodes'), so its one explicit line must fit every Slurm node: "
+                "keep one shape under Slurm, or set scheduler: kueue on the others",
+            )
+        version = site.kubernetes.version
+        if version is not None and tuple(int(p) for p in version.split(".")) < (1, 29):
+            yield (
+                f"{path}.kubernetes.version",
+                f"Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' kubeVersion); '{site.name}' runs {version}",
+            )
+        secrets = {
+            f"{path}.slurm.accounting.password_secret": site.slurm.accounting.password_secret,
+            f"{path}.slurm.directory.bind_password_secret": site.slurm.directory.bind_password_secret,
+        }
+        if knows_config:
+            for where, key in secrets.items():
+                full = f"lattice:{key}"
+                fix = f"run `pulumi config set --secret {full} <password>`"
+                if full not in config_keys:
+                    yield where, f"config key '{full}' is not set in this stack; {fix}"
+                elif full not in secret_keys:
+                    yield where, f"config key '{full}' holds a password in plain text; {fix} to encrypt it"
+        reached = _linked(spec, site.name)
+        for key in ("login_from", "rest_from"):
+            for k, name in enumerate(getattr(site.slurm, key)):
+                where = f"{path}.slurm.{key}[{k}]"
+                other = next((s for s in spec.sites if s.name == name), None)
+                if other is None:
+                    yield where, f"unknown site '{name}'; use one of: {', '.join(sorted(names))}"
+                elif name == site.name:
+                    yield where, f"'{name}' is the Slurm site itself, whose own network always reaches it; remove it"
+                elif name not in reached:
+                    yield (
+                        where,
+                        f"'{name}' has no link to '{site.name}' (directly or through an AWS hub), so its clients "
+                        "never reach Slurm there; link the two sites or remove it",
+                    )
+
+
+def _linked(spec: StackSpec, name: str) -> set[str]:
+    """Sites ``name`` reaches over the stack's links: linked ones, and through an AWS site's transit gateway (which
+    routes between its attachments) every other site linked to it — as components/network/links.py linked_ranges."""
+    from .model import AwsSite
+
+    pairs = {frozenset((a, b)) for link in spec.links for a, b, *_ in link.pairs() if a != b}
+    sites = {site.name: site for site in spec.sites}
+
+    def peers(site: str) -> set[str]:
+        return {other for pair in pairs if site in pair for other in pair if other != site}
+
+    reached = set()
+    for other in peers(name):
+        reached |= {other, *(peers(other) if isinstance(sites.get(other), AwsSite) else ())}
+    reached.discard(name)
+    return reached
+
+
+def slurm_issue_list(spec: StackSpec, ctx) -> Iterator[tuple[str, str]]:
+    yield from slurm_issues(spec, ctx.config_keys, ctx.secret_config_keys, ctx.knows_config)

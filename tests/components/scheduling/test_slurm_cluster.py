@@ -1,0 +1,544 @@
+"""Slurm on prod's grid through Slinky (issue 37): the operator and its charts at the pinned versions with values the
+charts know, the Slurm cluster as custom resources the pinned CRDs accept (CEL rules included), one owner per pool,
+one team quota across Kueue and Slurm, one fabric in topology.yaml, and secrets that stay secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from components.scheduling import slurm_config
+from components.scheduling.slurm_accounts import SlurmAccount, accounts_script
+from components.scheduling.slurm_cluster import (
+    CERT_MANAGER_VERSION,
+    SLINKY_VERSION,
+    SLURMRESTD_PORT,
+    SSH_PORT,
+    cert_manager_values,
+    operator_values,
+)
+from components.spec import load_stack_file
+from components.spec.teams import team_on_site
+from tests import slurm_grammar
+from tests.conftest import spec_with, value_paths
+from tests.kueue import CLUSTER_QUEUE, quotas
+from tests.slinky import KINDS, crd_errors, slinky_type
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PROD = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.prod.yaml"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+
+
+def slurm_files(plan, site: str = "grid-hpc") -> dict[str, str]:
+    return plan.one(CONFIG_MAP, f"{site}-slurm-config-files")["inputs"]["data"]
+
+
+def slinky(plan, kind: str) -> list[dict]:
+    return plan.by_type(slinky_type(kind))
+
+
+# --- the charts ------------------------------------------------------------------------------------------------
+
+
+def test_the_operator_charts_are_pinned_in_lock_step_after_cert_manager(prod_plan):
+    crds = prod_plan.one(RELEASE, "grid-hpc-slurm-crds")
+    operator = prod_plan.one(RELEASE, "grid-hpc-slurm-operator")
+    cert_manager = prod_plan.one(RELEASE, "grid-hpc-slurm-cert-manager")
+    assert crds["inputs"]["chart"] == "oci://ghcr.io/slinkyproject/charts/slurm-operator-crds"
+    assert operator["inputs"]["chart"] == "oci://ghcr.io/slinkyproject/charts/slurm-operator"
+    assert crds["inputs"]["version"] == operator["inputs"]["version"] == SLINKY_VERSION == "1.2.1"
+    assert "values" not in crds["inputs"]  # the crds chart has no values (helm/slurm-operator-crds/values.yaml)
+    assert cert_manager["inputs"]["version"] == CERT_MANAGER_VERSION
+    assert cert_manager["inputs"]["chart"] == "oci://quay.io/jetstack/charts/cert-manager"
+    assert {crds["urn"], cert_manager["urn"]} <= set(operator["dependencies"])
+    assert operator["inputs"]["values"] == operator_values()
+
+
+def test_operator_values_exist_in_the_pinned_chart():
+    chart = json.loads((FIXTURES / f"slinky-v{SLINKY_VERSION}" / "slurm-operator-values.json").read_text())
+    assert value_paths(operator_values()) <= value_paths(chart)
+    assert chart["crds"]["enabled"] is False and chart["certManager"]["enabled"] is True  # what Lattice says again
+
+
+def test_cert_manager_values_pass_the_charts_schema():
+    schema = json.loads((FIXTURES / f"cert-manager-{CERT_MANAGER_VERSION}" / "values.schema.json").read_text())
+    chart = json.loads((FIXTURES / f"cert-manager-{CERT_MANAGER_VERSION}" / "values.json").read_text())
+    jsonschema.validate(cert_manager_values(), schema)
+    assert value_paths(cert_manager_values()) <= value_paths(chart)
+    with pytest.raises(jsonschema.ValidationError):  # the schema refuses what the chart does not know
+        jsonschema.validate({"crds": {"enable": True}}, schema)
+
+
+# --- the custom resources against the CRDs ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_slinky_object_passes_its_crd_and_cel_rules(prod_plan, kind):
+    objects = slinky(prod_plan, kind)
+    assert objects, kind
+    for resource in objects:
+        assert resource["inputs"]["apiVersion"] == "slinky.slurm.net/v1beta1"
+        assert resource["inputs"]["metadata"]["namespace"] == "slurm"
+        assert crd_errors(kind, resource["inputs"]["spec"]) == [], resource["name"]
+
+
+def test_the_crd_check_refuses_what_the_api_server_would():
+    controller = {"clusterName": "grid-hpc", "jwtKeyRef": {"name": "slurm-auth-jwt", "key": "jwt.key"}}
+    assert crd_errors("Controller", controller) == ["spec: slurmKeyRef must be set when external is false"]
+    assert crd_errors("NodeSet", {"scalingMode": "Daemonset"})  # enum: DaemonSet
+    assert crd_errors("NodeSet", {"gres": "gpu:h100:8"})  # no such field: pruned by the API server
+    assert crd_errors("NodeSet", {"partition": {"enabled": True, "config": "State=UP\nMaxTime=1"}})  # one line
+    schedule = {
+        "controllerRef": {"name": "slurm"},
+        "updateStrategy": {"type": "ScheduledUpdate", "scheduledUpdate": {}},
+    }
+    assert crd_errors("NodeSet", schedule) == [
+        "spec.updateStrategy: scheduledUpdate.startTime and scheduledUpdate.duration are required when type is "
+        "ScheduledUpdate"
+    ]
+
+
+def test_the_objects_refer_to_each_other_and_the_secrets_and_config_they_need(prod_plan):
+    (controller,) = slinky(prod_plan, "Controller")
+    spec = controller["inputs"]["spec"]
+    assert spec["clusterName"] == "grid-hpc"
+    assert spec["accountingRef"] == {"name": "slurm"}
+    assert spec["slurmKeyRef"] == {"name": "slurm-auth-slurm", "key": "slurm.key"}
+    assert spec["jwtKeyRef"] == {"name": "slurm-auth-jwt", "key": "jwt.key"}
+    assert spec["configFileRefs"] == [{"name": "slurm-config-files"}]
+    # The webhook reads the ConfigMap when the Controller is created (internal/webhook/controller_webhook.go) and
+    # refuses slurm.conf / slurmdbd.conf in it; what Lattice puts there is what it knows.
+    files = prod_plan.one(CONFIG_MAP, "grid-hpc-slurm-config-files")
+    assert files["urn"] in controller["dependencies"]
+    assert set(files["inputs"]["data"]) == {"gres.conf", "cgroup.conf", "topology.yaml", "plugstack.conf"}
+    assert files["inputs"]["data"]["plugstack.conf"] == "include /usr/share/pyxis/*\n"
+    (accounting,) = slinky(prod_plan, "Accounting")
+    storage = accounting["inputs"]["spec"]["storageConfig"]
+    assert storage == {
+        "host": "mariadb.grid.example.edu",
+        "port": 3306,
+        "database": "slurm_acct_db",
+        "username": "slurm",
+        "passwordKeyRef": {"name": "slurm-database", "key": "password"},
+    }
+    (login,) = slinky(prod_plan, "LoginSet")
+    assert login["inputs"]["spec"]["sssdConfRef"] == {"name": "slurm-sssd-conf", "key": "sssd.conf"}
+    for kind in ("LoginSet", "RestApi", "NodeSet"):
+        for resource in slinky(prod_plan, kind):
+            assert resource["inputs"]["spec"]["controllerRef"] == {"name": "slurm"}
+            assert controller["urn"] in resource["dependencies"]
+
+
+def prod_stack() -> tuple[dict, dict]:
+    """prod's spec and the rest of its config, to plan an edited copy."""
+    config = yaml.safe_load(PROD.read_text())["config"]
+    return config.pop("lattice:spec"), config
+
+
+def test_secrets_stay_secrets_end_to_end(plan_spec):
+    spec, config = prod_stack()
+    secrets = {"lattice:slurmDbPassword": "db-pass-7f3a91", "lattice:ldapBindPassword": "bind-pass-2c8e44"}
+    plan = plan_spec(spec, secrets=secrets, **config)
+    text = plan.to_json()
+    assert "db-pass-7f3a91" not in text and "bind-pass-2c8e44" not in text
+    for name in (
+        "grid-hpc-slurm-database",
+        "grid-hpc-slurm-sssd",
+        "grid-hpc-slurm-auth-slurm",
+        "grid-hpc-slurm-auth-jwt",
+    ):
+        assert plan.one("kubernetes:core/v1:Secret", name)["inputs"]["stringData"]["value"] == "[secret]"
+    # and the values reach the Secrets: the in-memory state holds them
+    state = json.dumps(plan.state(plan.one("kubernetes:core/v1:Secret", "grid-hpc-slurm-sssd")))
+    assert "bind-pass-2c8e44" in state and "ldaps://ldap.grid.example.edu" in state
+    assert "db-pass-7f3a91" in json.dumps(plan.state(plan.one("kubernetes:core/v1:Secret", "grid-hpc-slurm-database")))
+    for release in plan.by_type(RELEASE):
+        assert "pass" not in json.dumps(release["inputs"].get("values", {})).lower() or "slurm" not in release["name"]
+
+
+# --- one pool, one owner ------------------------------------------------------------------------------------------
+
+
+def test_the_slurm_pool_is_a_nodeset_and_no_kueue_flavor(prod_plan):
+    flavors = {f["inputs"]["metadata"]["name"] for f in prod_plan.by_type(FLAVOR) if "grid-hpc" in f["name"]}
+    assert flavors == {"ib-h100"}
+    (nodeset,) = slinky(prod_plan, "NodeSet")
+    spec = nodeset["inputs"]["spec"]
+    assert nodeset["inputs"]["metadata"]["name"] == "ib-h100-slurm"
+    assert spec["scalingMode"] == "DaemonSet"
+    assert spec["template"]["spec"]["nodeSelector"] == {"lattice.dev/pool": "ib-h100-slurm"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec["template"]["spec"][
+        "tolerations"
+    ]
+    # slurmd holds the node's GPUs in Kubernetes' books too: no pod is given them beside it.
+    assert spec["slurmd"]["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+    assert spec["extraConf"] == "Gres=gpu:h100:8"
+    # the site's file systems, where users' jobs read and write: Lustre and scratch by host path, home by NFS
+    assert spec["slurmd"]["volumeMounts"] == [
+        {"name": "site-lustre", "mountPath": "/lustre"},
+        {"name": "site-home", "mountPath": "/home"},
+        {"name": "site-scratch", "mountPath": "/scratch"},
+    ]
+    assert {v["name"]: {k: x for k, x in v.items() if k != "name"} for v in spec["template"]["spec"]["volumes"]} == {
+        "site-lustre": {"hostPath": {"path": "/lustre", "type": "Directory"}},
+        "site-home": {"nfs": {"server": "nfs.grid.example.edu", "path": "/export/home", "readOnly": False}},
+        "site-scratch": {"hostPath": {"path": "/scratch"}},
+    }
+    (login,) = slinky(prod_plan, "LoginSet")
+    assert login["inputs"]["spec"]["login"]["volumeMounts"] == spec["slurmd"]["volumeMounts"]
+    assert spec["partition"] == {"enabled": True, "config": "State=UP MaxTime=UNLIMITED Topology=ib-h100-slurm"}
+    # The cohort's capacity is Kueue's pool alone: 32 nodes x 8.
+    cohort = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta2:Cohort", "grid-hpc-kueue-cohort")
+    assert set(quotas(cohort)) == {"ib-h100"}
+
+
+def test_the_gpu_operator_stays_on_slurms_nodes(prod_plan):
+    release = prod_plan.one(RELEASE, "grid-hpc-addons-gpu-operator")["inputs"]["values"]
+    assert release["daemonsets"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "nodeset.slinky.slurm.net/worker", "operator": "Equal", "effect": "NoExecute"},
+    ]
+    chart = yaml.safe_load((FIXTURES / "gpu-operator-v25.3.4" / "values.yaml").read_text())
+    assert chart["daemonsets"]["tolerations"] == release["daemonsets"]["tolerations"][:1]  # the chart's, kept
+    aws = prod_plan.one(RELEASE, "aws-use1-addons-gpu-operator")["inputs"]["values"]
+    assert "daemonsets" not in aws
+
+
+def test_the_outputs_tell_the_operator_how_to_taint_and_annotate_the_nodes(prod_plan):
+    slurm = prod_plan.outputs["sites"]["grid-hpc"]["slurm"]
+    pool = slurm["pools"]["ib-h100-slurm"]
+    assert pool["taint"] == (
+        "kubectl taint nodes -l lattice.dev/pool=ib-h100-slurm nodeset.slinky.slurm.net/worker=:NoExecute"
+    )
+    assert pool["topology_annotation"] == (
+        "topology.slinky.slurm.net/spec=ib-h100-slurm:ib-h100-slurm:<fabric.topograph.run/tier-1>:"
+        "<fabric.topograph.run/tier-0>"
+    )
+    assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256 + 64
+
+
+# --- one team quota -------------------------------------------------------------------------------------------------
+
+
+def slurm_grp_tres(plan, site: str) -> dict[str, int]:
+    """team -> the GrpTRES=gres/gpu=N its account is set to by the accounts Job's script."""
+    script = plan.one(CONFIG_MAP, f"{site}-slurm-accounts-script")["inputs"]["data"]["accounts.sh"]
+    found = re.findall(r"modify account where name=(\S+) cluster=\"\$CLUSTER\" set GrpTRES=gres/gpu=(\d+) ", script)
+    return {team: int(gpus) for team, gpus in found}
+
+
+def kueue_ceiling(plan, site: str, namespace: str, queue: str) -> float:
+    """The most GPUs Kueue lets the team hold on the site: its queue's nominal plus borrowing on every flavor, capped by
+    its namespace's GPU quota."""
+    cq = next(q for q in plan.by_type(CLUSTER_QUEUE) if q["inputs"]["metadata"]["name"] == queue)
+    total = sum(r["nvidia.com/gpu"]["nominal"] + r["nvidia.com/gpu"]["borrowing"] for r in quotas(cq).values())
+    quota = next(
+        q for q in plan.by_type(QUOTA)
+        if q["name"].startswith(f"{site}-") and q["inputs"]["metadata"]["namespace"] == namespace
+        and q["inputs"]["metadata"]["name"] == "gpu"
+    )  # fmt: skip
+    return min(total, float(quota["inputs"]["spec"]["hard"]["requests.nvidia.com/gpu"]))
+
+
+def test_each_teams_kueue_and_slurm_shares_add_up_to_its_one_quota(prod_plan):
+    spec = load_stack_file(PROD).spec
+    site = next(s for s in spec.sites if s.name == "grid-hpc")
+    grp = slurm_grp_tres(prod_plan, "grid-hpc")
+    checked = 0
+    for team in spec.teams:
+        quota = team.quota_for(site.name)
+        if not team.on(site) or not quota:
+            continue
+        kueue = kueue_ceiling(prod_plan, "grid-hpc", team.namespace_name, f"grid-hpc-{team.name}")
+        assert kueue + grp[team.name] == quota, team.name
+        checked += 1
+    assert checked == 2
+    assert grp == {"climate": 16, "materials": 8}
+    # The Kueue side is what it was before the Slurm pool came: 64 and 32.
+    assert kueue_ceiling(prod_plan, "grid-hpc", "climate", "grid-hpc-climate") == 64
+
+
+def test_the_guarantee_is_a_qos_up_to_the_teams_slurm_share():
+    script = accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16), SlurmAccount("ops", 4, 0)])
+    assert "apply modify qos where name=climate set Priority=100 GrpTRES=gres/gpu=16 Preempt=standby" in script
+    assert "set GrpTRES=gres/gpu=16 QOS=climate,standby \\\n  DefaultQOS=climate" in script
+    # no guarantee: its jobs run preemptible by default
+    assert "set GrpTRES=gres/gpu=4 QOS=ops,standby \\\n  DefaultQOS=standby" in script
+
+
+@pytest.mark.parametrize(
+    ("quota", "kueue", "slurm", "expected"),
+    [(80, 256, 64, (64, 16)), (40, 256, 64, (32, 8)), (0, 256, 64, (0, 0)), (64, 0, 64, (0, 64)),
+     (64, 256, 0, (64, 0)), (300, 256, 64, (240, 60)), (70, 8, 64, (8, 62)), (1, 256, 64, (1, 0))],
+)  # fmt: skip
+def test_the_split_follows_the_pools_and_always_adds_up(quota, kueue, slurm, expected):
+    from components.scheduling.quota import split_quota
+
+    split = split_quota(quota, kueue, slurm)
+    assert (split.kueue, split.slurm) == expected
+    assert split.total == quota
+
+
+def test_the_accounts_job_reruns_when_the_quotas_change(prod_plan, plan_spec):
+    spec, config = prod_stack()
+    spec["teams"][0]["gpu_quota"]["grid-hpc"] = 100
+    changed = plan_spec(spec, **config)
+    digest = "lattice.dev/accounts-sha256"
+    before = prod_plan.one("kubernetes:batch/v1:Job", "grid-hpc-slurm-accounts")["inputs"]["spec"]["template"]
+    after = changed.one("kubernetes:batch/v1:Job", "grid-hpc-slurm-accounts")["inputs"]["spec"]["template"]
+    assert before["metadata"]["annotations"][digest] != after["metadata"]["annotations"][digest]
+    assert slurm_grp_tres(changed, "grid-hpc")["climate"] == 20  # 100 x 64 / 320
+
+
+# --- the accounts script ----------------------------------------------------------------------------------------------
+
+
+def test_the_accounts_script_is_valid_bash(prod_plan, tmp_path):
+    script = prod_plan.one(CONFIG_MAP, "grid-hpc-slurm-accounts-script")["inputs"]["data"]["accounts.sh"]
+    path = tmp_path / "accounts.sh"
+    path.write_text(script)
+    assert subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True, check=False).returncode == 0
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (make integration installs it and runs this check there)")
+    result = subprocess.run(["shellcheck", "--shell=bash", str(path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_accounts_script_converges_against_a_stand_in_sacctmgr(tmp_path):
+    """The script run twice against a sacctmgr stand-in that keeps state and answers as sacctmgr does (exit 1 with
+    "Nothing modified" when nothing changes: src/sacctmgr/qos_functions.c at slurm-25-11-7-1): the first run adds,
+    the second adds nothing and succeeds."""
+    state = tmp_path / "state"
+    state.mkdir()
+    stand_in = tmp_path / "bin" / "sacctmgr"
+    stand_in.parent.mkdir()
+    stand_in.write_text(SACCTMGR_STAND_IN.replace("@STATE@", str(state)))
+    stand_in.chmod(0o755)
+    script = tmp_path / "accounts.sh"
+    script.write_text(accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16)]))
+    env = {"PATH": f"{stand_in.parent}:/usr/bin:/bin"}
+    first = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, check=False)
+    assert first.returncode == 0, first.stderr
+    assert sorted(p.name for p in state.iterdir()) == [
+        "account-climate",
+        "cluster-grid-hpc",
+        "qos-climate",
+        "qos-standby",
+    ]
+    assert (state / "account-climate").read_text() == "GrpTRES=gres/gpu=16 QOS=climate,standby DefaultQOS=climate"
+    second = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, check=False)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.count("unchanged:") == 3  # every modify found nothing to change
+    assert "Adding" not in second.stdout  # and nothing was added again
+    failing = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, env={**env, "SACCTMGR_FAIL": "1"}, check=False
+    )
+    assert failing.returncode == 1 and "Error with request" in failing.stderr
+
+
+SACCTMGR_STAND_IN = r"""#!/bin/bash
+# A stand-in for sacctmgr: entities are files under @STATE@; modify prints "Nothing modified" and exits 1 when the
+# values are already those (as sacctmgr does), and SACCTMGR_FAIL makes a modify fail as a refused request does.
+state=@STATE@
+args=("$@")
+while [[ ${args[0]} == --* ]]; do args=("${args[@]:1}"); done
+verb=${args[0]}; entity=${args[1]}
+name=""
+for a in "${args[@]}"; do
+  case $a in name=*|account=*) name=${a#*=};; esac
+done
+case $entity in association) entity=account;; esac
+case $verb in
+  show)
+    [[ -e $state/$entity-$name ]] && echo "$name"; exit 0;;
+  add)
+    [[ $entity == cluster || $entity == qos || $entity == account ]] || exit 1
+    touch "$state/$entity-${args[2]}"; echo " Adding $entity ${args[2]}"; exit 0;;
+  modify)
+    if [[ -n ${SACCTMGR_FAIL:-} ]]; then echo " Error with request: Access/permission denied" >&2; exit 1; fi
+    values=""; after=0
+    for a in "${args[@]}"; do
+      if [[ $a == set ]]; then after=1; continue; fi
+      if (( after )); then
+        [[ $a == '\' ]] && continue
+        values+="${values:+ }$a"
+      fi
+    done
+    if [[ "$(cat "$state/$entity-$name")" == "$values" ]]; then echo "  Nothing modified"; exit 1; fi
+    printf '%s' "$values" > "$state/$entity-$name"; echo " Modified $entity $name"; exit 0;;
+esac
+exit 1
+"""
+
+
+# --- one fabric: topology.yaml --------------------------------------------------------------------------------------
+
+
+def test_prods_topology_yaml_is_the_hand_written_file(prod_plan):
+    rendered = yaml.safe_load(slurm_files(prod_plan)["topology.yaml"])
+    expected = yaml.safe_load((FIXTURES / "slurm-topology" / "prod-topology.yaml").read_text())
+    assert rendered == expected
+    assert list(rendered[1]) == ["topology", "cluster_default", "tree"]  # "topology" first (topology.yaml(5))
+
+
+def test_a_pool_without_fabric_levels_gets_the_flat_topology(plan_spec):
+    spec = spec_with(SLURM_SITE)
+    plan = plan_spec(spec, **SLURM_CONFIG)
+    files = slurm_files(plan, "grid")
+    assert yaml.safe_load(files["topology.yaml"]) == [{"topology": "flat", "cluster_default": True, "flat": True}]
+    assert slurm_grammar.topology_yaml_errors(files["topology.yaml"]) == []
+    (nodeset,) = slinky(plan, "NodeSet")
+    assert nodeset["inputs"]["spec"]["partition"]["config"] == "State=UP MaxTime=UNLIMITED"  # the cluster default
+    assert files["gres.conf"] == "AutoDetect=off\nName=gpu Type=a100_80gb File=/dev/nvidia[0-3] Count=4\n"
+    assert plan.outputs["sites"]["grid"]["slurm"]["pools"]["a100"].get("topology_annotation") is None
+    # A site of Slurm pools alone still gets the GPU operator (the device plugin slurmd's GPUs come from).
+    assert plan.one(RELEASE, "grid-addons-gpu-operator")
+    assert not plan.by_type(FLAVOR)
+
+
+# --- the grammar --------------------------------------------------------------------------------------------------
+
+
+def test_every_rendered_fragment_passes_the_grammar(prod_plan):
+    files = slurm_files(prod_plan)
+    (controller,) = slinky(prod_plan, "Controller")
+    extra = controller["inputs"]["spec"]["extraConf"]
+    assert slurm_grammar.slurm_conf_errors(extra) == []
+    gres = slurm_grammar.gres_types(extra)
+    assert gres == {"gpu"}
+    assert slurm_grammar.gres_conf_errors(files["gres.conf"], gres) == []
+    assert slurm_grammar.cgroup_conf_errors(files["cgroup.conf"]) == []
+    assert slurm_grammar.topology_yaml_errors(files["topology.yaml"]) == []
+    topologies = {entry["topology"] for entry in yaml.safe_load(files["topology.yaml"])}
+    for nodeset in slinky(prod_plan, "NodeSet"):
+        spec = nodeset["inputs"]["spec"]
+        assert slurm_grammar.node_conf_errors(spec["extraConf"], gres) == []
+        assert slurm_grammar.partition_conf_errors(spec["partition"]["config"], topologies) == []
+    assert "AutoDetect=off" in files["gres.conf"].splitlines()  # explicit, never auto-detected
+
+
+@pytest.mark.parametrize(
+    ("checker", "text", "problem"),
+    [
+        (slurm_grammar.slurm_conf_errors, "GresType=gpu\n", "GresType is no slurm.conf parameter"),
+        (slurm_grammar.slurm_conf_errors, "PreemptType=preempt/qoss\n", "preempttype=preempt/qoss is none of"),
+        (slurm_grammar.slurm_conf_errors, "TaskPlugin=task/affinity,task/cgroups\n", "task/cgroups"),
+        (
+            lambda t: slurm_grammar.gres_conf_errors(t, {"gpu"}),
+            "Name=gpu Type=h100 File=/dev/nvidia[0-7] Count=4\n",
+            "Count=4 but File names 8 devices",
+        ),
+        (lambda t: slurm_grammar.gres_conf_errors(t, {"gpu"}), "AutoDetect=nvml Name=gpu\n", "a line of its own"),
+        (lambda t: slurm_grammar.node_conf_errors(t, {"gpu"}), "Gres=gpu:8", "is not name:type:count"),
+        (lambda t: slurm_grammar.node_conf_errors(t, {"gpu"}), "Gres=mps:h100:8", "not in GresTypes"),
+        (lambda t: slurm_grammar.partition_conf_errors(t, {"flat"}), "Topology=ib State=UP", "not in topology.yaml"),
+        (
+            slurm_grammar.topology_yaml_errors,
+            "- topology: t\n  cluster_default: true\n  tree: {switches: []}\n",
+            "no switches",
+        ),
+        (
+            slurm_grammar.topology_yaml_errors,
+            "- cluster_default: true\n  topology: t\n  flat: true\n",
+            "'topology' must be the first attribute",
+        ),
+        (
+            slurm_grammar.topology_yaml_errors,
+            "- topology: t\n  cluster_default: true\n  tree:\n    switches:\n"
+            "    - {switch: s, children: a, nodes: n1}\n",
+            "not both",
+        ),
+        (slurm_grammar.topology_yaml_errors, "- topology: t\n  flat: true\n", "no topology is the cluster_default"),
+        (
+            slurm_grammar.topology_yaml_errors,
+            "- topology: b\n  cluster_default: true\n  block: {block_sizes: [4, 12], blocks: [{block: b1}]}\n",
+            "power-of-two multiple",
+        ),
+    ],
+)
+def test_the_grammar_refuses_what_slurm_refuses(checker, text, problem):
+    problems = checker(text)
+    assert any(problem in p for p in problems), problems
+
+
+def test_the_grammar_reads_both_releases_parameters():
+    releases = slurm_grammar.parameters()
+    assert set(releases) == {"slurm-25-11-7-1", "slurm-26-05-3-1"}
+    for sections in releases.values():
+        assert {"grestypes", "accountingstoragetres", "preempttype"} <= sections["slurm.conf"]
+        assert {"gres", "features", "topology"} <= sections["slurm.conf node"]
+        assert {"topology", "state", "maxtime"} <= sections["slurm.conf partition"]
+        assert {"autodetect", "name", "type", "file", "count"} <= sections["gres.conf"]
+
+
+def test_slurm_config_pieces():
+    pool = slurm_config.SlurmPool("p", "h100", 8, ("rack-group", "rack"))
+    assert slurm_config.node_topology_template(pool) == "p:p:<rack-group>:<rack>"
+    assert slurm_config.node_conf(pool) == "Gres=gpu:h100:8"
+    single = slurm_config.SlurmPool("one", "l4", 1)
+    assert slurm_config.gres_conf([single]) == "AutoDetect=off\nName=gpu Type=l4 File=/dev/nvidia0 Count=1\n"
+
+
+# --- across sites ---------------------------------------------------------------------------------------------------
+
+
+def test_linked_sites_reach_only_the_login_and_rest_ports_they_are_given(prod_plan):
+    site = prod_plan.one(NETPOL, "grid-hpc-slurm-site")["inputs"]["spec"]
+    assert site["podSelector"] == {}
+    assert site["ingress"] == [
+        {
+            "from": [
+                {"ipBlock": {"cidr": "10.50.0.0/16"}},
+                {"ipBlock": {"cidr": "10.51.0.0/16"}},
+                {"namespaceSelector": {}},
+            ]
+        }
+    ]
+    login = prod_plan.one(NETPOL, "grid-hpc-slurm-login-from-links")["inputs"]["spec"]
+    assert login["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "login"}}
+    assert login["ingress"] == [
+        {"from": [{"ipBlock": {"cidr": "10.60.0.0/20"}}], "ports": [{"protocol": "TCP", "port": SSH_PORT}]}
+    ]
+    rest = prod_plan.one(NETPOL, "grid-hpc-slurm-rest-from-links")["inputs"]["spec"]
+    assert rest["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "slurmrestd"}}
+    assert rest["ingress"][0]["ports"] == [{"protocol": "TCP", "port": SLURMRESTD_PORT}]
+    # slurmctld (6817), slurmdbd and slurmd are reached from the site only: no policy admits a linked range to them.
+    (login_set,) = slinky(prod_plan, "LoginSet")
+    assert login_set["inputs"]["spec"]["service"]["spec"] == {"type": "LoadBalancer", "externalTrafficPolicy": "Local"}
+
+
+SLURM_SITE = {
+    "name": "grid",
+    "tier": "grid",
+    "provider": "kubernetes",
+    "network": {"cidr": "10.50.0.0/16"},
+    "kubernetes": {"context": "grid-admin", "version": "1.33"},
+    "gpu_pools": [
+        {"name": "a100", "gpu_model": "A100-80GB", "gpu_memory_gib": 80, "gpus_per_node": 4, "max_nodes": 2,
+         "fabric_bandwidth_gbps": 200, "scheduler": "slurm"}
+    ],
+    "slurm": {
+        "accounting": {"host": "db.grid.example.org", "password_secret": "slurmDbPassword"},
+        "directory": {"uri": "ldap://ldap.grid.example.org", "search_base": "dc=grid", "bind_dn": "cn=sssd,dc=grid",
+                      "bind_password_secret": "ldapBindPassword"},
+    },
+}  # fmt: skip
+SLURM_CONFIG = {f"lattice:{k}": {"secure": "v1:c2FsdA==:c2VjcmV0"} for k in ("slurmDbPassword", "ldapBindPassword")}
+
+
+def test_team_on_site_carries_both_shares():
+    spec = load_stack_file(PROD).spec
+    site = next(s for s in spec.sites if s.name == "grid-hpc")
+    climate = team_on_site(next(t for t in spec.teams if t.name == "climate"), site)
+    assert (climate.accelerators, climate.slurm_gpus, climate.guarantee, climate.slurm_guarantee) == (64, 16, 32, 16)
