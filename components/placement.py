@@ -257,3 +257,22 @@ def kueue_annotations(levels: tuple[str, ...], layout: ParallelLayout) -> dict[s
     if layout.pipeline > 1:
         annotations |= {SLICE_REQUIRED_TOPOLOGY: block, SLICE_SIZE: str(layout.pipeline)}
     return annotations
+
+
+# sbatch(1) at Slurm 25.11 (SchedMD/slurm slurm-25-11-7-1 doc/man/man1/sbatch.1): --switches=<count>[@<max-time>] on
+# a tree topology, the most leaf switches the job may span and how long to wait for them ("hours:minutes:seconds");
+# --segment=<size> on a block topology, the nodes of each segment placed in one block (the node count a multiple).
+SWITCH_WAIT = "1:00:00"
+
+
+def sbatch_topology(levels: tuple[str, ...], placement: Placement, *, block: bool = False) -> dict[str, str]:
+    """The sbatch options that keep a job on its fabric as ``kueue_annotations`` keeps a Kueue job: on a tree, the
+    fewest leaf switches (blocks of ``placement.block_nodes`` nodes) that hold the job; on a block topology, each
+    pipeline (PP consecutive nodes) a segment. Empty for a pool whose fabric is not declared."""
+    network = [level for level in levels if level not in HOST_LEVELS]
+    if not network:
+        return {}
+    if block:
+        return {"--segment": str(placement.layout.pipeline)}
+    switches = -(-placement.nodes // placement.block_nodes)
+    return {"--switches": f"{switches}@{SWITCH_WAIT}"}

@@ -57,7 +57,7 @@ RENDEZVOUS_PORT = 29500
 # without it logs that the plugin has no ncclProfiler symbol it knows and runs without it. The release notes'
 # component table was not in the copy read here: the NCCL version this image carries is not verified by Lattice.
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.12-py3"
-KINDS = ("jobset", "pytorchjob")
+KINDS = ("jobset", "pytorchjob", "sbatch")  # sbatch: a Slurm batch script (lattice/sbatch_template.py)
 # Kubeflow Training Operator v1.9.0 (pkg/apis/kubeflow.org/v1: pytorch_types.go, common_types.go).
 PYTORCH_API = "kubeflow.org/v1"
 PYTORCH_CONTAINER = "pytorch"  # its webhook requires a container of this name
@@ -79,7 +79,12 @@ def add_parser(verbs, stack_arguments) -> None:
     template.add_argument("--site", required=True, help="the site of the pool, e.g. aws-use1")
     template.add_argument("--pool", required=True, help="a GPU pool of that site that names a workload")
     template.add_argument("--team", required=True, help="the team whose queue the job is submitted to")
-    template.add_argument("--kind", choices=KINDS, default="jobset", help="jobset (default) or pytorchjob")
+    template.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="jobset",
+        help="jobset (default), pytorchjob, or sbatch: a Slurm batch script for a pool Slurm owns",
+    )
     template.add_argument("--name", help="the job's name (default: the workload's name)")
     template.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default: {DEFAULT_IMAGE})")
     template.add_argument("--output", metavar="FILE", type=Path, help="write the YAML to FILE instead of stdout")
@@ -403,6 +408,10 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
 
     from .placement_cli import placement_of
 
+    if getattr(args, "kind", "jobset") == "sbatch":
+        from . import sbatch_template
+
+        return sbatch_template.render(spec, args)
     target = resolve(spec, args.site, args.pool, args.team)
     pool, levels, machine = hardware(target)
     job = target.workload.job()

@@ -153,6 +153,7 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
         markup=False,
         soft_wrap=False,
     )
+    sbatch_lines(out, placement, levels)
     annotations = kueue_annotations(levels, placement.layout)
     if not annotations:
         out.print(
@@ -169,6 +170,36 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
     )
     for key, value in annotations.items():
         out.print(f"  {key}:\n    {_yaml_scalar(value)}", markup=False)
+
+
+def sbatch_options(placement: Placement, levels: tuple[str, ...]) -> list[str]:
+    """The same placement as ``sbatch`` options (sbatch(1), Slurm 25.11): nodes, GPUs per node, and on a tree fabric
+    the fewest leaf switches that hold it (components/placement.py ``sbatch_topology``)."""
+    from components.placement import sbatch_topology
+
+    layout = placement.layout
+    gpus = layout.tensor * layout.pipeline * layout.data // placement.nodes
+    options = [f"--nodes={placement.nodes}", "--ntasks-per-node=1", f"--gpus-per-node={gpus}"]
+    options += [f"{flag}={value}" for flag, value in sbatch_topology(levels, placement).items()]
+    return options
+
+
+def sbatch_lines(out: Console, placement: Placement, levels: tuple[str, ...]) -> None:
+    from components.placement import sbatch_topology
+
+    out.print(
+        "sbatch options for the same placement (`lattice job-template` writes them with --kind sbatch):",
+        markup=False,
+        soft_wrap=False,
+    )
+    out.print(f"  {' '.join(sbatch_options(placement, levels))}", markup=False, soft_wrap=False)
+    block = sbatch_topology(levels, placement, block=True)
+    if block:
+        out.print(
+            f"  on a block topology: --segment={block['--segment']} instead of --switches",
+            markup=False,
+            soft_wrap=False,
+        )
 
 
 def _yaml_scalar(value: str) -> str:
