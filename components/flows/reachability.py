@@ -163,6 +163,7 @@ class Endpoint:
     what: str = ""
     server: str | None = None  # the URL a client names (kubeconfig server, remote-write URL)
     namespace: str | None = None  # kind pods: the team namespace whose NetworkPolicies decide
+    labels: tuple[tuple[str, str], ...] = ()  # kind pods: the pods' labels, which NetworkPolicies select on
 
     def describe(self) -> str:
         port = f":{self.port}" if self.port is not None else ""
@@ -1157,7 +1158,7 @@ class Estate:
                 return hops
             if destination.namespace is not None:
                 cluster = self.policies(site)
-                pod = cluster.pod(destination.namespace, destination.address)
+                pod = cluster.pod(destination.namespace, destination.address, **dict(destination.labels))
                 passes, why = cluster.decide(
                     "Ingress", pod, PodEndpoint(str(source)), destination.port, destination.protocol.upper()
                 )
@@ -1425,7 +1426,8 @@ def api_endpoint(plan: Any, spec: Any, site: str, *, outside: bool = True) -> En
 
 def needed_paths(plan: Any, spec: Any) -> list[NeededPath]:
     """Every flow the estate needs, why, and its walk: runners and the MultiKueue manager to cluster APIs, every site
-    to the central metrics store, nodes to the file systems their pods mount, and every served port."""
+    to the central metrics store, nodes to the file systems their pods mount, every served port, and the Slurm login
+    and REST clients of linked sites."""
     world = estate(plan, spec)
     needs: list[NeededPath] = []
     needs += _runner_needs(world)
@@ -1433,6 +1435,7 @@ def needed_paths(plan: Any, spec: Any) -> list[NeededPath]:
     needs += _metrics_needs(world)
     needs += _storage_needs(world)
     needs += _served_needs(world)
+    needs += _slurm_needs(world)
     return needs
 
 
@@ -1628,4 +1631,39 @@ def _served_needs(world: Estate) -> list[NeededPath]:
                         key=f"teams[{t}].serve[{s}]",
                         namespace=team.namespace_name if team.on(world.sites[origin]) else None,
                     )  # fmt: skip
+    return needs
+
+
+# Slinky's pods (internal/builder/labels/labels.go at slurm-operator v1.2.1: app.kubernetes.io/name) and ports
+# (components/scheduling/slurm_cluster.py): what a linked site's Slurm clients reach, in namespace slurm.
+SLURM_CLIENT_PORTS = {"login_from": ("login", 22, "Slurm's login pods (ssh)"),
+                      "rest_from": ("slurmrestd", 6820, "slurmrestd")}  # fmt: skip
+
+
+def slurm_endpoint(world: Estate, site: str, app: str, port: int, what: str = "") -> Endpoint:
+    """Slinky's pods of ``app`` on ``site``, reached at ``port`` (LoadBalancer Services keep the client's address:
+    externalTrafficPolicy Local), judged by namespace slurm's NetworkPolicies."""
+    return Endpoint(
+        site, str(source_ranges(world, site)[0]), port, "tcp", "pods", what or f"Slurm's {app} pods",
+        namespace="slurm", labels=(("app.kubernetes.io/name", app),),
+    )  # fmt: skip
+
+
+def _slurm_needs(world: Estate) -> list[NeededPath]:
+    """Every linked site a Slurm site lets log in (``slurm.login_from``: ssh to the login pods) or call slurmrestd
+    (``slurm.rest_from``), through the links and namespace slurm's NetworkPolicies."""
+    needs = []
+    for i, site in enumerate(world.spec.sites):
+        slurm = getattr(site, "slurm", None)
+        if slurm is None or not site.slurm_pools:
+            continue
+        for key, (app, port, what) in SLURM_CLIENT_PORTS.items():
+            for k, origin in enumerate(getattr(slurm, key)):
+                if origin not in world.sites or origin == site.name:
+                    continue
+                target = slurm_endpoint(world, site.name, app, port, what)
+                needs += _need(
+                    world, "slurm", origin, source_ranges(world, origin), target,
+                    why=f"{origin}'s Slurm clients reach {what} on {site.name}", key=f"sites[{i}].slurm.{key}[{k}]",
+                )  # fmt: skip
     return needs
