@@ -9,6 +9,7 @@
 - The secrets (database password, directory bind password) are set, as secrets.
 - ``login_from`` / ``rest_from`` name other sites reached over the stack's links.
 - Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' ``kubeVersion``).
+- No inference endpoint on a Slurm pool: its pods could never land there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
             continue
         path = f"sites[{i}]"
         slurm_pools = [(j, pool) for j, pool in enumerate(site.gpu_pools) if pool.scheduler == "slurm"]
+        slurm_names = {pool.name for _, pool in slurm_pools}
+        for e, entry in enumerate(site.inference):
+            if entry.pool in slurm_names:
+                yield (
+                    f"{path}.inference[{e}].pool",
+                    f"pool '{entry.pool}' is Slurm's (scheduler: slurm): slurmd holds its GPUs and Slinky's worker "
+                    "taint keeps other pods off its nodes, so the endpoint would never start; serve from a Kueue pool",
+                )
         if site.slurm is None:
             for j, pool in slurm_pools:
                 yield (
