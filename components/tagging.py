@@ -99,15 +99,40 @@ def _k8s_trim(text: str) -> str:
     return text[:63].strip("-_.")
 
 
-# --- which resource types carry tags ---------------------------------------------------
+# --- which inputs of which resource types carry tags / labels ----------------------------
 # Read from the pinned SDKs rather than from a hand-kept list, so a new resource type is covered the day a
-# component starts using it. The facts are generated into components/sdk_table.py (a test fails when the
-# installed SDKs say otherwise): deciding them by importing the SDK modules cost `lattice check` 4 s.
+# component starts using it, under whatever name its provider gives the field. The facts are generated into
+# components/sdk_table.py (a test fails when the installed SDKs say otherwise): deciding them by importing the SDK
+# modules cost `lattice check` 4 s.
 
-TAG_ARGUMENTS = {"aws": ("tags",), "gcp": ("labels", "resource_labels"), "kubernetes": ("metadata",)}
-# Resources whose ``labels`` argument configures the resource itself (a notification channel's email address), not
-# metadata: their labels are the argument named here.
-CONFIGURING_LABELS = {"gcp:monitoring/notificationChannel:NotificationChannel": "user_labels"}
+_LABELS_LIKE = re.compile(r"^(?:\w+_)?(?:tags|labels)$")
+_STRING_MAP = "Mapping[str, pulumi.Input[_builtins.str]]"
+
+# Labels-like inputs that hold something other than the resource's own metadata, with the words of the SDK's own
+# documentation of the field that say so (tests/components/test_tagging.py reads them there) and why the contract
+# does not apply. Every other labels-like input of a type Lattice plans carries the standard keys.
+NOT_METADATA: dict[tuple[str, str], tuple[str, str]] = {
+    ("aws:eks/nodeGroup:NodeGroup", "labels"): (
+        "Key-value map of Kubernetes labels",
+        "the Kubernetes labels of the group's nodes, which pods select them by (lattice.dev/pool), not AWS tags",
+    ),
+    ("gcp:filestore/instance:Instance", "tags"): (
+        "A map of resource manager tags",
+        "Resource Manager tag bindings (tagKeys/… to tagValues/… IDs, granted by IAM), not labels",
+    ),
+    ("gcp:monitoring/notificationChannel:NotificationChannel", "labels"): (
+        "Configuration fields that define the channel and its behavior",
+        "the channel's configuration its descriptor defines (an email address); its labels are user_labels",
+    ),
+}
+
+
+def labels_like(package: str, parameter: str, annotation: str) -> bool:
+    """Whether an SDK input (its Python name and type annotation) is labels-like: a Kubernetes resource's
+    ``metadata`` (labels inside), or a string-to-string map named ``tags``, ``labels``, ``*_tags`` or ``*_labels``."""
+    if package == "kubernetes":
+        return parameter == "metadata"
+    return bool(_LABELS_LIKE.match(parameter)) and _STRING_MAP in annotation and "Sequence[" not in annotation
 
 
 SDK_PACKAGES = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
@@ -150,13 +175,21 @@ def is_sdk_resource(type_token: str) -> bool:
 
 def takes_name(type_token: str) -> bool:
     """Whether the resource type has a ``name`` input (the provider names it after that, else auto-names it)."""
-    return RESOURCES.get(type_token, (None, False))[1]
+    return RESOURCES.get(type_token, ((), False))[1]
 
 
-def tag_property(type_token: str) -> str | None:
-    """The camelCase input that carries tags for a resource type token, or None if it has none.
+def labels_like_properties(type_token: str) -> tuple[str, ...]:
+    """Every labels-like camelCase input of a resource type token, as the pinned SDK has it (metadata or not)."""
+    return RESOURCES.get(type_token, ((), False))[0]
 
-    ``aws:ec2/vpc:Vpc`` -> ``tags``; ``gcp:container/cluster:Cluster`` -> ``resourceLabels``;
-    ``kubernetes:core/v1:Namespace`` -> ``metadata`` (labels inside); ``aws:kms/alias:Alias`` -> None.
+
+def label_properties(type_token: str) -> tuple[str, ...]:
+    """The camelCase inputs that carry a resource type's tags / labels: its labels-like inputs but those
+    ``NOT_METADATA`` names. Empty when it has none.
+
+    ``aws:ec2/vpc:Vpc`` -> ``("tags",)``; ``gcp:container/cluster:Cluster`` -> ``("resourceLabels",)``;
+    ``gcp:monitoring/alertPolicy:AlertPolicy`` -> ``("userLabels",)``; ``aws:fsx/lustreFileSystem:LustreFileSystem``
+    -> ``("finalBackupTags", "tags")``; ``kubernetes:core/v1:Namespace`` -> ``("metadata",)`` (labels inside);
+    ``aws:kms/alias:Alias`` -> ``()``.
     """
-    return RESOURCES.get(type_token, (None, False))[0]
+    return tuple(prop for prop in labels_like_properties(type_token) if (type_token, prop) not in NOT_METADATA)

@@ -106,6 +106,7 @@ class FsxLustre(pulumi.ComponentResource):
             else {}
         )
         tiered = spec.storage_type == "INTELLIGENT_TIERING"
+        file_system_tags = tags.aws_tags(checkpoint_tags | adopted_tags(spec))
         self.file_system = aws.fsx.LustreFileSystem(
             f"{name}-fs",
             subnet_ids=args.subnet_id,
@@ -136,7 +137,10 @@ class FsxLustre(pulumi.ComponentResource):
             copy_tags_to_backups=True if backups else None,
             # The provider skips the final backup unless told otherwise: a protected file system keeps one.
             skip_final_backup=not (backups and args.protect) if kind.persistent else None,
-            tags=tags.aws_tags(checkpoint_tags | adopted_tags(spec)),
+            tags=file_system_tags,
+            # The backup FSx takes when a protected file system is deleted outlives the stack and is billed: it
+            # carries the file system's tags (set wherever the argument exists; FSx reads it only then).
+            final_backup_tags=file_system_tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,

@@ -1,6 +1,6 @@
 """Every taggable resource carries the standard Lattice tags / labels."""
 
-from components.tagging import AWS_PREFIX, GCP_PREFIX, K8S_PREFIX, STANDARD_KEYS, gcp_label_key, tag_property
+from components.tagging import AWS_PREFIX, GCP_PREFIX, K8S_PREFIX, STANDARD_KEYS, gcp_label_key, label_properties
 
 from ..mutations import put
 from ..props import get
@@ -14,22 +14,26 @@ TAGGABLE_EXAMPLES = (
 )
 
 
-def expected_keys(type_token: str) -> tuple[str | None, list[str]]:
-    prop = tag_property(type_token)
-    if prop is None:
-        return None, []
-    if prop == "tags":
-        return "tags", [f"{AWS_PREFIX}{k}" for k in STANDARD_KEYS]
-    if prop == "metadata":
-        return "metadata.labels", [f"{K8S_PREFIX}{k}" for k in STANDARD_KEYS]
-    return prop, [gcp_label_key(f"{GCP_PREFIX}{k}") for k in STANDARD_KEYS]
+def expected_keys(type_token: str) -> list[tuple[str, list[str]]]:
+    """Where the standard keys go on a resource of this type, and which: one entry per input that carries its
+    tags / labels (``components.tagging.label_properties``; an FSx file system's tags and its final backup's)."""
+    package = type_token.partition(":")[0]
+    expected = []
+    for prop in label_properties(type_token):
+        if package == "kubernetes":
+            expected.append(("metadata.labels", [f"{K8S_PREFIX}{k}" for k in STANDARD_KEYS]))
+        elif package == "aws":
+            expected.append((prop, [f"{AWS_PREFIX}{k}" for k in STANDARD_KEYS]))
+        else:
+            expected.append((prop, [gcp_label_key(f"{GCP_PREFIX}{k}") for k in STANDARD_KEYS]))
+    return expected
 
 
 class _AnyTaggable(tuple):
     """Matches every resource type the installed SDKs say carries tags or labels."""
 
     def __contains__(self, type_token: object) -> bool:
-        return isinstance(type_token, str) and tag_property(type_token) is not None
+        return isinstance(type_token, str) and bool(label_properties(type_token))
 
 
 @resource_rule(
@@ -44,10 +48,8 @@ class _AnyTaggable(tuple):
     category="tagging",
 )
 def required_tags(args):
-    where, keys = expected_keys(args.resource_type)
-    if where is None:
-        return
-    present = get(args.props, *where.split("."), default={})
-    missing = [key for key in keys if not get(present, key)]
-    if missing:
-        yield f"missing {where} {', '.join(missing)}"
+    for where, keys in expected_keys(args.resource_type):
+        present = get(args.props, *where.split("."), default={})
+        missing = [key for key in keys if not get(present, key)]
+        if missing:
+            yield f"missing {where} {', '.join(missing)}"

@@ -202,6 +202,7 @@ def program() -> None:
         subnet_id="subnet-0a",
         associate_public_ip_address=False,
         metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
+        volume_tags=tags,
         root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(encrypted=True, kms_key_id=key.arn, volume_size=20),
         ebs_block_devices=[
             aws.ec2.InstanceEbsBlockDeviceArgs(
@@ -231,6 +232,7 @@ def program() -> None:
         kms_key_id=key.arn,
         automatic_backup_retention_days=7,
         tags=tags,
+        final_backup_tags=tags,
         opts=stateful,
     )
     aws.eks.Cluster(

@@ -576,6 +576,11 @@ def _without(plan, type_token, name):
             ),
             ("no-cluster-admin-for-non-admin-groups", "Group 'climate-ml' is bound to cluster-admin"),
         ),
+        # a labels-like field under another name than tags: an FSx file system's final backup goes untagged
+        (
+            lambda p: edit(p, "aws:fsx/lustreFileSystem:LustreFileSystem", "lustre", finalBackupTags=None),
+            ("required-tags", "missing finalBackupTags lattice:stack, lattice:site"),
+        ),
     ],
 )
 def test_edge_cases(change, expected, baseline):
