@@ -11,7 +11,11 @@ or an existing Cloud KMS key (``encryption.key_name``) reads, over the Google AP
   ``roles/container.hostServiceAgentUser`` for the GKE agent on the host project. Each missing one is named with
   the ``gcloud`` command that adds it. With ``grant_iam: true`` Lattice adds them as IAM members.
 - ``firewall`` (``grant_iam: false``, a site with accelerator pools): an ingress rule on the host network admits
-  the control plane's /28 to the add-ons' webhook ports (``components/compute/gke_cluster.py``).
+  the control plane's /28 to the add-ons' webhook ports on Lattice's nodes (``components/compute/gke_cluster.py``):
+  one targeting their service account, or the cluster's GKE node tag (``gke-<cluster>-…-node``, which GKE puts on
+  every node of the cluster), or, with no target, every VM on the network (which passes, and says so). A rule
+  targeting other tags or service accounts does not reach Lattice's nodes. The command it prints for a missing
+  rule targets the node service account.
 - ``cluster``: the existing cluster is RUNNING on the shared subnetwork with the stated control-plane /28,
   Workload Identity on the project's pool (the teams' identities need it), and Dataplane V2 with
   multi-networking where an A3 / A4 pool attaches GPU NICs.
@@ -38,6 +42,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from components.catalog import UnknownCatalogEntryError, gcp_machine_type
+from components.compute.gke_cluster import node_account_email
 from components.network.gcp_site_network import NETWORK_USER, SHARED_VPC_GRANTS, HostGrant
 from components.platform.cluster_addons import control_plane_ports
 from components.spec import StackSpec
@@ -122,7 +127,7 @@ def adopts(site: GcpSite) -> bool:
     )
 
 
-def run_gcp_brownfield_checks(spec: StackSpec, apis: Apis | None = None) -> list[CheckResult]:
+def run_gcp_brownfield_checks(spec: StackSpec, stack: str, apis: Apis | None = None) -> list[CheckResult]:
     """Every brownfield check of every GCP site that adopts something; none for a site that creates it all."""
     results: list[CheckResult] = []
     for site in spec.sites:
@@ -135,7 +140,7 @@ def run_gcp_brownfield_checks(spec: StackSpec, apis: Apis | None = None) -> list
 
         number = project_number(apis, site.project)
         if site.network.shared_vpc is not None:
-            _shared_vpc(spec, site, number, apis, row)
+            _shared_vpc(spec, site, number, apis, row, stack=stack)
         if site.kubernetes.existing_cluster is not None:
             row("cluster", *_cluster(site, apis))
         if site.encryption.key_name is not None:
@@ -150,7 +155,7 @@ def project_number(apis: Apis, project: str) -> str:
 # --- Shared VPC -------------------------------------------------------------------------------------------------
 
 
-def _shared_vpc(spec: StackSpec, site: GcpSite, number: str, apis: Apis, row: Row) -> None:
+def _shared_vpc(spec: StackSpec, site: GcpSite, number: str, apis: Apis, row: Row, *, stack: str) -> None:
     shared = site.network.shared_vpc
     subnet_url = f"{COMPUTE}/projects/{shared.host_project}/regions/{site.region}/subnetworks/{shared.subnetwork}"
     try:
@@ -174,7 +179,7 @@ def _shared_vpc(spec: StackSpec, site: GcpSite, number: str, apis: Apis, row: Ro
         ports = _webhook_ports(spec, site)
         if ports:
             firewalls = apis.get(f"{COMPUTE}/projects/{shared.host_project}/global/firewalls").get("items", [])
-            row("firewall", *_firewall(site, ports, firewalls))
+            row("firewall", *_firewall(site, ports, firewalls, stack))
 
 
 def _subnetwork(site: GcpSite, subnet: dict[str, Any]) -> tuple[Status, str]:
@@ -257,10 +262,15 @@ def _webhook_ports(spec: StackSpec, site: GcpSite) -> list[int]:
     return control_plane_ports(["kueue", *(["jobset"] if jobset else [])])
 
 
-def _firewall(site: GcpSite, ports: list[int], firewalls: list[dict[str, Any]]) -> tuple[Status, str]:
+def _firewall(site: GcpSite, ports: list[int], firewalls: list[dict[str, Any]], stack: str) -> tuple[Status, str]:
+    """Whether ingress rules of the host network admit the control plane to the webhook ports on Lattice's nodes,
+    which run as the site's node service account."""
     shared = site.network.shared_vpc
+    nodes = node_account_email(stack, site.name, site.project)
     source = ipaddress.ip_network(shared.control_plane_cidr)
+    cluster = site.kubernetes.existing_cluster or f"{stack}-{site.name}"
     open_ports: set[int] = set()
+    untargeted: list[str] = []
     for rule in firewalls:
         if rule.get("disabled") or rule.get("direction", "INGRESS") != "INGRESS":
             continue
@@ -268,18 +278,36 @@ def _firewall(site: GcpSite, ports: list[int], firewalls: list[dict[str, Any]]) 
             continue
         if not any(source.subnet_of(ipaddress.ip_network(r)) for r in rule.get("sourceRanges", [])):
             continue
+        accounts, tags = rule.get("targetServiceAccounts", []), rule.get("targetTags", [])
+        node_tag = any(tag.startswith(f"gke-{cluster}-") and tag.endswith("-node") for tag in tags)
+        if (accounts or tags) and nodes not in accounts and not node_tag:
+            continue  # it reaches other VMs, not Lattice's nodes
+        found = set()
         for allowed in rule.get("allowed", []):
             if allowed.get("IPProtocol") in ("tcp", "all"):
-                open_ports |= _ports(allowed.get("ports"), ports)
+                found |= _ports(allowed.get("ports"), ports)
+        if found and not accounts and not tags:
+            untargeted.append(rule.get("name", "?"))
+        open_ports |= found
     closed = [p for p in ports if p not in open_ports]
     if not closed:
-        return "pass", f"{shared.network} admits {shared.control_plane_cidr} to the webhook ports {_list(ports)}"
+        note = (
+            f" ({', '.join(untargeted)} has no target, so it applies to every VM on the network: "
+            f"--target-service-accounts {nodes} narrows it to Lattice's nodes)"
+            if untargeted
+            else ""
+        )
+        return "pass", (
+            f"{shared.network} admits {shared.control_plane_cidr} to the webhook ports {_list(ports)} on Lattice's "
+            f"nodes{note}"
+        )
     return "fail", (
         f"no ingress rule of {shared.network} admits the control plane {shared.control_plane_cidr} to tcp "
-        f"{_list(closed)} (Kueue's webhooks): `gcloud compute firewall-rules create "
-        f"{site.name}-control-plane-webhooks --project {shared.host_project} --network {shared.network} "
-        f"--direction INGRESS --source-ranges {shared.control_plane_cidr} --allow tcp:{','.join(map(str, ports))}` "
-        "(or set shared_vpc.grant_iam: true to let Lattice create it)"
+        f"{_list(closed)} (Kueue's webhooks) on Lattice's nodes, which run as {nodes}: `gcloud compute "
+        f"firewall-rules create {site.name}-control-plane-webhooks --project {shared.host_project} --network "
+        f"{shared.network} --direction INGRESS --source-ranges {shared.control_plane_cidr} --allow "
+        f"tcp:{','.join(map(str, ports))} --target-service-accounts {nodes}` (or set shared_vpc.grant_iam: true to "
+        "let Lattice create it)"
     )
 
 

@@ -36,7 +36,7 @@ def _preflight(args: argparse.Namespace, out: Console) -> int:
         sites = run_site_checks(stack_file.spec, stack_file.stack)
         topology = run_topology_checks(stack_file.spec)
         adopted = run_brownfield_checks(stack_file.spec, stack_file.stack)
-        adopted += run_gcp_brownfield_checks(stack_file.spec)
+        adopted += run_gcp_brownfield_checks(stack_file.spec, stack_file.stack)
     except PreflightError as exc:
         raise UsageError(f"lattice preflight: {exc}") from None
     print_table(out, render_table(results))

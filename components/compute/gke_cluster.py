@@ -8,7 +8,9 @@ than the Compute Engine default account, which holds project Editor.
 On a Shared VPC the cluster takes the host project's subnetwork (its full resource name) and the secondary
 ranges named there, and the control plane's webhook firewall rule belongs on the host network, so in the host
 project (``firewall_project``; None with ``webhook_firewall=False``: the network team creates it and
-``lattice preflight`` names it).
+``lattice preflight`` names it). The rule targets Lattice's node service account, which every pool Lattice plans
+runs as (the system pool, the GPU and TPU pools, and the default pool while it exists): a rule without a target
+applies to every VM on the network, which on a host network is every service project's.
 
 Bring your own cluster (``existing``): the control plane is the platform team's and is read with
 ``gcp.container.get_cluster``; Lattice's node service account, its system pool (``lattice-system``, beside the
@@ -88,7 +90,7 @@ class GkeCluster(pulumi.ComponentResource):
 
         self.node_service_account = gcp.serviceaccount.Account(
             f"{name}-nodes",
-            account_id=f"{base}-nodes"[:30].rstrip("-"),
+            account_id=node_account_id(tags.stack, tags.site),
             display_name=f"GKE nodes of {base}",
             project=args.project,
             opts=child,
@@ -254,6 +256,10 @@ class GkeCluster(pulumi.ComponentResource):
             direction="INGRESS",
             source_ranges=[args.control_plane_cidr],
             allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in args.control_plane_ports])],
+            # Lattice's nodes only. An update in place, not a replacement, for a rule made without it: the Compute
+            # API patches a firewall and targetServiceAccounts is not immutable (GoogleCloudPlatform/magic-modules
+            # mmv1/products/compute/Firewall.yaml at 059355fc: update_verb PATCH).
+            target_service_accounts=[self.node_service_account.email],
             opts=pulumi.ResourceOptions(parent=self),
         )
 
@@ -282,3 +288,12 @@ class GkeCluster(pulumi.ComponentResource):
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+
+def node_account_id(stack: str, site: str) -> str:
+    """The account ID of a GCP site's node service account (at most 30 characters)."""
+    return f"{stack}-{site}-nodes"[:30].rstrip("-")
+
+
+def node_account_email(stack: str, site: str, project: str) -> str:
+    return f"{node_account_id(stack, site)}@{project}.iam.gserviceaccount.com"

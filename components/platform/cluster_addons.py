@@ -166,6 +166,12 @@ class ClusterAddonsArgs:
     # A Prometheus Operator runs on the cluster (ClusterMetrics): the DCGM exporter's and Kueue's ServiceMonitors.
     service_monitors: bool = False
     labels: dict[str, str] = field(default_factory=dict)  # for the namespaces the add-ons need
+    # Kueue's controller, whose webhooks and visibility API the control plane calls, runs on the system nodes: on an
+    # adopted GKE cluster, whose own pools run as service accounts the webhook firewall rule does not target
+    # (GkeCluster), a controller scheduled there could not be called. JobSet and the Training Operator serve webhooks
+    # too, but only on MultiKueue sites, which an adopted GKE cluster (always on a Shared VPC, which takes no links
+    # yet: brownfield_validators.shared_vpc_fits) cannot be.
+    webhooks_on_system_nodes: bool = False
     # Daemonsets need nodes to land on: install after the node pools exist.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
@@ -244,11 +250,13 @@ def kueue_configuration() -> dict:
 PROVISIONING_REQUEST_API_ANNOTATION = {"lattice.dev/provisioning-request-api": "autoscaling.x-k8s.io/v1"}
 
 
-def kueue_values(prometheus: bool = False, provisioning_requests: bool = False) -> dict:
+def kueue_values(prometheus: bool = False, provisioning_requests: bool = False, system_nodes: bool = False) -> dict:
     """The Kueue chart's values: feature gates, the controller configuration, where a Prometheus Operator runs
     (``prometheus``) the chart's ServiceMonitor (``enablePrometheus``; it scrapes the HTTPS metrics endpoint with the
-    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets read ``/metrics``), and, where
-    the cluster serves ProvisioningRequests, the annotation that restarts Kueue once it does."""
+    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets read ``/metrics``), where
+    the cluster serves ProvisioningRequests, the annotation that restarts Kueue once it does, and with
+    ``system_nodes`` the controller (its webhooks and visibility API) on the system nodes
+    (controllerManager.nodeSelector: charts/kueue/templates/manager/manager.yaml at v0.19.2, 8eab6877)."""
     annotations = dict(PROVISIONING_REQUEST_API_ANNOTATION) if provisioning_requests else {}
     manager = {"manager": {"podAnnotations": annotations}} if annotations else {}
     return {
@@ -256,6 +264,7 @@ def kueue_values(prometheus: bool = False, provisioning_requests: bool = False) 
         "controllerManager": {
             "featureGates": [{"name": gate, "enabled": on} for gate, on in KUEUE_FEATURE_GATES.items()],
             **manager,
+            **({"nodeSelector": dict(SYSTEM_NODES)} if system_nodes else {}),
         },
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=False)},
     }
@@ -461,6 +470,7 @@ class ClusterAddons(pulumi.ComponentResource):
             values=kueue_values(
                 prometheus=args.service_monitors,
                 provisioning_requests=self.provisioning_request_crd is not None,
+                system_nodes=args.webhooks_on_system_nodes,
             ),
             # Kueue starts its ProvisioningRequest admission check controller only if the API is served when it
             # starts (cmd/kueue/main.go at v0.19.2, ServerSupportsProvisioningRequest): the CRD comes first.

@@ -341,6 +341,9 @@ class GcpCloudSite(pulumi.ComponentResource):
                     # Without a central store nothing else scrapes Kueue here; with one, the agent-mode Prometheus
                     # does. Only on a cluster Lattice created: it turned managed collection on there.
                     managed_collection=args.metrics is None and site.kubernetes.existing_cluster is None,
+                    # The webhook firewall rule targets Lattice's node service account; an adopted cluster's own
+                    # pools run as others, so the controllers it calls stay on Lattice's system pool.
+                    webhooks_on_system_nodes=site.kubernetes.existing_cluster is not None,
                 ),
                 depends_on=[self.gke.system_pool, *[pool.node_pool for pool in self.pools.values()]],
                 storage=tiers,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from components.compute.gke_cluster import node_account_email
 from components.spec import StackSpec
 from lattice.gcp_brownfield_checks import (
     GoogleApis,
@@ -53,6 +54,7 @@ SUBNET_POLICY = f"GET {SUBNET_URL}/getIamPolicy?optionsRequestedPolicyVersion=3"
 FIREWALLS = f"GET https://compute.googleapis.com/compute/v1/projects/{HOST}/global/firewalls"
 CLUSTER_URL = f"GET https://container.googleapis.com/v1/projects/{PROJECT}/locations/us-central1/clusters/{CLUSTER}"
 KEY_POLICY = f"GET https://cloudkms.googleapis.com/v1/{KEY}:getIamPolicy?options.requestedPolicyVersion=3"
+NODES = node_account_email("test", GCP_SITE["name"], PROJECT)  # Lattice's node service account (stack "test")
 
 
 def answers() -> dict[str, Any]:
@@ -98,6 +100,7 @@ def answers() -> dict[str, Any]:
                     "direction": "INGRESS",
                     "sourceRanges": [CONTROL_PLANE],
                     "allowed": [{"IPProtocol": "tcp", "ports": ["8082", "9443"]}],
+                    "targetServiceAccounts": [NODES],
                     "disabled": False,
                 }
             ],
@@ -174,7 +177,7 @@ def rows(results) -> dict[str, tuple[str, str]]:
 
 
 def test_a_site_whose_host_and_key_owners_granted_everything_passes():
-    found = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(answers())))
+    found = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(answers())))
     assert {check: status for check, (status, _) in found.items()} == {
         "subnetwork": "pass",
         "host-iam": "pass",
@@ -188,7 +191,7 @@ def test_missing_host_project_bindings_are_each_named_with_the_command_that_adds
     responses = answers()
     responses[SUBNET_POLICY]["bindings"][0]["members"] = [GKE_AGENT]  # the Google APIs agent is missing
     responses[HOST_POLICY]["bindings"] = responses[HOST_POLICY]["bindings"][1:]  # no hostServiceAgentUser
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["host-iam"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["host-iam"]
     assert status == "fail"
     assert f"{APIS_AGENT} lacks roles/compute.networkUser on {SUBNETWORK}" in detail
     assert (
@@ -219,7 +222,7 @@ def test_network_user_on_the_whole_host_project_counts_and_conditional_bindings_
 def test_a_subnetwork_without_the_named_range_or_outside_the_cidr_fails():
     responses = answers()
     responses[f"GET {SUBNET_URL}"]["secondaryIpRanges"] = [{"rangeName": PODS, "ipCidrRange": "10.61.0.0/17"}]
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["subnetwork"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["subnetwork"]
     assert status == "fail"
     assert f"it has no secondary range {SERVICES} (services_range); its ranges: {PODS}" in detail
     assert "primary" not in detail  # 10.60.0.0/20 lies inside the site's cidr
@@ -229,7 +232,7 @@ def test_a_subnetwork_without_the_named_range_or_outside_the_cidr_fails():
 def test_a_subnetwork_not_shared_with_the_project_fails():
     responses = answers()
     del responses[f"GET {SUBNET_URL}"]
-    found = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))
+    found = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))
     assert found["subnetwork"][0] == "fail"
     assert (
         f"{SUBNETWORK} does not exist in {HOST} (us-central1), or is not shared with {PROJECT}"
@@ -241,17 +244,47 @@ def test_a_subnetwork_not_shared_with_the_project_fails():
 def test_no_webhook_rule_on_the_host_network_fails_with_the_rule_to_create():
     responses = answers()
     responses[FIREWALLS]["items"][0]["allowed"] = [{"IPProtocol": "tcp", "ports": ["9443"]}]
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["firewall"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["firewall"]
     assert status == "fail"
     assert f"no ingress rule of {NETWORK} admits the control plane {CONTROL_PLANE} to tcp 8082" in detail
-    assert f"--project {HOST} --network {NETWORK} --direction INGRESS --source-ranges {CONTROL_PLANE}" in detail
+    assert (
+        f"--project {HOST} --network {NETWORK} --direction INGRESS --source-ranges {CONTROL_PLANE} --allow "
+        f"tcp:8082,9443 --target-service-accounts {NODES}`"
+    ) in detail
+
+
+@pytest.mark.parametrize(
+    ("targets", "status", "says"),
+    [
+        ({"targetServiceAccounts": [NODES]}, "pass", "to the webhook ports 8082, 9443 on Lattice's nodes"),
+        # GKE puts gke-<cluster>-<hash>-node on every node of the cluster, Lattice's pools' included
+        ({"targetTags": [f"gke-{CLUSTER}-8a1c0f2e-node"]}, "pass", "on Lattice's nodes"),
+        ({}, "pass", "research-control-plane-webhooks has no target, so it applies to every VM on the network"),
+        # a rule for another service project's nodes, or another cluster's, opens nothing on Lattice's
+        (
+            {"targetServiceAccounts": ["other-nodes@campus-physics.iam.gserviceaccount.com"]},
+            "fail",
+            f"on Lattice's nodes, which run as {NODES}",
+        ),
+        ({"targetTags": ["gke-physics-0f3e9a1b-node"]}, "fail", f"--target-service-accounts {NODES}"),
+    ],
+    ids=["node-account", "cluster-node-tag", "untargeted", "other-account", "other-cluster-tag"],
+)
+def test_a_webhook_rule_counts_only_where_it_reaches_lattices_nodes(targets, status, says):
+    responses = answers()
+    rule = responses[FIREWALLS]["items"][0]
+    del rule["targetServiceAccounts"]
+    rule.update(targets)
+    found = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["firewall"]
+    assert found[0] == status
+    assert says in found[1]
 
 
 def test_an_existing_cluster_without_workload_identity_or_on_another_control_plane_range_fails():
     responses = answers()
     del responses[CLUSTER_URL]["workloadIdentityConfig"]
     responses[CLUSTER_URL]["privateClusterConfig"]["masterIpv4CidrBlock"] = "172.16.0.0/28"
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["cluster"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["cluster"]
     assert status == "fail"
     assert "its control plane is in 172.16.0.0/28: set shared_vpc.control_plane_cidr: 172.16.0.0/28" in detail
     assert f"--workload-pool={PROJECT}.svc.id.goog" in detail
@@ -260,7 +293,7 @@ def test_an_existing_cluster_without_workload_identity_or_on_another_control_pla
 def test_gpu_nics_need_dataplane_v2_and_multi_networking_on_an_existing_cluster():
     responses = answers()
     responses[CLUSTER_URL]["networkConfig"]["enableMultiNetworking"] = False
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["cluster"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["cluster"]
     assert status == "fail" and "an A3 / A4 pool attaches GPU NICs" in detail
 
 
@@ -268,7 +301,7 @@ def test_a_key_whose_owner_granted_no_agent_names_each_of_them():
     responses = answers()
     responses[KEY_POLICY]["bindings"] = []
     responses[f"GET https://cloudkms.googleapis.com/v1/{KEY}"]["primary"]["state"] = "DISABLED"
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["key"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["key"]
     assert status == "fail"
     assert "its primary version is DISABLED, not ENABLED" in detail
     for member, purpose in (
@@ -282,24 +315,24 @@ def test_a_key_whose_owner_granted_no_agent_names_each_of_them():
 def test_an_existing_key_rotated_less_often_than_the_standard_fails():
     responses = answers()
     responses[f"GET https://cloudkms.googleapis.com/v1/{KEY}"]["rotationPeriod"] = "34560000s"  # 400 days
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["key"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["key"]
     assert status == "fail"
     assert "it has rotation every 400 days; the site's standard is at most 365 days" in detail
     del responses[f"GET https://cloudkms.googleapis.com/v1/{KEY}"]["rotationPeriod"]
-    status, detail = rows(run_gcp_brownfield_checks(adopting(), FixtureApis(responses)))["key"]
+    status, detail = rows(run_gcp_brownfield_checks(adopting(), "test", FixtureApis(responses)))["key"]
     assert "it has no automatic rotation" in detail
 
 
 def test_with_grant_iam_lattice_adds_the_bindings_and_preflight_reads_no_policy():
     apis = FixtureApis(answers())
-    found = rows(run_gcp_brownfield_checks(adopting(grant_iam=True), apis))
+    found = rows(run_gcp_brownfield_checks(adopting(grant_iam=True), "test", apis))
     assert set(found) == {"subnetwork", "cluster", "key"}
     assert not [r for r in apis.requests if "getIamPolicy" in r or "firewalls" in r]
 
 
 def test_a_site_that_adopts_nothing_sends_no_request():
     apis = FixtureApis({})
-    assert run_gcp_brownfield_checks(StackSpec.model_validate(spec_with(GCP_SITE)), apis) == []
+    assert run_gcp_brownfield_checks(StackSpec.model_validate(spec_with(GCP_SITE)), "test", apis) == []
     assert apis.requests == []
 
 

@@ -33,6 +33,11 @@ def test_values_exist_in_the_pinned_chart():
         ("controllerManager", "manager", "podAnnotations")
     } <= value_paths(chart)
     assert isinstance(chart["controllerManager"]["featureGates"], list)  # the chart's template ranges over a list
+    # nodeSelector is a free map in the chart (empty there; templates/manager/manager.yaml renders it whole)
+    assert chart["controllerManager"]["nodeSelector"] == {}
+    pinned = kueue_values(system_nodes=True)
+    assert pinned["controllerManager"]["nodeSelector"] == {"lattice.dev/pool": "system"}
+    assert {p for p in value_paths(pinned) if p[:2] != ("controllerManager", "nodeSelector")} <= value_paths(chart)
 
 
 def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metrics():

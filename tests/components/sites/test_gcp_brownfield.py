@@ -35,6 +35,9 @@ RULES = all_rules()["gpu-nic-fabric-complete"]
 # The host project's networks for the A3 High pool's four GPU NICs (the network team's names).
 HOST_NICS = [{"network": f"campus-a3-nic{i}", "subnetwork": f"campus-a3-nic{i}-usc1"} for i in range(4)]
 
+NODE_POOL = "gcp:container/nodePool:NodePool"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
 # What a Shared VPC means Lattice must not create for the site.
 NETWORK_TYPES = {
     "gcp:compute/subnetwork:Subnetwork",
@@ -175,6 +178,47 @@ def test_the_webhook_firewall_rule_goes_to_the_host_network(shared_plan):
     digest = hashlib.sha256(GCP_SITE["project"].encode()).hexdigest()[:8]
     assert rule["name"] == f"test-gcp-usc1-webhooks-{digest}"
     assert rule["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
+
+
+def _gke_node_accounts(plan) -> dict[str, str]:
+    """Every GKE node pool of the plan (and a created cluster's default pool) -> the service account it runs as."""
+    accounts = {r["name"]: r["inputs"]["nodeConfig"]["serviceAccount"] for r in plan.by_type(NODE_POOL)}
+    for cluster in plan.by_type("gcp:container/cluster:Cluster"):
+        accounts[cluster["name"]] = cluster["inputs"]["nodeConfig"]["serviceAccount"]
+    return accounts
+
+
+@pytest.mark.parametrize("adopted", [False, True], ids=["created-cluster", "adopted-cluster"])
+def test_the_shared_vpc_webhook_rule_opens_lattices_nodes_and_no_other_vm(plan_spec, shared_plan, adopted):
+    plan = plan_spec(spec_with(shared_site(kubernetes={"existing_cluster": CLUSTER}))) if adopted else shared_plan
+    rule = plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]
+    nodes = f"test-gcp-usc1-nodes@{GCP_SITE['project']}.iam.gserviceaccount.com"
+    # Without a target the rule applied to every VM of every service project on the host network.
+    assert rule["targetServiceAccounts"] == [nodes]
+    assert "targetTags" not in rule and "sourceTags" not in rule  # neither may be set beside service accounts
+    # ... and every pool Lattice plans there (system, GPU, a created cluster's default pool) runs as that account.
+    accounts = _gke_node_accounts(plan)
+    assert {"gcp-usc1-gke-system", "gcp-usc1-a3-pool"} <= set(accounts)
+    assert set(accounts.values()) == {nodes}
+
+
+def test_on_an_adopted_cluster_kueue_runs_on_the_nodes_the_webhook_rule_reaches(plan_spec, shared_plan):
+    """The control plane calls Kueue's webhooks and visibility API on the node its pod runs on: an adopted cluster's
+    own pools run as the owner's service accounts, which the rule does not target, so the pod must land on Lattice's
+    system pool (on a cluster Lattice created every node is Lattice's)."""
+    plan = plan_spec(spec_with(shared_site(kubernetes={"existing_cluster": CLUSTER})))
+    kueue = next(r for r in plan.by_type(RELEASE) if r["inputs"]["name"] == "kueue")["inputs"]
+    selector = kueue["values"]["controllerManager"]["nodeSelector"]
+    selected = [
+        r["name"] for r in plan.by_type(NODE_POOL) if selector.items() <= r["inputs"]["nodeConfig"]["labels"].items()
+    ]
+    assert selected == ["gcp-usc1-gke-system"]
+    assert (
+        _gke_node_accounts(plan)["gcp-usc1-gke-system"]
+        in plan.one("gcp:compute/firewall:Firewall", "gcp-usc1-gke-webhooks")["inputs"]["targetServiceAccounts"]
+    )
+    created = next(r for r in shared_plan.by_type(RELEASE) if r["inputs"]["name"] == "kueue")["inputs"]
+    assert "nodeSelector" not in created["values"]["controllerManager"]
 
 
 def test_team_network_policies_admit_the_given_control_plane(shared_plan):
