@@ -13,6 +13,16 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
   ``components/network/aws_site_network.py`` would create, and those the VPC already has are listed (an
   interface endpoint with private DNS cannot be created twice). With ``route_table_ids`` the table must be one
   of them (links and the S3 gateway endpoint are added to those).
+- ``routes`` (one row per given route table, with links): no route of the table already takes a linked site's
+  range elsewhere. Lattice adds a static route per linked range to its transit gateway in each given table, and
+  the table's own routes (DescribeRouteTables: static, ``Origin`` CreateRoute; propagated, EnableVgwRoutePropagation;
+  the VPC's local ones, CreateRouteTable; a destination prefix list read entry by entry) decide what that does: an
+  equal static route makes ``CreateRoute`` fail (RouteAlreadyExists) and stops the ``up``; an equal propagated one
+  is silently overridden, since AWS prefers a static route to a propagated one of the same prefix; a broader one
+  (not the default route) hands Lattice the part of its traffic the linked range covers, and a narrower one keeps
+  part of the linked range away from Lattice's tunnels (longest prefix wins). Each such route is refused with the
+  table, the route, its origin and its target (Amazon VPC User Guide, "Route priority"). A route to Lattice's own
+  transit gateway (tagged with the stack and site, from an earlier ``up``) is Lattice's.
 - ``addresses`` (per zone): the subnet's free addresses cover every node that may run in it at once. A node takes
   the addresses of its primary network interface (``Ipv4AddressesPerInterface``) and, with the VPC CNI's default
   ``WARM_ENI_TARGET=1``, a full spare interface's worth as soon as a pod uses the first ("keep a full ENI of
@@ -58,16 +68,19 @@ from botocore.exceptions import ClientError
 from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
 from components.catalog.eks import EKS_VERSIONS
 from components.network.aws_site_network import INTERFACE_ENDPOINTS
+from components.network.links import transit_routes
 from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
 from components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
 from components.spec import AwsSite, StackSpec
 from components.spec.storage import FsxLustreSpec
 from components.storage.aws_site_storage import fsx_linked_buckets
+from components.tagging import AWS_PREFIX
 
 from .preflight import CheckResult, Status, aws_errors, error_code
 
 BROWNFIELD_READS = (
-    "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:DescribeVpcEndpoints, "
+    "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:GetManagedPrefixListEntries, "
+    "ec2:DescribeTransitGateways, ec2:DescribeVpcEndpoints, "
     "ec2:DescribeInstanceTypes, eks:DescribeCluster, eks:DescribeAddon, kms:DescribeKey, kms:GetKeyPolicy, "
     "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus, s3:GetObjectLockConfiguration, fsx:DescribeFileSystems "
     "and ec2:DescribeNetworkInterfaces"
@@ -91,7 +104,7 @@ def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | 
 
         with aws_errors(site.region, BROWNFIELD_READS):
             if site.network.existing is not None:
-                _network(site, session.client("ec2", region_name=site.region), row)
+                _network(site, session.client("ec2", region_name=site.region), row, transit_routes(spec, site), stack)
             if site.kubernetes.existing_cluster is not None:
                 eks = session.client("eks", region_name=site.region)
                 status, detail = _cluster(site, eks)
@@ -122,7 +135,7 @@ def adopts(site: AwsSite) -> bool:
 # --- network ----------------------------------------------------------------------------------------------------
 
 
-def _network(site: AwsSite, ec2: Any, row: Row) -> None:
+def _network(site: AwsSite, ec2: Any, row: Row, linked: list[str] | None, stack: str) -> None:
     existing = site.network.existing
     try:
         vpc = ec2.describe_vpcs(VpcIds=[existing.vpc_id])["Vpcs"][0]
@@ -162,6 +175,12 @@ def _network(site: AwsSite, ec2: Any, row: Row) -> None:
             row(zone, "subnet", "pass", f"{given.id} is {given.cidr} in {zone} of {existing.vpc_id}")
         row(zone, "egress", *_egress(site, given.id, tables, endpoints))
         row(zone, "addresses", *_addresses(site, zone, live, ec2))
+    if linked:
+        ours = _lattice_transit_gateways(ec2, stack, site.name)
+        by_id = {table["RouteTableId"]: table for table in tables}
+        for table_id in existing.route_table_ids:
+            found = _routes(table_id, ec2, table=by_id.get(table_id), vpc_id=existing.vpc_id, linked=linked, ours=ours)
+            row(table_id, "routes", *found)
 
 
 def _flow_logs(site: AwsSite, ec2: Any) -> tuple[Status, str]:
@@ -181,6 +200,101 @@ def _flow_logs(site: AwsSite, ec2: Any) -> tuple[Status, str]:
     return "fail", (
         f"{vpc_id} has no active flow log, which flow_logs: true says it has; ask the network team to enable VPC "
         "flow logs (ALL traffic), or set flow_logs: false to record that it has none"
+    )
+
+
+ROUTE_TARGETS = (
+    "TransitGatewayId",
+    "GatewayId",
+    "NatGatewayId",
+    "VpcPeeringConnectionId",
+    "NetworkInterfaceId",
+    "InstanceId",
+    "LocalGatewayId",
+    "CarrierGatewayId",
+    "EgressOnlyInternetGatewayId",
+    "CoreNetworkArn",
+)
+ORIGINS = {"CreateRoute": "static", "EnableVgwRoutePropagation": "propagated", "CreateRouteTable": "the VPC's local"}
+
+
+def _lattice_transit_gateways(ec2: Any, stack: str, site: str) -> set[str]:
+    """The transit gateways an earlier ``up`` of this stack's site made (tagged lattice:stack and lattice:site)."""
+    # One tag filter, the site read from the tags: moto 5.2.5 fails a DescribeTransitGateways with two.
+    filters = [{"Name": f"tag:{AWS_PREFIX}stack", "Values": [stack]}]
+    pages = ec2.get_paginator("describe_transit_gateways").paginate(Filters=filters)
+    return {
+        gateway["TransitGatewayId"]
+        for page in pages
+        for gateway in page["TransitGateways"]
+        if gateway.get("State") not in ("deleting", "deleted")
+        and {"Key": f"{AWS_PREFIX}site", "Value": site} in gateway.get("Tags", [])
+    }
+
+
+def _routes(
+    table_id: str, ec2: Any, *, table: dict[str, Any] | None, vpc_id: str, linked: list[str], ours: set[str]
+) -> tuple[Status, str]:
+    """Whether the table's routes leave every linked range to Lattice's transit gateway (module docstring)."""
+    if table is None:
+        return "fail", f"{table_id} is no route table of {vpc_id}; check network.existing.route_table_ids"
+    ranges = [ipaddress.ip_network(cidr) for cidr in linked]
+    conflicts = []
+    for route in table.get("Routes", []):
+        target = next((route[key] for key in ROUTE_TARGETS if route.get(key)), "no target")
+        if target in ours:
+            continue  # Lattice's own, from an earlier up
+        for destination in _destinations(route, ec2):
+            if destination.prefixlen == 0:
+                continue  # the default route: a linked range is more specific, and routing it is the point
+            for linked_range in ranges:
+                if destination.overlaps(linked_range):
+                    conflicts.append(_conflict(route, destination, linked_range, target))
+    if conflicts:
+        return "fail", (
+            f"{table_id} already routes linked ranges elsewhere: {'; '.join(conflicts)}. Ask the network team which "
+            "path each range takes: through Lattice's link, they remove or narrow that route first; through theirs, "
+            "the link cannot carry it (drop the link, or link a site whose ranges this VPC does not route)"
+        )
+    return "pass", (
+        f"{table_id} routes none of the linked ranges {', '.join(linked)} elsewhere: Lattice adds them towards its "
+        "transit gateway"
+    )
+
+
+def _destinations(route: dict[str, Any], ec2: Any) -> list[ipaddress.IPv4Network]:
+    """A route's IPv4 destinations: its CIDR, or each entry of its destination prefix list."""
+    if route.get("DestinationCidrBlock"):
+        return [ipaddress.ip_network(route["DestinationCidrBlock"])]
+    if route.get("DestinationPrefixListId"):
+        pages = ec2.get_paginator("get_managed_prefix_list_entries").paginate(
+            PrefixListId=route["DestinationPrefixListId"]
+        )
+        entries = [entry["Cidr"] for page in pages for entry in page["Entries"]]
+        return [ipaddress.ip_network(c) for c in entries if ipaddress.ip_network(c).version == 4]
+    return []  # IPv6 only: links carry IPv4
+
+
+def _conflict(route: dict[str, Any], destination, linked_range, target: str) -> str:
+    origin = ORIGINS.get(route.get("Origin", "CreateRoute"), route.get("Origin", "static"))
+    named = route.get("DestinationCidrBlock") or f"{route['DestinationPrefixListId']} ({destination})"
+    state = " (blackhole)" if route.get("State") == "blackhole" else ""
+    what = f"{origin} route {named} -> {target}{state}"
+    if destination == linked_range and origin == "static":
+        return f"{what} is {linked_range} itself: creating Lattice's route fails (RouteAlreadyExists) and stops the up"
+    if destination == linked_range:
+        return (
+            f"{what} is {linked_range} itself: Lattice's static route would override it (AWS prefers a static route "
+            "for the same prefix) and send every subnet's traffic for it through Lattice's tunnels"
+        )
+    if linked_range.subnet_of(destination):
+        return (
+            f"{what} holds {linked_range}: Lattice's more specific route would take that part of its traffic, from "
+            "every subnet using the table, into Lattice's tunnels"
+        )
+    return (
+        f"{what} lies inside {linked_range}: that part of the linked range would keep going to {target}, not over the "
+        "link"
     )
 
 

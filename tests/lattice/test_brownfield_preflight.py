@@ -23,7 +23,7 @@ from lattice.brownfield_checks import (
     required_statements,
     run_brownfield_checks,
 )
-from tests.conftest import AWS_SITE, spec_with
+from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -368,3 +368,134 @@ def test_no_organisation_trail_fails(aws):
 
 def test_a_site_that_adopts_nothing_gets_no_brownfield_rows(aws):
     assert run_brownfield_checks(StackSpec.model_validate(spec_with(AWS_SITE)), "test", aws) == []
+
+
+# --- the routes of the network team's tables to linked ranges --------------------------------------------------
+# moto 5.2.5 does not implement EnableVgwRoutePropagation: a propagated route is added to moto's DescribeRouteTables
+# answer at botocore's after-call hook, in the shape the EC2 API reference gives a Route (Origin
+# EnableVgwRoutePropagation, the virtual private gateway as GatewayId) and the table's PropagatingVgws.
+GRID_RANGE = "10.50.0.0/16"
+
+
+def linked_site(existing: dict[str, Any]) -> StackSpec:
+    """An AWS site in the given VPC (10.20.0.0/16) linked to a grid site that routes 10.50.0.0/16."""
+    site = copy.deepcopy(AWS_SITE)
+    site["network"] = {**site["network"], "existing": existing, "asn": 64600}
+    grid = {**copy.deepcopy(GRID_SITE), "network": {"cidr": GRID_RANGE, "asn": 64800}}
+    grid["network"]["vpn_gateway"] = {"public_ips": ["192.0.2.10"]}
+    return StackSpec.model_validate(
+        spec_with(site, grid, links=[{"sites": ["aws-use1", "grid-hpc"], "tunnel_size": "standard"}])
+    )
+
+
+def propagated(session: boto3.Session, table: str, cidr: str, gateway: str) -> None:
+    def with_route(parsed, **_):
+        for found in parsed["RouteTables"]:
+            if found["RouteTableId"] == table:
+                route = {"DestinationCidrBlock": cidr, "GatewayId": gateway, "Origin": "EnableVgwRoutePropagation"}
+                found["Routes"].append({**route, "State": "active"})
+                found["PropagatingVgws"] = [{"GatewayId": gateway}]
+
+    session.events.register("after-call.ec2.DescribeRouteTables", with_route)
+
+
+def _vgw(ec2, vpc: str) -> str:
+    gateway = ec2.create_vpn_gateway(Type="ipsec.1")["VpnGateway"]["VpnGatewayId"]
+    ec2.attach_vpn_gateway(VpcId=vpc, VpnGatewayId=gateway)
+    return gateway
+
+
+@pytest.mark.parametrize(
+    ("plant", "says"),
+    [
+        (
+            lambda ec2, table, vgw: ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock=GRID_RANGE, GatewayId=vgw
+            ),
+            "static route 10.50.0.0/16 -> {vgw} is 10.50.0.0/16 itself: creating Lattice's route fails "
+            "(RouteAlreadyExists) and stops the up",
+        ),
+        (
+            lambda ec2, table, vgw: ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock="10.0.0.0/8", GatewayId=vgw
+            ),
+            "static route 10.0.0.0/8 -> {vgw} holds 10.50.0.0/16: Lattice's more specific route would take that part "
+            "of its traffic, from every subnet using the table, into Lattice's tunnels",
+        ),
+        (
+            lambda ec2, table, vgw: ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock="10.50.8.0/24", GatewayId=vgw
+            ),
+            "static route 10.50.8.0/24 -> {vgw} lies inside 10.50.0.0/16: that part of the linked range would keep "
+            "going to {vgw}, not over the link",
+        ),
+    ],
+    ids=["equal-static", "broader-static", "narrower-static"],
+)
+def test_a_route_to_a_linked_range_in_the_network_teams_table_is_refused_before_up(aws, plant, says):
+    existing = vpc_with(aws)
+    ec2 = aws.client("ec2")
+    table = existing["route_table_ids"][0]
+    vgw = _vgw(ec2, existing["vpc_id"])
+    plant(ec2, table, vgw)
+    status, detail = rows(run_brownfield_checks(linked_site(existing), "test", aws), "routes")[table]
+    assert status == "fail"
+    assert detail.startswith(f"{table} already routes linked ranges elsewhere: ")
+    assert says.format(vgw=vgw) in detail
+
+
+def test_a_propagated_route_to_a_linked_range_would_be_silently_overridden_and_is_refused(aws):
+    existing = vpc_with(aws)
+    table = existing["route_table_ids"][0]
+    vgw = _vgw(aws.client("ec2"), existing["vpc_id"])
+    session = boto3.Session(region_name=REGION)
+    propagated(session, table, GRID_RANGE, vgw)
+    status, detail = rows(run_brownfield_checks(linked_site(existing), "test", session), "routes")[table]
+    assert status == "fail"
+    assert (
+        f"propagated route 10.50.0.0/16 -> {vgw} is 10.50.0.0/16 itself: Lattice's static route would override it "
+        "(AWS prefers a static route for the same prefix) and send every subnet's traffic for it through Lattice's "
+        "tunnels"
+    ) in detail
+
+
+def test_a_prefix_list_route_is_read_entry_by_entry(aws):
+    existing = vpc_with(aws)
+    ec2 = aws.client("ec2")
+    table = existing["route_table_ids"][0]
+    campus = ec2.create_managed_prefix_list(
+        PrefixListName="campus", MaxEntries=4, AddressFamily="IPv4", Entries=[{"Cidr": "10.48.0.0/12"}]
+    )["PrefixList"]["PrefixListId"]
+    theirs = ec2.create_transit_gateway(Description="the institution's")["TransitGateway"]["TransitGatewayId"]
+    ec2.create_route(RouteTableId=table, DestinationPrefixListId=campus, TransitGatewayId=theirs)
+    status, detail = rows(run_brownfield_checks(linked_site(existing), "test", aws), "routes")[table]
+    assert status == "fail"
+    assert f"static route {campus} (10.48.0.0/12) -> {theirs} holds 10.50.0.0/16" in detail
+
+
+def test_the_default_route_and_lattices_own_routes_from_an_earlier_up_pass(aws):
+    existing = vpc_with(aws)  # 0.0.0.0/0 to a NAT gateway
+    ec2 = aws.client("ec2")
+    table = existing["route_table_ids"][0]
+    tags = [{"Key": "lattice:stack", "Value": "test"}, {"Key": "lattice:site", "Value": "aws-use1"}]
+    ours = ec2.create_transit_gateway(
+        Description="Lattice test aws-use1", TagSpecifications=[{"ResourceType": "transit-gateway", "Tags": tags}]
+    )["TransitGateway"]["TransitGatewayId"]
+    ec2.create_route(RouteTableId=table, DestinationCidrBlock=GRID_RANGE, TransitGatewayId=ours)
+    assert rows(run_brownfield_checks(linked_site(existing), "test", aws), "routes")[table] == (
+        "pass",
+        f"{table} routes none of the linked ranges 10.50.0.0/16 elsewhere: Lattice adds them towards its transit "
+        "gateway",
+    )
+    # Another stack's transit gateway is not Lattice's own for this site.
+    other = ec2.create_transit_gateway(
+        Description="Lattice prod aws-use1",
+        TagSpecifications=[{"ResourceType": "transit-gateway", "Tags": [{"Key": "lattice:stack", "Value": "prod"}]}],
+    )["TransitGateway"]["TransitGatewayId"]
+    ec2.replace_route(RouteTableId=table, DestinationCidrBlock=GRID_RANGE, TransitGatewayId=other)
+    assert rows(run_brownfield_checks(linked_site(existing), "test", aws), "routes")[table][0] == "fail"
+
+
+def test_a_site_without_links_gets_no_routes_row(aws):
+    existing = vpc_with(aws)
+    assert rows(run_brownfield_checks(site_with(existing), "test", aws), "routes") == {}
