@@ -11,7 +11,7 @@ from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, tr
 from .observability.federation import MetricsFederation, build_order, grafana_views
 from .observability.receivers import resolve as resolve_receivers
 from .scheduling.one_queue import OneQueue, OneQueueArgs
-from .scheduling.routes import manager_site, routes, worker_sites
+from .scheduling.routes import manager_site, routes, site_teams, worker_sites
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
 from .spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from .spec.link_validators import routed_networks
@@ -63,13 +63,7 @@ class HybridStack(pulumi.ComponentResource):
             site_tags[site.name] = tags
             # The manager holds a namespace for every team it dispatches for: teams submit there.
             is_manager = manager is not None and site.name == manager.name
-            teams = [team for team in spec.teams if team.on(site)]
-            # A team the manager only dispatches for gets no accelerators of the manager's own.
-            teams += [
-                team.model_copy(update={"gpu_quota": {}, "gpu_guarantee": {}})
-                for team in spec.teams
-                if is_manager and team.name in dispatched and not team.on(site)
-            ]
+            teams = site_teams(spec, site)
             jobset = is_manager or site.name in workers
             if isinstance(site, AwsSite):
                 # Each cloud's site (and with it its SDK) is imported only for a stack with a site there.

@@ -31,6 +31,15 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
   each (the Auto Scaling group may put every node in one).
 - ``cluster``: the existing cluster is ACTIVE, in the given VPC, runs the ``kubernetes.version`` the add-ons are
   pinned for, and its authentication mode admits access entries (``API`` or ``API_AND_CONFIG_MAP``).
+- ``access-entry`` (one row per role Lattice maps: ``admin_role_arns`` and the aws_role_arns of the teams on the
+  site): ListAccessEntries says whether the existing cluster already has the role's entry. "absent: Lattice creates
+  it"; "present: Lattice uses it" where ``kubernetes.present.access_entries`` lists it and it grants what Lattice's
+  would (an admin's AmazonEKSClusterAdminPolicy cluster-wide, ListAssociatedAccessPolicies; a team's Kubernetes
+  group, DescribeAccessEntry); a present entry the stack file does not list fails (EKS allows one per principal:
+  CreateAccessEntry would stop the ``up``), and so does a listed one the cluster lacks.
+- ``add-on`` (one row per managed add-on Lattice needs there: ``components/compute/eks_adoption.py``): the same for
+  DescribeAddon and ``kubernetes.present.addons`` (one add-on of a name per cluster: CreateAddon would stop the
+  ``up``, and a later destroy would delete the owner's); a listed add-on must be ACTIVE (or UPDATING).
 - ``network-policy``: the existing cluster's managed ``vpc-cni`` add-on runs with ``enableNetworkPolicy`` (its
   configuration values), without which no NetworkPolicy is enforced and team isolation is void. Lattice cannot
   set it: a second ``vpc-cni`` add-on cannot be created beside the cluster's own, and changing the owner's add-on
@@ -58,7 +67,7 @@ import fnmatch
 import ipaddress
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -67,12 +76,14 @@ from botocore.exceptions import ClientError
 
 from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
 from components.catalog.eks import EKS_VERSIONS
+from components.compute.eks_adoption import ADMIN, CLUSTER_ADMIN_POLICY, lattice_access_entries, lattice_addons
 from components.network.aws_site_network import INTERFACE_ENDPOINTS
 from components.network.links import transit_routes
 from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
 from components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
 from components.spec import AwsSite, StackSpec
 from components.spec.storage import FsxLustreSpec
+from components.spec.teams import team_group
 from components.storage.aws_site_storage import fsx_linked_buckets
 from components.tagging import AWS_PREFIX
 
@@ -81,7 +92,8 @@ from .preflight import CheckResult, Status, aws_errors, error_code
 BROWNFIELD_READS = (
     "ec2:DescribeVpcs, ec2:DescribeSubnets, ec2:DescribeRouteTables, ec2:GetManagedPrefixListEntries, "
     "ec2:DescribeTransitGateways, ec2:DescribeVpcEndpoints, "
-    "ec2:DescribeInstanceTypes, eks:DescribeCluster, eks:DescribeAddon, kms:DescribeKey, kms:GetKeyPolicy, "
+    "ec2:DescribeInstanceTypes, eks:DescribeCluster, eks:DescribeAddon, eks:ListAccessEntries, "
+    "eks:DescribeAccessEntry, eks:ListAssociatedAccessPolicies, kms:DescribeKey, kms:GetKeyPolicy, "
     "cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus, s3:GetObjectLockConfiguration, fsx:DescribeFileSystems "
     "and ec2:DescribeNetworkInterfaces"
 )
@@ -111,6 +123,10 @@ def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | 
                 row("-", "cluster", status, detail)
                 if not detail.startswith(f"EKS cluster {site.kubernetes.existing_cluster} does not exist"):
                     row("-", "network-policy", *_network_policy(site, eks))
+                    for subject, status, detail in _access_entries(spec, site, eks):
+                        row(subject, "access-entry", status, detail)
+                    for addon in lattice_addons(spec, site):
+                        row(addon, "add-on", *_addon(site, eks, addon))
             if site.encryption.key_arn is not None:
                 account = session.client("sts", region_name=site.region).get_caller_identity()["Account"]
                 row("-", "key", *_key(site, session.client("kms", region_name=site.region), account, stack))
@@ -487,6 +503,120 @@ def _network_policy(site: AwsSite, eks: Any) -> tuple[Status, str]:
         f"NetworkPolicies: `aws eks update-addon --cluster-name {name} --addon-name vpc-cni --configuration-values "
         f"{enable}`"
     )
+
+
+# --- what an existing cluster already has: access entries and add-ons --------------------------------------------
+
+ADDON_PURPOSES = {
+    "eks-pod-identity-agent": "Pod Identity, which the autoscaler, the teams' jobs and the metrics writers take their "
+    "IAM roles through",
+    "eks-node-monitoring-agent": "the node conditions the GPU node groups' auto repair acts on",
+}
+USABLE_ADDON_STATES = ("ACTIVE", "UPDATING")
+
+
+def _access_entries(spec: StackSpec, site: AwsSite, eks: Any) -> Iterator[tuple[str, Status, str]]:
+    """(role name, status, detail) for every access entry Lattice needs on the existing cluster."""
+    wanted = lattice_access_entries(spec, site)
+    if not wanted:
+        return
+    name = site.kubernetes.existing_cluster
+    pages = eks.get_paginator("list_access_entries").paginate(clusterName=name)
+    existing = {arn for page in pages for arn in page.get("accessEntries", [])}
+    listed = site.kubernetes.present.access_entries
+    for arn, owner in wanted.items():
+        what = "cluster admin (AmazonEKSClusterAdminPolicy)" if owner == ADMIN else f"team {owner}'s group"
+        role = arn.rsplit("/", 1)[-1]
+        if arn not in existing:
+            if arn in listed:
+                yield (
+                    role,
+                    "fail",
+                    (
+                        f"absent: {name} has no access entry for {arn}, which kubernetes.present.access_entries lists; "
+                        f"remove it there, and Lattice creates it ({what})"
+                    ),
+                )
+            else:
+                yield role, "pass", f"absent: Lattice creates it ({what})"
+        elif arn not in listed:
+            yield (
+                role,
+                "fail",
+                (
+                    f"present: {name} already has an access entry for {arn}, and EKS allows one per principal, so "
+                    "creating Lattice's would stop the up (ResourceInUseException): add it to "
+                    "kubernetes.present.access_entries, and Lattice uses it as it is"
+                ),
+            )
+        else:
+            yield role, *_present_entry(eks, name, arn, owner)
+
+
+def _present_entry(eks: Any, name: str, arn: str, owner: str) -> tuple[Status, str]:
+    """A listed entry grants what Lattice's would: an admin's policy cluster-wide, a team's Kubernetes group."""
+    entry = eks.describe_access_entry(clusterName=name, principalArn=arn)["accessEntry"]
+    if entry.get("type", "STANDARD") != "STANDARD":
+        return "fail", (
+            f"present, but a {entry['type']} entry (for nodes), not STANDARD: it maps {arn} to no user; ask the "
+            "cluster's owner, or use another role"
+        )
+    if owner == ADMIN:
+        policy = CLUSTER_ADMIN_POLICY.format(partition=arn.split(":")[1])
+        pages = eks.get_paginator("list_associated_access_policies").paginate(clusterName=name, principalArn=arn)
+        granted = [
+            association
+            for page in pages
+            for association in page.get("associatedAccessPolicies", [])
+            if association["policyArn"] == policy and association.get("accessScope", {}).get("type") == "cluster"
+        ]
+        if granted:
+            return "pass", "present: Lattice uses it (AmazonEKSClusterAdminPolicy, cluster-wide)"
+        return "fail", (
+            f"present, but it grants no AmazonEKSClusterAdminPolicy cluster-wide, which kubernetes.admin_role_arns "
+            f"stands for: ask the cluster's owner for `aws eks associate-access-policy --cluster-name {name} "
+            f"--principal-arn {arn} --policy-arn {policy} --access-scope type=cluster`, or drop the role from "
+            "admin_role_arns"
+        )
+    group = team_group(owner)
+    groups = entry.get("kubernetesGroups", [])
+    if group in groups:
+        return "pass", f"present: Lattice uses it (Kubernetes group {group})"
+    return "fail", (
+        f"present, but its Kubernetes groups ({', '.join(groups) or 'none'}) lack {group}, which team {owner}'s "
+        f"RoleBinding names: ask the cluster's owner for `aws eks update-access-entry --cluster-name {name} "
+        f"--principal-arn {arn} --kubernetes-groups {' '.join([*groups, group])}`"
+    )
+
+
+def _addon(site: AwsSite, eks: Any, addon: str) -> tuple[Status, str]:
+    name = site.kubernetes.existing_cluster
+    listed = addon in site.kubernetes.present.addons
+    try:
+        described = eks.describe_addon(clusterName=name, addonName=addon)["addon"]
+    except ClientError as exc:
+        if error_code(exc) != "ResourceNotFoundException":
+            raise
+        if listed:
+            return "fail", (
+                f"absent: {name} runs no {addon} add-on, which kubernetes.present.addons lists; remove it there, and "
+                f"Lattice creates it ({ADDON_PURPOSES[addon]})"
+            )
+        return "pass", f"absent: Lattice creates it ({ADDON_PURPOSES[addon]})"
+    state = f"{described.get('addonVersion', '?')}, {described.get('status', '?')}"
+    if not listed:
+        return "fail", (
+            f"present ({state}): {name} already runs {addon}, and EKS allows one add-on of a name, so creating "
+            "Lattice's would stop the up (ResourceInUseException): add it to kubernetes.present.addons, and Lattice "
+            "uses it and never deletes it"
+        )
+    if described.get("status") not in USABLE_ADDON_STATES:
+        return "fail", (
+            f"present but {described.get('status')} ({described.get('addonVersion', '?')}): Lattice needs it for "
+            f"{ADDON_PURPOSES[addon]}; `aws eks describe-addon --cluster-name {name} --addon-name {addon}` shows its "
+            "health issues for the cluster's owner"
+        )
+    return "pass", f"present ({state}): Lattice uses it and never deletes it"
 
 
 # --- key --------------------------------------------------------------------------------------------------------

@@ -21,10 +21,10 @@ import pulumi_aws as aws
 
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
+from .eks_adoption import POD_IDENTITY_AGENT
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
 NAMESPACE = "kube-system"
-POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 # cluster-autoscaler/cloudprovider/aws/README.md (1.33): the recommended "full" policy.
 DESCRIBE_ACTIONS = (
     "autoscaling:DescribeAutoScalingGroups",
@@ -46,11 +46,14 @@ class EksAutoscalerArgs:
     tags: TagContext
     # The agent is a DaemonSet: it needs nodes (the system node group) to run on.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    # An existing cluster already runs the eks-pod-identity-agent add-on (kubernetes.present.addons): Lattice uses it
+    # and creates none (EKS allows one add-on of a name), so never deletes it either.
+    agent_present: bool = False
 
 
 class EksAutoscaler(pulumi.ComponentResource):
     role: aws.iam.Role
-    agent: aws.eks.Addon
+    agent: aws.eks.Addon | None  # None: the cluster's own
     association: aws.eks.PodIdentityAssociation
     service_account: str
     namespace: str
@@ -73,13 +76,15 @@ class EksAutoscaler(pulumi.ComponentResource):
             policy=pulumi.Output.from_input(args.cluster_name).apply(autoscaler_policy),
             opts=child,
         )
-        self.agent = aws.eks.Addon(
-            f"{name}-pod-identity-agent",
-            cluster_name=args.cluster_name,
-            addon_name=POD_IDENTITY_AGENT,
-            tags=tags.aws_tags(),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
-        )
+        self.agent = None
+        if not args.agent_present:
+            self.agent = aws.eks.Addon(
+                f"{name}-pod-identity-agent",
+                cluster_name=args.cluster_name,
+                addon_name=POD_IDENTITY_AGENT,
+                tags=tags.aws_tags(),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=args.depends_on),
+            )
         self.association = aws.eks.PodIdentityAssociation(
             f"{name}-identity",
             cluster_name=args.cluster_name,
@@ -87,7 +92,7 @@ class EksAutoscaler(pulumi.ComponentResource):
             service_account=SERVICE_ACCOUNT,
             role_arn=self.role.arn,
             tags=tags.aws_tags(),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.agent]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.agent] if self.agent is not None else []),
         )
         self.register_outputs({"role_arn": self.role.arn, "service_account": SERVICE_ACCOUNT})
 

@@ -15,9 +15,11 @@ EKS installs the CNI self-managed at creation; the managed add-on takes it over 
 Bring your own cluster (``existing``): the control plane, its role, log group and VPC CNI add-on are the platform
 team's. What Lattice needs of it (endpoint, CA, cluster security group, version) is read with
 ``aws.eks.get_cluster``; the system node group follows the cluster's version, and access entries and runner rules
-are added to it as to a cluster of ours. A second ``vpc-cni`` add-on cannot be created beside the cluster's own,
-so ``lattice preflight`` checks that add-on enforces network policies (team isolation depends on it) and that the
-cluster's authentication mode admits access entries.
+are added to it as to a cluster of ours, but for the admins' entries it already has (``present_access_entries``:
+EKS allows one per principal), which Lattice uses as they are and never creates or deletes (``eks_adoption.py``).
+A second ``vpc-cni`` add-on cannot be created beside the cluster's own, so ``lattice preflight`` checks that add-on
+enforces network policies (team isolation depends on it) and that the cluster's authentication mode admits access
+entries.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ from ..network.ports import HTTPS
 from ..security.aws_log_group import encrypted_log_group
 from ..security.iam import service_trust_policy
 from ..tagging import TagContext
+from .eks_adoption import CLUSTER_ADMIN_POLICY
 
 VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
-CLUSTER_ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 # The root device of the EKS AL2023 AMIs (standard, NVIDIA and Neuron).
 ROOT_DEVICE = "/dev/xvda"
 # IMDSv2 only; a hop limit of 2 lets containers on the node's network reach it, as EKS's own template does.
@@ -89,6 +91,9 @@ class EksClusterArgs:
     # Job (components/platform/team_directories.py) mounts the file system there.
     lustre_client: bool = False
     existing: bool = False  # cluster_name names an existing cluster: no control plane is created
+    # Admin roles whose access entry the existing cluster already has (kubernetes.present.access_entries): used as
+    # they are, neither the entry nor its policy association created.
+    present_access_entries: list[str] = field(default_factory=list)
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -228,6 +233,8 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         admin_access: list[aws.eks.AccessEntry | aws.eks.AccessPolicyAssociation] = []
         for role_arn in args.admin_role_arns:
+            if role_arn in args.present_access_entries:
+                continue  # the cluster's own entry (preflight checks it grants cluster admin): never Lattice's
             # Named after the role, not its position, so reordering the list replaces nothing.
             role_name = role_arn.rsplit("/", 1)[-1]
             entry = aws.eks.AccessEntry(

@@ -104,3 +104,18 @@ def worker_sites(spec) -> list:
     """The sites some team's jobs are dispatched to, in spec order."""
     names = {worker for route in routes(spec) for worker in route.workers}
     return [site for site in spec.sites if site.name in names]
+
+
+def site_teams(spec, site) -> list:
+    """The teams with a namespace on ``site``, in spec order: those on it and, on the MultiKueue manager, every team it
+    dispatches for, which gets no accelerators of the manager's own there (teams submit on the manager)."""
+    manager = manager_site(spec)
+    teams = [team for team in spec.teams if team.on(site)]
+    if manager is not None and site.name == manager.name:
+        dispatched = {route.team for route in routes(spec) if route.workers}
+        teams += [
+            team.model_copy(update={"gpu_quota": {}, "gpu_guarantee": {}})
+            for team in spec.teams
+            if team.name in dispatched and not team.on(site)
+        ]
+    return teams

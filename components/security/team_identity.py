@@ -139,6 +139,9 @@ class AwsTeamIdentityArgs:
     tags: TagContext
     cluster_provider: k8s.Provider
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the Pod Identity agent, the namespace
+    # Roles whose access entry an existing cluster already has (kubernetes.present.access_entries): used as they are
+    # (preflight checks they carry the team's group), never created.
+    present_access_entries: list[str] = field(default_factory=list)
 
 
 class AwsTeamIdentity(pulumi.ComponentResource):
@@ -163,6 +166,7 @@ class AwsTeamIdentity(pulumi.ComponentResource):
                 opts=child,
             )
             for arn in team.aws_role_arns
+            if arn not in args.present_access_entries
         }
         self.role = aws.iam.Role(
             f"{name}-workload",

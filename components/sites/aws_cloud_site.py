@@ -2,7 +2,9 @@
 
 Each of the last three may instead be the institution's own (bring your own: ``network.existing``,
 ``kubernetes.existing_cluster``, ``encryption.key_arn``), and the trail an organisation trail
-(``audit.cloudtrail: organization``): the site then uses the given IDs and creates none of them.
+(``audit.cloudtrail: organization``): the site then uses the given IDs and creates none of them. On an existing
+cluster, the access entries and add-ons ``kubernetes.present`` lists are the cluster's own: used, never created
+(``components/compute/eks_adoption.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pulumi_kubernetes as k8s
 from .. import clock
 from ..catalog import AwsInstanceType, aws_instance_type
 from ..compute.aws_gpu_node_pool import AUTOSCALED_TAG, GPU_TAINT, AwsGpuNodePool, AwsGpuNodePoolArgs
-from ..compute.eks_autoscaler import POD_IDENTITY_AGENT, EksAutoscaler, EksAutoscalerArgs
+from ..compute.eks_adoption import NODE_MONITORING_AGENT, POD_IDENTITY_AGENT
+from ..compute.eks_autoscaler import EksAutoscaler, EksAutoscalerArgs
 from ..compute.eks_cluster import EksCluster, EksClusterArgs
 from ..network.aws_site_network import AwsSiteNetwork, AwsSiteNetworkArgs, ExistingNetwork
 from ..network.ports import HTTPS
@@ -50,8 +53,6 @@ from ..storage.aws_site_storage import (
     with_trail_bucket,
 )
 from ..tagging import TagContext
-
-NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
 
 
 @dataclass
@@ -173,6 +174,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 system_nodes=site.kubernetes.system_nodes.nodes,
                 system_root_volume_gib=site.kubernetes.system_nodes.root_volume_gib,
                 lustre_client=bool(site.storage.lustre),
+                present_access_entries=list(site.kubernetes.present.access_entries),
             ),
             opts=scoped,
         )
@@ -284,7 +286,12 @@ class AwsCloudSite(pulumi.ComponentResource):
         if any(pool.autoscaled for pool in site.gpu_pools):
             self.autoscaler = EksAutoscaler(
                 f"{name}-autoscaler",
-                EksAutoscalerArgs(cluster_name=self.eks.cluster_name, tags=tags, depends_on=[self.eks.system_nodes]),
+                EksAutoscalerArgs(
+                    cluster_name=self.eks.cluster_name,
+                    tags=tags,
+                    depends_on=[self.eks.system_nodes],
+                    agent_present=POD_IDENTITY_AGENT in site.kubernetes.present.addons,
+                ),
                 opts=scoped,
             )
         self._agent: aws.eks.Addon | None = self.autoscaler.agent if self.autoscaler is not None else None
@@ -296,7 +303,7 @@ class AwsCloudSite(pulumi.ComponentResource):
         # The EKS node monitoring agent sets the node conditions (AcceleratedHardwareReady, ...) that the GPU node
         # groups' auto repair acts on.
         self.node_monitoring = None
-        if site.gpu_pools:
+        if site.gpu_pools and NODE_MONITORING_AGENT not in site.kubernetes.present.addons:
             self.node_monitoring = aws.eks.Addon(
                 f"{name}-node-monitoring-agent",
                 cluster_name=self.eks.cluster_name,
@@ -406,8 +413,11 @@ class AwsCloudSite(pulumi.ComponentResource):
         }
         self.register_outputs(self.outputs)
 
-    def pod_identity_agent(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> aws.eks.Addon:
-        """The cluster's EKS Pod Identity agent: the autoscaler's, or one of the site's own, made once."""
+    def pod_identity_agent(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> list:
+        """The cluster's EKS Pod Identity agent, to depend on: the autoscaler's, or one of the site's own, made once;
+        none where the cluster already runs it (kubernetes.present.addons)."""
+        if POD_IDENTITY_AGENT in args.site.kubernetes.present.addons:
+            return []
         if self._agent is None:
             self._agent = aws.eks.Addon(
                 f"{name}-pod-identity-agent",
@@ -416,7 +426,7 @@ class AwsCloudSite(pulumi.ComponentResource):
                 tags=args.tags.for_component("AwsCloudSite").aws_tags(),
                 opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[self.eks.system_nodes])),
             )
-        return self._agent
+        return [self._agent]
 
     def _team_identities(self, name: str, args: AwsCloudSiteArgs, scoped: pulumi.ResourceOptions) -> dict:
         """Each team's access entries and its jobs' Pod Identity role, reaching only its prefix of the buckets."""
@@ -438,7 +448,8 @@ class AwsCloudSite(pulumi.ComponentResource):
                     region=site.region,
                     tags=args.tags,
                     cluster_provider=self.cluster_provider,
-                    depends_on=[agent, self.workloads.teams[team.name].namespace],
+                    depends_on=[*agent, self.workloads.teams[team.name].namespace],
+                    present_access_entries=list(site.kubernetes.present.access_entries),
                 ),
                 opts=scoped,
             )
@@ -464,7 +475,7 @@ def _metrics_store(
             log_retention_days=site.audit.log_retention_days,
             tags=args.tags,
             protect=args.protect,
-            depends_on=[built.pod_identity_agent(name, args, scoped)],
+            depends_on=built.pod_identity_agent(name, args, scoped),
         ),
         opts=scoped,
     )

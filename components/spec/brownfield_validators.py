@@ -94,7 +94,10 @@ def existing_network_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
 
 def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     for i, site in enumerate(spec.sites):
-        if not isinstance(site, AwsSite) or site.kubernetes.existing_cluster is None:
+        if not isinstance(site, AwsSite):
+            continue
+        yield from _present_on_cluster(spec, i, site)
+        if site.kubernetes.existing_cluster is None:
             continue
         path = f"sites[{i}].kubernetes"
         if site.network.existing is None:
@@ -110,6 +113,41 @@ def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
                     f"the endpoint of existing cluster '{site.kubernetes.existing_cluster}' is its owner's setting, "
                     "which Lattice does not change; remove this key",
                 )
+
+
+def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite) -> Iterator[Issue]:
+    """``kubernetes.present``: only on an existing cluster, and only what Lattice would otherwise create there."""
+    from components.compute.eks_adoption import lattice_access_entries, lattice_addons
+
+    present, path = site.kubernetes.present, f"sites[{i}].kubernetes.present"
+    if site.kubernetes.existing_cluster is None:
+        if present.addons or present.access_entries:
+            yield Issue(
+                path,
+                "present lists what an existing cluster already has; Lattice creates this site's cluster and all of "
+                "it: remove present, or set existing_cluster",
+            )
+        return
+    needed = lattice_addons(spec, site)
+    for k, addon in enumerate(present.addons):
+        if present.addons.index(addon) != k:
+            yield Issue(f"{path}.addons[{k}]", f"'{addon}' is listed twice; list it once")
+        elif addon not in needed:
+            yield Issue(
+                f"{path}.addons[{k}]",
+                f"Lattice installs no {addon} on this site (it needs {', '.join(needed) or 'none'}), so there is "
+                "nothing to use instead; remove it",
+            )
+    entries = lattice_access_entries(spec, site)
+    for k, arn in enumerate(present.access_entries):
+        if present.access_entries.index(arn) != k:
+            yield Issue(f"{path}.access_entries[{k}]", f"{arn} is listed twice; list it once")
+        elif arn not in entries:
+            yield Issue(
+                f"{path}.access_entries[{k}]",
+                f"Lattice creates no access entry for {arn} on this site (it is in neither kubernetes.admin_role_arns "
+                "nor the aws_role_arns of a team on the site); remove it",
+            )
 
 
 def existing_key_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:

@@ -283,6 +283,32 @@ class SystemNodesSpec(Strict):
     root_volume_gib: int = Field(100, ge=20, le=16_384, description="AWS: encrypted gp3 root volume of each node.")
 
 
+# The managed add-ons Lattice creates on an EKS cluster (components/compute/eks_adoption.py says where).
+EksAddonName = Literal["eks-pod-identity-agent", "eks-node-monitoring-agent"]
+
+
+class PresentOnClusterSpec(Strict):
+    """What an existing cluster already has that Lattice would otherwise create on it. EKS allows one access entry
+    per principal and one add-on of a name, so creating them again would stop `pulumi up`: Lattice uses each one
+    listed here as it is, and creates, changes and deletes none of them. `lattice preflight` reads the cluster and
+    says, for each entry and add-on, present or absent."""
+
+    addons: list[EksAddonName] = Field(
+        default_factory=list,
+        description="Managed add-ons the cluster already runs (`aws eks list-addons`): eks-pod-identity-agent (the "
+        "autoscaler's and the teams' Pod Identity), eks-node-monitoring-agent (the GPU node groups' auto repair).",
+        examples=[["eks-pod-identity-agent"]],
+    )
+    access_entries: list[IamRoleArn] = Field(
+        default_factory=list,
+        description="Roles of admin_role_arns or of a team's aws_role_arns that already have an access entry on the "
+        "cluster (`aws eks list-access-entries`; the cluster creator's role has one by default). An admin's entry "
+        "must grant AmazonEKSClusterAdminPolicy cluster-wide and a team's must carry its group lattice:team:<team>: "
+        "`lattice preflight` checks both.",
+        examples=[["arn:aws:iam::123456789012:role/platform-admin"]],
+    )
+
+
 class EksSpec(Strict):
     version: KubernetesVersion = Field(
         "1.33",
@@ -314,6 +340,12 @@ class EksSpec(Strict):
         "network.existing's VPC. Lattice adds its node groups, access entries, add-ons, storage drivers, team "
         "namespaces and Kueue to it and creates no control plane; node groups follow the cluster's version.",
         examples=["platform-eks"],
+    )
+    present: PresentOnClusterSpec = Field(
+        default_factory=PresentOnClusterSpec,
+        description="With existing_cluster: the access entries and add-ons the cluster already has, which Lattice "
+        "uses instead of creating (and so never deletes). Empty: Lattice creates every one it needs, as on a cluster "
+        "of its own.",
     )
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.validate import validate_parameters
 from moto import mock_aws
 
 from components.spec import StackSpec
@@ -499,3 +501,194 @@ def test_the_default_route_and_lattices_own_routes_from_an_earlier_up_pass(aws):
 def test_a_site_without_links_gets_no_routes_row(aws):
     existing = vpc_with(aws)
     assert rows(run_brownfield_checks(site_with(existing), "test", aws), "routes") == {}
+
+
+# --- what an existing cluster already has: access entries and add-ons ---------------------------------------------
+ADMIN_ROLE = f"arn:aws:iam::{ACCOUNT}:role/platform-admin"
+TEAM_ROLE = f"arn:aws:iam::{ACCOUNT}:role/vision-lab"
+CLUSTER_ADMIN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+class ClusterApi:
+    """EKS's access-entry and add-on reads, which moto 5.2.5 does not implement ("Not yet implemented"), answered at
+    botocore's ``before-call`` hook from an in-test cluster (EKS API reference: ListAccessEntries, DescribeAccessEntry,
+    ListAssociatedAccessPolicies, DescribeAddon); preflight's client serialises every request for real, and every
+    answer is validated against the operation's output shape."""
+
+    def __init__(self, session: boto3.Session, cluster: str) -> None:
+        self.cluster = cluster
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.policies: dict[str, list[dict[str, Any]]] = {}
+        self.addons: dict[str, dict[str, Any]] = {"vpc-cni": {**ENFORCING, "clusterName": cluster}}
+        self.requests: list[str] = []
+        for operation in ("ListAccessEntries", "DescribeAccessEntry", "ListAssociatedAccessPolicies", "DescribeAddon"):
+            session.events.register(f"before-call.eks.{operation}", self._answer)
+
+    def entry(self, arn: str, groups: list[str] = (), kind: str = "STANDARD", policies: list[str] = ()) -> None:
+        self.entries[arn] = {
+            "clusterName": self.cluster,
+            "principalArn": arn,
+            "kubernetesGroups": list(groups),
+            "accessEntryArn": f"arn:aws:eks:{REGION}:{ACCOUNT}:access-entry/{self.cluster}/role/{ACCOUNT}/x/id",
+            "username": arn,
+            "type": kind,
+        }
+        self.policies[arn] = [{"policyArn": p, "accessScope": {"type": "cluster"}} for p in policies]
+
+    def addon(self, name: str, status: str = "ACTIVE") -> None:
+        self.addons[name] = {"addonName": name, "clusterName": self.cluster, "status": status, "addonVersion": "v1.3.8"}
+
+    def _answer(self, model, params, **_: Any):
+        from urllib.parse import unquote
+
+        path = params["url_path"]
+        self.requests.append(f"{model.name} {unquote(path)}")
+        parts = [unquote(part) for part in path.strip("/").split("/")]
+        if model.name == "ListAccessEntries":
+            response = {"accessEntries": sorted(self.entries)}
+        elif model.name == "DescribeAddon":
+            if parts[3] not in self.addons:
+                return error_response("ResourceNotFoundException", f"No addon: {parts[3]} found in cluster", 404)
+            response = {"addon": self.addons[parts[3]]}
+        elif parts[3] not in self.entries:
+            return error_response("ResourceNotFoundException", f"The specified principalArn {parts[3]} not found", 404)
+        elif model.name == "DescribeAccessEntry":
+            response = {"accessEntry": self.entries[parts[3]]}
+        else:
+            response = {
+                "clusterName": self.cluster,
+                "principalArn": parts[3],
+                "associatedAccessPolicies": self.policies[parts[3]],
+            }
+        validate_parameters(response, model.output_shape)
+        return AWSResponse(None, 200, {}, None), {**response, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+
+def error_response(code: str, message: str, status: int) -> tuple[AWSResponse, dict[str, Any]]:
+    return AWSResponse(None, status, {}, None), {
+        "Error": {"Code": code, "Message": message},
+        "ResponseMetadata": {"HTTPStatusCode": status},
+    }
+
+
+def adopted(existing: dict[str, Any], present: dict[str, Any] | None = None) -> StackSpec:
+    """platform-133 with an admin role, a team with its own role, and an autoscaled GPU pool."""
+    site = copy.deepcopy(AWS_SITE)
+    site["network"] = {**site["network"], "existing": existing}
+    kubernetes = {**site["kubernetes"], "existing_cluster": "platform-133", "admin_role_arns": [ADMIN_ROLE]}
+    site["kubernetes"] = {**kubernetes, **({"present": present} if present else {})}
+    site["gpu_pools"] = [{"name": "infer", "instance_type": "g6e.12xlarge", "efa": False, "max_nodes": 2}]
+    team = {"name": "vision", "gpu_quota": 8, "sites": ["aws-use1"], "aws_role_arns": [TEAM_ROLE]}
+    return StackSpec.model_validate(spec_with(site, teams=[team]))
+
+
+@pytest.fixture
+def cluster_api(aws):
+    """A moto session with ACTIVE cluster platform-133 (API_AND_CONFIG_MAP) in a roomy VPC, and its ClusterApi."""
+    existing = vpc_with(aws)
+    aws.client("eks").create_cluster(
+        name="platform-133",
+        version="1.33",
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks",
+        resourcesVpcConfig={"subnetIds": [s["id"] for s in existing["subnets"].values()]},
+    )
+    session = boto3.Session(region_name=REGION)
+    session.events.register(
+        "after-call.eks.DescribeCluster",
+        lambda parsed, **_: parsed["cluster"].update(accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"}),
+    )
+    return SimpleNamespace(session=session, api=ClusterApi(session, "platform-133"), existing=existing)
+
+
+def adoption_rows(results) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(r.check, r.pool): (r.status, r.detail) for r in results if r.check in ("access-entry", "add-on")}
+
+
+def test_an_entry_or_addon_the_cluster_already_has_must_be_listed_present_or_up_would_collide(cluster_api):
+    """The creator's admin entry and a Pod Identity agent the owner runs: creating them again fails with
+    ResourceInUseException, and Lattice's copy would later be destroyed with the stack."""
+    cluster_api.api.entry(ADMIN_ROLE, policies=[CLUSTER_ADMIN])
+    cluster_api.api.addon("eks-pod-identity-agent")
+    found = adoption_rows(run_brownfield_checks(adopted(cluster_api.existing), "test", cluster_api.session))
+    assert found == {
+        ("access-entry", "platform-admin"): (
+            "fail",
+            f"present: platform-133 already has an access entry for {ADMIN_ROLE}, and EKS allows one per principal, "
+            "so creating Lattice's would stop the up (ResourceInUseException): add it to "
+            "kubernetes.present.access_entries, and Lattice uses it as it is",
+        ),
+        ("access-entry", "vision-lab"): ("pass", "absent: Lattice creates it (team vision's group)"),
+        ("add-on", "eks-pod-identity-agent"): (
+            "fail",
+            "present (v1.3.8, ACTIVE): platform-133 already runs eks-pod-identity-agent, and EKS allows one add-on of "
+            "a name, so creating Lattice's would stop the up (ResourceInUseException): add it to "
+            "kubernetes.present.addons, and Lattice uses it and never deletes it",
+        ),
+        ("add-on", "eks-node-monitoring-agent"): (
+            "pass",
+            "absent: Lattice creates it (the node conditions the GPU node groups' auto repair acts on)",
+        ),
+    }
+
+
+def test_what_the_stack_file_lists_present_is_used_where_it_grants_what_lattices_would(cluster_api):
+    api = cluster_api.api
+    api.entry(ADMIN_ROLE, policies=[CLUSTER_ADMIN])
+    api.entry(TEAM_ROLE, groups=["vision-readers", "lattice:team:vision"])
+    api.addon("eks-pod-identity-agent")
+    api.addon("eks-node-monitoring-agent")
+    present = {
+        "access_entries": [ADMIN_ROLE, TEAM_ROLE],
+        "addons": ["eks-pod-identity-agent", "eks-node-monitoring-agent"],
+    }
+    found = adoption_rows(run_brownfield_checks(adopted(cluster_api.existing, present), "test", cluster_api.session))
+    assert found == {
+        ("access-entry", "platform-admin"): (
+            "pass",
+            "present: Lattice uses it (AmazonEKSClusterAdminPolicy, cluster-wide)",
+        ),
+        ("access-entry", "vision-lab"): ("pass", "present: Lattice uses it (Kubernetes group lattice:team:vision)"),
+        ("add-on", "eks-pod-identity-agent"): (
+            "pass",
+            "present (v1.3.8, ACTIVE): Lattice uses it and never deletes it",
+        ),
+        ("add-on", "eks-node-monitoring-agent"): (
+            "pass",
+            "present (v1.3.8, ACTIVE): Lattice uses it and never deletes it",
+        ),
+    }
+    assert f"ListAssociatedAccessPolicies /clusters/platform-133/access-entries/{ADMIN_ROLE}/access-policies" in (
+        api.requests
+    )
+
+
+def test_a_present_entry_that_grants_less_than_lattices_or_a_listed_one_that_is_absent_fails(cluster_api):
+    api = cluster_api.api
+    api.entry(ADMIN_ROLE, policies=["arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"])
+    api.entry(TEAM_ROLE, groups=["vision-readers"])
+    api.addon("eks-pod-identity-agent", status="DEGRADED")
+    present = {
+        "access_entries": [ADMIN_ROLE, TEAM_ROLE],
+        "addons": ["eks-pod-identity-agent", "eks-node-monitoring-agent"],
+    }
+    found = adoption_rows(run_brownfield_checks(adopted(cluster_api.existing, present), "test", cluster_api.session))
+    assert found[("access-entry", "platform-admin")] == (
+        "fail",
+        "present, but it grants no AmazonEKSClusterAdminPolicy cluster-wide, which kubernetes.admin_role_arns stands "
+        "for: ask the cluster's owner for `aws eks associate-access-policy --cluster-name platform-133 "
+        f"--principal-arn {ADMIN_ROLE} --policy-arn {CLUSTER_ADMIN} --access-scope type=cluster`, or drop the role "
+        "from admin_role_arns",
+    )
+    assert found[("access-entry", "vision-lab")] == (
+        "fail",
+        "present, but its Kubernetes groups (vision-readers) lack lattice:team:vision, which team vision's RoleBinding "
+        "names: ask the cluster's owner for `aws eks update-access-entry --cluster-name platform-133 --principal-arn "
+        f"{TEAM_ROLE} --kubernetes-groups vision-readers lattice:team:vision`",
+    )
+    assert found[("add-on", "eks-pod-identity-agent")][0] == "fail"
+    assert found[("add-on", "eks-pod-identity-agent")][1].startswith("present but DEGRADED (v1.3.8): Lattice needs it")
+    assert found[("add-on", "eks-node-monitoring-agent")] == (
+        "fail",
+        "absent: platform-133 runs no eks-node-monitoring-agent add-on, which kubernetes.present.addons lists; remove "
+        "it there, and Lattice creates it (the node conditions the GPU node groups' auto repair acts on)",
+    )

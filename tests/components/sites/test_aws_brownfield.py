@@ -183,6 +183,90 @@ def test_an_existing_cluster_gets_node_groups_access_add_ons_and_teams_but_no_co
     assert plan.one("kubernetes:core/v1:Namespace", "aws-use1-vision-namespace")
 
 
+ADMIN = "arn:aws:iam::123456789012:role/rc-admin"
+TEAM_ROLE = "arn:aws:iam::123456789012:role/vision-lab"
+ADDON = "aws:eks/addon:Addon"
+ENTRY = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+
+
+def adopted_cluster_spec(present: dict[str, Any] | None, autoscaled: bool = True) -> dict[str, Any]:
+    """An existing cluster with an admin role, a team with its own role and (by default) an autoscaled pool."""
+    kubernetes = {"existing_cluster": CLUSTER, "admin_role_arns": [ADMIN]}
+    site = brownfield_site(kubernetes={**kubernetes, **({"present": present} if present is not None else {})})
+    site["gpu_pools"][1]["autoscale"] = autoscaled
+    team = {"name": "vision", "gpu_quota": 8, "sites": ["aws-use1"], "aws_role_arns": [TEAM_ROLE]}
+    return spec_with(site, teams=[team])
+
+
+def test_what_an_adopted_cluster_already_has_is_not_created_so_up_cannot_collide_and_destroy_cannot_delete_it(
+    plan_spec,
+):
+    present = {"addons": ["eks-pod-identity-agent", "eks-node-monitoring-agent"], "access_entries": [ADMIN, TEAM_ROLE]}
+    plan = plan_spec(adopted_cluster_spec(present))
+    # Nothing of the owner's in the plan, so nothing of it in Pulumi's state for a destroy to delete.
+    assert plan.by_type(ADDON) == []
+    assert plan.by_type(ENTRY) == [] and plan.by_type(ASSOCIATION) == []
+    # What uses them is still planned: the autoscaler's and the team's Pod Identity associations ...
+    associations = {r["name"] for r in plan.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")}
+    assert {"aws-use1-autoscaler-identity", "aws-use1-team-vision-workload"} <= associations
+    # ... and the team's RoleBinding names the group the cluster's own entry must carry (preflight checks it does).
+    binding = plan.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "aws-use1-vision-role-binding")
+    group = {"kind": "Group", "name": "lattice:team:vision", "apiGroup": "rbac.authorization.k8s.io"}
+    assert group in binding["inputs"]["subjects"]
+
+
+def test_an_old_stack_file_with_an_existing_cluster_plans_as_before(plan_spec):
+    """No kubernetes.present: every entry and add-on is Lattice's, created as on a cluster of its own."""
+    plan = plan_spec(adopted_cluster_spec(None))
+    assert sorted(r["inputs"]["addonName"] for r in plan.by_type(ADDON)) == [
+        "eks-node-monitoring-agent",
+        "eks-pod-identity-agent",
+    ]
+    assert {r["inputs"]["principalArn"] for r in plan.by_type(ENTRY)} == {ADMIN, TEAM_ROLE}
+    assert [r["inputs"]["principalArn"] for r in plan.by_type(ASSOCIATION)] == [ADMIN]
+
+
+def test_only_what_is_listed_present_is_left_out(plan_spec):
+    plan = plan_spec(adopted_cluster_spec({"addons": ["eks-pod-identity-agent"], "access_entries": [TEAM_ROLE]}))
+    assert [r["inputs"]["addonName"] for r in plan.by_type(ADDON)] == ["eks-node-monitoring-agent"]
+    assert [r["inputs"]["principalArn"] for r in plan.by_type(ENTRY)] == [ADMIN]
+    # The Kubernetes provider waits for the admin entry Lattice creates, as on a cluster of its own.
+    provider = plan.one("pulumi:providers:kubernetes", "aws-use1-k8s")
+    assert plan.one(ENTRY, "aws-use1-eks-admin-rc-admin")["urn"] in provider["dependencies"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "addons"),
+    [
+        (adopted_cluster_spec(None), ["eks-pod-identity-agent", "eks-node-monitoring-agent"]),
+        # the team's jobs alone need Pod Identity
+        (adopted_cluster_spec(None, autoscaled=False), ["eks-pod-identity-agent", "eks-node-monitoring-agent"]),
+        # the managed metrics store's writers take their role through Pod Identity too; no pool, no node monitoring
+        (
+            spec_with(
+                brownfield_site(kubernetes={"existing_cluster": CLUSTER}, gpu_pools=[]),
+                observability={"central": {"managed": "amp", "site": "aws-use1"}},
+            ),
+            ["eks-pod-identity-agent"],
+        ),
+        (spec_with(brownfield_site(kubernetes={"existing_cluster": CLUSTER}, gpu_pools=[])), []),
+    ],
+    ids=["autoscaled-and-team", "team", "managed-store", "nothing"],
+)
+def test_the_addons_and_entries_lattice_says_it_needs_are_the_ones_it_plans(plan_spec, spec, addons):
+    """What preflight reads and the validators accept under kubernetes.present is what the program creates."""
+    from components.compute.eks_adoption import lattice_access_entries, lattice_addons
+    from components.spec import StackSpec
+
+    plan = plan_spec(spec)
+    model = StackSpec.model_validate(spec)
+    site = model.sites[0]
+    assert lattice_addons(model, site) == addons
+    assert sorted(addons) == sorted(r["inputs"]["addonName"] for r in plan.by_type(ADDON))
+    assert set(lattice_access_entries(model, site)) == {r["inputs"]["principalArn"] for r in plan.by_type(ENTRY)}
+
+
 def test_an_existing_key_is_used_everywhere_and_no_key_or_policy_is_created(plan_spec):
     plan = plan_spec(spec_with(brownfield_site(encryption={"key_arn": KEY_ARN})))
     assert plan.by_type("aws:kms/key:Key") == [] and plan.by_type("aws:kms/alias:Alias") == []
@@ -218,3 +302,58 @@ def test_a_subnet_outside_the_cidr_and_an_efa_zone_without_a_subnet_exit_2_with_
     assert "sites[0].gpu_pools[0].availability_zones" in err
     assert "'train' is an EFA pool, which sits in exactly one zone's subnet" in err
     assert "add a private subnet of vpc-0c4a5e6f7a8b9c0d1 in us-east-1c there" in err
+
+
+def _spec_issues(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    from components.spec import SpecError, parse_spec
+
+    with pytest.raises(SpecError) as caught:
+        parse_spec(spec, "x")
+    return [(issue.path, issue.message) for issue in caught.value.issues]
+
+
+@pytest.mark.parametrize(
+    ("present", "path", "message"),
+    [
+        (
+            {"addons": ["eks-pod-identity-agent", "eks-pod-identity-agent"]},
+            "sites[0].kubernetes.present.addons[1]",
+            "'eks-pod-identity-agent' is listed twice; list it once",
+        ),
+        (
+            {"access_entries": ["arn:aws:iam::123456789012:role/someone-else"]},
+            "sites[0].kubernetes.present.access_entries[0]",
+            "Lattice creates no access entry for arn:aws:iam::123456789012:role/someone-else on this site (it is in "
+            "neither kubernetes.admin_role_arns nor the aws_role_arns of a team on the site); remove it",
+        ),
+    ],
+    ids=["twice", "not-lattices-entry"],
+)
+def test_kubernetes_present_names_only_what_lattice_would_create_there(present, path, message):
+    assert _spec_issues(adopted_cluster_spec(present)) == [(path, message)]
+
+
+def test_an_addon_lattice_does_not_install_cannot_be_present():
+    spec = spec_with(
+        brownfield_site(
+            kubernetes={"existing_cluster": CLUSTER, "present": {"addons": ["eks-node-monitoring-agent"]}}, gpu_pools=[]
+        )
+    )
+    assert _spec_issues(spec) == [
+        (
+            "sites[0].kubernetes.present.addons[0]",
+            "Lattice installs no eks-node-monitoring-agent on this site (it needs none), so there is nothing to use "
+            "instead; remove it",
+        )
+    ]
+
+
+def test_present_needs_an_existing_cluster():
+    site = brownfield_site(kubernetes={"admin_role_arns": [ADMIN], "present": {"access_entries": [ADMIN]}})
+    assert _spec_issues(spec_with(site)) == [
+        (
+            "sites[0].kubernetes.present",
+            "present lists what an existing cluster already has; Lattice creates this site's cluster and all of it: "
+            "remove present, or set existing_cluster",
+        )
+    ]
