@@ -1,9 +1,9 @@
 """The stack spec: pydantic models, domain types, cross-field validators and the file loader."""
 
+from .issues import Issue, ValidationContext
 from .loader import SPEC_KEY, SpecError, StackFile, handed_over, handed_spec, load_stack_file, parse_spec
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec, TeamSpec
 from .schema import json_schema, stack_file_schema
-from .validators import Issue, ValidationContext
 
 __all__ = [
     "SPEC_KEY",

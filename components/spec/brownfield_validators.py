@@ -14,8 +14,8 @@ import ipaddress
 from collections.abc import Iterator
 from itertools import combinations
 
+from .issues import Issue, ValidationContext
 from .model import AwsSite, GcpSite, StackSpec
-from .validators import Issue, ValidationContext
 
 
 def existing_network_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -147,6 +147,8 @@ def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite) -> Iterator[Issu
                 f"{path}.access_entries[{k}]",
                 f"Lattice creates no access entry for {arn} on this site (it is in neither kubernetes.admin_role_arns "
                 "nor the aws_role_arns of a team on the site); remove it",
+                # a team's role counts where the team is: its sites key says where
+                depends_on=tuple(f"teams[{j}].sites" for j, t in enumerate(spec.teams) if arn in t.aws_role_arns),
             )
 
 

@@ -1,6 +1,6 @@
 """Whole-stack rules for ``links``: sites, pairs, ASNs, gateways, bandwidth against tunnels, inside blocks.
 
-Each rule yields ``(path, message)`` with the key path of the value to change and what to change it to.
+Each rule yields an ``Issue`` with the key path of the value to change and what to change it to.
 The arithmetic (tunnels, capacity, inside blocks) is ``components/network/link_plan.py``'s, so what is
 validated is what gets built.
 """
@@ -10,10 +10,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
+from .issues import Issue, ValidationContext, site_names, unknown_site
 from .links import LinkSpec
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
-
-LinkIssue = tuple[str, str] | tuple[str, str, bool]  # (path, message[, warning])
 
 UNSUPPORTED = {
     "aws": "two AWS sites: peer their transit gateways (not built by Lattice yet), or link each to the grid",
@@ -33,7 +32,7 @@ def _site_paths(link: LinkSpec, i: int) -> list[tuple[str, str]]:
     return out
 
 
-def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
+def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from components.network.link_plan import (
         BLOCKS,
         MAX_TUNNELS_PER_LINK,
@@ -45,7 +44,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
 
     sites = {site.name: site for site in spec.sites}
     index = {site.name: i for i, site in enumerate(spec.sites)}
-    names = ", ".join(sites)
+    names = site_names(spec, ctx)
     linked: dict[str, str] = {}  # site -> the first link path naming it
     derived = set()  # every buildable pair's derived block: never offered as a free one
     for link in spec.links:
@@ -60,7 +59,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
         for name, path in _site_paths(link, i):
             if name not in sites:
                 known = False
-                yield path, f"unknown site '{name}'; use one of: {names}"
+                yield unknown_site(path, name, names)
             else:
                 linked.setdefault(name, f"links[{i}]")
         if not known:
@@ -73,21 +72,23 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
             bandwidth_path = f"{path}.bandwidth_gbps" if spoke is not None and spoke.bandwidth_gbps else None
             routing_path = f"{path}.routing" if spoke is not None and spoke.routing is not None else None
             if a == b:
-                yield path, f"'{a}' is linked to itself; a link joins two different sites"
+                yield Issue(path, f"'{a}' is linked to itself; a link joins two different sites")
                 continue
             pair = frozenset((a, b))
             if pair in seen_pairs:
-                yield path, f"{a} and {b} are already linked by {seen_pairs[pair]}; keep one link per pair of sites"
+                yield Issue(
+                    path, f"{a} and {b} are already linked by {seen_pairs[pair]}; keep one link per pair of sites"
+                )
                 continue
             seen_pairs[pair] = path
             ordered = order(sites[a], sites[b])
             if ordered is None:
-                yield path, f"cannot link {a} and {b}: {UNSUPPORTED[sites[a].provider]}"
+                yield Issue(path, f"cannot link {a} and {b}: {UNSUPPORTED[sites[a].provider]}")
                 continue
             cloud, peer = ordered
             touches_gcp = isinstance(cloud, GcpSite) or isinstance(peer, GcpSite)
             if routing == "static" and touches_gcp:
-                yield (
+                yield Issue(
                     routing_path or f"links[{i}].routing",
                     "HA VPN on GCP routes only with BGP (Cloud Router); use routing: bgp",
                 )
@@ -105,11 +106,11 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
             where = bandwidth_path or f"links[{i}].bandwidth_gbps"
             size_path = f"{path}.tunnel_size" if spoke is not None and spoke.tunnel_size else f"links[{i}].tunnel_size"
             if size is not None and plan.kind == "gcp-onprem":
-                yield size_path, "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it"
+                yield Issue(size_path, "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it")
             elif size == "large" and cloud.region in NO_LARGE_TUNNEL_REGIONS:
-                yield size_path, f"{cloud.region} offers no large tunnels; use tunnel_size: standard"
+                yield Issue(size_path, f"{cloud.region} offers no large tunnels; use tunnel_size: standard")
             elif size is None and plan.kind != "gcp-onprem":
-                yield (
+                yield Issue(
                     path,
                     f"the AWS tunnel size is derived from bandwidth_gbps ({'large' if plan.large else 'standard'} "
                     f"now): once the link exists, pin it with tunnel_size: {'large' if plan.large else 'standard'}. "
@@ -118,14 +119,14 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
                     True,
                 )
             if routing == "static" and bandwidth > plan.tunnel_gbps:
-                yield (
+                yield Issue(
                     where,
                     f"{bandwidth:g} Gbps is more than one tunnel carries ({plan.tunnel_gbps:g} Gbps): static routes "
                     "send all traffic down one tunnel; use routing: bgp for equal-cost multipath over more tunnels",
                 )
             elif plan.tunnel_count > MAX_TUNNELS_PER_LINK:
                 most = MAX_TUNNELS_PER_LINK // 2 * plan.tunnel_gbps
-                yield (
+                yield Issue(
                     where,
                     f"{bandwidth:g} Gbps needs {plan.tunnel_count} tunnels ({plan.tunnel_gbps:g} Gbps each, one of "
                     f"every redundant pair counted); a link carries at most {MAX_TUNNELS_PER_LINK} ({most:g} Gbps): "
@@ -134,7 +135,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
             if touches_gcp:
                 for key in ("encryption", "integrity", "dh_groups"):
                     if len(getattr(link.ike, key)) != 1:
-                        yield (
+                        yield Issue(
                             f"links[{i}].ike.{key}",
                             "a link with a GCP end offers exactly one value per role (Cloud VPN fails to rekey "
                             "when the AWS side proposes several); keep one",
@@ -142,7 +143,9 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
             block = ipaddress.ip_network(plan.inside_block)
             pin_path = f"{path}.inside_block" if sub else f"links[{i}].inside_block"
             if pinned is not None and block not in BLOCKS:
-                yield pin_path, f"{pinned} holds inside addresses AWS reserves; pick another /26 of 169.254.0.0/16"
+                yield Issue(
+                    pin_path, f"{pinned} holds inside addresses AWS reserves; pick another /26 of 169.254.0.0/16"
+                )
                 continue
             clash = blocks.get(plan.inside_block)
             if clash is not None:
@@ -150,7 +153,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
                 taken = set(blocks) | derived
                 free = next(str(b) for b in BLOCKS if str(b) not in taken)
                 how = "pinned" if pinned else "derived from the site names"
-                yield (
+                yield Issue(
                     pin_path,
                     f"{plan.key} and {clash[0]} ({clash[1]}) would share the tunnel inside block "
                     f"{plan.inside_block} ({how}); pin the link you are adding to a free block (e.g. inside_block: "
@@ -163,13 +166,13 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
         site = sites[name]
         i = index[name]
         if site.network.asn is None:
-            yield (
+            yield Issue(
                 f"sites[{i}].network.asn",
                 f"'{name}' is linked ({first}) and needs a BGP ASN: a private one (64512-65534 or "
                 "4200000000-4294967294) unique in the stack",
             )
         if isinstance(site, KubernetesSite) and site.network.vpn_gateway is None:
-            yield (
+            yield Issue(
                 f"sites[{i}].network.vpn_gateway",
                 f"'{name}' is linked ({first}) and needs its VPN gateway: vpn_gateway: {{public_ips: [<the "
                 "outside address of its IPsec device>]}}",
@@ -180,7 +183,7 @@ def link_issues(spec: StackSpec) -> Iterator[LinkIssue]:
         if asn is None:
             continue
         if asn in asns:
-            yield (
+            yield Issue(
                 f"sites[{i}].network.asn",
                 f"ASN {asn} is already {asns[asn]}'s; every site that speaks BGP needs its own (equal ASNs drop "
                 "each other's routes as loops)",

@@ -7,7 +7,9 @@ the key path (``sites[2].network.cidr``), the YAML line where we can find it, an
 "At once" holds across the stages: when some parts of the spec have shape errors, the
 cross-field validators still run over the parts whose shape is valid (every other site,
 team, link and workload), so one run reports a typo in one site and an overlapping CIDR
-in another together. pydantic's own messages are rewritten into Lattice's voice, with
+in another together; and one mistake gives one message: what rests on a part left out is
+not judged (``issues.py``), so a team listing a site with a typo inside is not "on no GCP
+site" and a link to it no "unknown site". pydantic's own messages are rewritten into Lattice's voice, with
 the key, what it takes and an example; YAML syntax errors show the line with a caret.
 """
 
@@ -20,15 +22,16 @@ import types
 import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .issues import Issue, ValidationContext
 from .model import StackSpec
-from .validators import Issue, ValidationContext, cluster_api_is_reachable, validate
+from .validators import validate
 
 SPEC_KEY = "lattice:spec"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
@@ -271,10 +274,10 @@ _INDEXED = re.compile(r"\b(sites|teams|links|workloads)\[(\d+)\]")
 def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationContext) -> list[Issue]:
     """Cross-field errors of every site, team, link and workload whose shape is valid.
 
-    The broken parts are left out (with the links that join a left-out site, team entries for it and pool
-    references to a left-out workload), the rest is validated as a spec of its own, and the issues' indices are
-    mapped back to the file's. Runner reachability over links is not judged when a link was left out.
-    Returns nothing when the rest cannot stand alone (a broken environment, no valid site).
+    The broken parts are left out (and pool references to a left-out workload), the rest is validated as a spec of
+    its own with the left-out sites and links named in the context, so that nothing resting on them is judged
+    (``issues.without_consequences``), and the issues' indices are mapped back to the file's. Returns nothing when
+    the rest cannot stand alone (a broken environment, no valid site).
     """
     broken: dict[str, set[int]] = {part: set() for part in LIST_PARTS}
     partial = copy.deepcopy(raw)
@@ -305,47 +308,24 @@ def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationCo
             continue
         kept[part] = [i for i in range(len(items)) if i not in broken[part]]
         partial[part] = [copy.deepcopy(items[i]) for i in kept[part]]
-    dropped_sites = names["sites"] - {None}
-    links_before = len(partial.get("links", []))
-    partial["links"] = [link for link in partial.get("links", []) if not (_strings_in(link) & dropped_sites)]
-    kept["links"] = [i for i in kept.get("links", []) if not (_strings_in(raw["links"][i]) & dropped_sites)]
-    for team in partial.get("teams", []):
-        _forget_sites(team, dropped_sites)
     for site in partial.get("sites", []):
         _forget_workloads(site, names["workloads"] - {None})
     try:
         spec = StackSpec.model_validate(partial)
     except ValidationError:
         return []  # what was left out broke the rest (a file system sized only by a left-out workload)
-    skip = frozenset({cluster_api_is_reachable}) if len(partial["links"]) < links_before else frozenset()
-    issues = [issue for issue in validate(spec, ctx, skip) if not issue.warning]
+    left_out = replace(
+        ctx,
+        left_out_sites=frozenset(name for name in names["sites"] if isinstance(name, str)),
+        left_out_links=len(broken["links"]),
+    )
+    issues = [issue for issue in validate(spec, left_out) if not issue.warning]
 
     def original(match: re.Match) -> str:
         part, index = match[1], int(match[2])
         return f"{part}[{kept[part][index]}]" if part in kept and index < len(kept[part]) else match[0]
 
     return [Issue(_INDEXED.sub(original, i.path), _INDEXED.sub(original, i.message)) for i in issues]
-
-
-def _strings_in(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        return set().union(*(_strings_in(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_strings_in(v) for v in value)) if value else set()
-    return set()
-
-
-def _forget_sites(team: Any, sites: set[str]) -> None:
-    if not isinstance(team, dict):
-        return
-    if isinstance(team.get("sites"), list):
-        team["sites"] = [site for site in team["sites"] if site not in sites]
-    for value in team.values():
-        if isinstance(value, dict):
-            for site in sites & set(value):
-                del value[site]
 
 
 def _forget_workloads(site: Any, workloads: set[str]) -> None:

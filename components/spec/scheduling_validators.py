@@ -1,5 +1,5 @@
 """Rules of the scheduling keys: pools' topology classes, the MultiKueue manager, the path to each worker's API and
-the teams' data guard. Each yields (key path, message saying what to do)."""
+the teams' data guard. Each yields an Issue: the key path and a message saying what to do."""
 
 from __future__ import annotations
 
@@ -8,17 +8,20 @@ from collections.abc import Iterator
 
 from components.standards import DISPATCH_TIERS, MULTIKUEUE_MANAGER_MIN_KUBERNETES
 
+from .issues import Issue, ValidationContext, every_left_out_site, resting_on, site_names, unknown_site
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
 
 
-def scheduling_issues(spec: StackSpec) -> Iterator[tuple[str, str]]:
+def scheduling_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     yield from _fabric_classes(spec)
     yield from _data_guard(spec)
     if spec.multikueue is not None:
-        yield from _multikueue(spec)
+        # Without a named manager it is the first grid site, which may be one left out for its shape errors.
+        chosen = every_left_out_site(ctx) if spec.multikueue.manager is None else ()
+        yield from resting_on(chosen, _multikueue(spec, site_names(spec, ctx)))
 
 
-def _fabric_classes(spec: StackSpec) -> Iterator[tuple[str, str]]:
+def _fabric_classes(spec: StackSpec) -> Iterator[Issue]:
     """Pools of one site whose declared fabrics have the same depth share one Topology: their levels must agree."""
     for index, site in enumerate(spec.sites):
         if not isinstance(site, KubernetesSite):
@@ -30,7 +33,7 @@ def _fabric_classes(spec: StackSpec) -> Iterator[tuple[str, str]]:
             depth = len(pool.fabric_levels)
             if depth in seen and seen[depth][1] != pool.fabric_levels:
                 first, levels = seen[depth]
-                yield (
+                yield Issue(
                     f"sites[{index}].gpu_pools[{position}].fabric_levels",
                     f"pools of one site with {depth} fabric levels share one Kueue Topology, and gpu_pools[{first}] "
                     f"declares {levels}; use the same labels, or the labels of a fabric of another depth",
@@ -38,7 +41,7 @@ def _fabric_classes(spec: StackSpec) -> Iterator[tuple[str, str]]:
             seen.setdefault(depth, (position, pool.fabric_levels))
 
 
-def _data_guard(spec: StackSpec) -> Iterator[tuple[str, str]]:
+def _data_guard(spec: StackSpec) -> Iterator[Issue]:
     tiers = {site.name: site.tier for site in spec.sites}
     for index, team in enumerate(spec.teams):
         data = team.data_classification or spec.data_classification
@@ -46,41 +49,41 @@ def _data_guard(spec: StackSpec) -> Iterator[tuple[str, str]]:
         for position, name in enumerate(team.sites or []):
             tier = tiers.get(name)
             if tier == "cloud" and tier not in allowed:
-                yield (
+                yield Issue(
                     f"teams[{index}].sites[{position}]",
                     f"team '{team.name}' handles {data} data, which stays on {' and '.join(allowed)} sites; remove "
                     f"the {tier} site '{name}' from its sites, or set its data_classification lower if its data allows",
                 )
 
 
-def _multikueue(spec: StackSpec) -> Iterator[tuple[str, str]]:
+def _multikueue(spec: StackSpec, known: list[str]) -> Iterator[Issue]:
     from components.scheduling.routes import manager_site, worker_sites
 
     names = [site.name for site in spec.sites]
     chosen = spec.multikueue.manager
     if chosen is not None and chosen not in names:
-        yield "multikueue.manager", f"unknown site '{chosen}'; use one of: {', '.join(names)}"
+        yield unknown_site("multikueue.manager", chosen, known)
         return
     manager = manager_site(spec)
     if manager is None:
-        yield "multikueue.manager", "the stack has no grid site to default to; name the manager site"
+        yield Issue("multikueue.manager", "the stack has no grid site to default to; name the manager site")
         return
     where = f"sites[{names.index(manager.name)}]"
     if not manager.gpu_pools:
-        yield (
+        yield Issue(
             "multikueue.manager",
             f"'{manager.name}' has no gpu_pools, so Lattice installs no Kueue there; name a site with accelerator "
             "pools",
         )
     version = _minor_version(manager)
     if isinstance(manager, KubernetesSite) and version is None:
-        yield (
+        yield Issue(
             f"{where}.kubernetes.version",
             f"'{manager.name}' is the MultiKueue manager, which needs Kubernetes {MULTIKUEUE_MANAGER_MIN_KUBERNETES} "
             "or newer (batch Jobs' spec.managedBy); set the cluster's minor version here, e.g. \"1.33\"",
         )
     elif version is not None and version < _parse(MULTIKUEUE_MANAGER_MIN_KUBERNETES):
-        yield (
+        yield Issue(
             f"{where}.kubernetes.version",
             f"the MultiKueue manager needs Kubernetes {MULTIKUEUE_MANAGER_MIN_KUBERNETES} or newer (batch Jobs' "
             f"spec.managedBy, on by default from 1.32); upgrade '{manager.name}' or name another manager",
@@ -89,7 +92,11 @@ def _multikueue(spec: StackSpec) -> Iterator[tuple[str, str]]:
         yield from _reachable(spec, manager, worker, names.index(worker.name))
 
 
-def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[tuple[str, str]]:
+# A path over links, directly or through an AWS hub, may run over any link: every verdict of one rests on them all.
+OVER_LINKS = ("links",)
+
+
+def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[Issue]:
     """The manager's Kueue must reach the worker's API server: a public endpoint, or over the stack's links."""
     from components.network.links import linked_ranges
 
@@ -99,37 +106,40 @@ def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[tuple[s
     fix_link = f"add a link between '{manager.name}' and '{worker.name}' (links:, directly or through an AWS hub)"
     if isinstance(worker, AwsSite):
         if not worker.kubernetes.endpoint_public_access and not linked:
-            yield (
+            yield Issue(
                 f"sites[{index}].kubernetes.endpoint_public_access",
                 f"'{worker.name}' is a MultiKueue worker with a private API endpoint, and no link carries the "
                 f"manager '{manager.name}' ({source}) to it; {fix_link}, or turn on endpoint_public_access with the "
                 "manager's egress address in public_access_cidrs",
+                depends_on=OVER_LINKS,
             )
     elif isinstance(worker, GcpSite):
         if not linked:
-            yield (
+            yield Issue(
                 f"sites[{index}].kubernetes",
                 f"'{worker.name}' is a MultiKueue worker reached on its private control-plane endpoint, and no link "
                 f"carries the manager '{manager.name}' ({source}) to it; {fix_link}",
+                depends_on=OVER_LINKS,
             )
         authorized = [ipaddress.ip_network(c) for c in worker.kubernetes.master_authorized_cidrs]
         if not any(source.subnet_of(net) for net in authorized):
-            yield (
+            yield Issue(
                 f"sites[{index}].kubernetes.master_authorized_cidrs",
                 f"the MultiKueue manager '{manager.name}' ({source}) is not among the networks allowed to reach "
                 f"'{worker.name}''s control plane; add {source} to master_authorized_cidrs",
             )
     elif isinstance(worker, KubernetesSite):
         if worker.kubernetes.api_endpoint is None:
-            yield (
+            yield Issue(
                 f"sites[{index}].kubernetes.api_endpoint",
                 f"'{worker.name}' is a MultiKueue worker: set the URL its API server answers on from "
                 f"'{manager.name}' (https://<address>:<port>)",
             )
         elif not linked:
-            yield (
+            yield Issue(
                 f"sites[{index}].kubernetes.api_endpoint",
                 f"no link carries the manager '{manager.name}' ({source}) to '{worker.name}''s API server; {fix_link}",
+                depends_on=OVER_LINKS,
             )
 
 

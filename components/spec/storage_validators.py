@@ -9,7 +9,6 @@ to pin once it exists (a later workload change would otherwise replace it).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.catalog.storage import (
@@ -27,6 +26,7 @@ from components.catalog.storage import (
 )
 from components.standards import CHECKPOINT_TARGET_SECONDS
 
+from .issues import Issue
 from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
 
@@ -46,19 +46,15 @@ LUSTRE_INSTANCE_PREFIX = 24
 EXPRESS_SUFFIX_MAX = len("--") + 9 + len("--x-s3")
 
 
-@dataclass(frozen=True)
-class StorageIssue:
-    path: str
-    message: str
-    warning: bool = False
-
-
-def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
+def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
     workloads = {w.name: w for w in spec.workloads}
     prod = spec.environment == "prod"
 
     def teams_on(site) -> list[str]:
         return [team.name for team in spec.teams if team.on(site)]
+
+    # Which teams are on a site is what their sites keys say: a verdict over them rests on those keys.
+    team_sites = tuple(f"teams[{k}].sites" for k in range(len(spec.teams)))
 
     for i, site in enumerate(spec.sites):
         base = f"sites[{i}].storage"
@@ -66,42 +62,34 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
         if isinstance(site, AwsSite):
             log_bucket = f"{stack}-{site.name}-access-logs"
             if site.storage.buckets and len(log_bucket) > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
-                yield StorageIssue(
-                    f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX)
-                )
+                yield Issue(f"{base}.buckets", _too_long("access-log bucket (with the account ID)", S3_BUCKET_NAME_MAX))
             zones = ", ".join(site.network.availability_zones)
             for j, lustre in enumerate(site.storage.lustre):
                 if lustre.zone is not None and lustre.zone not in site.network.availability_zones:
-                    yield StorageIssue(
+                    yield Issue(
                         f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
                     )
                 yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
-                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site))
-                yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site))
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
+                yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
-                    yield StorageIssue(
-                        f"{path}.zone", f"zone '{express.zone}' is not one of the site's zones ({zones})"
-                    )
+                    yield Issue(f"{path}.zone", f"zone '{express.zone}' is not one of the site's zones ({zones})")
                 if len(f"{stack}-{site.name}-{express.name}") > S3_BUCKET_NAME_MAX - EXPRESS_SUFFIX_MAX:
-                    yield StorageIssue(
-                        f"{path}.name", _too_long("directory bucket", S3_BUCKET_NAME_MAX - EXPRESS_SUFFIX_MAX)
-                    )
+                    yield Issue(f"{path}.name", _too_long("directory bucket", S3_BUCKET_NAME_MAX - EXPRESS_SUFFIX_MAX))
             yield from _buckets(site, base, stack, cloud="aws")
         elif isinstance(site, GcpSite):
             yield from _private_services_room(site, base)
             if site.storage.buckets and len(f"{site.project}-{stack}-access-logs") > GCS_BUCKET_NAME_MAX:
-                yield StorageIssue(
-                    f"{base}.buckets", _too_long("usage-log bucket (project and stack)", GCS_BUCKET_NAME_MAX)
-                )
+                yield Issue(f"{base}.buckets", _too_long("usage-log bucket (project and stack)", GCS_BUCKET_NAME_MAX))
             filesystems: dict[str, int] = {}
             for j, lustre in enumerate(site.storage.lustre):
                 yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
-                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site))
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
                 first = filesystems.setdefault(lustre.filesystem, j)
                 if first != j:
-                    yield StorageIssue(
+                    yield Issue(
                         f"{base}.lustre[{j}].name",
                         f"'{lustre.name}' and '{site.storage.lustre[first].name}' (lustre[{first}]) both become the "
                         f"Managed Lustre file system name '{lustre.filesystem}' (its first 8 letters and digits), and "
@@ -112,25 +100,25 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[StorageIssue]:
                 path = f"{base}.filestore[{j}]"
                 tier = FILESTORE_TIERS[share.tier]
                 if not tier.valid(share.capacity_gib):
-                    yield StorageIssue(
+                    yield Issue(
                         f"{path}.capacity_gib",
                         f"{share.capacity_gib:,} GiB is not a {share.tier} Filestore size; {share.tier} takes "
                         f"{tier.describe()}",
                     )
                 if share.zone is not None and tier.regional:
-                    yield StorageIssue(
+                    yield Issue(
                         f"{path}.zone",
                         f"a {share.tier} share lives in the region ({site.region}), not in a zone; remove zone, or "
                         "choose a zonal tier (ZONAL, BASIC_HDD, BASIC_SSD, HIGH_SCALE_SSD)",
                     )
                 elif share.zone is not None and share.zone not in site.network.zones:
-                    yield StorageIssue(f"{path}.zone", f"zone '{share.zone}' is not one of the site's zones")
+                    yield Issue(f"{path}.zone", f"zone '{share.zone}' is not one of the site's zones")
             yield from _buckets(site, base, stack, cloud="gcp")
         elif isinstance(site, KubernetesSite):
             paths: dict[str, int] = {}
             for j, mount in enumerate(site.storage.mounts):
                 if mount.path in paths:
-                    yield StorageIssue(
+                    yield Issue(
                         f"{base}.mounts[{j}].mount_path",
                         f"{mount.path} is already the mount path of mounts[{paths[mount.path]}]; give each its own",
                     )
@@ -152,15 +140,16 @@ def admin_client_ranges(site: AwsSite | GcpSite, lustre: FsxLustreSpec | Managed
     return list(lustre.admin_clients) if lustre.admin_clients is not None else system_node_ranges(site)
 
 
-def _admin_clients(site, lustre, path: str, teams: list[str]) -> Iterator[StorageIssue]:
-    """Root squash needs a client it spares, or no one can create and chown the teams' directories."""
+def _admin_clients(site, lustre, path: str, teams: list[str], team_sites: tuple[str, ...]) -> Iterator[Issue]:
+    """Root squash needs a client it spares, or no one can create and chown the teams' directories (``teams``, the
+    site's, as the keys ``team_sites`` say)."""
     import ipaddress
 
     if lustre.root_squash is None:
         return
     ranges = admin_client_ranges(site, lustre)
     if not ranges:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.admin_clients",
             f"root squash ({lustre.root_squash}) with no admin client: root on every client is squashed, so nothing "
             "can create or chown the teams' directories and the file system is read-only in practice; remove "
@@ -169,7 +158,7 @@ def _admin_clients(site, lustre, path: str, teams: list[str]) -> Iterator[Storag
         )
         return
     if isinstance(lustre, FsxLustreSpec) and len(ranges) > MAX_NO_SQUASH_NIDS:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.admin_clients",
             f"FSx spares at most {MAX_NO_SQUASH_NIDS} client ranges from root squash (NoSquashNids); list fewer",
         )
@@ -177,28 +166,32 @@ def _admin_clients(site, lustre, path: str, teams: list[str]) -> Iterator[Storag
     spared = [ipaddress.ip_network(cidr) for cidr in ranges]
     missing = [str(block) for block in system if not any(block.subnet_of(other) for other in spared)]
     if teams and missing:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.admin_clients",
             f"the system nodes' range(s) {', '.join(missing)} are not spared from root squash, but Lattice creates "
             f"the directories of {', '.join(teams)} from there (a Job on the system nodes, as root); add them to "
             "admin_clients or remove admin_clients",
+            depends_on=team_sites,
         )
 
 
-def _unreached_repositories(lustre: FsxLustreSpec, path: str, teams: list[str]) -> Iterator[StorageIssue]:
+def _unreached_repositories(
+    lustre: FsxLustreSpec, path: str, teams: list[str], team_sites: tuple[str, ...]
+) -> Iterator[Issue]:
     """A team's claim mounts its own directory /<team>: a repository linked elsewhere is out of its pods' reach."""
     for k, repository in enumerate(lustre.durability.repositories):
         if not teams or any(_nested(repository.path, f"/{team}") for team in teams):
             continue
         team = teams[0]
         purpose = repository.path.rstrip("/").rsplit("/", 1)[-1] or "datasets"
-        yield StorageIssue(
+        yield Issue(
             f"{path}.durability.repositories[{k}].path",
             f"{repository.path} is outside every team's directory, and a team's claim mounts only /<team>: its pods "
             "neither see what this association imports nor have what they write exported; link the teams' "
             f"directories instead, one association each, e.g. {{bucket: {repository.bucket}, path: "
             f"/{team}/{purpose}, prefix: {team}/}} (the team's prefix, which its role reaches)",
             warning=True,
+            depends_on=team_sites,
         )
 
 
@@ -206,7 +199,7 @@ def _too_long(kind: str, limit: int) -> str:
     return f"the {kind} name would pass {limit} characters with the stack and site names; shorten the name"
 
 
-def _private_services_room(site: GcpSite, base: str) -> Iterator[StorageIssue]:
+def _private_services_room(site: GcpSite, base: str) -> Iterator[Issue]:
     """Each Managed Lustre instance takes a /24 of the site's private-services block (cidr.GkeRanges)."""
     import ipaddress
 
@@ -215,14 +208,14 @@ def _private_services_room(site: GcpSite, base: str) -> Iterator[StorageIssue]:
     block = ipaddress.ip_network(gke_ranges(site.network.cidr).private_services)
     room = 2 ** max(0, LUSTRE_INSTANCE_PREFIX - block.prefixlen)
     if len(site.storage.lustre) > room:
-        yield StorageIssue(
+        yield Issue(
             f"{base}.lustre",
             f"the site's private-services block {block} holds {room} Managed Lustre instance(s) of a "
             f"/{LUSTRE_INSTANCE_PREFIX} each; use fewer instances or a larger site network",
         )
 
 
-def _unique_names(site, base: str) -> Iterator[StorageIssue]:
+def _unique_names(site, base: str) -> Iterator[Issue]:
     """Storage names become resource names and keys of the site's storage outputs, next to the node scratch tiers."""
     storage = site.storage
     keys = ("lustre", "filestore", "buckets", "express_checkpoints", "mounts")
@@ -237,13 +230,13 @@ def _unique_names(site, base: str) -> Iterator[StorageIssue]:
         for j, entry in enumerate(entries):
             where = f"{key}[{j}]"
             if entry.name in reserved:
-                yield StorageIssue(
+                yield Issue(
                     f"{base}.{where}.name",
                     f"'{entry.name}' is the name of {reserved[entry.name]} in the site's storage outputs; "
                     "give this one another name",
                 )
             elif entry.name in seen:
-                yield StorageIssue(
+                yield Issue(
                     f"{base}.{where}.name",
                     f"'{entry.name}' already names {seen[entry.name]}; storage names become resource names, so "
                     "give each its own",
@@ -257,25 +250,25 @@ def _nearest(steps, capacity: int) -> str:
     return f"nearest valid: {options} GiB" if options else "no size near it is valid"
 
 
-def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool) -> Iterator[StorageIssue]:
+def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool) -> Iterator[Issue]:
     kind = fsx_lustre_class(lustre.deployment_type, lustre.storage_type)
     if kind is None:
         allowed = {"HDD": "PERSISTENT_1", "INTELLIGENT_TIERING": "PERSISTENT_2"}[lustre.storage_type]
-        yield StorageIssue(
+        yield Issue(
             f"{path}.storage_type",
             f"{lustre.storage_type} storage exists only on {allowed} file systems; set deployment_type: {allowed} "
             "or storage_type: SSD",
         )
         return
     if prod and not kind.persistent:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.deployment_type",
             f"{lustre.deployment_type} keeps no second copy: one failed server loses data, and it cannot be "
             "backed up; use PERSISTENT_2 in prod (scratch file systems are for dev)",
         )
     workload = workloads.get(lustre.workload) if lustre.workload else None
     if lustre.workload is not None and workload is None:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
@@ -286,7 +279,7 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
     else:
         for key in ("throughput_mbps", "read_cache"):
             if getattr(lustre, key) is not None:
-                yield StorageIssue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
+                yield Issue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
         yield from _fsx_size(lustre, kind, path, workload is not None)
         tier = lustre.throughput_mbps_per_tib
         # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
@@ -305,7 +298,7 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
     if kind.efa and lustre.efa:
         yield from _efa_clients(site.gpu_pools, path)
     elif kind.efa and size is not None and size.write_mbps > EFA_RECOMMENDED_ABOVE_MBPS:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.efa",
             f"the file system serves {size.write_mbps:,.0f} MB/s; AWS recommends EFA above "
             f"{EFA_RECOMMENDED_ABOVE_MBPS:,} MB/s (10 GB/s) for per-client throughput: set efa: true (PERSISTENT_2, "
@@ -314,35 +307,31 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
         )
     if lustre.metadata_iops is not None:
         if not kind.metadata_configuration:
-            yield StorageIssue(
-                f"{path}.metadata_iops", "metadata IOPS can be provisioned on PERSISTENT_2 only; remove it"
-            )
+            yield Issue(f"{path}.metadata_iops", "metadata IOPS can be provisioned on PERSISTENT_2 only; remove it")
         elif lustre.metadata_iops not in (INTELLIGENT_TIERING_METADATA_IOPS if tiered else METADATA_IOPS):
             allowed = (
                 "6,000 or 12,000" if tiered else "1,500, 3,000, 6,000, 12,000 or multiples of 12,000 up to 192,000"
             )
-            yield StorageIssue(
+            yield Issue(
                 f"{path}.metadata_iops", f"{lustre.metadata_iops:,} is not a metadata IOPS FSx accepts; use {allowed}"
             )
     if lustre.efa and not kind.efa:
-        yield StorageIssue(
-            f"{path}.efa", "EFA-enabled file systems are PERSISTENT_2 only (set at creation); remove efa"
-        )
+        yield Issue(f"{path}.efa", "EFA-enabled file systems are PERSISTENT_2 only (set at creation); remove efa")
     yield from _durability(lustre, kind, path, {b.name for b in site.storage.buckets}, prod)
 
 
-def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -> Iterator[StorageIssue]:
+def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -> Iterator[Issue]:
     tiers = kind.per_unit_throughputs
     tier = lustre.throughput_mbps_per_tib
     if tier is not None and not tiers:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.throughput_mbps_per_tib",
             f"{kind.deployment_type} has a fixed throughput ({kind.fixed_write_mbps_per_tib} MB/s/TiB written); "
             "remove it",
         )
         return
     if tier is not None and tier not in tiers:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.throughput_mbps_per_tib",
             f"{tier} MB/s/TiB is not a {kind.key} tier; use one of {', '.join(str(t) for t in tiers)}",
         )
@@ -353,9 +342,7 @@ def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -
                if value is None and (key == "capacity_gib" or tiers)]  # fmt: skip
     if missing and not sized_by_workload:
         for key in missing:
-            yield StorageIssue(
-                f"{path}.{key}", f"set {key}, or name a workload to size the file system for its checkpoints"
-            )
+            yield Issue(f"{path}.{key}", f"set {key}, or name a workload to size the file system for its checkpoints")
         return
     if lustre.capacity_gib is None or (tiers and tier is None):
         return  # sized from the workload
@@ -364,16 +351,14 @@ def _fsx_size(lustre: FsxLustreSpec, kind, path: str, sized_by_workload: bool) -
         efa = " EFA-enabled" if lustre.efa else ""
         at_tier = f" at {tier} MB/s/TiB" if lustre.efa or kind.storage_type == "HDD" else ""
         never_grows = "" if kind.can_grow else "; SCRATCH_1 can never grow, so size it for good"
-        yield StorageIssue(
+        yield Issue(
             f"{path}.capacity_gib",
             f"{lustre.capacity_gib:,} GiB is not a{efa} {kind.key} size ({steps.describe()}{at_tier}); "
             f"{_nearest(steps, lustre.capacity_gib)}{never_grows}",
         )
 
 
-def _sized(
-    lustre: FsxLustreSpec | ManagedLustreSpec, workload, path: str
-) -> Generator[StorageIssue, None, LustreSize | None]:
+def _sized(lustre: FsxLustreSpec | ManagedLustreSpec, workload, path: str) -> Generator[Issue, None, LustreSize | None]:
     """The size the components will build (given, or sized from the workload); an issue if a workload cannot size it.
 
     None where no size follows from the spec (values missing without a workload are reported on their keys).
@@ -385,13 +370,13 @@ def _sized(
         return size(lustre, workload)
     except ValueError as exc:
         if workload is not None:
-            yield StorageIssue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
+            yield Issue(f"{path}.workload", f"cannot size for '{workload.name}': {exc}")
         return None
 
 
-def _pin(path: str, workload: str, sized: str, limit: str) -> StorageIssue:
+def _pin(path: str, workload: str, sized: str, limit: str) -> Issue:
     """A file system sized from its workload: the size is a creation-time choice the user should then pin."""
-    return StorageIssue(
+    return Issue(
         f"{path}.workload",
         f"sized for '{workload}' at plan time to {sized}; once it exists, pin these values in the stack file: a "
         f"later change to the workload would resize it, and {limit}, so Pulumi would replace it (protect refuses "
@@ -400,7 +385,7 @@ def _pin(path: str, workload: str, sized: str, limit: str) -> StorageIssue:
     )
 
 
-def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssue]:
+def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[Issue]:
     """EFA pools whose type FSx does not take as an EFA client (trn2): they mount over TCP instead."""
     from components.catalog import UnknownCatalogEntryError, aws_instance_type
 
@@ -410,7 +395,7 @@ def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssu
         except UnknownCatalogEntryError:
             continue  # reported on the pool
         if pool.uses_efa(instance.supports_efa) and not fsx_efa_client(instance.name):
-            yield StorageIssue(
+            yield Issue(
                 f"{path}.efa",
                 f"pool '{pool.name}' ({instance.name}) cannot be an EFA client of an FSx file system (AWS excludes "
                 f"{instance.name.split('.')[0]}); its fabric group is left out of this file system's EFA clients, "
@@ -419,70 +404,66 @@ def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[StorageIssu
             )
 
 
-def _intelligent_tiering(lustre: FsxLustreSpec, path: str) -> Iterator[StorageIssue]:
+def _intelligent_tiering(lustre: FsxLustreSpec, path: str) -> Iterator[Issue]:
     if lustre.capacity_gib is not None or lustre.throughput_mbps_per_tib is not None:
         key = "capacity_gib" if lustre.capacity_gib is not None else "throughput_mbps_per_tib"
-        yield StorageIssue(
+        yield Issue(
             f"{path}.{key}",
             "Intelligent-Tiering storage is elastic and its throughput is provisioned in MB/s: remove "
             f"{key} and set throughput_mbps",
         )
     if lustre.throughput_mbps is None:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.throughput_mbps", "Intelligent-Tiering needs throughput_mbps: 4,000 or a multiple of 4,000"
         )
     elif not INTELLIGENT_TIERING_THROUGHPUT.valid(lustre.throughput_mbps):
         nearest = _nearest(INTELLIGENT_TIERING_THROUGHPUT, lustre.throughput_mbps).replace(" GiB", " MB/s")
-        yield StorageIssue(
+        yield Issue(
             f"{path}.throughput_mbps",
             f"{lustre.throughput_mbps:,} MB/s is not an Intelligent-Tiering throughput (multiples of 4,000 MB/s "
             f"up to 2,000,000); {nearest}",
         )
     cache = lustre.read_cache
     if cache is not None and (cache.sizing_mode == "USER_PROVISIONED") != (cache.size_gib is not None):
-        yield StorageIssue(
-            f"{path}.read_cache.size_gib", "size_gib goes with sizing_mode USER_PROVISIONED, and only with it"
-        )
+        yield Issue(f"{path}.read_cache.size_gib", "size_gib goes with sizing_mode USER_PROVISIONED, and only with it")
     elif cache is not None and cache.size_gib is not None and lustre.throughput_mbps:
         low, high = (bound * lustre.throughput_mbps // 4_000 for bound in READ_CACHE_GIB_PER_4000_MBPS)
         if not low <= cache.size_gib <= high:
-            yield StorageIssue(
+            yield Issue(
                 f"{path}.read_cache.size_gib",
                 f"a user-provisioned read cache takes 32-131,072 GiB per 4,000 MB/s: {low:,}-{high:,} GiB here",
             )
     if lustre.durability.repositories:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.durability.repositories",
             "Intelligent-Tiering file systems cannot link to S3 data repositories; use backups, or PERSISTENT_2 SSD",
         )
 
 
-def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod: bool) -> Iterator[StorageIssue]:
+def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod: bool) -> Iterator[Issue]:
     durability = lustre.durability
     where = f"{path}.durability"
     if durability.repositories and durability.backups is not None:
-        yield StorageIssue(
+        yield Issue(
             where,
             "choose one: a file system linked to S3 keeps its durable copy in S3, and FSx does not back up a "
             "file system with data repository associations; remove backups or repositories",
         )
     if durability.backups is not None and not kind.persistent:
-        yield StorageIssue(
-            f"{where}.backups", f"{lustre.deployment_type} file systems cannot be backed up; remove backups"
-        )
+        yield Issue(f"{where}.backups", f"{lustre.deployment_type} file systems cannot be backed up; remove backups")
     # EFA-enabled file systems may be linked: the FSx API Reference names the file systems data repository
     # associations are not supported on, "Intelligent-Tiering and scratch_1 file systems" (DataRepositoryAssociation),
     # and EFA is a PERSISTENT_2 SSD option on Lustre 2.15.
     if durability.repositories and not kind.data_repositories and kind.storage_type != "INTELLIGENT_TIERING":
-        yield StorageIssue(
+        yield Issue(
             f"{where}.repositories", f"{lustre.deployment_type} cannot link to S3; use SCRATCH_2 or PERSISTENT_2"
         )
     if len(durability.repositories) > MAX_DATA_REPOSITORY_ASSOCIATIONS:
-        yield StorageIssue(
+        yield Issue(
             f"{where}.repositories", f"a file system takes at most {MAX_DATA_REPOSITORY_ASSOCIATIONS} repositories"
         )
     if prod and kind.persistent and not durability.repositories and durability.backups is None:
-        yield StorageIssue(
+        yield Issue(
             where,
             "a prod file system needs a durable copy: link it to this site's buckets (repositories) or keep "
             "automatic backups (backups: {retention_days: 14})",
@@ -491,14 +472,14 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
     for k, repository in enumerate(durability.repositories):
         earlier = durability.repositories[:k]
         if repository.bucket not in buckets:
-            yield StorageIssue(
+            yield Issue(
                 f"{where}.repositories[{k}].bucket",
                 f"unknown bucket '{repository.bucket}'; use one of this site's buckets: "
                 f"{', '.join(sorted(buckets)) or 'none'}",
             )
         clash = next((p for p in paths if _nested(p, repository.path)), None)
         if clash is not None:
-            yield StorageIssue(
+            yield Issue(
                 f"{where}.repositories[{k}].path",
                 f"{repository.path} overlaps {clash}: repository paths of one file system may not nest; use "
                 "sibling directories",
@@ -506,7 +487,7 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
         else:
             named = next((m for m, other in enumerate(earlier) if other.slug == repository.slug), None)
             if named is not None:
-                yield StorageIssue(
+                yield Issue(
                     f"{where}.repositories[{k}].path",
                     f"{repository.path} and {earlier[named].path} (repositories[{named}]) both name the association "
                     f"'repo-{repository.slug}' ('/' becomes '-' in resource names); rename one of the directories",
@@ -519,7 +500,7 @@ def _durability(lustre: FsxLustreSpec, kind, path: str, buckets: set[str], prod:
             None,
         )  # fmt: skip
         if shared is not None:
-            yield StorageIssue(
+            yield Issue(
                 f"{where}.repositories[{k}].prefix",
                 f"s3://{repository.bucket}/{repository.prefix} overlaps repositories[{shared}] "
                 f"(s3://{earlier[shared].bucket}/{earlier[shared].prefix}): the associations of one file system "
@@ -532,11 +513,9 @@ def _nested(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def _managed_lustre(
-    site: GcpSite, lustre: ManagedLustreSpec, path: str, workloads, prod: bool
-) -> Iterator[StorageIssue]:
+def _managed_lustre(site: GcpSite, lustre: ManagedLustreSpec, path: str, workloads, prod: bool) -> Iterator[Issue]:
     if lustre.cmek:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.cmek",
             'a CMEK-protected Managed Lustre instance cannot be mounted from GKE ("CMEK-protected Managed Lustre '
             "instances cannot be used with Google Kubernetes Engine or Cluster Toolkit. They can only be accessed "
@@ -544,11 +523,11 @@ def _managed_lustre(
             "every instance to the site's GKE pods; remove cmek (the instance uses Google-default encryption)",
         )
     if lustre.zone is not None and lustre.zone not in site.network.zones:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.zone", f"zone '{lustre.zone}' is not one of the site's zones ({', '.join(site.network.zones)})"
         )
     if lustre.workload is not None and lustre.workload not in workloads:
-        yield StorageIssue(
+        yield Issue(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
         )
@@ -565,32 +544,32 @@ def _managed_lustre(
         if lustre.workload is None:
             for key in ("tier", "capacity_gib"):
                 if getattr(lustre, key) is None:
-                    yield StorageIssue(
+                    yield Issue(
                         f"{path}.{key}", f"set {key}, or name a workload to size the instance for its checkpoints"
                     )
         return
     tier = MANAGED_LUSTRE_TIERS[lustre.tier]
     if not tier.valid(lustre.capacity_gib):
-        yield StorageIssue(
+        yield Issue(
             f"{path}.capacity_gib",
             f"{lustre.capacity_gib:,} GiB is not a Managed Lustre size at tier {lustre.tier} ({tier.describe()}); "
             f"{_nearest(tier, lustre.capacity_gib)}",
         )
 
 
-def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
+def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[Issue]:
     for j, bucket in enumerate(site.storage.buckets):
         path = f"{base}.buckets[{j}]"
         classes = S3_COLD_CLASSES if cloud == "aws" else GCS_COLD_CLASSES
         cold = bucket.lifecycle.cold_class
         if cold is not None and cold not in classes:
-            yield StorageIssue(
+            yield Issue(
                 f"{path}.lifecycle.cold_class",
                 f"{cold} is not a {'S3' if cloud == 'aws' else 'GCS'} class; use one of {', '.join(classes)}",
             )
         cold_after, expire = bucket.cold_after(), bucket.lifecycle.expire_days
         if cold_after is not None and expire is not None and expire <= cold_after:
-            yield StorageIssue(
+            yield Issue(
                 f"{path}.lifecycle.expire_days",
                 f"objects would expire after {expire} days, before they move to the cold class after {cold_after}; "
                 "set expire_days above cold_after_days (or lower cold_after_days)",
@@ -598,59 +577,59 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[StorageIssue]:
         if cloud == "aws":
             minimum = S3_MIN_DAYS_BEFORE.get(cold) if cold is not None else None
             if cold_after is not None and minimum is not None and cold_after < minimum:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.lifecycle.cold_after_days",
                     f"S3 moves objects to {cold} only after at least {minimum} days; set cold_after_days to "
                     f"{minimum} or more, or choose GLACIER_IR or INTELLIGENT_TIERING",
                 )
             if bucket.hierarchical_namespace:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.hierarchical_namespace",
                     "hierarchical namespaces are a Cloud Storage feature; remove it on an AWS site",
                 )
             if bucket.soft_delete_days is not None:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.soft_delete_days",
                     "soft delete is a Cloud Storage feature (S3 keeps old versions instead); remove it",
                 )
             if bucket.immutable is not None and bucket.immutable.locked is not None:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.immutable.locked",
                     "S3 Object Lock needs no lock step (COMPLIANCE mode is final); remove locked",
                 )
             if len(f"{stack}-{site.name}-{bucket.name}") > S3_BUCKET_NAME_MAX - ACCOUNT_ID_LENGTH - 1:
-                yield StorageIssue(f"{path}.name", _too_long("S3 bucket (with the account ID)", S3_BUCKET_NAME_MAX))
+                yield Issue(f"{path}.name", _too_long("S3 bucket (with the account ID)", S3_BUCKET_NAME_MAX))
         else:
             if bucket.soft_delete_days is not None and 0 < bucket.soft_delete_days < 7:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.soft_delete_days",
                     f"{bucket.soft_delete_days} is not a soft-delete period GCS accepts; use 0 (off) or 7-90 days",
                 )
             if bucket.hierarchical_namespace and bucket.lock is not None:
                 why = "immutable" if bucket.immutable is not None else "purpose audit (immutable by default)"
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.hierarchical_namespace",
                     f"Cloud Storage refuses a retention policy on a hierarchical-namespace bucket, and this bucket is "
                     f"{why}; remove hierarchical_namespace, or keep write-once data in a bucket without it",
                 )
             elif bucket.hierarchical_namespace and bucket.soft_delete == 0:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.soft_delete_days",
                     "a hierarchical-namespace bucket cannot be versioned, so soft delete is its only way back from a "
                     "deletion; keep soft_delete_days at 7-90",
                 )
             if bucket.immutable is not None and bucket.immutable.mode == "GOVERNANCE":
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.immutable.mode",
                     "GCS retention has no governance mode; use COMPLIANCE (lock it with locked: true)",
                 )
             if len(f"{site.project}-{stack}-{bucket.name}") > GCS_BUCKET_NAME_MAX:
-                yield StorageIssue(
+                yield Issue(
                     f"{path}.name", _too_long("Cloud Storage bucket (with the project ID)", GCS_BUCKET_NAME_MAX)
                 )
 
 
-def checkpoint_budget(spec: StackSpec) -> Iterator[StorageIssue]:
+def checkpoint_budget(spec: StackSpec) -> Iterator[Issue]:
     """A hand-sized Lustre file system that cannot save its workload's checkpoint in time."""
     from components import sizing
     from components.catalog.storage import MANAGED_LUSTRE_TIERS as TIERS
@@ -681,7 +660,7 @@ def checkpoint_budget(spec: StackSpec) -> Iterator[StorageIssue]:
             needed = sizing.checkpoint_write_mbps(job, budget)
             if write < needed:
                 seconds = sizing.checkpoint_bytes(job) / (write * sizing.MB)
-                yield StorageIssue(
+                yield Issue(
                     f"sites[{i}].storage.lustre[{j}]",
                     f"writes {write:,.0f} MB/s: a {sizing.checkpoint_bytes(job) / sizing.GB:,.0f} GB checkpoint of "
                     f"'{workload.name}' takes {seconds:,.0f} s, over the {budget:g} s budget ({needed:,.0f} MB/s "

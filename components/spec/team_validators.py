@@ -26,23 +26,24 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from .issues import Issue, ValidationContext, absent_site, site_names, unknown_site
 from .model import AwsSite, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec, TeamSpec
 from .teams import pool_hosts
-from .validators import Issue
 
 
-def team_issues(spec: StackSpec) -> Iterator[Issue]:
+def team_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     sites = {site.name: site for site in spec.sites}
+    known = sorted(site_names(spec, ctx))
     for index, team in enumerate(spec.teams):
-        yield from _per_site_keys(team, index, sites)
+        yield from _per_site_keys(team, index, sites, known)
         yield from _pod_security(team, index, spec)
         yield from _hosts_fit(team, index, spec)
-        yield from _serve(team, index, spec)
+        yield from _serve(team, index, spec, known)
     yield from _guarantees_fit(spec)
     yield from _posix_ids(spec)
 
 
-def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
+def _serve(team: TeamSpec, index: int, spec: StackSpec, known: list[str]) -> Iterator[Issue]:
     """``teams[].serve``: known sites the team is on, served from other sites linked to them; on an AWS or GCP site
     the link must admit the port, or the cloud firewall (security group, VPC firewall) drops it before the pod."""
     sites = {site.name: site for site in spec.sites}
@@ -58,19 +59,23 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
             for hub in spec.sites
         )
 
+    listed = (f"teams[{index}].sites",)  # which sites the team is on: wrong there, wrong here
+    # Whether traffic gets there is a question of the links (an AWS hub routes between them) and of where it is served.
+    routed = ("links", *listed, *(absent_site(name) for entry in team.serve for name in entry.from_))
     for j, entry in enumerate(team.serve):
         path = f"teams[{index}].serve[{j}]"
         for p, name in enumerate(entry.sites or []):
             if name not in sites:
-                yield Issue(f"{path}.sites[{p}]", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
+                yield unknown_site(f"{path}.sites[{p}]", name, known)
             elif name not in on:
                 yield Issue(
                     f"{path}.sites[{p}]",
                     f"team '{team.name}' has no namespace on '{name}'; add it to the team's sites or remove it here",
+                    depends_on=listed,
                 )
         for p, name in enumerate(entry.from_):
             if name not in sites:
-                yield Issue(f"{path}.from[{p}]", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}")
+                yield unknown_site(f"{path}.from[{p}]", name, known)
         serving = [name for name in (entry.sites if entry.sites is not None else on) if name in on]
         for site in serving:
             for p, name in enumerate(entry.from_):
@@ -82,6 +87,7 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                     yield Issue(
                         where,
                         f"'{name}' is where the team serves this port: serve admits other sites; remove it{narrow}",
+                        depends_on=listed,
                     )
                     continue
                 direct = links.get(frozenset((site, name)), [])
@@ -91,6 +97,7 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                             where,
                             f"'{name}' has no link to '{site}' (directly or through an AWS hub), so nothing it sends "
                             f"reaches the team's pods there; link the two sites{narrow}",
+                            depends_on=routed,
                         )
                     continue
                 if not direct:
@@ -99,6 +106,7 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                         f"'{name}' has no link to '{site}' (an AWS or GCP site admits only sites linked to it "
                         f"directly), so its traffic never reaches the team's pods there; add a link {{sites: [{site}, "
                         f"{name}]}} with admit: [{{protocol: {entry.protocol}, ports: {entry.port}}}]{narrow}",
+                        depends_on=routed,
                     )
                     continue
                 if not any(_admits(rule, entry) for k in direct for rule in spec.links[k].admit):
@@ -109,6 +117,7 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                         f"links[{k}] ({site} <-> {name}) admits {opened} from '{name}', so {site}'s cloud firewall "
                         f"drops {entry.protocol} {entry.port} before it reaches the pods; add {{protocol: "
                         f"{entry.protocol}, ports: {entry.port}}} to links[{k}].admit, or serve a port it admits",
+                        depends_on=routed,
                     )
 
 
@@ -130,7 +139,7 @@ def _path(team: TeamSpec, index: int, key: str, site: str) -> str:
     return f"teams[{index}].{key}.{site}" if isinstance(getattr(team, key), dict) else f"teams[{index}].{key}"
 
 
-def _per_site_keys(team: TeamSpec, index: int, sites: dict) -> Iterator[Issue]:
+def _per_site_keys(team: TeamSpec, index: int, sites: dict, known: list[str]) -> Iterator[Issue]:
     for key in TeamSpec.PER_SITE_KEYS:
         value = getattr(team, key)
         if not isinstance(value, dict):
@@ -138,14 +147,13 @@ def _per_site_keys(team: TeamSpec, index: int, sites: dict) -> Iterator[Issue]:
         what = "quota" if key == "gpu_quota" else f"{key} entry"
         for name in value:
             if name not in sites:
-                yield Issue(
-                    f"teams[{index}].{key}.{name}", f"unknown site '{name}'; use one of: {', '.join(sorted(sites))}"
-                )
+                yield unknown_site(f"teams[{index}].{key}.{name}", name, known)
             elif not team.on(sites[name]):
                 yield Issue(
                     f"teams[{index}].{key}.{name}",
                     f"team '{team.name}' has no namespace on '{name}'; add '{name}' to the team's sites or remove "
                     f"its {what}",
+                    depends_on=(f"teams[{index}].sites",),
                 )
 
 
@@ -159,11 +167,13 @@ def _pod_security(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue
             f"teams[{index}].pod_security_reason",
             f"team '{team.name}' enforces {where}, above restricted; say why in pod_security_reason (it is written "
             "on the namespace), or lower pod_security",
+            depends_on=(f"teams[{index}].sites",),
         )
     if not above and team.pod_security_reason is not None:
         yield Issue(
             f"teams[{index}].pod_security_reason",
             f"team '{team.name}' enforces restricted everywhere, so pod_security_reason explains nothing; remove it",
+            depends_on=(f"teams[{index}].sites",),
         )
     for site in on:
         level, explicit = team.pod_security_for(site.name)
@@ -236,7 +246,7 @@ def _pools(names: list[str]) -> str:
 
 def _hosts_fit(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
     """A team's own CPU / memory quota must hold one node's worth of its accelerator pods on some pool."""
-    for site in spec.sites:
+    for i, site in enumerate(spec.sites):
         quota = team.quota_for(site.name)
         if not team.on(site) or quota == 0:
             continue
@@ -258,6 +268,7 @@ def _hosts_fit(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
                 f"accelerator pods there — {share} of the {host.accelerators} accelerators of pool '{host.pool}' "
                 f"({host.machine}: {size(host):g} {unit}) — needs {needed[host]}; raise {key} to at least "
                 f"{needed[host]} ({key}: {{{site.name}: {needed[host]}}}) or remove it to take the default",
+                depends_on=(f"sites[{i}].gpu_pools",),  # a pool of an unknown type is not among the hosts
             )
 
 

@@ -3,39 +3,22 @@
 Each validator is a small named function that yields ``Issue``s with the key path of
 the offending value and a message that says what to do. They run only on a spec that
 already has the right shape, and all of them run, so a user sees every problem at once.
+
+One mistake, one message: what an issue's conclusion rests on is in its ``depends_on``, and ``validate`` reports
+no consequence of another error (``issues.py``).
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from itertools import combinations
 
 from components.standards import OBJECT_LOCK_MIN_DAYS
 
+from .issues import Issue, ValidationContext, site_names, unknown_site, without_consequences
 from .link_validators import reachable_over_links
 from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
-
-
-@dataclass(frozen=True)
-class Issue:
-    path: str
-    message: str
-    # A warning is reported but does not stop the plan (a hand-sized file system missing its budget in dev).
-    warning: bool = False
-
-
-@dataclass(frozen=True)
-class ValidationContext:
-    """What the validators may know beyond the spec: the stack file's other config keys."""
-
-    config_keys: frozenset[str] = field(default_factory=frozenset)
-    secret_config_keys: frozenset[str] = field(default_factory=frozenset)
-    # False under a real `pulumi up`, where the engine hands us config values but not the file.
-    knows_config: bool = True
-    stack: str = ""
-
 
 Validator = Callable[[StackSpec, ValidationContext], Iterator[Issue]]
 
@@ -205,6 +188,7 @@ def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterato
                     f"{cidr} is neither inside this site's VPC ({vpc}) nor a range of a site linked to it, so "
                     "nothing routes it there; list a subnet of the VPC or of a linked grid / edge network the "
                     "runner sits in (links:), or use endpoint_public_access with public_access_cidrs",
+                    depends_on=("links",),
                 )
         inside_vpc = [c for c in eks.runner_cidrs if ipaddress.ip_network(c).subnet_of(vpc)]
         if in_cluster and not eks.endpoint_public_access and eks.runner_cidrs and not inside_vpc:
@@ -215,6 +199,7 @@ def cluster_api_is_reachable(spec: StackSpec, ctx: ValidationContext) -> Iterato
                 "render`): do the first up with endpoint_public_access (public_access_cidrs) or from inside the VPC, "
                 "then switch",
                 warning=True,
+                depends_on=("links",),
             )
         if in_cluster and not eks.endpoint_public_access and not eks.runner_cidrs:
             yield Issue(
@@ -288,7 +273,7 @@ def kubeconfig_secret_is_set(spec: StackSpec, ctx: ValidationContext) -> Iterato
 
 
 def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    site_names = {site.name for site in spec.sites}
+    known = sorted(site_names(spec, ctx))
     names: dict[str, int] = {}
     namespaces: dict[str, int] = {}
     for index, team in enumerate(spec.teams):
@@ -304,11 +289,8 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
             )
         namespaces.setdefault(namespace, index)
         for position, site in enumerate(team.sites or []):
-            if site not in site_names:
-                yield Issue(
-                    f"teams[{index}].sites[{position}]",
-                    f"unknown site '{site}'; use one of: {', '.join(sorted(site_names))}",
-                )
+            if site not in {s.name for s in spec.sites}:
+                yield unknown_site(f"teams[{index}].sites[{position}]", site, known)
 
 
 def team_identities_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -331,13 +313,21 @@ def team_identities_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                     "entry per role): give the team its own role",
                 )
             owners.setdefault(arn, f"teams[{index}]")
+        # Which sites the team is on is what its sites key says: wrong there, wrong here.
+        listed = (f"teams[{index}].sites",)
         if team.aws_role_arns and not any(isinstance(site, AwsSite) for site in on):
             yield Issue(
-                f"teams[{index}].aws_role_arns", "the team is on no AWS site; add one to its sites or drop these"
+                f"teams[{index}].aws_role_arns",
+                "the team is on no AWS site; add one to its sites or drop these",
+                depends_on=listed,
             )
         gcp_sites = [site for site in on if isinstance(site, GcpSite)]
         if team.gcp_members and not gcp_sites:
-            yield Issue(f"teams[{index}].gcp_members", "the team is on no GCP site; add one to its sites or drop these")
+            yield Issue(
+                f"teams[{index}].gcp_members",
+                "the team is on no GCP site; add one to its sites or drop these",
+                depends_on=listed,
+            )
         if gcp_sites and len(gcp_team_account_id(team.name)) > GCP_ACCOUNT_ID_MAX:
             yield Issue(
                 f"teams[{index}].name",
@@ -461,11 +451,11 @@ def team_quotas_fit_their_sites(spec: StackSpec, ctx: ValidationContext) -> Iter
     # Keys naming unknown sites, or sites the team is not on: team_validators.
     for index, team in enumerate(spec.teams):
         path = f"teams[{index}].gpu_quota"
-        for site in spec.sites:
+        for i, site in enumerate(spec.sites):
             quota = team.quota_for(site.name)
             if not team.on(site) or quota == 0:
                 continue
-            capacity = site_accelerators(site)
+            capacity = site_accelerators(site)  # pools of an unknown type do not count: their error says so
             most = max(capacity.values(), default=0)
             if quota > most:
                 where = f"{path}.{site.name}" if isinstance(team.gpu_quota, dict) else path
@@ -478,6 +468,7 @@ def team_quotas_fit_their_sites(spec: StackSpec, ctx: ValidationContext) -> Iter
                     where,
                     f"team '{team.name}' may request {quota} accelerators on '{site.name}', but {fix}; lower the "
                     f"quota, per site if needed (gpu_quota: {{{site.name}: {most}, …}})",
+                    depends_on=(f"sites[{i}].gpu_pools",),
                 )
 
 
@@ -771,21 +762,19 @@ def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
 def links_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .link_validators import link_issues
 
-    for path, message, *warning in link_issues(spec):
-        yield Issue(path, message, *warning)
+    yield from link_issues(spec, ctx)
 
 
 def teams_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .team_validators import team_issues
 
-    yield from team_issues(spec)
+    yield from team_issues(spec, ctx)
 
 
 def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .scheduling_validators import scheduling_issues
 
-    for path, message in scheduling_issues(spec):
-        yield Issue(path, message)
+    yield from scheduling_issues(spec, ctx)
 
 
 def slurm_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -798,8 +787,7 @@ def slurm_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
 def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .observability_validators import observability_issues, receiver_issues
 
-    for path, message in observability_issues(spec):
-        yield Issue(path, message)
+    yield from observability_issues(spec, ctx)
     for path, message in receiver_issues(spec, ctx.config_keys, ctx.secret_config_keys, ctx.knows_config):
         yield Issue(path, message)
 
@@ -814,8 +802,8 @@ def serving_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
-    for issue in [*storage_issues(spec, ctx.stack), *checkpoint_budget(spec)]:
-        yield Issue(issue.path, issue.message, issue.warning)
+    yield from storage_issues(spec, ctx.stack)
+    yield from checkpoint_budget(spec)
 
 
 def cost_inputs_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -863,5 +851,6 @@ VALIDATORS: tuple[Validator, ...] = (
 )
 
 
-def validate(spec: StackSpec, ctx: ValidationContext, skip: frozenset[Validator] = frozenset()) -> list[Issue]:
-    return [issue for validator in VALIDATORS if validator not in skip for issue in validator(spec, ctx)]
+def validate(spec: StackSpec, ctx: ValidationContext) -> list[Issue]:
+    """Every validator's issues, but the consequences of another error (``without_consequences``)."""
+    return without_consequences([issue for validator in VALIDATORS for issue in validator(spec, ctx)], ctx)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from components.spec import SpecError, load_stack_file, parse_spec
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
+
+BROKEN = Path(__file__).resolve().parents[2] / "fixtures" / "broken"
 
 
 def _issues(spec: dict) -> list[tuple[str, str]]:
@@ -150,3 +154,53 @@ def test_yaml_indentation_errors_name_the_usual_causes(tmp_path):
     report = str(caught.value)
     assert "        4 |    owner: me\n          |    ^\n" in report
     assert "usual causes: a tab where YAML wants spaces; a line indented more or less than the keys beside it" in report
+
+
+# --- one mistake, one message ------------------------------------------------------------------------------------
+
+
+def test_a_conclusion_resting_on_a_part_with_an_error_is_not_reported():
+    from components.spec.issues import Issue, ValidationContext, without_consequences
+
+    typo = Issue("links[0].spokes[0]", "unknown site 'grid-hcp'")
+    unreachable = Issue("sites[1].kubernetes", "no link carries the manager", depends_on=("links",))
+    elsewhere = Issue("sites[2].network.cidr", "overlaps", depends_on=("sites[0].gpu_pools",))
+    kept = without_consequences([typo, unreachable, elsewhere], ValidationContext())
+    assert kept == [typo, elsewhere]
+    # An error holding the part rests on (the whole team) touches it too; a warning touches nothing.
+    team = Issue("teams[0]", "broken team")
+    on_no_site = Issue("teams[0].gcp_members", "on no GCP site", depends_on=("teams[0].sites",))
+    assert without_consequences([team, on_no_site], ValidationContext()) == [team]
+    assert without_consequences([replace(team, warning=True), on_no_site], ValidationContext())[1] == on_no_site
+
+
+def test_two_issues_resting_on_each_other_are_both_kept():
+    from components.spec.issues import Issue, ValidationContext, without_consequences
+
+    a = Issue("sites[0].x", "a", depends_on=("sites[1]",))
+    b = Issue("sites[1].y", "b", depends_on=("sites[0]",))
+    assert without_consequences([a, b], ValidationContext()) == [a, b]
+
+
+def test_a_site_left_out_for_its_shape_is_no_unknown_site_and_what_rests_on_it_is_not_judged():
+    from components.spec.issues import ValidationContext, absent_site, unknown_site, without_consequences
+
+    left_out = ValidationContext(left_out_sites=frozenset({"gcp-usc1"}))
+    typo = unknown_site("teams[0].sites[0]", "gcp-uscl", ["gcp-usc1", "grid-hpc"])
+    named = unknown_site("teams[0].sites[1]", "gcp-usc1", ["gcp-usc1", "grid-hpc"])
+    assert named.depends_on == (absent_site("gcp-usc1"),)
+    assert without_consequences([typo, named], left_out) == [typo]
+
+
+@pytest.mark.parametrize(
+    ("corpus", "typo", "fix"),
+    [("link-typo-reported-once", "grid-hcp", "grid-hpc"), ("site-storage-typo-reported-once", "colour: blue", "")],
+)
+def test_the_reported_mistake_is_the_corpus_files_only_one(corpus, typo, fix, tmp_path):
+    """The corpus files whose one mistake must give one message: once it is fixed nothing is wrong, so every other
+    message they gave on the previous main (7 and 5) was a consequence."""
+    text = (BROKEN / f"Pulumi.{corpus}.yaml").read_text()
+    assert typo in text
+    fixed = tmp_path / f"Pulumi.{corpus}.yaml"
+    fixed.write_text(text.replace(typo, fix))
+    assert load_stack_file(fixed).spec
