@@ -1,4 +1,5 @@
-"""Cross-field rules of the spec's cost inputs: every name in cost_assumptions names something the stack plans."""
+"""Cross-field rules of the spec's cost inputs: every name in cost_assumptions names something the stack plans, and
+no team budget is one the stack's budget makes moot."""
 
 from __future__ import annotations
 
@@ -45,4 +46,30 @@ def cost_assumptions_name_what_is_planned(spec: StackSpec, ctx: ValidationContex
                 f"'{name}' is not a cloud site ({', '.join(sorted(clouds)) or 'none'}); a discount applies to an "
                 "AWS or GCP site's on-demand compute",
                 depends_on=(absent_site(name),),
+            )
+
+
+# lattice cost's columns, smallest first: a share of a smaller column is never more than the stack's total of a larger.
+BUDGET_COLUMNS = ("min", "desired", "max")
+
+
+def team_budgets_fit_the_stack_budget(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """A team's budget above the stack's (held to the same or a larger column) can never be the one that binds: the
+    team's share is part of the stack's total. A warning: the policy rule monthly-budget judges each budget against
+    the priced plan, and a stack budget reached first stops the team's spend anyway."""
+    stack = spec.budget
+    if stack is None:
+        return
+    for index, team in enumerate(spec.teams):
+        budget = team.budget
+        if budget is None or BUDGET_COLUMNS.index(budget.at) > BUDGET_COLUMNS.index(stack.at):
+            continue
+        if budget.monthly_usd > stack.monthly_usd:
+            yield Issue(
+                f"teams[{index}].budget.monthly_usd",
+                f"team '{team.name}' may spend ${budget.monthly_usd:,.0f} a month (at {budget.at} nodes), more than "
+                f"the whole stack's budget of ${stack.monthly_usd:,.0f} (budget.monthly_usd, at {stack.at}): its "
+                "share of the stack's cost can never reach it, so it limits nothing; lower it to what the team may "
+                f"spend, at most ${stack.monthly_usd:,.0f}, or raise the stack's budget",
+                warning=True,
             )

@@ -70,6 +70,7 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
                         f"{base}.lustre[{j}].zone", f"zone '{lustre.zone}' is not one of the site's zones ({zones})"
                     )
                 yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
+                yield from _writers_in_its_zone(site, i, lustre, f"{base}.lustre[{j}]")
                 yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
                 yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
             for j, express in enumerate(site.storage.express_checkpoints):
@@ -123,6 +124,38 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
                         f"{mount.path} is already the mount path of mounts[{paths[mount.path]}]; give each its own",
                     )
                 paths.setdefault(mount.path, j)
+
+
+def checkpoint_writers(site: AwsSite, lustre: FsxLustreSpec) -> list:
+    """The site's pools that write checkpoints to the file system: those training its workload, or, for a file
+    system sized by hand, every pool that trains one (a pool names the workload it is sized for). Pools that train
+    nothing (inference) are not counted."""
+    return [
+        pool
+        for pool in site.gpu_pools
+        if pool.workload is not None and (lustre.workload is None or pool.workload == lustre.workload)
+    ]
+
+
+def _writers_in_its_zone(site: AwsSite, i: int, lustre: FsxLustreSpec, path: str) -> Iterator[Issue]:
+    """An FSx for Lustre file system lives in one zone; a pool whose nodes write checkpoints to it from another
+    sends every save (and restore) across zones, data transfer charged in both directions, with the hop's latency."""
+    zone = lustre.zone or site.network.availability_zones[0]
+    for pool in checkpoint_writers(site, lustre):
+        elsewhere = [z for z in pool.zones(site) if z != zone]
+        if not elsewhere:
+            continue
+        some = "all its nodes" if len(elsewhere) == len(pool.zones(site)) else "part of its nodes"
+        yield Issue(
+            f"{path}.zone",
+            f"file system '{lustre.name}' is in {zone}{'' if lustre.zone else ' (the first zone: zone is unset)'}, "
+            f"and pool '{pool.name}', which writes {pool.workload}'s checkpoints to it, has {some} in "
+            f"{', '.join(elsewhere)}: every save and restore crosses zones, as cross-zone data transfer charged in "
+            f"both directions; put the file system in the pool's zone (zone: {elsewhere[0]}; FSx fixes a file "
+            "system's zone at creation, so for an existing one that is a new file system) or the pool in its zone",
+            warning=True,
+            depends_on=(f"sites[{i}].gpu_pools",),
+        )
 
 
 def system_node_ranges(site: AwsSite | GcpSite) -> list[str]:

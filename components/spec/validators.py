@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Callable, Iterator
 from itertools import combinations
 
-from components.standards import OBJECT_LOCK_MIN_DAYS
+from components.standards import LOG_RETENTION_MIN_DAYS, OBJECT_LOCK_MIN_DAYS
 
 from .issues import Issue, ValidationContext, site_names, unknown_site, without_consequences
 from .link_validators import reachable_over_links
@@ -381,6 +381,48 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                 f"buckets {', '.join(audits)} are all purpose audit; keep one (the site's audit logs go to it)",
             )
         yield from _log_buckets_are_kept(spec, i, site)
+
+
+def audit_store_outlasts_the_logs(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """The immutable audit store keeps each record at least as long as a mutable copy of it lives, and in prod at
+    least the minimum the policy pack holds logs to. The store is the CloudTrail bucket's Object Lock (the site's
+    audit bucket's ``immutable``, or ``audit.immutable_days`` for the bucket Lattice adds) and the GCP audit log
+    bucket's locked retention (``audit.immutable_days``). Warnings: the policy rules judge the plan
+    (cloudtrail-bucket-object-lock compares the lock with the trail's log group too; gcp-audit-log-store), advisory in
+    dev and staging, mandatory in prod."""
+    minimum = max(OBJECT_LOCK_MIN_DAYS, LOG_RETENTION_MIN_DAYS)
+    for i, site in enumerate(spec.sites):
+        audit = site.audit
+        if isinstance(site, AwsSite) and audit.creates_trail:
+            rule = "cloudtrail-bucket-object-lock"
+            declared = next((k for k, b in enumerate(site.storage.buckets) if b.purpose == "audit"), None)
+            if declared is not None:
+                days = site.storage.buckets[declared].lock.retention_days
+                path, store = f"sites[{i}].storage.buckets[{declared}].immutable", "the audit bucket's lock"
+            else:
+                days, path, store = audit.immutable_days, f"sites[{i}].audit.immutable_days", "the locked bucket"
+            if days < audit.log_retention_days:
+                yield Issue(
+                    path,
+                    f"the trail's records stay {audit.log_retention_days} days in its CloudWatch log group "
+                    f"(log_retention_days) but only {days} in {store}: for the last "
+                    f"{audit.log_retention_days - days} days the only copy is one whoever may delete log events can "
+                    f"rewrite; keep them at least {audit.log_retention_days} days there (the policy rule {rule} holds "
+                    "the lock to the log group's retention)",
+                    warning=True,
+                )
+        elif isinstance(site, GcpSite):
+            rule, days, path = "gcp-audit-log-store", audit.immutable_days, f"sites[{i}].audit.immutable_days"
+        else:
+            continue  # no store of the site's own keeps it (an organisation trail, none, a grid or edge site)
+        if spec.environment == "prod" and days < minimum:
+            yield Issue(
+                path,
+                f"prod keeps audit records at least {minimum} days (the minimum the policy pack's log retention and "
+                f"audit store rules enforce, mandatory in prod), and the immutable store here keeps them {days}: the "
+                f"plan would fail {rule}; keep them at least {minimum} days",
+                warning=True,
+            )
 
 
 def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
@@ -807,9 +849,10 @@ def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]
 
 
 def cost_inputs_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from .cost_validators import cost_assumptions_name_what_is_planned
+    from .cost_validators import cost_assumptions_name_what_is_planned, team_budgets_fit_the_stack_budget
 
     yield from cost_assumptions_name_what_is_planned(spec, ctx)
+    yield from team_budgets_fit_the_stack_budget(spec, ctx)
 
 
 def brownfield_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
@@ -846,6 +889,7 @@ VALIDATORS: tuple[Validator, ...] = (
     serving_is_valid,
     team_identities_fit,
     audit_is_consistent,
+    audit_store_outlasts_the_logs,
     brownfield_is_valid,
     cost_inputs_are_valid,
 )

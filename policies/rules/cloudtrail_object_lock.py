@@ -1,4 +1,6 @@
-"""The bucket CloudTrail writes to locks objects for at least the configured retention."""
+"""The bucket CloudTrail writes to locks objects for at least the configured retention, and for as long as the trail's
+CloudWatch Logs group keeps the same records: the locked copy is the one nobody can rewrite, and a lock that ends
+first leaves the log group's copy, which whoever may delete log events can change, the only one."""
 
 from components.standards import OBJECT_LOCK_MIN_DAYS
 
@@ -7,6 +9,7 @@ from ..props import S3_BUCKETS, depends_on, get, known, number, of_type, related
 from ..registry import Counterexample, stack_rule
 
 TRAIL = "aws:cloudtrail/trail:Trail"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 LOCK_TYPES = s3_types("ObjectLockConfiguration")
 LOCK = LOCK_TYPES[0]
 DAYS_PER_YEAR = 365
@@ -27,13 +30,14 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
 
 @stack_rule(
     name="cloudtrail-bucket-object-lock",
-    description="CloudTrail buckets have object lock with a default retention of at least the minimum.",
+    description="CloudTrail buckets have object lock with a default retention of at least the minimum, and at least "
+    "as long as the trail's CloudWatch Logs group keeps its records.",
     severity="high",
     remediation="Create the trail bucket with object_lock_enabled=True (or the inline object_lock_configuration) "
     "and add an aws.s3.BucketObjectLockConfiguration with default_retention of at least minimumDays, in the "
     "configured mode or a stronger one (COMPLIANCE in prod; dev and staging accept GOVERNANCE, Lattice's default "
     "there).",
-    resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES),
+    resource_types=(*S3_BUCKETS, TRAIL, *LOCK_TYPES, LOG_GROUP),
     counterexample=Counterexample(
         LOCK, put("rule", "defaultRetention", "days", value=30), select=depending_on(_trail_bucket)
     ),
@@ -75,6 +79,14 @@ def cloudtrail_bucket_object_lock(args):
         )
         if days < minimum:
             yield bucket.urn, f"object lock retains CloudTrail logs for {days} days; at least {minimum} required"
+        elif days < (kept := _log_group_days(args.resources, trails, bucket)):
+            yield (
+                bucket.urn,
+                (
+                    f"object lock retains CloudTrail logs for {days} days and the trail's CloudWatch log group keeps "
+                    f"them {kept}: for the rest the only copy is one that can be rewritten; at least {kept} required"
+                ),
+            )
         modes = {get(r, "mode") for r in retention}
         if retention and max(MODE_STRENGTH.get(mode, 0) for mode in modes) < MODE_STRENGTH[config["mode"]]:
             yield (
@@ -84,3 +96,20 @@ def cloudtrail_bucket_object_lock(args):
                     "(GOVERNANCE can be bypassed by privileged users)"
                 ),
             )
+
+
+def _log_group_days(resources, trails, bucket) -> int:
+    """The longest retention of the CloudWatch log groups the trails writing to ``bucket`` deliver to (0: none)."""
+    name = known(bucket.props, "bucket")
+    writers = [t for t in trails if (name and known(t.props, "s3BucketName") == name) or depends_on(t, bucket)]
+    kept = [
+        number(known(group.props, "retentionInDays") or 0)
+        for group in of_type(resources, LOG_GROUP)
+        for trail in writers
+        if depends_on(trail, group)
+        or (
+            known(group.props, "name")
+            and f":log-group:{known(group.props, 'name')}:" in str(known(trail.props, "cloudWatchLogsGroupArn"))
+        )
+    ]
+    return max(kept, default=0)

@@ -116,6 +116,15 @@ def _team_labels(plan, **changes):
     return metadata
 
 
+def _trail_log_group(plan, days: int):
+    """The baseline's log group as the one its trail delivers to (the name in the trail's log group ARN), keeping
+    records ``days`` days."""
+    out = edit(plan, "aws:cloudwatch/logGroup:LogGroup", "logs", retentionInDays=days)
+    group = next(r for r in out["resources"] if r["type"] == "aws:cloudwatch/logGroup:LogGroup" and r["name"] == "logs")
+    group["inputs"]["name"] = "/aws/cloudtrail/baseline"
+    return out
+
+
 def findings(plan, config=EVERYTHING_MANDATORY):
     result = evaluate(plan, config)
     assert result.errors == [], "a rule raised instead of judging"
@@ -576,6 +585,14 @@ def _without(plan, type_token, name):
             ),
             ("no-cluster-admin-for-non-admin-groups", "Group 'climate-ml' is bound to cluster-admin"),
         ),
+        # the trail's log group (joined by the name in its ARN) keeps records longer than the bucket locks them
+        (
+            lambda p: _trail_log_group(p, 731),
+            (
+                "cloudtrail-bucket-object-lock",
+                "object lock retains CloudTrail logs for 365 days and the trail's CloudWatch log group keeps them 731",
+            ),
+        ),
         # a labels-like field under another name than tags: an FSx file system's final backup goes untagged
         (
             lambda p: edit(p, "aws:fsx/lustreFileSystem:LustreFileSystem", "lustre", finalBackupTags=None),
@@ -599,6 +616,8 @@ def test_edge_cases(change, expected, baseline):
             "eks",
             vpcConfig={"subnetIds": ["s"], "endpointPublicAccess": True, "publicAccessCidrs": ["198.51.100.0/24"]},
         ),
+        # the trail's log group keeps records no longer than the bucket locks them
+        lambda p: _trail_log_group(p, 365),
         # asymmetric keys cannot rotate; the rule does not apply
         lambda p: edit(p, "aws:kms/key:Key", "key", enableKeyRotation=False, customerMasterKeySpec="RSA_4096"),
         # cluster-admin for an admin group, and other roles for anyone, are fine
@@ -977,4 +996,26 @@ def test_a_remote_write_password_as_a_string_fails(prod_plan):
 
     assert _monitoring(prod_plan, plain) == [
         "remote write 'central' basicAuth.password is a value of the Helm release; take it from a Secret"
+    ]
+
+
+def test_a_trail_bucket_locked_for_less_than_its_log_group_keeps_records_fails(prod_plan):
+    """On Lattice's own plan, where the trail takes its log group's ARN (a dependency, not a literal): prod's
+    aws-use1 keeps logs 731 days, and its audit store locks them as long (audit.immutable_days: 731)."""
+    plan = copy.deepcopy(prod_plan.to_dict())  # the session's plan: edited here, so a copy
+    assert [f for f in findings(plan) if f[0] == "cloudtrail-bucket-object-lock"] == []
+    trail = next(r for r in plan["resources"] if r["type"] == "aws:cloudtrail/trail:Trail")
+    group = next(
+        r
+        for r in plan["resources"]
+        if r["type"] == "aws:cloudwatch/logGroup:LogGroup" and r["urn"] in trail["dependencies"]
+    )
+    assert group["inputs"]["retentionInDays"] == 731
+    group["inputs"]["retentionInDays"] = 1096
+    assert [f for f in findings(plan) if f[0] == "cloudtrail-bucket-object-lock"] == [
+        (
+            "cloudtrail-bucket-object-lock",
+            "object lock retains CloudTrail logs for 731 days and the trail's CloudWatch log group keeps them 1096: "
+            "for the rest the only copy is one that can be rewritten; at least 1096 required",
+        )
     ]

@@ -274,7 +274,8 @@ def test_the_audit_bucket_locks_for_the_specs_retention_and_admits_this_trail_on
         for r in prod_plan.by_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
         if audit["urn"] in r["dependencies"]
     )
-    assert lock["inputs"]["rule"] == {"defaultRetention": {"mode": "COMPLIANCE", "days": 365}}
+    # prod's audit bucket locks records as long as the trail's log group keeps them (log_retention_days: 731)
+    assert lock["inputs"]["rule"] == {"defaultRetention": {"mode": "COMPLIANCE", "days": 731}}
     statements = json.loads(
         prod_plan.one("aws:s3/bucketPolicy:BucketPolicy", "aws-use1-storage-audit-policy")["inputs"]["policy"]
     )["Statement"]

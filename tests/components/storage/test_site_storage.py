@@ -62,7 +62,7 @@ def test_checkpoints_go_cold_after_30_days(prod_plan):
     assert cold["transitions"] == [{"days": 30, "storageClass": "GLACIER_IR"}]
 
 
-@pytest.mark.parametrize(("bucket", "retention"), [("audit", {"days": 365}), ("releases", {"years": 1})])
+@pytest.mark.parametrize(("bucket", "retention"), [("audit", {"days": 731}), ("releases", {"years": 1})])
 def test_immutable_buckets_lock_objects_in_compliance_mode(prod_plan, bucket, retention):
     resource = prod_plan.one(S3, f"aws-use1-storage-{bucket}-bucket")
     assert resource["inputs"]["objectLockEnabled"] is True
