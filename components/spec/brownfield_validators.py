@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Iterator
 from itertools import combinations
 
-from .issues import Issue, ValidationContext
+from .issues import Issue, ValidationContext, team_sites
 from .model import AwsSite, GcpSite, StackSpec
 
 
@@ -96,7 +96,7 @@ def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
     for i, site in enumerate(spec.sites):
         if not isinstance(site, AwsSite):
             continue
-        yield from _present_on_cluster(spec, i, site)
+        yield from _present_on_cluster(spec, i, site, ctx)
         if site.kubernetes.existing_cluster is None:
             continue
         path = f"sites[{i}].kubernetes"
@@ -115,7 +115,7 @@ def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
                 )
 
 
-def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite) -> Iterator[Issue]:
+def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite, ctx: ValidationContext) -> Iterator[Issue]:
     """``kubernetes.present``: only on an existing cluster, and only what Lattice would otherwise create there."""
     from components.compute.eks_adoption import lattice_access_entries, lattice_addons
 
@@ -148,7 +148,9 @@ def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite) -> Iterator[Issu
                 f"Lattice creates no access entry for {arn} on this site (it is in neither kubernetes.admin_role_arns "
                 "nor the aws_role_arns of a team on the site); remove it",
                 # a team's role counts where the team is: its sites key says where
-                depends_on=tuple(f"teams[{j}].sites" for j, t in enumerate(spec.teams) if arn in t.aws_role_arns),
+                depends_on=tuple(
+                    part for j, t in enumerate(spec.teams) if arn in t.aws_role_arns for part in team_sites(j, t, ctx)
+                ),
             )
 
 

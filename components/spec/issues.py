@@ -6,8 +6,8 @@ typo inside one site's storage (which leaves that site out of the cross-field ch
 lists the site "on no GCP site". So a conclusion drawn over another part of the spec names that part in its
 ``depends_on`` (a reachability verdict the ``links``, a team's "on no GCP site" its ``teams[i].sites``, a quota the
 site's ``gpu_pools``), and ``without_consequences`` drops it when that part has an error of its own, or was left out
-of the spec for its shape errors (``ValidationContext.left_out_sites`` / ``left_out_links``). A name of a left-out
-site is no "unknown site" either: the site exists, its own errors are reported.
+of the spec for its shape errors (``ValidationContext.left_out_sites`` / ``left_out_links`` / ``left_out_teams``). A
+name of a left-out site (or team) is no "unknown site" either: it exists, its own errors are reported.
 """
 
 from __future__ import annotations
@@ -37,15 +37,21 @@ class ValidationContext:
     # False under a real `pulumi up`, where the engine hands us config values but not the file.
     knows_config: bool = True
     stack: str = ""
-    # Sites the loader left out (by name) and how many links: what depends on them is not judged.
+    # Sites and teams the loader left out (by name) and how many links: what depends on them is not judged.
     left_out_sites: frozenset[str] = field(default_factory=frozenset)
     left_out_links: int = 0
+    left_out_teams: frozenset[str] = field(default_factory=frozenset)
 
 
 def absent_site(name: str) -> str:
     """The part a site name the spec does not hold stands for: broken when the loader left that site out for its
     shape errors (the name is then no typo), whole otherwise (an "unknown site" is the only error it brings)."""
     return f"sites[?{name}]"
+
+
+def absent_team(name: str) -> str:
+    """As ``absent_site``, for a team name."""
+    return f"teams[?{name}]"
 
 
 def unknown_site(path: str, name: str, known: list[str]) -> Issue:
@@ -65,6 +71,12 @@ def every_left_out_site(ctx: ValidationContext) -> tuple[str, ...]:
     return tuple(absent_site(name) for name in sorted(ctx.left_out_sites))
 
 
+def team_sites(index: int, team, ctx: ValidationContext) -> tuple[str, ...]:
+    """What "the sites team ``index`` is on" rests on: its sites key, and without one (every grid and edge site)
+    every site left out too."""
+    return (f"teams[{index}].sites", *(every_left_out_site(ctx) if team.sites is None else ()))
+
+
 def resting_on(parts: tuple[str, ...], issues: Iterable[Issue]) -> Iterator[Issue]:
     """The issues, each resting on ``parts`` too."""
     for issue in issues:
@@ -80,6 +92,7 @@ def without_consequences(issues: list[Issue], ctx: ValidationContext) -> list[Is
     """The issues but those whose ``depends_on`` names a part with an error of its own (module docstring). Two
     issues that depend on each other's parts are both kept: neither is the other's consequence alone."""
     broken = [absent_site(name) for name in ctx.left_out_sites]
+    broken += [absent_team(name) for name in ctx.left_out_teams]
     broken += [f"links[?{k}]" for k in range(ctx.left_out_links)]
     errors = [issue for issue in issues if not issue.warning]
 

@@ -318,6 +318,7 @@ def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationCo
         ctx,
         left_out_sites=frozenset(name for name in names["sites"] if isinstance(name, str)),
         left_out_links=len(broken["links"]),
+        left_out_teams=frozenset(name for name in names["teams"] if isinstance(name, str)),
     )
     issues = [issue for issue in validate(spec, left_out) if not issue.warning]
 

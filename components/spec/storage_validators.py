@@ -26,7 +26,7 @@ from components.catalog.storage import (
 )
 from components.standards import CHECKPOINT_TARGET_SECONDS
 
-from .issues import Issue
+from .issues import Issue, ValidationContext, team_sites
 from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
 
@@ -46,7 +46,8 @@ LUSTRE_INSTANCE_PREFIX = 24
 EXPRESS_SUFFIX_MAX = len("--") + 9 + len("--x-s3")
 
 
-def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
+def storage_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    stack = ctx.stack
     workloads = {w.name: w for w in spec.workloads}
     prod = spec.environment == "prod"
 
@@ -54,7 +55,7 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
         return [team.name for team in spec.teams if team.on(site)]
 
     # Which teams are on a site is what their sites keys say: a verdict over them rests on those keys.
-    team_sites = tuple(f"teams[{k}].sites" for k in range(len(spec.teams)))
+    team_keys = tuple(part for k, team in enumerate(spec.teams) for part in team_sites(k, team, ctx))
 
     for i, site in enumerate(spec.sites):
         base = f"sites[{i}].storage"
@@ -71,8 +72,8 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
                     )
                 yield from _fsx(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
                 yield from _writers_in_its_zone(site, i, lustre, f"{base}.lustre[{j}]")
-                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
-                yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_keys)
+                yield from _unreached_repositories(lustre, f"{base}.lustre[{j}]", teams_on(site), team_keys)
             for j, express in enumerate(site.storage.express_checkpoints):
                 path = f"{base}.express_checkpoints[{j}]"
                 if express.zone not in site.network.availability_zones:
@@ -87,7 +88,7 @@ def storage_issues(spec: StackSpec, stack: str) -> Iterator[Issue]:
             filesystems: dict[str, int] = {}
             for j, lustre in enumerate(site.storage.lustre):
                 yield from _managed_lustre(site, lustre, f"{base}.lustre[{j}]", workloads, prod)
-                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_sites)
+                yield from _admin_clients(site, lustre, f"{base}.lustre[{j}]", teams_on(site), team_keys)
                 first = filesystems.setdefault(lustre.filesystem, j)
                 if first != j:
                     yield Issue(
@@ -173,9 +174,9 @@ def admin_client_ranges(site: AwsSite | GcpSite, lustre: FsxLustreSpec | Managed
     return list(lustre.admin_clients) if lustre.admin_clients is not None else system_node_ranges(site)
 
 
-def _admin_clients(site, lustre, path: str, teams: list[str], team_sites: tuple[str, ...]) -> Iterator[Issue]:
+def _admin_clients(site, lustre, path: str, teams: list[str], team_keys: tuple[str, ...]) -> Iterator[Issue]:
     """Root squash needs a client it spares, or no one can create and chown the teams' directories (``teams``, the
-    site's, as the keys ``team_sites`` say)."""
+    site's, as the keys ``team_keys`` say)."""
     import ipaddress
 
     if lustre.root_squash is None:
@@ -204,12 +205,12 @@ def _admin_clients(site, lustre, path: str, teams: list[str], team_sites: tuple[
             f"the system nodes' range(s) {', '.join(missing)} are not spared from root squash, but Lattice creates "
             f"the directories of {', '.join(teams)} from there (a Job on the system nodes, as root); add them to "
             "admin_clients or remove admin_clients",
-            depends_on=team_sites,
+            depends_on=team_keys,
         )
 
 
 def _unreached_repositories(
-    lustre: FsxLustreSpec, path: str, teams: list[str], team_sites: tuple[str, ...]
+    lustre: FsxLustreSpec, path: str, teams: list[str], team_keys: tuple[str, ...]
 ) -> Iterator[Issue]:
     """A team's claim mounts its own directory /<team>: a repository linked elsewhere is out of its pods' reach."""
     for k, repository in enumerate(lustre.durability.repositories):
@@ -224,7 +225,7 @@ def _unreached_repositories(
             f"directories instead, one association each, e.g. {{bucket: {repository.bucket}, path: "
             f"/{team}/{purpose}, prefix: {team}/}} (the team's prefix, which its role reaches)",
             warning=True,
-            depends_on=team_sites,
+            depends_on=team_keys,
         )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from .issues import Issue, ValidationContext, absent_site, site_names, unknown_site
+from .issues import Issue, ValidationContext, absent_site, site_names, team_sites, unknown_site
 from .model import AwsSite, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec, TeamSpec
 from .teams import pool_hosts
 
@@ -35,15 +35,16 @@ def team_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     sites = {site.name: site for site in spec.sites}
     known = sorted(site_names(spec, ctx))
     for index, team in enumerate(spec.teams):
-        yield from _per_site_keys(team, index, sites, known)
-        yield from _pod_security(team, index, spec)
+        listed = team_sites(index, team, ctx)
+        yield from _per_site_keys(team, index, sites, known, listed)
+        yield from _pod_security(team, index, spec, listed)
         yield from _hosts_fit(team, index, spec)
-        yield from _serve(team, index, spec, known)
+        yield from _serve(team, index, spec, known, listed)
     yield from _guarantees_fit(spec)
     yield from _posix_ids(spec)
 
 
-def _serve(team: TeamSpec, index: int, spec: StackSpec, known: list[str]) -> Iterator[Issue]:
+def _serve(team: TeamSpec, index: int, spec: StackSpec, known: list[str], listed: tuple[str, ...]) -> Iterator[Issue]:
     """``teams[].serve``: known sites the team is on, served from other sites linked to them; on an AWS or GCP site
     the link must admit the port, or the cloud firewall (security group, VPC firewall) drops it before the pod."""
     sites = {site.name: site for site in spec.sites}
@@ -59,7 +60,6 @@ def _serve(team: TeamSpec, index: int, spec: StackSpec, known: list[str]) -> Ite
             for hub in spec.sites
         )
 
-    listed = (f"teams[{index}].sites",)  # which sites the team is on: wrong there, wrong here
     # Whether traffic gets there is a question of the links (an AWS hub routes between them) and of where it is served.
     routed = ("links", *listed, *(absent_site(name) for entry in team.serve for name in entry.from_))
     for j, entry in enumerate(team.serve):
@@ -139,7 +139,9 @@ def _path(team: TeamSpec, index: int, key: str, site: str) -> str:
     return f"teams[{index}].{key}.{site}" if isinstance(getattr(team, key), dict) else f"teams[{index}].{key}"
 
 
-def _per_site_keys(team: TeamSpec, index: int, sites: dict, known: list[str]) -> Iterator[Issue]:
+def _per_site_keys(
+    team: TeamSpec, index: int, sites: dict, known: list[str], listed: tuple[str, ...]
+) -> Iterator[Issue]:
     for key in TeamSpec.PER_SITE_KEYS:
         value = getattr(team, key)
         if not isinstance(value, dict):
@@ -153,11 +155,11 @@ def _per_site_keys(team: TeamSpec, index: int, sites: dict, known: list[str]) ->
                     f"teams[{index}].{key}.{name}",
                     f"team '{team.name}' has no namespace on '{name}'; add '{name}' to the team's sites or remove "
                     f"its {what}",
-                    depends_on=(f"teams[{index}].sites",),
+                    depends_on=listed,
                 )
 
 
-def _pod_security(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue]:
+def _pod_security(team: TeamSpec, index: int, spec: StackSpec, listed: tuple[str, ...]) -> Iterator[Issue]:
     on = [site for site in spec.sites if team.on(site)]
     above = [(site.name, team.pod_security_for(site.name)[0]) for site in on]
     above = [(name, level) for name, level in above if level != "restricted"]
@@ -167,13 +169,13 @@ def _pod_security(team: TeamSpec, index: int, spec: StackSpec) -> Iterator[Issue
             f"teams[{index}].pod_security_reason",
             f"team '{team.name}' enforces {where}, above restricted; say why in pod_security_reason (it is written "
             "on the namespace), or lower pod_security",
-            depends_on=(f"teams[{index}].sites",),
+            depends_on=listed,
         )
     if not above and team.pod_security_reason is not None:
         yield Issue(
             f"teams[{index}].pod_security_reason",
             f"team '{team.name}' enforces restricted everywhere, so pod_security_reason explains nothing; remove it",
-            depends_on=(f"teams[{index}].sites",),
+            depends_on=listed,
         )
     for site in on:
         level, explicit = team.pod_security_for(site.name)

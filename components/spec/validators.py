@@ -16,7 +16,7 @@ from itertools import combinations
 
 from components.standards import LOG_RETENTION_MIN_DAYS, OBJECT_LOCK_MIN_DAYS
 
-from .issues import Issue, ValidationContext, site_names, unknown_site, without_consequences
+from .issues import Issue, ValidationContext, site_names, team_sites, unknown_site, without_consequences
 from .link_validators import reachable_over_links
 from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
 
@@ -314,7 +314,7 @@ def team_identities_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                 )
             owners.setdefault(arn, f"teams[{index}]")
         # Which sites the team is on is what its sites key says: wrong there, wrong here.
-        listed = (f"teams[{index}].sites",)
+        listed = team_sites(index, team, ctx)
         if team.aws_role_arns and not any(isinstance(site, AwsSite) for site in on):
             yield Issue(
                 f"teams[{index}].aws_role_arns",
@@ -837,14 +837,13 @@ def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[
 def serving_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .serving_validators import serving_issues
 
-    for path, message, warning in serving_issues(spec):
-        yield Issue(path, message, warning)
+    yield from serving_issues(spec, ctx)
 
 
 def storage_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .storage_validators import checkpoint_budget, storage_issues
 
-    yield from storage_issues(spec, ctx.stack)
+    yield from storage_issues(spec, ctx)
     yield from checkpoint_budget(spec)
 
 

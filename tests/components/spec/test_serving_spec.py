@@ -176,3 +176,14 @@ def test_the_same_sites_mount_is_read_in_place_without_an_export():
     assert issues(raw) == {
         f"{ENTRY}.weights.address": "the weights are on the serving site itself: nothing is exported; remove it"
     }
+
+
+def test_an_entry_naming_a_team_or_weights_site_left_out_for_its_shape_reports_only_that_shape_error():
+    """One mistake, one message: a typo in beamline-ops (the serving team) or in grid-hpc (the weights' site) leaves
+    it out of the cross-field checks; the endpoint that names it is no "unknown team" / "unknown site" then."""
+    raw = prod_raw()
+    team(raw, "beamline-ops")["colour"] = "blue"
+    assert list(issues(raw)) == [f"teams[{raw['teams'].index(team(raw, 'beamline-ops'))}].colour"]
+    raw = prod_raw()
+    raw["sites"][2]["network"]["colour"] = "blue"  # grid-hpc
+    assert list(issues(raw)) == ["sites[2].network.colour"]
