@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .issues import Issue, unknown_site
 from .model import KubernetesSite, StackSpec
+from .scheduling_validators import OVER_LINKS
 
 
 def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: frozenset[str], knows_config: bool):
@@ -31,21 +33,21 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
         slurm_names = {pool.name for _, pool in slurm_pools}
         for e, entry in enumerate(site.inference):
             if entry.pool in slurm_names:
-                yield (
+                yield Issue(
                     f"{path}.inference[{e}].pool",
                     f"pool '{entry.pool}' is Slurm's (scheduler: slurm): slurmd holds its GPUs and Slinky's worker "
                     "taint keeps other pods off its nodes, so the endpoint would never start; serve from a Kueue pool",
                 )
         if site.slurm is None:
             for j, pool in slurm_pools:
-                yield (
+                yield Issue(
                     f"{path}.gpu_pools[{j}].scheduler",
                     f"pool '{pool.name}' is Slurm's, but site '{site.name}' has no `slurm` key; add {path}.slurm "
                     "(accounting database, directory) or set scheduler: kueue",
                 )
             continue
         if not slurm_pools:
-            yield (
+            yield Issue(
                 f"{path}.slurm",
                 f"site '{site.name}' sets up Slurm, but none of its gpu_pools has scheduler: slurm; set it on the "
                 "pool Slurm owns, or remove the slurm key",
@@ -54,7 +56,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
         for j, pool in slurm_pools:
             gres = slurm_gres_type(pool.gpu_model)
             if gres is None:
-                yield (
+                yield Issue(
                     f"{path}.gpu_pools[{j}].gpu_model",
                     f"'{pool.gpu_model}' is no NVIDIA GPU the catalog knows, and Slurm's Gres=gpu:<type>:<count> takes "
                     "its type from the catalog; name the model as `lattice catalog` lists it (e.g. H100-80GB)",
@@ -63,7 +65,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
             shapes.setdefault((gres, pool.gpus_per_node), pool.name)
         if len(shapes) > 1:
             listed = ", ".join(f"'{name}' gpu:{gres}:{count}" for (gres, count), name in shapes.items())
-            yield (
+            yield Issue(
                 f"{path}.gpu_pools",
                 f"site '{site.name}' gives Slurm pools of different GPU shapes ({listed}); gres.conf names no nodes "
                 "(Slurm's node names are the Kubernetes nodes'), so its one explicit line must fit every Slurm node: "
@@ -71,7 +73,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
             )
         version = site.kubernetes.version
         if version is not None and tuple(int(p) for p in version.split(".")) < (1, 29):
-            yield (
+            yield Issue(
                 f"{path}.kubernetes.version",
                 f"Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' kubeVersion); '{site.name}' runs {version}",
             )
@@ -84,23 +86,27 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
                 full = f"lattice:{key}"
                 fix = f"run `pulumi config set --secret {full} <password>`"
                 if full not in config_keys:
-                    yield where, f"config key '{full}' is not set in this stack; {fix}"
+                    yield Issue(where, f"config key '{full}' is not set in this stack; {fix}")
                 elif full not in secret_keys:
-                    yield where, f"config key '{full}' holds a password in plain text; {fix} to encrypt it"
+                    yield Issue(where, f"config key '{full}' holds a password in plain text; {fix} to encrypt it")
         reached = _linked(spec, site.name)
         for key in ("login_from", "rest_from"):
             for k, name in enumerate(getattr(site.slurm, key)):
                 where = f"{path}.slurm.{key}[{k}]"
                 other = next((s for s in spec.sites if s.name == name), None)
                 if other is None:
-                    yield where, f"unknown site '{name}'; use one of: {', '.join(sorted(names))}"
+                    # a site left out for its shape errors is no unknown one (components/spec/issues.py)
+                    yield unknown_site(where, name, sorted(names))
                 elif name == site.name:
-                    yield where, f"'{name}' is the Slurm site itself, whose own network always reaches it; remove it"
+                    yield Issue(
+                        where, f"'{name}' is the Slurm site itself, whose own network always reaches it; remove it"
+                    )
                 elif name not in reached:
-                    yield (
+                    yield Issue(
                         where,
                         f"'{name}' has no link to '{site.name}' (directly or through an AWS hub), so its clients "
                         "never reach Slurm there; link the two sites or remove it",
+                        depends_on=OVER_LINKS,
                     )
 
 
@@ -122,5 +128,5 @@ def _linked(spec: StackSpec, name: str) -> set[str]:
     return reached
 
 
-def slurm_issue_list(spec: StackSpec, ctx) -> Iterator[tuple[str, str]]:
+def slurm_issue_list(spec: StackSpec, ctx) -> Iterator[Issue]:
     yield from slurm_issues(spec, ctx.config_keys, ctx.secret_config_keys, ctx.knows_config)

@@ -822,8 +822,7 @@ def scheduling_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
 def slurm_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     from .slurm_validators import slurm_issue_list
 
-    for path, message in slurm_issue_list(spec, ctx):
-        yield Issue(path, message)
+    yield from slurm_issue_list(spec, ctx)
 
 
 def observability_is_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:

@@ -187,3 +187,13 @@ def test_an_entry_naming_a_team_or_weights_site_left_out_for_its_shape_reports_o
     raw = prod_raw()
     raw["sites"][2]["network"]["colour"] = "blue"  # grid-hpc
     assert list(issues(raw)) == ["sites[2].network.colour"]
+
+
+def test_slurm_clients_naming_a_site_left_out_for_its_shape_report_only_that_shape_error():
+    """grid-hpc's Slurm admits logins from edge-beamline: a typo inside edge-beamline leaves it out, and its name
+    under login_from / rest_from is no "unknown site" then, nor is anything else that rests on it wrong (the previous
+    main gave 8 problems: those two, the served port, the MultiKueue worker and the metrics store unreachable)."""
+    raw = prod_raw()
+    assert "edge-beamline" in raw["sites"][2]["slurm"]["login_from"]
+    raw["sites"][EDGE]["network"]["colour"] = "blue"
+    assert list(issues(raw)) == [f"sites[{EDGE}].network.colour"]
