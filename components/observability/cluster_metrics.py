@@ -35,6 +35,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import standards
+from components.scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
 
 from ..network.ports import METRICS_RECEIVER
 from . import receivers as alert_receivers
@@ -156,6 +157,8 @@ class ClusterMetricsArgs:
     nccl_floors: tuple[Floor, ...] = ()
     # The thresholds of the inference endpoints this cluster serves (serving_metrics.py), recorded by its rules.
     serving_slos: tuple[ServingSlo, ...] = ()
+    # The site has pools Slurm owns: the node exporter tolerates Slinky's worker taint, or it leaves their nodes.
+    slurm_nodes: bool = False
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -369,6 +372,9 @@ def chart_values(args: ClusterMetricsArgs) -> dict:
             }
         },
     }
+    if args.slurm_nodes:
+        # The chart's own tolerations (every NoSchedule taint) kept, Slinky's NoExecute worker taint added.
+        values["prometheus-node-exporter"]["tolerations"] = [dict(NO_SCHEDULE_TOLERATION), dict(WORKER_TOLERATION)]
     if args.remote_write is not None and args.remote_write.sigv4 is not None:
         # The service account EKS Pod Identity hands the workspace's write role to (managed_store.py): named here
         # rather than left to the chart's default, which derives the same name from fullnameOverride.

@@ -42,6 +42,7 @@ import yaml
 
 from ..observability.dcgm import dcgm_exporter_values
 from ..observability.managed_collection import ManagedCollection, ManagedCollectionArgs
+from ..scheduling.slurm_config import WORKER_TOLERATION
 from . import moved_from
 from .accelerators import EFA_DEVICE, RDMA_DEVICE, RDMA_SHARED_DEVICE
 from .gpu_health import GpuHealth, GpuHealthArgs
@@ -270,9 +271,8 @@ def kueue_values(prometheus: bool = False, provisioning_requests: bool = False, 
     }
 
 
-# nodeset.slinky.slurm.net/worker, NoExecute (SlinkyProject/slurm-operator pkg/taints/taints.go at v1.2.1): the taint
-# that keeps pods other than slurmd off Slurm's nodes; the components/scheduling/slurm_cluster.py WORKER_TOLERATION.
-SLURM_WORKER_TOLERATION = {"key": "nodeset.slinky.slurm.net/worker", "operator": "Equal", "effect": "NoExecute"}
+# nodeset.slinky.slurm.net/worker, NoExecute: the taint that keeps pods other than slurmd off Slurm's nodes.
+SLURM_WORKER_TOLERATION = WORKER_TOLERATION
 
 
 def gpu_operator_tolerations(slurm: bool) -> dict:
@@ -521,7 +521,9 @@ class ClusterAddons(pulumi.ComponentResource):
             self.gpu_health = GpuHealth(
                 f"{name}-gpu-health",
                 GpuHealthArgs(
-                    labels=args.labels, depends_on=[*args.depends_on, *[r for r in [self.gpu_operator] if r]]
+                    labels=args.labels,
+                    depends_on=[*args.depends_on, *[r for r in [self.gpu_operator] if r]],
+                    slurm=args.slurm,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

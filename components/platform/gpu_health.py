@@ -43,6 +43,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import standards
+from components.scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
 
 NPD_CHART = "node-problem-detector"
 NPD_CHART_REPO = "https://charts.deliveryhero.io/"
@@ -94,17 +95,21 @@ def xid_monitor() -> dict:
     }
 
 
-def npd_values() -> dict:
+def npd_values(slurm: bool = False) -> dict:
     """The node-problem-detector chart's values (checked against the pinned chart's values.yaml): the kernel monitor
     NPD ships plus Lattice's Xid monitor, on GPU nodes only. The chart's own tolerations (every NoSchedule taint)
-    keep it on a node Lattice tainted, so it goes on reporting there."""
-    return {
+    keep it on a node Lattice tainted, so it goes on reporting there; where Slurm owns pools (``slurm``), Slinky's
+    NoExecute worker taint is tolerated too, or NPD would be evicted from Slurm's nodes and their Xids go unseen."""
+    values: dict = {
         "settings": {
             "custom_monitor_definitions": {MONITOR_FILE: json.dumps(xid_monitor(), indent=2)},
             "log_monitors": ["/config/kernel-monitor.json", f"/custom-config/{MONITOR_FILE}"],
         },
         "nodeSelector": dict(GPU_NODES),
     }
+    if slurm:
+        values["tolerations"] = [dict(NO_SCHEDULE_TOLERATION), dict(WORKER_TOLERATION)]
+    return values
 
 
 def readiness_rule_spec() -> dict:
@@ -121,6 +126,7 @@ def readiness_rule_spec() -> dict:
 class GpuHealthArgs:
     labels: dict[str, str] = field(default_factory=dict)
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    slurm: bool = False  # the site has pools Slurm owns (Slinky's worker taint on their nodes)
 
 
 class GpuHealth(pulumi.ComponentResource):
@@ -148,7 +154,7 @@ class GpuHealth(pulumi.ComponentResource):
             version=NPD_CHART_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=NPD_CHART_REPO),
             namespace=NPD_NAMESPACE,
-            values=npd_values(),
+            values=npd_values(args.slurm),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.namespace]),
         )
         self.controller = k8s.kustomize.v2.Directory(

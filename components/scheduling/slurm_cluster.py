@@ -62,10 +62,9 @@ IMAGES = {
     "slurmd": f"ghcr.io/slinkyproject/slurmd-pyxis:{SLURM_IMAGE_TAG}",
     "login": f"ghcr.io/slinkyproject/login-pyxis:{SLURM_IMAGE_TAG}",
 }
-# pkg/taints/taints.go at v1.2.1: the key the operator's NodeSet pods tolerate (operator Equal, effect NoExecute).
-# Tainting a pool's nodes with it keeps every pod that does not tolerate it off them — Kueue's jobs included.
-WORKER_TAINT = {"key": "nodeset.slinky.slurm.net/worker", "effect": "NoExecute"}
-WORKER_TOLERATION = {"key": WORKER_TAINT["key"], "operator": "Equal", "effect": "NoExecute"}
+# Tainting a pool's nodes with Slinky's worker taint keeps every pod that does not tolerate it off them — Kueue's jobs
+# included (slurm_config.WORKER_TAINT).
+WORKER_TAINT, WORKER_TOLERATION = slurm_config.WORKER_TAINT, slurm_config.WORKER_TOLERATION
 GPU_TOLERATION = {"key": NVIDIA_GPU, "operator": "Exists", "effect": "NoSchedule"}
 # internal/builder/common/const.go and restapibuilder/restapi_app.go at v1.2.1.
 SLURMCTLD_PORT, SLURMDBD_PORT, SLURMRESTD_PORT, SSH_PORT = 6817, 6819, 6820, 22

@@ -42,6 +42,13 @@ SLURM_DOCS = "https://slurm.schedmd.com"
 TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"  # api/v1beta1/well_known.go, AnnotationNodeTopologySpec
 FLAT_TOPOLOGY = "flat"
 GRES_NAME = "gpu"
+# SlinkyProject/slurm-operator pkg/taints/taints.go at v1.2.1: the NoExecute taint that keeps every pod but slurmd off
+# Slurm's nodes, and the toleration of it (operator Equal, no value) that a pod needs to stay there.
+WORKER_TAINT = {"key": "nodeset.slinky.slurm.net/worker", "effect": "NoExecute"}
+WORKER_TOLERATION = {"key": WORKER_TAINT["key"], "operator": "Equal", "effect": "NoExecute"}
+# The node-level DaemonSets' own charts tolerate every NoSchedule taint (prometheus-node-exporter and
+# node-problem-detector values.yaml: {effect: NoSchedule, operator: Exists}); a value replaces the list, so it is kept.
+NO_SCHEDULE_TOLERATION = {"effect": "NoSchedule", "operator": "Exists"}
 STANDBY_QOS = "standby"
 
 # slurm.conf(5) at 25.11: each a parameter of its PARAMETERS section.

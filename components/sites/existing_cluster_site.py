@@ -7,6 +7,7 @@ kubeconfig held as a Pulumi secret, which stays secret into the provider's state
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import pulumi
@@ -14,6 +15,7 @@ import pulumi_kubernetes as k8s
 
 from ..catalog.accelerators import slurm_gres_type
 from ..network.ports import HTTPS, KUBERNETES_API
+from ..observability.cluster_metrics import ClusterMetricsArgs
 from ..observability.federation import SiteMetrics, metrics_args
 from ..platform.accelerators import NVIDIA_GPU
 from ..platform.audit_policy import api_server_flags, audit_policy_yaml
@@ -110,7 +112,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                     slurm=bool(site.slurm_pools),
                 ),
                 storage=tiers,
-                metrics=metrics_args(site.name, args.metrics),
+                metrics=slurm_metrics(metrics_args(site.name, args.metrics), site),
             ),
             opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
         )
@@ -189,6 +191,13 @@ def slurm_cluster(
         ),
         opts=opts,
     )
+
+
+def slurm_metrics(metrics: ClusterMetricsArgs | None, site: KubernetesSite) -> ClusterMetricsArgs | None:
+    """The site's metrics, its node exporter tolerating Slinky's worker taint where Slurm owns pools."""
+    if metrics is None or not site.slurm_pools:
+        return metrics
+    return dataclasses.replace(metrics, slurm_nodes=True)
 
 
 def slurm_mounts(site: KubernetesSite) -> list[SlurmMount]:

@@ -542,3 +542,26 @@ def test_team_on_site_carries_both_shares():
     site = next(s for s in spec.sites if s.name == "grid-hpc")
     climate = team_on_site(next(t for t in spec.teams if t.name == "climate"), site)
     assert (climate.accelerators, climate.slurm_gpus, climate.guarantee, climate.slurm_guarantee) == (64, 16, 32, 16)
+
+
+def test_node_exporter_and_npd_stay_on_slurms_nodes(prod_plan):
+    """Slinky's worker taint is NoExecute: a DaemonSet that does not tolerate it is evicted from Slurm's nodes. The
+    node exporter (InfiniBand, file systems) and Node Problem Detector (GPU Xids) tolerate it on a Slurm site, with
+    their charts' own NoSchedule toleration kept; elsewhere their values are the charts' as before."""
+    worker = {"key": "nodeset.slinky.slurm.net/worker", "operator": "Equal", "effect": "NoExecute"}
+    own = {"effect": "NoSchedule", "operator": "Exists"}
+    metrics = prod_plan.one(RELEASE, "grid-hpc-metrics-kube-prometheus-stack")["inputs"]["values"]
+    assert metrics["prometheus-node-exporter"]["tolerations"] == [own, worker]
+    npd = prod_plan.one(RELEASE, "grid-hpc-addons-gpu-health-node-problem-detector")["inputs"]["values"]
+    assert npd["tolerations"] == [own, worker]
+    exporter_chart = yaml.safe_load(
+        (FIXTURES / "kube-prometheus-stack-88.5.3" / "prometheus-node-exporter-values.yaml").read_text()
+    )
+    npd_chart = yaml.safe_load((FIXTURES / "gpu-health" / "node-problem-detector-2.4.1-values.yaml").read_text())
+    assert exporter_chart["tolerations"] == npd_chart["tolerations"] == [own]  # the charts' own, kept first
+    edge = prod_plan.one(RELEASE, "edge-beamline-metrics-kube-prometheus-stack")["inputs"]["values"]
+    assert "tolerations" not in edge["prometheus-node-exporter"]
+    assert (
+        "tolerations"
+        not in prod_plan.one(RELEASE, "edge-beamline-addons-gpu-health-node-problem-detector")["inputs"]["values"]
+    )
