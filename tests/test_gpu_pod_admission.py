@@ -1,5 +1,5 @@
 """A typical PyTorchJob / JobSet trainer pod, planned against every team namespace of the shipped stacks and walked
-through what the cluster does with it (``tests/admission.py``: API defaulting, LimitRanger, pod validation,
+through what the cluster does with it (``lattice/route/pod_admission.py``: API defaulting, LimitRanger, pod validation,
 ResourceQuota, and Kueue's own LimitRange handling; ``tests/kueue.py``: the team's ClusterQueue).
 
 The pod takes a whole node of the site's largest accelerator pool, the way the training-operator and JobSet
@@ -14,19 +14,16 @@ import pytest
 from components.spec import load_stack_file
 from components.spec.model import GcpGpuPoolSpec
 from components.spec.teams import pool_hosts
-from tests.admission import (
+from lattice.route.pod_admission import (
     LIMIT_RANGE,
     RESOURCE_QUOTA,
     Container,
     admit,
     container_items,
-    fits_host,
-    namespaced,
     quantity,
     quota_errors,
-    training_container,
-    typical_shape,
 )
+from tests.admission import fits_host, namespaced, training_container, typical_shape
 from tests.conftest import ROOT, cached_plan
 from tests.kueue import CLUSTER_QUEUE, LOCAL_QUEUE, amount, quotas, site_capacity
 

@@ -1,6 +1,6 @@
-"""tests/admission.py's Pod Security evaluator against kubernetes/pod-security-admission's own semantics (policy/
-check_*.go at 8f84a87c): each check with a pod it admits and one it refuses, and the cases where a pod-level value
-and a container's override meet. tests/lattice/test_job_template.py judges the job template's pods with it."""
+"""lattice/route/pod_security.py's Pod Security evaluator against kubernetes/pod-security-admission's own semantics
+(policy/check_*.go at 8f84a87c): each check with a pod it admits and one it refuses, and the cases where a pod-level
+value and a container's override meet. tests/lattice/test_job_template.py judges the job template's pods with it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from tests.admission import pod_security_violations
+from lattice.route.pod_security import pod_security_violations
 
 RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 

@@ -329,7 +329,7 @@ def test_kueue_counts_or_leaves_uncounted_every_resource_the_job_requests(capsys
 
 @pytest.mark.parametrize(("stack", "site", "pool", "team"), JOBS)
 def test_the_pods_meet_the_pod_security_level_their_namespace_enforces(capsys, stack, site, pool, team):
-    from tests.admission import pod_security_violations
+    from lattice.route.pod_security import pod_security_violations
     from tests.conftest import cached_plan
 
     plan = cached_plan(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
@@ -364,7 +364,7 @@ def _prod_with_fusion(tmp_path, pod_security) -> Path:
 
 
 def test_a_restricted_team_gets_pods_restricted_admits(tmp_path, capsys):
-    from tests.admission import pod_security_violations
+    from lattice.route.pod_security import pod_security_violations
 
     path = _prod_with_fusion(tmp_path, {"aws-use1": "privileged", "gcp-usc1": "restricted"})
     args = ["--stack-file", str(path), "--site", "gcp-usc1", "--pool", "train-a3mega", "--team", "fusion"]

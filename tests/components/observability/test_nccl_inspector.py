@@ -21,7 +21,8 @@ from components.observability.alerts import floor_rules, rule_groups
 from components.observability.nccl_inspector import Floor, is_large, message_size_label, pool_floors
 from components.spec import load_stack_file
 from lattice.cli import main
-from tests.admission import LIMIT_RANGE, Container, admit, namespaced
+from lattice.route.pod_admission import LIMIT_RANGE, Container, admit
+from tests.admission import namespaced
 from tests.conftest import ROOT
 from tests.kueue import _structural
 from tests.netpol import Cluster, Endpoint
@@ -186,7 +187,8 @@ def test_the_job_loads_the_inspector_and_its_sidecar_serves_what_it_writes(capsy
 
 
 def test_the_team_namespace_admits_the_build_and_the_sidecar(capsys, prod_plan):
-    """Through the team namespace's LimitRanges as the API server and Kueue apply them (tests/admission.py)."""
+    """Through the team namespace's LimitRanges as the API server and Kueue apply them
+    (lattice/route/pod_admission.py)."""
     pod = _pod(capsys, *AWS_POOL)["spec"]
     containers = [
         Container(c["name"], dict(c["resources"].get("requests", {})), dict(c["resources"].get("limits", {})))

@@ -5,7 +5,8 @@ node while it holds, and the pods Lattice's job templates produce then schedule 
 The walk: the driver's kernel line -> NPD's rule (its pattern, as NPD anchors it) -> the condition -> the planned
 NodeReadinessRule (as the controller evaluates it: docs/book/src/user-guide/concepts.md and
 examples/problem-gate-readiness.md at v0.5.0) -> the taint -> the scheduler's taint and selector filters
-(tests/admission.py) over the pod `lattice job-template` writes, as Kueue admits it to the planned flavor."""
+(lattice/route/pod_admission.py) over the pod `lattice job-template` writes, as Kueue admits it to the planned
+flavor."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import yaml
 from components import standards
 from components.platform import gpu_health
 from lattice.cli import main
-from tests.admission import kueue_admitted, tolerates, unschedulable_reasons
+from lattice.route.pod_admission import kueue_admitted, tolerates, unschedulable_reasons
 from tests.conftest import ROOT, value_paths
 from tests.kueue import _structural, cel_errors
 

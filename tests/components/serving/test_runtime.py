@@ -2,7 +2,7 @@
 held to the pinned chart (values.yaml keys, values.schema.json as Helm checks it), images pinned, KEDA's ScaledObject
 held to its pinned CRD and CEL rule, and the engine pod the chart renders from those values walked through what the
 beamline cluster does with it: Pod Security at the team namespace's level, LimitRanger, the team's quota, and Kueue's
-admission to the pool's flavor (tests/admission.py, tests/kueue.py, tests/vllm_stack.py)."""
+admission to the pool's flavor (lattice/route/pod_admission.py, tests/kueue.py, tests/vllm_stack.py)."""
 
 from __future__ import annotations
 
@@ -18,17 +18,17 @@ import yaml
 
 from components.serving.inference_endpoint import RCLONE_IMAGE
 from components.serving.weights_export import export_nginx_conf
-from tests.admission import (
+from lattice.route.pod_admission import (
     LIMIT_RANGE,
     RESOURCE_QUOTA,
     Container,
     admit,
     kueue_admitted,
-    namespaced,
-    pod_security_violations,
     quota_errors,
     unschedulable_reasons,
 )
+from lattice.route.pod_security import pod_security_violations
+from tests.admission import namespaced
 from tests.conftest import value_paths
 from tests.kueue import CLUSTER_QUEUE, LOCAL_QUEUE, _structural, cel_errors, quotas, site_capacity
 from tests.vllm_stack import merged, render_deployment
