@@ -52,9 +52,9 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
     out.print(render_tree(plan, plan_details(stack_file, plan)))
     from components.scheduling.routes import routes
 
-    from .plan_routes import render_routes
+    from .plan_routes import planned_dispatch, render_routes
 
-    if block := render_routes(routes(stack_file.spec)):
+    if block := render_routes(routes(stack_file.spec), dispatch=planned_dispatch()):
         out.print(block, markup=False)
     from .plan_serving import render_serving
 

@@ -2,7 +2,8 @@
 
 For each team: the queue on the manager that runs jobs on the manager's own pools (``gpus``), the queue that
 dispatches them through MultiKueue (``hybrid``) with its workers in the order Kueue tries them, and every site of the
-team that is left out, with why (components/scheduling/routes.py). Lines stay within 80 columns; a long line wraps
+team that is left out, with why (components/scheduling/routes.py); above them, how the manager's dispatcher tries
+the workers. Lines stay within 80 columns; a long line wraps
 between words, never inside a site, queue or team name.
 """
 
@@ -16,12 +17,15 @@ WIDTH = 80
 ARROW = " → "
 
 
-def render_routes(routes: list[TeamRoute], width: int = WIDTH) -> str:
-    """The block, or "" when the stack has no MultiKueue manager (every site keeps its own queues)."""
+def render_routes(routes: list[TeamRoute], width: int = WIDTH, dispatch: str | None = None) -> str:
+    """The block, or "" when the stack has no MultiKueue manager (every site keeps its own queues). ``dispatch``
+    says how the manager's dispatcher tries a ``hybrid`` route's workers (``planned_dispatch``)."""
     if not routes:
         return ""
     manager = routes[0].manager
     lines = _wrap(f"Routes (submit on {manager}, the MultiKueue manager):", "", "  ", width)
+    if dispatch and any(route.workers for route in routes):
+        lines += _wrap(f"{HYBRID_QUEUE} dispatch: {dispatch}", "  ", "    ", width)
     for route in routes:
         lines += _wrap(f"{route.team} ({route.classification} data, namespace {route.namespace})", "  ", "    ", width)
         if route.local:
@@ -34,6 +38,16 @@ def render_routes(routes: list[TeamRoute], width: int = WIDTH) -> str:
         for site, why in route.skipped:
             lines += _wrap(f"not {site}: {why}", "    ", "      ", width)
     return "\n".join(lines)
+
+
+def planned_dispatch() -> str:
+    """How the Kueue Lattice plans on a manager dispatches: its Configuration and feature gates, read as Kueue
+    v0.19.2 reads them (lattice/route/multikueue.py)."""
+    from components.platform.cluster_addons import KUEUE_FEATURE_GATES, kueue_configuration
+
+    from .route.multikueue import Dispatcher
+
+    return Dispatcher.from_configuration(kueue_configuration(), KUEUE_FEATURE_GATES).describe()
 
 
 def _wrap(text: str, first: str, rest: str, width: int) -> list[str]:

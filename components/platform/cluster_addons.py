@@ -180,16 +180,21 @@ class ClusterAddonsArgs:
 PINNED_CHARTS = {"kueue": KUEUE_VERSION, "jobset": JOBSET_VERSION, "training-operator": TRAINING_OPERATOR_VERSION}
 
 # Kueue's feature gates Lattice relies on, set explicitly so a chart whose defaults differ fails loudly in review
-# rather than silently (pkg/features/kube_features.go at v0.19.2: all three beta and on by default there).
+# rather than silently (pkg/features/kube_features.go at v0.19.2: all of them beta and on by default there).
 KUEUE_FEATURE_GATES = {
     "TopologyAwareScheduling": True,  # beta since 0.14
     "MultiKueue": True,  # beta since 0.9
     "MultiKueueIncrementalDispatcherRespectConfigOrder": True,  # beta since 0.19
+    "MultiKueueIncrementalDispatcherConfig": True,  # beta since 0.19: without it Kueue ignores the stepSize below
 }
-# The incremental dispatcher nominates workers in MultiKueueConfig order, up to three at a time, adding the next
-# after 5 minutes without admission; the default all-at-once dispatcher copies a workload to every worker at once
-# (site/content/en/docs/concepts/multikueue.md at v0.19.2). Lattice's spill-over order needs the incremental one.
+# The incremental dispatcher nominates MultiKueueConfig's workers in its order, stepSize of them per round, and adds
+# the next stepSize once a round has gone 5 minutes without any of them reserving quota; the default all-at-once
+# dispatcher copies a workload to every worker at once (pkg/controller/workloaddispatcher/incrementaldispatcher.go
+# at v0.19.2: getNextNominatedWorkers; incrementalDispatcherRoundTimeout is a constant 5 minutes there, not
+# configurable). stepSize defaults to 3, which sends a team's job to its first three workers at once — every worker
+# of the shipped stacks — so Lattice sets 1: one worker at a time, in the team's order.
 MULTIKUEUE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+MULTIKUEUE_STEP_SIZE = 1
 # The job kinds Kueue manages: the chart's own list at v0.19.2 (charts/kueue/values.yaml, managerConfig) plus
 # PyTorchJob; every one of them MultiKueue dispatches at that version (site/content/en/docs/concepts/multikueue.md,
 # "Supported Job Types").
@@ -241,7 +246,11 @@ def kueue_configuration() -> dict:
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
         "resources": {"excludeResourcePrefixes": list(KUEUE_UNCOUNTED_RESOURCES)},
-        "multiKueue": {"dispatcherName": MULTIKUEUE_DISPATCHER},
+        # apis/config/v1beta2 MultiKueue.IncrementalDispatcherConfig (valid only beside the incremental dispatcher)
+        "multiKueue": {
+            "dispatcherName": MULTIKUEUE_DISPATCHER,
+            "incrementalDispatcherConfig": {"stepSize": MULTIKUEUE_STEP_SIZE},
+        },
     }
 
 

@@ -116,7 +116,7 @@ class Dispatcher:
         order = "in MultiKueueConfig order" if self.respects_order else "in alphabetical order"
         step = self.step_size
         each = "one worker" if step == 1 else f"up to {step} workers"
-        return f"{each} per round, {order}, the next round after {_minutes(ROUND_TIMEOUT)} without a reservation"
+        return f"{each} per round, {order}; the next round after {_minutes(ROUND_TIMEOUT)} without a quota reservation"
 
 
 def _minutes(span: timedelta) -> str:

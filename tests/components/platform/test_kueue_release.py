@@ -59,7 +59,10 @@ def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metric
     # The chart's default has no resources block; Lattice's leaves the fabric devices uncounted.
     assert "resources" not in default
     assert ours["resources"] == {"excludeResourcePrefixes": ["vpc.amazonaws.com/efa", "rdma/rdma_shared_device_a"]}
-    assert ours["multiKueue"] == {"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
+    assert ours["multiKueue"] == {
+        "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+        "incrementalDispatcherConfig": {"stepSize": 1},
+    }
     assert ours["multiKueue"]["dispatcherName"] == MULTIKUEUE_DISPATCHER
 
 
@@ -69,6 +72,7 @@ def test_feature_gates_render_as_the_chart_expects():
         {"name": "TopologyAwareScheduling", "enabled": True},
         {"name": "MultiKueue", "enabled": True},
         {"name": "MultiKueueIncrementalDispatcherRespectConfigOrder", "enabled": True},
+        {"name": "MultiKueueIncrementalDispatcherConfig", "enabled": True},
     ]
     assert {g["name"]: g["enabled"] for g in gates} == KUEUE_FEATURE_GATES
 
