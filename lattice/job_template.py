@@ -58,6 +58,7 @@ RENDEZVOUS_PORT = 29500
 # component table was not in the copy read here: the NCCL version this image carries is not verified by Lattice.
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.12-py3"
 KINDS = ("jobset", "pytorchjob", "sbatch")  # sbatch: a Slurm batch script (lattice/sbatch_template.py)
+QUEUES = ("gpus", "hybrid")  # components/scheduling/routes.py: LOCAL_QUEUE, HYBRID_QUEUE
 # Kubeflow Training Operator v1.9.0 (pkg/apis/kubeflow.org/v1: pytorch_types.go, common_types.go).
 PYTORCH_API = "kubeflow.org/v1"
 PYTORCH_CONTAINER = "pytorch"  # its webhook requires a container of this name
@@ -84,6 +85,13 @@ def add_parser(verbs, stack_arguments) -> None:
         choices=KINDS,
         default="jobset",
         help="jobset (default), pytorchjob, or sbatch: a Slurm batch script for a pool Slurm owns",
+    )
+    template.add_argument(
+        "--queue",
+        choices=QUEUES,
+        default="gpus",
+        help="gpus (default): submit on the pool's own site; hybrid: submit on the MultiKueue manager, which "
+        "dispatches to the team's worker sites in order (the pool's site must be one of them)",
     )
     template.add_argument("--name", help="the job's name (default: the workload's name)")
     template.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default: {DEFAULT_IMAGE})")
@@ -139,28 +147,29 @@ def hardware(target: Target):
     """The sizing Pool and topology levels of the target pool (the same sources `lattice size` reads)."""
     from components import sizing
     from components.catalog import aws_instance_type, gcp_machine_type
-    from components.catalog.topology import aws_topology_levels, gke_topology_levels
+    from components.scheduling.topology import pool_topology
     from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     pool = target.pool
+    # The levels of the Topology the pool's flavor references, as the site builds it: a request for levels the flavor
+    # lacks, or for TAS on a flavor without a Topology, is one Kueue never admits (checkPodSetAndFlavorMatchForTAS).
+    topology = pool_topology(target.site, pool).topology
+    levels = topology.levels if topology is not None else ()
     if isinstance(pool, AwsGpuPoolSpec):
         machine = aws_instance_type(pool.instance_type)
         if machine.accelerator_kind != "gpu":
             raise UsageError(
                 f"lattice job-template: pool '{pool.name}' runs {machine.accelerator_name}; it writes GPU jobs"
             )
-        return sizing.Pool.of(machine, pool.max_nodes), aws_topology_levels(pool.instance_type), machine
+        return sizing.Pool.of(machine, pool.max_nodes), levels, machine
     if isinstance(pool, GcpGpuPoolSpec):
         if pool.tpu is not None:
             raise UsageError(f"lattice job-template: pool '{pool.name}' is a TPU slice; it writes GPU jobs")
         machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
-        # Google documents the topology labels for reserved and compact-placed nodes, not flex-start ones.
-        flex = pool.capacity.type == "flex-start"
-        return sizing.Pool.of(machine, pool.max_nodes), () if flex else gke_topology_levels(pool.machine_type), None
-    declared = tuple(getattr(pool, "fabric_levels", None) or ())
+        return sizing.Pool.of(machine, pool.max_nodes), levels, None
     return (
         sizing.Pool(pool.name, pool.gpu_memory_gib, pool.gpus_per_node, pool.max_nodes, pool.fabric_bandwidth_gbps),
-        declared,
+        levels,
         None,
     )
 
@@ -313,12 +322,42 @@ def pod_metadata(target: Target, run: Trainer) -> dict:
     return metadata
 
 
-def jobset(
-    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str
-) -> dict:
-    """The JobSet manifest (a plain dict, dumped as YAML)."""
-    from components.platform.kueue_scheduler import LOCAL_QUEUE
+def submission(spec: StackSpec, target: Target, queue: str) -> tuple[str, list[str]]:
+    """Where a job for ``target`` is submitted with ``queue``, and the header lines saying so; a UsageError where
+    the queue does not take the team's jobs to that pool: ``hybrid`` dispatches only to the team's MultiKueue
+    workers (components/scheduling/routes.py), never to the manager's own pools."""
+    from components.scheduling.routes import HYBRID_QUEUE, routes
 
+    where = f"in namespace '{target.team.namespace_name}' (team {target.team.name})"
+    if queue != HYBRID_QUEUE:
+        return target.site.name, [f"# submit on {target.site.name} to LocalQueue '{queue}' {where}"]
+    route = next((r for r in routes(spec) if r.team == target.team.name), None)
+    if route is None or not route.workers:
+        reason = "the stack has no MultiKueue manager" if route is None else f"{route.describe()}"
+        raise UsageError(
+            f"lattice job-template: --queue hybrid: team '{target.team.name}' has no hybrid queue ({reason}); use "
+            f"--queue gpus to submit on '{target.site.name}'"
+        )
+    if target.site.name not in route.workers:
+        raise UsageError(
+            f"lattice job-template: --queue hybrid: the manager {route.manager} dispatches team "
+            f"'{target.team.name}' to {', '.join(route.workers)}, never to '{target.site.name}'; write the job for a "
+            f"pool of one of them, or use --queue gpus to submit it on '{target.site.name}'"
+        )
+    from .plan_routes import planned_dispatch
+
+    order = " → ".join(route.workers)
+    return route.manager, [
+        f"# submit on {route.manager} (the MultiKueue manager) to LocalQueue '{queue}' {where}:",
+        f"# it dispatches to {order}, {planned_dispatch()}",
+    ]
+
+
+def jobset(
+    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str,
+    queue: str = "gpus",
+) -> dict:  # fmt: skip
+    """The JobSet manifest (a plain dict, dumped as YAML)."""
     container = {
         "name": "trainer",
         "image": image,
@@ -333,7 +372,7 @@ def jobset(
         "metadata": {
             "name": name,
             "namespace": target.team.namespace_name,
-            "labels": {QUEUE_LABEL: LOCAL_QUEUE},
+            "labels": {QUEUE_LABEL: queue},
         },
         "spec": {
             "network": {"enableDNSHostnames": True},
@@ -361,11 +400,10 @@ def jobset(
 
 
 def pytorchjob(
-    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str
-) -> dict:
+    target: Target, placement: Placement, levels: tuple[str, ...], *, name: str, image: str, run: Trainer, level: str,
+    queue: str = "gpus",
+) -> dict:  # fmt: skip
     """The Worker-only PyTorchJob manifest (a plain dict, dumped as YAML)."""
-    from components.platform.kueue_scheduler import LOCAL_QUEUE
-
     rank = {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{REPLICA_INDEX_LABEL}']"}}}
     container = {
         "name": PYTORCH_CONTAINER,
@@ -381,7 +419,7 @@ def pytorchjob(
         "metadata": {
             "name": name,
             "namespace": target.team.namespace_name,
-            "labels": {QUEUE_LABEL: LOCAL_QUEUE},
+            "labels": {QUEUE_LABEL: queue},
         },
         "spec": {
             "runPolicy": {"backoffLimit": 0},
@@ -434,7 +472,9 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     rdma = getattr(target.pool, "fabric", None) in ("infiniband", "roce")
     run = trainer(placement, levels, efa, rdma)
     level = pod_security(spec, target, run)
-    manifest = build(target, placement, levels, name=name, image=args.image, run=run, level=level)
+    queue = getattr(args, "queue", None) or "gpus"
+    _, submit_lines = submission(spec, target, queue)
+    manifest = build(target, placement, levels, name=name, image=args.image, run=run, level=level, queue=queue)
     layout = report.layout
     topology = (
         f"# Kueue keeps each pipeline ({layout.pipeline} pods) in one {levels[-2] if len(levels) > 1 else 'node'}"
@@ -447,8 +487,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
             f"{pool.accelerators_per_node} GPUs as DP {layout.data} x TP {layout.tensor} x PP {layout.pipeline}",
             "# TP in a node, PP in a topology block, DP across blocks (`lattice size` prices them)",
             topology,
-            f"# submitted to LocalQueue '{manifest['metadata']['labels'][QUEUE_LABEL]}' in namespace "
-            f"'{target.team.namespace_name}' (team {target.team.name})",
+            *submit_lines,
             *gpudirect_lines(spec, target, level),
         ]
     )

@@ -11,7 +11,7 @@ import celpy
 import jsonschema
 
 from components.platform.cluster_addons import KUEUE_VERSION
-from components.platform.kueue_api import KUEUE_API, KUEUE_NAMESPACE, PLATFORM_LABEL, kueue_type
+from components.platform.kueue_api import KUEUE_API, kueue_type
 
 COHORT = kueue_type("Cohort")
 CLUSTER_QUEUE = kueue_type("ClusterQueue")
@@ -159,90 +159,13 @@ def multikueue_kubeconfig_refusal(kubeconfig: dict) -> str | None:
 
 def inactive_reasons(plan, queue: dict) -> list[str]:
     """Why Kueue 0.19.2 would keep ``queue`` (a planned ClusterQueue) inactive on its cluster, from the objects planned
-    on that cluster: pkg/cache/scheduler/clusterqueue.go (updateQueueStatus, inactiveReason, updateAdmissionChecks)
-    and, for MultiKueue checks, pkg/controller/admissionchecks/multikueue/admissioncheck.go (a check is active only
-    with its MultiKueueConfig and every cluster it lists present; a cluster needs its kubeconfig Secret) and, for
-    ProvisioningRequest checks, pkg/controller/admissionchecks/provisioning/admissioncheck_reconciler.go (active only
-    with its ProvisioningRequestConfig present) and cmd/kueue/main.go (whose controller Kueue starts only if the
-    ProvisioningRequest API is served when Kueue starts: GKE serves it, elsewhere the CRD Lattice plans before the
-    Kueue release)."""
+    on that cluster: the product's rules (lattice/route/kueue.py, inactive_reasons, with their sources) over the
+    cluster's planned Kueue objects (lattice/route/estate.py, kueue_of)."""
+    from lattice.route.estate import kueue_of
+    from lattice.route.kueue import ClusterQueue
+    from lattice.route.kueue import inactive_reasons as reasons
+
     same = [r for r in plan.resources if r["provider"] == queue["provider"]]
-
-    def named(kind: str) -> dict[str, dict]:
-        return {r["inputs"]["metadata"]["name"]: r["inputs"] for r in same if r["type"] == kueue_type(kind)}
-
+    cluster, objects = kueue_of(same)
     spec = queue["inputs"]["spec"]
-    flavors, checks, topologies = named("ResourceFlavor"), named("AdmissionCheck"), named("Topology")
-    provisioning_configs = named("ProvisioningRequestConfig")
-    configs, clusters = named("MultiKueueConfig"), named("MultiKueueCluster")
-    secrets = {
-        (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"]): r
-        for r in same
-        if r["type"] == "kubernetes:core/v1:Secret"
-    }
-    reasons = []
-    used = [f["name"] for group in spec.get("resourceGroups", []) for f in group["flavors"]]
-    reasons += [f"FlavorNotFound: {name}" for name in used if name not in flavors]
-    strategy = spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])
-    multikueue, provisioning = [], []
-    for entry in strategy:
-        check = checks.get(entry["name"])
-        if check is None:
-            reasons.append(f"AdmissionCheckNotFound: {entry['name']}")
-            continue
-        controller = check["spec"]["controllerName"]
-        if controller == "kueue.x-k8s.io/provisioning-request":
-            provisioning.append(entry["name"])
-            parameters = check["spec"].get("parameters", {})
-            if parameters.get("kind") != "ProvisioningRequestConfig" or parameters.get("name") not in (
-                provisioning_configs
-            ):
-                reasons.append(f"AdmissionCheckInactive (BadParametersRef): {entry['name']}")
-            on = entry.get("onFlavors", used)
-            if not all(flavors.get(f, {}).get("metadata", {}).get("labels", {}).get(PLATFORM_LABEL) == "gke"
-                       for f in on) and not _serves_provisioning_requests_before_kueue(same):  # fmt: skip
-                reasons.append(
-                    f"AdmissionCheckInactive (no ProvisioningRequest API when Kueue starts): {entry['name']}"
-                )
-        if controller == "kueue.x-k8s.io/multikueue":
-            multikueue.append(entry["name"])
-            if "onFlavors" in entry and sorted(entry["onFlavors"]) != sorted(used):
-                reasons.append(f"MultiKueueAdmissionCheckAppliedPerFlavor: {entry['name']}")
-            parameters = check["spec"].get("parameters", {})
-            config = configs.get(parameters.get("name"))
-            if parameters.get("kind") != "MultiKueueConfig" or config is None:
-                reasons.append(f"AdmissionCheckInactive (BadConfig): {entry['name']}")
-                continue
-            for name in config["spec"]["clusters"]:
-                cluster = clusters.get(name)
-                location = (cluster or {}).get("spec", {}).get("clusterSource", {}).get("kubeConfig", {})
-                if cluster is None or (KUEUE_NAMESPACE, location.get("location")) not in secrets:
-                    reasons.append(f"AdmissionCheckInactive (cluster {name} missing or without its Secret)")
-    if len(multikueue) > 1:
-        reasons.append("MultipleMultiKueueAdmissionChecks")
-    if multikueue and provisioning:
-        reasons.append("MultiKueueWithProvisioningRequest")
-    if not multikueue:  # TAS is checked on the manager only without MultiKueue (isTASViolated)
-        for name in used:
-            topology = flavors.get(name, {}).get("spec", {}).get("topologyName")
-            if topology is not None and topology not in topologies:
-                reasons.append(f"TopologyNotFound: {topology} for {name}")
-    return reasons
-
-
-PROVISIONING_REQUEST_CRD = "provisioningrequests.autoscaling.x-k8s.io"
-
-
-def _serves_provisioning_requests_before_kueue(resources: list[dict]) -> bool:
-    """Whether the cluster's planned resources include the ProvisioningRequest CRD and Kueue's release waits for it."""
-    crds = [
-        r for r in resources
-        if r["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
-        and r["inputs"]["metadata"]["name"] == PROVISIONING_REQUEST_CRD
-        and r["inputs"]["spec"]["group"] == "autoscaling.x-k8s.io"
-        and any(v["name"] == "v1" and v["served"] for v in r["inputs"]["spec"]["versions"])
-    ]  # fmt: skip
-    kueue = [
-        r for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"].get("name") == "kueue"
-    ]
-    return bool(crds) and bool(kueue) and all(crds[0]["urn"] in release["dependencies"] for release in kueue)
+    return reasons(cluster, ClusterQueue.from_spec(queue["inputs"]["metadata"]["name"], spec), objects)

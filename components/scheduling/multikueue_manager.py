@@ -10,12 +10,15 @@ On the manager site (Kueue v0.19.2, ``kueue.x-k8s.io/v1beta2``; site/content/en/
   team's namespace. The incremental dispatcher (Kueue's configuration, ``cluster_addons.py``) tries the workers in
   that order.
 
-The queue's one flavor, ``hybrid``, references a hostname-level Topology, as Kueue's MultiKueue + TAS example does
-(site/static/examples/multikueue/tas/manager-setup.yaml): a job asking for topology-aware placement needs a TAS
-flavor on the manager (``podSetTopologyRequest`` returns ``ErrNoTASCacheInformation`` without one), where Kueue
-then delays the placement to the worker that admits the job (pkg/scheduler/flavorassigner/tas_flavorassigner.go).
-No pod runs on the manager for these jobs (MultiKueue sets their ``managedBy``), so the flavor's node label only
-satisfies the CRD, which requires one next to a topology.
+The queue's one flavor references the dispatch Topology (``scheduling.topology.dispatch_topology``): a job asking
+for topology-aware placement needs a TAS flavor on the manager (``podSetTopologyRequest`` returns
+``ErrNoTASCacheInformation`` without one), and Kueue first checks that the flavor's Topology has the level the job
+asks for — "Flavor %q does not contain the requested level" otherwise, the job then pending forever — before it
+delays the placement to the worker that admits the job (pkg/scheduler/flavorassigner/tas_flavorassigner.go at
+v0.19.2: ``checkPodSetAndFlavorMatchForTAS``, ``HasLevel``). So its levels are every level of every worker's pools
+(Kueue's MultiKueue + TAS example, site/static/examples/multikueue/tas/manager-setup.yaml, has hostname only on
+manager and workers alike). No pod runs on the manager for these jobs (MultiKueue sets their ``managedBy``), so the
+flavor's node label only satisfies the CRD, which requires one next to a topology.
 
 Kueue keeps such a ClusterQueue inactive when it carries more than one MultiKueue check, a MultiKueue check on only
 some flavors, or a MultiKueue check next to a ProvisioningRequest one (pkg/cache/scheduler/clusterqueue.go,
@@ -29,7 +32,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog.topology import HOSTNAME_LABEL
 from ..platform.kueue_api import (
     KUBECONFIG_KEY,
     KUEUE_GROUP,
@@ -41,10 +43,9 @@ from ..platform.kueue_api import (
 from ..platform.kueue_scheduler import NAMESPACE_NAME_LABEL, _quantity, kueue_object, local_queue
 from ..tagging import TagContext
 from .routes import HYBRID_QUEUE
+from .topology import DISPATCH_CLASS, TopologyClass
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
-DISPATCH_FLAVOR = "hybrid"
-DISPATCH_TOPOLOGY = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class MultiKueueManagerArgs:
     teams: list[ManagerTeam]
     tags: TagContext
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # Kueue's release, the team namespaces
+    # The Topology (and flavor) of the dispatch queues: every level the workers' pools have (dispatch_topology).
+    dispatch: TopologyClass = field(default_factory=lambda: TopologyClass(DISPATCH_CLASS, ("kubernetes.io/hostname",)))
 
 
 class MultiKueueManager(pulumi.ComponentResource):
@@ -104,18 +107,19 @@ class MultiKueueManager(pulumi.ComponentResource):
                 spec={"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": secret_name}}},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.secrets[worker.site]]),
             )
+        dispatch = args.dispatch.name
         self.topology = kueue_object(
             f"{name}-topology",
             "Topology",
-            metadata={"name": DISPATCH_TOPOLOGY, "labels": labels},
-            spec={"levels": [{"nodeLabel": HOSTNAME_LABEL}]},
+            metadata={"name": dispatch, "labels": labels},
+            spec={"levels": [{"nodeLabel": level} for level in args.dispatch.levels]},
             opts=after_kueue,
         )
         self.flavor = kueue_object(
             f"{name}-flavor",
             "ResourceFlavor",
-            metadata={"name": DISPATCH_FLAVOR, "labels": {**labels, PLATFORM_LABEL: "multikueue"}},
-            spec={"nodeLabels": {"lattice.dev/multikueue": "dispatch"}, "topologyName": DISPATCH_TOPOLOGY},
+            metadata={"name": dispatch, "labels": {**labels, PLATFORM_LABEL: "multikueue"}},
+            spec={"nodeLabels": {"lattice.dev/multikueue": "dispatch"}, "topologyName": dispatch},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.topology]),
         )
         self.configs, self.checks, self.cluster_queues, self.local_queues = {}, {}, {}, {}
@@ -156,7 +160,7 @@ class MultiKueueManager(pulumi.ComponentResource):
                             "coveredResources": covered,
                             "flavors": [
                                 {
-                                    "name": DISPATCH_FLAVOR,
+                                    "name": dispatch,
                                     "resources": [
                                         {"name": r, "nominalQuota": _quantity(r, team.quota[r])} for r in covered
                                     ],

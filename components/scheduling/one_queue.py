@@ -19,6 +19,7 @@ from ..tagging import TagContext
 from .multikueue_manager import ManagerTeam, MultiKueueManager, MultiKueueManagerArgs, Worker
 from .multikueue_worker import MultiKueueWorker, MultiKueueWorkerArgs
 from .routes import TeamRoute
+from .topology import dispatch_topology
 
 
 @dataclass
@@ -89,6 +90,7 @@ class OneQueue(pulumi.ComponentResource):
                 workers=[Worker(site, specs[site].tier, worker.kubeconfig) for site, worker in self.workers.items()],
                 teams=teams,
                 tags=args.tags[args.manager],
+                dispatch=dispatch_topology([specs[site] for site in used]),
                 depends_on=[
                     manager.workloads.addons.kueue,
                     *(manager.workloads.teams[team.team].namespace for team in teams),

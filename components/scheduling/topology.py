@@ -129,3 +129,61 @@ def platform_levels(platform: str, machine_type: str) -> tuple[str, ...] | None:
     if platform == "gke":
         return gke_topology_levels(machine_type)
     return None
+
+
+def pool_topology(site, pool) -> PoolTopology:
+    """The Topology a pool's flavor references, for any site: one decision the sites build flavors from and
+    ``lattice job-template`` / ``lattice route`` read (a TPU slice, or a type the catalog does not know, is flat)."""
+    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+
+    if isinstance(pool, AwsGpuPoolSpec):
+        try:
+            return eks_pool_topology(aws_instance_type(pool.instance_type).name)
+        except UnknownCatalogEntryError:
+            return PoolTopology(None, f"{pool.instance_type} is not in the catalog")
+    if isinstance(pool, GcpGpuPoolSpec):
+        if pool.machine_type is None:
+            return gke_pool_topology(None, pool.capacity.type, False)
+        try:
+            machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
+        except UnknownCatalogEntryError:
+            return PoolTopology(None, f"{pool.machine_type} is not in the catalog")
+        return gke_pool_topology(machine.name, pool.capacity.type, pool.uses_compact_placement(machine))
+    return fabric_pool_topology(pool.fabric_levels)
+
+
+DISPATCH_CLASS = "hybrid"  # the manager's dispatch Topology and flavor, where no worker places topology-aware
+MAX_TOPOLOGY_LEVELS = 16  # Topology.spec.levels maxItems (config/components/crd/bases at Kueue v0.19.2)
+
+
+def dispatch_topology(worker_sites) -> TopologyClass:
+    """The MultiKueue manager's dispatch Topology: every level a job may request on any worker, hostname last.
+
+    Kueue checks a PodSet's topology request against the manager's flavor before MultiKueue delays placement to the
+    worker (pkg/scheduler/flavorassigner/tas_flavorassigner.go at v0.19.2: checkPodSetAndFlavorMatchForTAS, "Flavor
+    %q does not contain the requested level" unless HasLevel finds the request's level and its slice level among
+    the Topology's levels; podSetTopologyRequest delays only after that). No node runs these jobs on the manager, so
+    the levels' order there places nothing: the workers' labels are listed sorted, hostname last (the CRD wants it
+    last). Named after its levels (``hybrid-<hash>``; plain ``hybrid`` when the workers are flat): a Topology's
+    levels and a flavor's topologyName cannot change, so other levels mean a new Topology and flavor, which the
+    manager's queues then name, while adding a worker of a class already there, or reordering, changes nothing."""
+    import hashlib
+
+    levels: set[str] = set()
+    for site in worker_sites:
+        for pool in getattr(site, "gpu_pools", []):
+            topology = pool_topology(site, pool).topology
+            if topology is not None:
+                levels |= set(topology.levels)
+    network = sorted(levels - {HOSTNAME_LABEL})
+    ordered = (*network, HOSTNAME_LABEL)
+    if len(ordered) > MAX_TOPOLOGY_LEVELS:
+        raise ValueError(
+            f"the MultiKueue workers' pools carry {len(ordered)} topology levels; a Kueue Topology holds at most "
+            f"{MAX_TOPOLOGY_LEVELS}: {', '.join(ordered)}"
+        )
+    if not network:
+        return TopologyClass(DISPATCH_CLASS, ordered)
+    digest = hashlib.sha256("\n".join(ordered).encode()).hexdigest()[:8]
+    return TopologyClass(f"{DISPATCH_CLASS}-{digest}", ordered)

@@ -37,7 +37,7 @@ from ..platform.cluster_addons import AutoscalerSettings, ClusterAddonsArgs
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.kueue_scheduler import ATOMIC_SCALE_UP, Flavor
 from ..platform.team_policies import TeamNetwork
-from ..scheduling.topology import eks_pool_topology
+from ..scheduling.topology import pool_topology
 from ..security.aws_cloudtrail import AwsCloudTrail, AwsCloudTrailArgs, trail_name
 from ..security.aws_kms_key import AwsKmsKey, AwsKmsKeyArgs
 from ..security.team_identity import AwsTeamIdentity, AwsTeamIdentityArgs
@@ -273,7 +273,7 @@ class AwsCloudSite(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.eks.admin_access),
         )
         instances = {pool.name: aws_instance_type(pool.instance_type) for pool in site.gpu_pools}
-        topologies = {pool.name: eks_pool_topology(instances[pool.name].name).topology for pool in site.gpu_pools}
+        topologies = {pool.name: pool_topology(site, pool).topology for pool in site.gpu_pools}
         # Kueue's TAS places only on Ready nodes: a topology-aware pool that can grow is asked for through a
         # ProvisioningRequest the Cluster Autoscaler scales it up for (KueueScheduler, ClusterAddons).
         provisioned = {

@@ -35,7 +35,7 @@ from ..scheduling.slurm_cluster import (
     SlurmNodePool,
 )
 from ..scheduling.slurm_config import TOPOLOGY_ANNOTATION, SlurmPool, node_topology_template
-from ..scheduling.topology import fabric_pool_topology
+from ..scheduling.topology import pool_topology
 from ..spec import KubernetesSite, TeamSpec
 from ..spec.teams import TeamOnSite, team_on_site
 from ..storage.contract import StorageTier
@@ -97,7 +97,7 @@ class ExistingClusterSite(pulumi.ComponentResource):
                         resource=NVIDIA_GPU,
                         quantity=pool.gpus_per_node * pool.max_nodes,
                         node_labels=dict(pool.node_selector) or {"lattice.dev/pool": pool.name},
-                        topology=fabric_pool_topology(pool.fabric_levels).topology,
+                        topology=pool_topology(site, pool).topology,
                     )
                     for pool in site.kueue_pools
                 ],

@@ -31,7 +31,7 @@ from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
 from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
 from ..platform.kueue_scheduler import QUEUED_PROVISIONING, Flavor
 from ..platform.team_policies import TeamNetwork
-from ..scheduling.topology import gke_pool_topology
+from ..scheduling.topology import pool_topology
 from ..security.gcp_audit_logs import GcpAuditLogs, GcpAuditLogsArgs
 from ..security.gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 from ..security.team_identity import GcpTeamIdentity, GcpTeamIdentityArgs, gcp_team_account_email
@@ -292,7 +292,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             labels = {"lattice.dev/pool": pool.name}
             if pool.name in machines:
                 machine = machines[pool.name]
-                topology = gke_pool_topology(machine.name, pool.capacity.type, pool.uses_compact_placement(machine))
+                topology = pool_topology(site, pool)
                 flavors.append(
                     Flavor(pool.name, GPU_TAINT, machine.gpu_count * pool.max_nodes, labels,
                            cpus=machine.vcpus * pool.max_nodes, memory_gib=machine.memory_gb * pool.max_nodes,

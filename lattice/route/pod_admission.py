@@ -105,19 +105,7 @@ def admit(containers: list[Container], limit_ranges: list[dict]) -> Admission:
             for resource, value in item.get("defaultRequest", {}).items():
                 requests.setdefault(resource, value)
         where = f"container {original.name}"
-        for item in items:  # 3
-            for resource, low in item.get("min", {}).items():
-                for kind, values in (("request", requests), ("limit", limits)):
-                    if resource in values and quantity(values[resource]) < quantity(low):
-                        errors.append(f"{where}: minimum {resource} usage is {low}, {kind} is {values[resource]}")
-            for resource, high in item.get("max", {}).items():
-                for kind, values in (("request", requests), ("limit", limits)):
-                    if resource in values and quantity(values[resource]) > quantity(high):
-                        errors.append(f"{where}: maximum {resource} usage is {high}, {kind} is {values[resource]}")
-            for resource, ratio in item.get("maxLimitRequestRatio", {}).items():
-                known = resource in limits and resource in requests and quantity(requests[resource]) > 0
-                if known and quantity(limits[resource]) / quantity(requests[resource]) > quantity(ratio):
-                    errors.append(f"{where}: {resource} max limit to request ratio is {ratio}")
+        errors += limit_range_violations(where, requests, limits, items)  # 3
         for resource, value in requests.items():  # 4
             if resource in limits and quantity(value) > quantity(limits[resource]):
                 errors.append(
@@ -130,6 +118,26 @@ def admit(containers: list[Container], limit_ranges: list[dict]) -> Admission:
                 errors.append(f"{where}: {resource} request must be equal to its limit")
         out.append(Container(original.name, requests, limits))
     return Admission(out, errors)
+
+
+def limit_range_violations(where: str, requests: dict, limits: dict, items: list[dict]) -> list[str]:
+    """Step 3 (and Kueue's ``ValidateLimitRange``): a container's requests and limits against the items' min, max
+    and maxLimitRequestRatio."""
+    errors = []
+    for item in items:
+        for resource, low in item.get("min", {}).items():
+            for kind, values in (("request", requests), ("limit", limits)):
+                if resource in values and quantity(values[resource]) < quantity(low):
+                    errors.append(f"{where}: minimum {resource} usage is {low}, {kind} is {values[resource]}")
+        for resource, high in item.get("max", {}).items():
+            for kind, values in (("request", requests), ("limit", limits)):
+                if resource in values and quantity(values[resource]) > quantity(high):
+                    errors.append(f"{where}: maximum {resource} usage is {high}, {kind} is {values[resource]}")
+        for resource, ratio in item.get("maxLimitRequestRatio", {}).items():
+            known = resource in limits and resource in requests and quantity(requests[resource]) > 0
+            if known and quantity(limits[resource]) / quantity(requests[resource]) > quantity(ratio):
+                errors.append(f"{where}: {resource} max limit to request ratio is {ratio}")
+    return errors
 
 
 def quota_errors(admission: Admission, quotas: list[dict], pods: int = 1) -> list[str]:

@@ -62,13 +62,20 @@ def test_a_flavor_tolerating_slinkys_worker_taint_is_refused(prod_plan):
     assert message.startswith("flavor 'ib-h100' tolerates nodeset.slinky.slurm.net/worker")
 
 
+def _dispatch_flavor(plan: dict) -> dict:
+    """The MultiKueue manager's dispatch flavor (named after its Topology's levels: components/scheduling/topology.py,
+    dispatch_topology)."""
+    return next(r for r in plan["resources"] if r["type"] == FLAVOR and r["name"] == "multikueue-manager-flavor")
+
+
 def test_flavors_of_other_clusters_and_dispatch_only_flavors_are_not_owners(prod_plan):
     plan = prod_plan.to_dict()
     flavors = {r["inputs"]["metadata"]["name"] for r in plan["resources"] if r["type"] == FLAVOR}
-    assert {"hybrid", "train-p5", "ib-h100"} <= flavors
+    hybrid = _dispatch_flavor(plan)
+    assert {hybrid["inputs"]["metadata"]["name"], "train-p5", "ib-h100"} <= flavors
+    assert hybrid["inputs"]["metadata"]["name"].startswith("hybrid")
     # The grid's hybrid flavor shares no label key with the NodeSet, so its labels alone could select Slurm's nodes;
     # only the MultiKueue ClusterQueues use it, which place nothing on the grid.
-    hybrid = next(r for r in plan["resources"] if r["type"] == FLAVOR and r["inputs"]["metadata"]["name"] == "hybrid")
     assert hybrid["inputs"]["spec"]["nodeLabels"] == {"lattice.dev/multikueue": "dispatch"}
     assert slurm_findings(plan) == []
 
@@ -78,10 +85,11 @@ def test_the_hybrid_flavor_would_own_slurms_nodes_if_a_local_queue_used_it(prod_
         inputs["spec"].pop("admissionChecksStrategy", None)
         inputs["spec"].pop("admissionChecks", None)
 
+    name = _dispatch_flavor(prod_plan.to_dict())["inputs"]["metadata"]["name"]
     queue = next(
         r for r in prod_plan.to_dict()["resources"]
         if r["type"] == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
-        and any(f["name"] == "hybrid" for g in r["inputs"]["spec"]["resourceGroups"] for f in g["flavors"])
+        and any(f["name"] == name for g in r["inputs"]["spec"]["resourceGroups"] for f in g["flavors"])
     )  # fmt: skip
     plan = edited(prod_plan, queue["type"], queue["name"], no_dispatch)
-    assert any("Kueue flavor 'hybrid'" in m for m in slurm_findings(plan))
+    assert any(f"Kueue flavor '{name}'" in m for m in slurm_findings(plan))
