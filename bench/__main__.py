@@ -1,4 +1,5 @@
-"""``make bench``: plan, floor, check, join and cold-start figures, each beside its target (issue 13).
+"""``make bench``: plan, floor, check, join and cold-start figures, each beside its target (issue 13), and
+``lattice route`` on prod over a saved plan (issue 31).
 
 Every figure is the median of several whole-process runs, interleaved (run 1 of everything, then run 2, …) so
 that a burst of load from elsewhere on the machine spreads over all figures instead of spoiling one. The load
@@ -41,6 +42,7 @@ COLD = {
     "python (bare interpreter)": ["-c", "pass"],
 }
 COLD_TARGETS = {"lattice --help": 0.3, "lattice schema": 0.5}
+ROUTE_TARGET = 3.0  # issue 31: lattice route on prod once the plan is saved
 PLAN_OVER_FLOOR = 1.3
 LINEAR_SLACK = 1.1  # 10x the resources in at most 11x the time
 CHECK_OVER_PLAN = 0.15
@@ -108,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         "lattice cost (prod, saved plan)": ["-m", "lattice", "cost", "--stack", "prod", "--plan", str(prod_plan)],
     }
     cold_samples = {name: Samples() for name in cold}
+    route_samples = Samples()
     _run(["-m", "bench.child", "plan", str(ROOT / "stacks" / "Pulumi.prod.yaml"), str(prod_plan)], Samples())
+    route = ["-m", "lattice", "route", "--stack", "prod", "--team", "fusion", "--plan", str(prod_plan)]
 
     steps: list[Callable[[], None]] = []
     for copies in args.copies:
@@ -121,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda b=buckets: _run(["-m", "bench.child", "joins", str(prod_plan), str(b)], join_samples[b]))
     for name, command in cold.items():
         steps.append(lambda n=name, c=command: _run(c, cold_samples[n], parse=False))
+    steps.append(lambda: _run(route, route_samples, parse=False))
     for _ in range(args.runs):
         for step in steps:
             step()
@@ -128,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_plans(args.copies, plan_samples, floor_samples, check_samples)
     _print_joins(join_samples)
     _print_cold(cold_samples)
+    _print_route(route_samples)
     if args.suite:
         _print_suite()
     print(f"load average at end: {_load()}")
@@ -196,6 +202,12 @@ def _print_cold(cold: dict[str, Samples]) -> None:
         target = COLD_TARGETS.get(name)
         verdict = f"(target < {target} s) {_verdict(samples.wall() < target)}" if target else ""
         print(f"  {name:<28} {samples.wall():.2f} s {verdict}")
+
+
+def _print_route(samples: Samples) -> None:
+    print()
+    print("lattice route on prod after the plan is cached (whole process: --team fusion --plan PLAN.json)")
+    print(f"  {samples.wall():.2f} s (target < {ROUTE_TARGET} s) {_verdict(samples.wall() < ROUTE_TARGET)}")
 
 
 def _print_suite() -> None:

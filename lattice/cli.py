@@ -35,6 +35,7 @@ VERBS = (
     "cost_cli",  # cost, pricing, pricing refresh
     "size_cli",  # size
     "job_template",  # job-template
+    "route_cli",  # route
     "policies_cli",  # policies
     "schema_cli",  # schema
     "diagram_cli",  # diagram

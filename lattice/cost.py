@@ -27,6 +27,7 @@ from components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
 COLUMNS = ("min", "desired", "max")
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"  # a node group's instance type and root volumes
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 # Billable on their own: none. Each is free, or its cost is counted on the row named.
 FREE_TYPES: dict[str, str] = {
@@ -927,6 +928,31 @@ def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | Non
 
 
 # --- chargeback --------------------------------------------------------------------------------------------------
+
+
+def node_hour(report: CostReport, plan: dict[str, Any], spec: Any, site: str, pool: str) -> tuple[float | None, str]:
+    """What one node of ``site``'s ``pool`` costs an hour at this report's rates — its row's cost at the pool's most
+    nodes, divided by them — and the row's item (its rates); None and why where the row is unpriced or missing."""
+    names = {f"{site}-{pool}-nodes": EKS_NODE_GROUP, f"{site}-{pool}-pool": GKE_NODE_POOL, f"{site}-{pool}": None}
+    row = next((r for r in report.rows if r.site == site and r.resource in names and r.kind == "compute"), None)
+    if row is None:
+        return None, f"lattice cost has no row for {site}/{pool}"
+    if row.hourly is None:
+        return None, row.unpriced or "not priced"
+    kind = names[row.resource]
+    if kind is None:  # a grid / edge pool: the spec's nodes
+        site_spec = next(s for s in spec.sites if s.name == site)
+        most = next(p.max_nodes for p in site_spec.gpu_pools if p.name == pool)
+    else:
+        inputs = next(r["inputs"] for r in plan["resources"] if r["type"] == kind and r["name"] == row.resource)
+        if kind == EKS_NODE_GROUP:
+            most = int(_number((inputs.get("scalingConfig") or {}).get("maxSize")))
+        else:
+            most = _gke_nodes(inputs)[2]
+    if not most:
+        return None, f"{row.resource} has no nodes at its most"
+    return row.hourly[2] / most, row.item
+
 
 CHARGEBACK_METHOD = (
     "each site's costs (its pools, storage, control plane, network and the link traffic leaving it) are split "

@@ -93,6 +93,13 @@ def add_parser(verbs, stack_arguments) -> None:
         help="gpus (default): submit on the pool's own site; hybrid: submit on the MultiKueue manager, which "
         "dispatches to the team's worker sites in order (the pool's site must be one of them)",
     )
+    template.add_argument("--workload", help="a workloads[] entry to write the job for (default: the pool's)")
+    template.add_argument(
+        "--gpus",
+        type=int,
+        metavar="N",
+        help="the GPUs the job asks for, in whole nodes of the pool (default: all of its max_nodes)",
+    )
     template.add_argument("--name", help="the job's name (default: the workload's name)")
     template.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default: {DEFAULT_IMAGE})")
     template.add_argument("--output", metavar="FILE", type=Path, help="write the YAML to FILE instead of stdout")
@@ -109,8 +116,11 @@ class Target:
     team: Any
 
 
-def resolve(spec: StackSpec, site_name: str, pool_name: str, team_name: str) -> Target:
-    """The site, pool, workload and team the flags name; a UsageError naming the key and the fix otherwise."""
+def resolve(
+    spec: StackSpec, site_name: str, pool_name: str, team_name: str, workload_name: str | None = None
+) -> Target:
+    """The site, pool, workload (``workload_name``, else the pool's) and team the flags name; a UsageError naming
+    the key and the fix otherwise."""
     sites = {site.name: site for site in spec.sites}
     site = sites.get(site_name)
     site_index = list(sites).index(site_name) if site is not None else -1
@@ -124,13 +134,20 @@ def resolve(spec: StackSpec, site_name: str, pool_name: str, team_name: str) -> 
             f"lattice job-template: --pool '{pool_name}' is not a GPU pool of site '{site_name}' ({known})"
         )
     index = list(pools).index(pool_name)
-    if pool.workload is None:
+    if workload_name is not None:
+        workloads = {w.name: w for w in spec.workloads}
+        if workload_name not in workloads:
+            raise UsageError(
+                f"lattice job-template: --workload '{workload_name}' is not a workloads[] entry of this stack: "
+                f"{', '.join(workloads) or 'none'}"
+            )
+    elif pool.workload is None:
         raise UsageError(
             f"lattice job-template: sites[{site_index}].gpu_pools[{index}] ('{site_name}/{pool_name}') names no "
             "workload; set its "
             "`workload` to a workloads[] entry, or size ad hoc with `lattice size`"
         )
-    workload = next(w for w in spec.workloads if w.name == pool.workload)
+    workload = next(w for w in spec.workloads if w.name == (workload_name or pool.workload))
     teams = {team.name: team for team in spec.teams}
     team = teams.get(team_name)
     if team is None:
@@ -143,8 +160,9 @@ def resolve(spec: StackSpec, site_name: str, pool_name: str, team_name: str) -> 
     return Target(site, pool, workload, team)
 
 
-def hardware(target: Target):
-    """The sizing Pool and topology levels of the target pool (the same sources `lattice size` reads)."""
+def hardware(target: Target, gpus: int | None = None):
+    """The sizing Pool and topology levels of the target pool (the same sources `lattice size` reads): all of its
+    max_nodes, or the whole nodes that hold ``gpus``."""
     from components import sizing
     from components.catalog import aws_instance_type, gcp_machine_type
     from components.scheduling.topology import pool_topology
@@ -161,17 +179,27 @@ def hardware(target: Target):
             raise UsageError(
                 f"lattice job-template: pool '{pool.name}' runs {machine.accelerator_name}; it writes GPU jobs"
             )
-        return sizing.Pool.of(machine, pool.max_nodes), levels, machine
+        return sizing.Pool.of(machine, _nodes(pool.max_nodes, machine.accelerator_count, gpus)), levels, machine
     if isinstance(pool, GcpGpuPoolSpec):
         if pool.tpu is not None:
             raise UsageError(f"lattice job-template: pool '{pool.name}' is a TPU slice; it writes GPU jobs")
         machine = gcp_machine_type(pool.machine_type, pool.attached_gpus)
-        return sizing.Pool.of(machine, pool.max_nodes), levels, None
+        return sizing.Pool.of(machine, _nodes(pool.max_nodes, machine.gpu_count, gpus)), levels, None
+    nodes = _nodes(pool.max_nodes, pool.gpus_per_node, gpus)
     return (
-        sizing.Pool(pool.name, pool.gpu_memory_gib, pool.gpus_per_node, pool.max_nodes, pool.fabric_bandwidth_gbps),
+        sizing.Pool(pool.name, pool.gpu_memory_gib, pool.gpus_per_node, nodes, pool.fabric_bandwidth_gbps),
         levels,
         None,
     )
+
+
+def _nodes(max_nodes: int, per_node: int, gpus: int | None) -> int:
+    """The pool's nodes, or the fewest whole nodes that hold ``gpus``."""
+    if gpus is None:
+        return max_nodes
+    if gpus < 1:
+        raise UsageError(f"lattice job-template: --gpus {gpus}: ask for at least one GPU")
+    return -(-gpus // per_node)
 
 
 @dataclass(frozen=True)
@@ -447,11 +475,17 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     from .placement_cli import placement_of
 
     if getattr(args, "kind", "jobset") == "sbatch":
+        given = [f"--{flag}" for flag in ("workload", "gpus") if getattr(args, flag, None) is not None]
+        if given:
+            raise UsageError(
+                f"lattice job-template: {', '.join(given)} size a JobSet or PyTorchJob; --kind sbatch writes the "
+                "pool's workload on the team's Slurm share"
+            )
         from . import sbatch_template
 
         return sbatch_template.render(spec, args)
-    target = resolve(spec, args.site, args.pool, args.team)
-    pool, levels, machine = hardware(target)
+    target = resolve(spec, args.site, args.pool, args.team, getattr(args, "workload", None))
+    pool, levels, machine = hardware(target, getattr(args, "gpus", None))
     job = target.workload.job()
     report = sizing.fits(job, pool)
     if report.layout is None:

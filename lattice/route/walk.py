@@ -264,6 +264,16 @@ def _pod_problems(site: Site, job: Job, flavors: dict, pool: Pool | None) -> lis
             for error in quota_errors(admission, site.resource_quotas.get(job.namespace, []), pods=podset.count)
         ]
         if pool is not None:
+            # The scheduler's NodeResourcesFit: one pod's requests (LimitRange defaults and limits as missing
+            # requests, as the API server sets them) against a node of the pool.
+            requests = pod_requests(kueue_pod_spec(spec, limit_ranges))
+            fits, scarce = count_in({**requests, "pods": 1}, pool.allocatable)
+            if not fits:
+                nodes = pool.capacity.max_nodes
+                problems.append(
+                    f"pods of {podset.name} on {pool.name}'s nodes: 0/{nodes} nodes are available: {nodes} "
+                    f"Insufficient {scarce}"
+                )
             node = {"labels": pool.labels, "taints": pool.taints}
             problems += [
                 f"pods of {podset.name} on {pool.name}'s nodes: {r}" for r in unschedulable_reasons(spec, node)
@@ -271,13 +281,13 @@ def _pod_problems(site: Site, job: Job, flavors: dict, pool: Pool | None) -> lis
     return problems
 
 
-def submission_site(estate: Estate, job: Job, site: str | None) -> str:
+def submission_site(estate: Estate | None, job: Job, site: str | None) -> str:
     """Where the job is submitted: ``site``; else, for the MultiKueue queue (``hybrid``), the manager; else the one
     site with the job's LocalQueue in its namespace (a UsageError when none or several have it)."""
     from lattice.errors import UsageError
 
     queue = job.queue
-    if queue is None:
+    if queue is None or estate is None:
         raise UsageError(
             f"{job.source}: metadata.labels: no kueue.x-k8s.io/queue-name label, so Kueue never admits the job; "
             "label it with the team's LocalQueue (lattice job-template writes it)"
@@ -286,7 +296,10 @@ def submission_site(estate: Estate, job: Job, site: str | None) -> str:
         if site not in estate.sites:
             raise UsageError(f"--site '{site}' is not a cluster of stack {estate.stack}: {', '.join(estate.sites)}")
         return site
-    having = [name for name, s in estate.sites.items() if (job.namespace, queue) in s.local_queues]
+    order = [s.name for s in estate.spec.sites]
+    having = sorted(
+        (name for name, s in estate.sites.items() if (job.namespace, queue) in s.local_queues), key=order.index
+    )
     if queue == HYBRID_QUEUE and estate.manager in having:
         return estate.manager
     if len(having) == 1:
@@ -316,16 +329,15 @@ def route(estate: Estate, job: Job, site: str | None = None) -> Route:
             result.chosen, result.chosen_after = first, first.delay
         return result
     result.dispatcher = submitted.dispatcher()
-    if not first.admitted:
-        return result
     workers = _workers(submitted, queue_obj)
     result.rounds = rounds(workers, result.dispatcher)
     best: tuple[timedelta, int] | None = None
     for number, dispatch_round in enumerate(result.rounds):
         for worker in dispatch_round.workers:
+            # Walked even when the manager keeps the job: what each worker would say is every site's reason.
             verdict = admit_on(estate, worker, job, job.queue or "")
             result.workers[worker] = verdict
-            if verdict.runs and verdict.delay is not None:
+            if first.admitted and verdict.runs and verdict.delay is not None:
                 when = (dispatch_round.after + verdict.delay, number)
                 if best is None or when < best:
                     best, result.chosen, result.chosen_after = when, verdict, when[0]

@@ -75,6 +75,8 @@ def test_policies_names_every_rule_whole(at_80, capsys):
          "--tokens-per-second-per-gpu", "400", "--stack", "prod"],
         ["plan", "--stack", "prod"],
         ["check", "--stack", "prod"],
+        ["route", "--stack", "prod", "--team", "fusion"],
+        ["route", "--stack", "prod", "--team", "fusion", "--gpus", "1024"],
     ],
     ids=lambda argv: " ".join(argv[:2]),
 )  # fmt: skip
