@@ -255,6 +255,7 @@ def _admission(a: Admission, role: str, round_number: int | None, cost: dict | N
         "reasons": a.reasons,
         "flavors_not_used": [{"flavor": f, "reason": r} for f, r in a.flavors_not_used],
         "pod_problems": a.pod_problems,
+        "unreachable": a.unreachable,
         "cost": cost,
     }
 
@@ -313,8 +314,7 @@ def report(walked: Route, stack: str, written_for: str | None, costs: dict[str, 
             ],
         },
         "clusters": clusters,
-        # The network path of the dispatch is part A's reachability model (components/flows), not computed here.
-        "network": None,
+        "network": {worker: _path(path) for worker, path in walked.network.items()},
         "verdict": {
             "admitted": chosen is not None,
             "site": chosen.site if chosen is not None else None,
@@ -323,6 +323,25 @@ def report(walked: Route, stack: str, written_for: str | None, costs: dict[str, 
             "pool": chosen.pool.name if chosen is not None and chosen.pool is not None else None,
             "nodes": chosen.nodes if chosen is not None else 0,
         },
+    }
+
+
+def _path(path) -> dict[str, Any]:
+    """A network path (components/flows/reachability.py) as JSON."""
+
+    def hops(items) -> list[dict[str, Any]]:
+        return [
+            {"where": h.where, "what": h.what, "decision": h.decision, "passes": h.passes, "assumed": h.assumed,
+             "source": h.source}
+            for h in items
+        ]  # fmt: skip
+
+    return {
+        "destination": path.destination.describe(),
+        "delivered": path.delivered,
+        "verdict": path.verdict(),
+        "hops": hops(path.hops),
+        "return_hops": hops(path.return_hops),
     }
 
 
@@ -354,6 +373,8 @@ def _when(cluster: dict) -> str:
 
 def _cluster_lines(cluster: dict, title: str) -> list[str]:
     lines = _wrap(title, "", "  ")
+    if cluster["unreachable"]:
+        lines += _wrap(f"unreachable: {cluster['unreachable']}", "  ", "    ")
     if not cluster["admitted"]:
         for reason in cluster["reasons"]:
             lines += _wrap(f"not admitted: {reason}", "  ", "    ")
@@ -368,6 +389,7 @@ def _cluster_lines(cluster: dict, title: str) -> list[str]:
             )  # fmt: skip
         else:
             verb = "admitted" if cluster["takes_the_job"] or cluster["role"] != "worker" else "would admit"
+            verb += " (were it reached)" if cluster["unreachable"] else ""
             lines += _wrap(f"{verb}: ClusterQueue {queue}, flavor {cluster['flavor']}", "  ", "    ")
             lines += _wrap(f"when: {_when(cluster)}", "  ", "    ")
             machine = f" ({cluster['machine']})" if cluster["machine"] else ""
@@ -435,6 +457,16 @@ def render_text(document: dict) -> str:
         if not manager["admitted"]:
             title = f"{cluster['site']} (round {cluster['round']}, never reached: were the job dispatched)"
         lines += _cluster_lines(cluster, title)
+        network = (document["network"] or {}).get(cluster["site"])
+        if network is not None:
+            verdict = network["verdict"] if network["delivered"] else "dropped at the hop marked DROPPED"
+            lines += _wrap(f"network, {manager['site']} to its API: {verdict}", "  ", "    ")
+            for hop in network["hops"]:
+                mark = "" if hop["passes"] else "DROPPED "
+                lines += _wrap(f"{mark}{hop['where']}: {hop['what']}: {hop['decision']}", "    - ", "      ")
+            for hop in network["return_hops"]:
+                mark = "" if hop["passes"] else "DROPPED "
+                lines += _wrap(f"{mark}{hop['where']}: {hop['what']}: {hop['decision']}", "    < ", "      ")
     verdict = document["verdict"]
     lines.append("")
     if verdict["admitted"]:
@@ -473,6 +505,8 @@ def markdown(document: dict) -> str:
     for cluster in document["clusters"]:
         if cluster["admitted"] and cluster["role"] == "manager":
             outcome, nodes, why = "quota reserved, dispatched", f"`{cluster['flavor']}`", ""
+        elif cluster["admitted"] and cluster["unreachable"]:
+            outcome, nodes, why = "unreachable", "", cluster["unreachable"]
         elif cluster["admitted"]:
             outcome = "takes the job" if cluster["takes_the_job"] else "would admit"
             outcome = outcome if cluster["runs"] else "admitted, pods refused"
@@ -481,7 +515,8 @@ def markdown(document: dict) -> str:
                 outcome += " (never reached)"
             why = "; ".join(cluster["pod_problems"]) or _when(cluster)
         else:
-            outcome, nodes, why = "not admitted", "", "; ".join(cluster["reasons"])
+            why = "; ".join(([cluster["unreachable"]] if cluster["unreachable"] else []) + cluster["reasons"])
+            outcome, nodes = "not admitted", ""
         round_number = cluster["round"] if cluster["round"] is not None else "—"
         lines.append(f"| `{cluster['site']}` | {round_number} | {outcome} | {nodes} | {why.replace('|', '/')} |")
     return "\n".join(lines) + "\n"

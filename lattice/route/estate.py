@@ -130,7 +130,7 @@ class Estate:
     spec: object
     manager: str | None = None
     at: datetime | None = None
-    notes: list[str] = field(default_factory=list)
+    plan: dict = field(default_factory=dict, repr=False)  # what the network model reads
 
 
 def _site_of(by_urn: dict[str, dict], resource: dict) -> str | None:
@@ -309,7 +309,7 @@ def estate(plan: dict, spec, at: datetime) -> Estate:
             excluded,
         )
     manager = manager_site(spec)
-    return Estate(plan.get("stack", ""), sites, spec, manager.name if manager is not None else None, at)
+    return Estate(plan.get("stack", ""), sites, spec, manager.name if manager is not None else None, at, plan)
 
 
 def kueue_of(resources: list[dict]) -> tuple[Cluster, ClusterObjects]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from components.scheduling.routes import HYBRID_QUEUE
 
@@ -49,6 +50,9 @@ from .pod_admission import (
 )
 from .pod_security import ENFORCE_LABEL, pod_security_violations
 from .tas import Placement, count_in
+
+if TYPE_CHECKING:
+    from components.flows.reachability import Path
 
 READY, PROVISIONING, BLOCK_START, SCALE_UP = (
     "ready nodes",
@@ -78,11 +82,12 @@ class Admission:
     reasons: list[str] = field(default_factory=list)
     flavors_not_used: list[tuple[str, str]] = field(default_factory=list)
     pod_problems: list[str] = field(default_factory=list)
+    unreachable: str | None = None  # a MultiKueue worker its manager cannot connect to: why
 
     @property
     def runs(self) -> bool:
-        """Admitted and its pods can start."""
-        return self.admitted and not self.pod_problems
+        """Admitted, reached and its pods can start."""
+        return self.admitted and not self.pod_problems and self.unreachable is None
 
 
 @dataclass
@@ -93,6 +98,9 @@ class Route:
     dispatcher: Dispatcher | None = None
     rounds: list[Round] = field(default_factory=list)
     workers: dict[str, Admission] = field(default_factory=dict)
+    # The manager's path to each worker's API server, hop by hop (components/flows/reachability.py: the server its
+    # kubeconfig names, the flow Lattice's network must carry).
+    network: dict[str, Path] = field(default_factory=dict)
     chosen: Admission | None = None
     chosen_after: timedelta | None = None  # from submission
     at: datetime | None = None
@@ -331,17 +339,38 @@ def route(estate: Estate, job: Job, site: str | None = None) -> Route:
     result.dispatcher = submitted.dispatcher()
     workers = _workers(submitted, queue_obj)
     result.rounds = rounds(workers, result.dispatcher)
+    result.network = dispatch_paths(estate, start, workers)
     best: tuple[timedelta, int] | None = None
     for number, dispatch_round in enumerate(result.rounds):
         for worker in dispatch_round.workers:
             # Walked even when the manager keeps the job: what each worker would say is every site's reason.
             verdict = admit_on(estate, worker, job, job.queue or "")
+            path = result.network.get(worker)
+            if path is not None and not path.delivered:
+                # The manager's Kueue cannot reach the worker's API: its MultiKueueCluster is not Active
+                # (pkg/controller/admissionchecks/multikueue/multikueuecluster.go), so no workload is created there.
+                hop = path.dropped_at
+                leg = "its answers back" if path.dropped_on_return else "the manager's requests to its API"
+                verdict.unreachable = (
+                    f"MultiKueueCluster {worker} cannot connect: the network drops {leg} at {hop.where} ({hop.what})"
+                )
             result.workers[worker] = verdict
             if first.admitted and verdict.runs and verdict.delay is not None:
                 when = (dispatch_round.after + verdict.delay, number)
                 if best is None or when < best:
                     best, result.chosen, result.chosen_after = when, verdict, when[0]
     return result
+
+
+def dispatch_paths(estate: Estate, manager: str, workers: list[str]) -> dict[str, Path]:
+    """The manager's path to each worker's API server (part A's reachability model over the same plan)."""
+    if not estate.plan:
+        return {}
+    from components.flows.reachability import api_endpoint, reach
+    from components.flows.reachability import estate as networks
+
+    world = networks(estate.plan, estate.spec)
+    return {worker: reach(world, estate.spec, manager, api_endpoint(world, estate.spec, worker)) for worker in workers}
 
 
 def _workers(site: Site, queue) -> list[str]:

@@ -21,6 +21,7 @@ from datetime import timedelta
 import pytest
 import yaml
 
+from components.flows.reachability import api_endpoint, reach
 from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
 from components.scheduling.topology import pool_topology
 from components.spec import load_stack_file
@@ -272,7 +273,14 @@ def test_the_job_is_routed_where_the_spec_says(case):
     assert walked.first.admitted, walked.first.reasons
     assert manager_quota >= 0
     best = None
+    plan = cached_plan(ROOT / "stacks" / f"Pulumi.{case.stack}.yaml")
     for index, worker in enumerate(team_route.workers):
+        # a worker the manager cannot reach (the reachability model: components/flows) never gets the job
+        path = reach(plan, spec, team_route.manager, api_endpoint(plan, spec, worker))
+        assert walked.network[worker].delivered == path.delivered
+        if not path.delivered:
+            assert walked.workers[worker].unreachable is not None and not walked.workers[worker].runs
+            continue
         taker = _first_flavor(
             workers[worker], team, gpus, per_pod, accelerator=accelerator, request_levels=request_levels
         )
