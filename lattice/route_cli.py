@@ -40,7 +40,7 @@ def add_parser(verbs, stack_arguments) -> None:
         "input.",
     )
     stack_arguments(route)
-    source = route.add_mutually_exclusive_group(required=True)
+    source = route.add_mutually_exclusive_group()  # one of them: the handler says so, after argparse's own checks
     source.add_argument("--job", metavar="FILE", type=Path, help="a JobSet, PyTorchJob or batch Job (YAML)")
     source.add_argument("--team", help="route the job `lattice job-template` writes for this team")
     route.add_argument("--pool", metavar="[SITE/]POOL", help="with --team: the pool it is written for (default: "
@@ -69,6 +69,8 @@ def _route(args: argparse.Namespace, out: Console) -> int:
     from .route.walk import route
 
     writable(args.output, "--output")
+    if args.job is None and args.team is None:
+        raise UsageError("lattice route: give the job: --job FILE (a JobSet, PyTorchJob or batch Job) or --team TEAM")
     if args.job is not None:
         extra = [f"--{name}" for name in ("pool", "workload", "gpus", "queue") if getattr(args, name) is not None]
         if extra:

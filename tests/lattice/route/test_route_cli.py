@@ -233,6 +233,7 @@ def test_bad_input_exits_2_naming_the_file_the_key_and_the_fix(capsys, tmp_path,
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        ([], "give the job: --job FILE (a JobSet, PyTorchJob or batch Job) or --team TEAM"),
         (["--job", "nowhere.yaml"], "nowhere.yaml: cannot read the job"),
         (["--job", "x.yaml", "--pool", "train-p5"], "--pool go with --team"),
         (["--team", "nobody"], "--team 'nobody' is not a team of this stack"),
