@@ -932,13 +932,18 @@ def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | Non
 
 def node_hour(report: CostReport, plan: dict[str, Any], spec: Any, site: str, pool: str) -> tuple[float | None, str]:
     """What one node of ``site``'s ``pool`` costs an hour at this report's rates — its row's cost at the pool's most
-    nodes, divided by them — and the row's item (its rates); None and why where the row is unpriced or missing."""
+    nodes, divided by them; a capacity block's rate, prepaid — and the row's item (its rates); None and why where the
+    row is unpriced or missing."""
     names = {f"{site}-{pool}-nodes": EKS_NODE_GROUP, f"{site}-{pool}-pool": GKE_NODE_POOL, f"{site}-{pool}": None}
     row = next((r for r in report.rows if r.site == site and r.resource in names and r.kind == "compute"), None)
     if row is None:
         return None, f"lattice cost has no row for {site}/{pool}"
     if row.hourly is None:
         return None, row.unpriced or "not priced"
+    if row.prepaid:
+        # A capacity block is paid up front for all its hours (_capacity_block_row): a node-hour of it is the
+        # block's rate, spent whether a job runs on it or not.
+        return row.prices[0].usd, row.item
     kind = names[row.resource]
     if kind is None:  # a grid / edge pool: the spec's nodes
         site_spec = next(s for s in spec.sites if s.name == site)
