@@ -36,10 +36,13 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
   it"; "present: Lattice uses it" where ``kubernetes.present.access_entries`` lists it and it grants what Lattice's
   would (an admin's AmazonEKSClusterAdminPolicy cluster-wide, ListAssociatedAccessPolicies; a team's Kubernetes
   group, DescribeAccessEntry); a present entry the stack file does not list fails (EKS allows one per principal:
-  CreateAccessEntry would stop the ``up``), and so does a listed one the cluster lacks.
+  CreateAccessEntry would stop the ``up``), and so does a listed one the cluster lacks. An entry tagged with this
+  stack and site (lattice:stack, lattice:site: DescribeAccessEntry's tags) is Lattice's own from an earlier ``up``,
+  in Pulumi's state: it passes unlisted, and listed it fails, since the next ``up`` would then delete it.
 - ``add-on`` (one row per managed add-on Lattice needs there: ``components/compute/eks_adoption.py``): the same for
   DescribeAddon and ``kubernetes.present.addons`` (one add-on of a name per cluster: CreateAddon would stop the
-  ``up``, and a later destroy would delete the owner's); a listed add-on must be ACTIVE (or UPDATING).
+  ``up``, and a later destroy would delete the owner's); a listed add-on must be ACTIVE (or UPDATING). Lattice's own
+  add-on from an earlier ``up`` (DescribeAddon's tags) passes unlisted and fails listed, as an entry does.
 - ``network-policy``: the existing cluster's managed ``vpc-cni`` add-on runs with ``enableNetworkPolicy`` (its
   configuration values), without which no NetworkPolicy is enforced and team isolation is void. Lattice cannot
   set it: a second ``vpc-cni`` add-on cannot be created beside the cluster's own, and changing the owner's add-on
@@ -123,10 +126,10 @@ def run_brownfield_checks(spec: StackSpec, stack: str, session: boto3.Session | 
                 row("-", "cluster", status, detail)
                 if not detail.startswith(f"EKS cluster {site.kubernetes.existing_cluster} does not exist"):
                     row("-", "network-policy", *_network_policy(site, eks))
-                    for subject, status, detail in _access_entries(spec, site, eks):
+                    for subject, status, detail in _access_entries(spec, site, eks, stack):
                         row(subject, "access-entry", status, detail)
                     for addon in lattice_addons(spec, site):
-                        row(addon, "add-on", *_addon(site, eks, addon))
+                        row(addon, "add-on", *_addon(site, eks, addon, stack))
             if site.encryption.key_arn is not None:
                 account = session.client("sts", region_name=site.region).get_caller_identity()["Account"]
                 row("-", "key", *_key(site, session.client("kms", region_name=site.region), account, stack))
@@ -515,8 +518,22 @@ ADDON_PURPOSES = {
 USABLE_ADDON_STATES = ("ACTIVE", "UPDATING")
 
 
-def _access_entries(spec: StackSpec, site: AwsSite, eks: Any) -> Iterator[tuple[str, Status, str]]:
-    """(role name, status, detail) for every access entry Lattice needs on the existing cluster."""
+def lattices_own(tags: dict[str, str] | None, stack: str, site: str) -> bool:
+    """Whether an EKS access entry or add-on is Lattice's own, made by an earlier ``up`` of this stack's site: Lattice
+    tags each it creates with lattice:stack and lattice:site (``TagContext.aws_tags``); the owner's carry neither."""
+    tags = tags or {}
+    return tags.get(f"{AWS_PREFIX}stack") == stack and tags.get(f"{AWS_PREFIX}site") == site
+
+
+def _ours_from_an_earlier_up(stack: str, site: str) -> str:
+    tagged = f"{AWS_PREFIX}stack {stack}, {AWS_PREFIX}site {site}"
+    return f"Lattice's own, from an earlier up of this stack (tagged {tagged})"
+
+
+def _access_entries(spec: StackSpec, site: AwsSite, eks: Any, stack: str) -> Iterator[tuple[str, Status, str]]:
+    """(role name, status, detail) for every access entry Lattice needs on the existing cluster. An entry an earlier
+    ``up`` of this stack made is Lattice's, in Pulumi's state: it passes unlisted, and listing it under present would
+    have the next ``up`` delete it (the program would no longer declare it)."""
     wanted = lattice_access_entries(spec, site)
     if not wanted:
         return
@@ -539,6 +556,21 @@ def _access_entries(spec: StackSpec, site: AwsSite, eks: Any) -> Iterator[tuple[
                 )
             else:
                 yield role, "pass", f"absent: Lattice creates it ({what})"
+            continue
+        entry = eks.describe_access_entry(clusterName=name, principalArn=arn)["accessEntry"]
+        ours = lattices_own(entry.get("tags"), stack, site.name)
+        if ours and arn in listed:
+            yield (
+                role,
+                "fail",
+                (
+                    f"present, but {_ours_from_an_earlier_up(stack, site.name)}: listed under "
+                    "kubernetes.present.access_entries, the next up would delete it (the program would no longer "
+                    "declare it); remove it from there"
+                ),
+            )
+        elif ours:
+            yield role, "pass", f"present: {_ours_from_an_earlier_up(stack, site.name)}; Lattice keeps it ({what})"
         elif arn not in listed:
             yield (
                 role,
@@ -550,12 +582,12 @@ def _access_entries(spec: StackSpec, site: AwsSite, eks: Any) -> Iterator[tuple[
                 ),
             )
         else:
-            yield role, *_present_entry(eks, name, arn, owner)
+            yield role, *_present_entry(eks, name, arn, owner, entry)
 
 
-def _present_entry(eks: Any, name: str, arn: str, owner: str) -> tuple[Status, str]:
-    """A listed entry grants what Lattice's would: an admin's policy cluster-wide, a team's Kubernetes group."""
-    entry = eks.describe_access_entry(clusterName=name, principalArn=arn)["accessEntry"]
+def _present_entry(eks: Any, name: str, arn: str, owner: str, entry: dict[str, Any]) -> tuple[Status, str]:
+    """A listed entry (DescribeAccessEntry's) grants what Lattice's would: an admin's policy cluster-wide, a team's
+    Kubernetes group."""
     if entry.get("type", "STANDARD") != "STANDARD":
         return "fail", (
             f"present, but a {entry['type']} entry (for nodes), not STANDARD: it maps {arn} to no user; ask the "
@@ -589,7 +621,7 @@ def _present_entry(eks: Any, name: str, arn: str, owner: str) -> tuple[Status, s
     )
 
 
-def _addon(site: AwsSite, eks: Any, addon: str) -> tuple[Status, str]:
+def _addon(site: AwsSite, eks: Any, addon: str, stack: str) -> tuple[Status, str]:
     name = site.kubernetes.existing_cluster
     listed = addon in site.kubernetes.present.addons
     try:
@@ -604,6 +636,14 @@ def _addon(site: AwsSite, eks: Any, addon: str) -> tuple[Status, str]:
             )
         return "pass", f"absent: Lattice creates it ({ADDON_PURPOSES[addon]})"
     state = f"{described.get('addonVersion', '?')}, {described.get('status', '?')}"
+    if lattices_own(described.get("tags"), stack, site.name):
+        if listed:
+            return "fail", (
+                f"present ({state}), but {_ours_from_an_earlier_up(stack, site.name)}: listed under "
+                "kubernetes.present.addons, the next up would delete it (the program would no longer declare it); "
+                "remove it from there"
+            )
+        return "pass", f"present ({state}): {_ours_from_an_earlier_up(stack, site.name)}; Lattice keeps it"
     if not listed:
         return "fail", (
             f"present ({state}): {name} already runs {addon}, and EKS allows one add-on of a name, so creating "

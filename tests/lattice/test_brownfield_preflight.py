@@ -524,7 +524,14 @@ class ClusterApi:
         for operation in ("ListAccessEntries", "DescribeAccessEntry", "ListAssociatedAccessPolicies", "DescribeAddon"):
             session.events.register(f"before-call.eks.{operation}", self._answer)
 
-    def entry(self, arn: str, groups: list[str] = (), kind: str = "STANDARD", policies: list[str] = ()) -> None:
+    def entry(
+        self,
+        arn: str,
+        groups: list[str] = (),
+        kind: str = "STANDARD",
+        policies: list[str] = (),
+        tags: dict[str, str] | None = None,
+    ) -> None:
         self.entries[arn] = {
             "clusterName": self.cluster,
             "principalArn": arn,
@@ -532,11 +539,18 @@ class ClusterApi:
             "accessEntryArn": f"arn:aws:eks:{REGION}:{ACCOUNT}:access-entry/{self.cluster}/role/{ACCOUNT}/x/id",
             "username": arn,
             "type": kind,
+            "tags": dict(tags or {}),
         }
         self.policies[arn] = [{"policyArn": p, "accessScope": {"type": "cluster"}} for p in policies]
 
-    def addon(self, name: str, status: str = "ACTIVE") -> None:
-        self.addons[name] = {"addonName": name, "clusterName": self.cluster, "status": status, "addonVersion": "v1.3.8"}
+    def addon(self, name: str, status: str = "ACTIVE", tags: dict[str, str] | None = None) -> None:
+        self.addons[name] = {
+            "addonName": name,
+            "clusterName": self.cluster,
+            "status": status,
+            "addonVersion": "v1.3.8",
+            "tags": dict(tags or {}),
+        }
 
     def _answer(self, model, params, **_: Any):
         from urllib.parse import unquote
@@ -691,4 +705,51 @@ def test_a_present_entry_that_grants_less_than_lattices_or_a_listed_one_that_is_
         "fail",
         "absent: platform-133 runs no eks-node-monitoring-agent add-on, which kubernetes.present.addons lists; remove "
         "it there, and Lattice creates it (the node conditions the GPU node groups' auto repair acts on)",
+    )
+
+
+def test_lattices_own_entries_and_addons_from_an_earlier_up_are_kept_not_listed_present_where_the_next_up_deletes_them(
+    cluster_api,
+):
+    """After the first up, the cluster holds the entries and add-ons Lattice created, tagged with the stack and site
+    (TagContext.aws_tags). They are in Pulumi's state: asking to list them under present would have the next up stop
+    declaring them, and Pulumi would delete them (the admins' cluster access, the teams' Pod Identity agent)."""
+    api = cluster_api.api
+    ours = {"lattice:stack": "test", "lattice:site": "aws-use1", "lattice:component": "EksCluster"}
+    api.entry(ADMIN_ROLE, policies=[CLUSTER_ADMIN], tags=ours)
+    api.entry(TEAM_ROLE, groups=["lattice:team:vision"], tags={**ours, "lattice:team": "vision"})
+    api.addon("eks-pod-identity-agent", tags=ours)
+    # Another stack's add-on is not this stack's: it is the cluster's, to be listed.
+    api.addon("eks-node-monitoring-agent", tags={**ours, "lattice:stack": "prod"})
+    found = adoption_rows(run_brownfield_checks(adopted(cluster_api.existing), "test", cluster_api.session))
+    earlier = "Lattice's own, from an earlier up of this stack (tagged lattice:stack test, lattice:site aws-use1)"
+    assert found == {
+        ("access-entry", "platform-admin"): (
+            "pass",
+            f"present: {earlier}; Lattice keeps it (cluster admin (AmazonEKSClusterAdminPolicy))",
+        ),
+        ("access-entry", "vision-lab"): ("pass", f"present: {earlier}; Lattice keeps it (team vision's group)"),
+        ("add-on", "eks-pod-identity-agent"): ("pass", f"present (v1.3.8, ACTIVE): {earlier}; Lattice keeps it"),
+        ("add-on", "eks-node-monitoring-agent"): (
+            "fail",
+            "present (v1.3.8, ACTIVE): platform-133 already runs eks-node-monitoring-agent, and EKS allows one add-on "
+            "of a name, so creating Lattice's would stop the up (ResourceInUseException): add it to "
+            "kubernetes.present.addons, and Lattice uses it and never deletes it",
+        ),
+    }
+    present = {"access_entries": [ADMIN_ROLE], "addons": ["eks-pod-identity-agent", "eks-node-monitoring-agent"]}
+    found = adoption_rows(run_brownfield_checks(adopted(cluster_api.existing, present), "test", cluster_api.session))
+    assert found[("access-entry", "platform-admin")] == (
+        "fail",
+        f"present, but {earlier}: listed under kubernetes.present.access_entries, the next up would delete it (the "
+        "program would no longer declare it); remove it from there",
+    )
+    assert found[("add-on", "eks-pod-identity-agent")] == (
+        "fail",
+        f"present (v1.3.8, ACTIVE), but {earlier}: listed under kubernetes.present.addons, the next up would delete it "
+        "(the program would no longer declare it); remove it from there",
+    )
+    assert found[("add-on", "eks-node-monitoring-agent")] == (
+        "pass",
+        "present (v1.3.8, ACTIVE): Lattice uses it and never deletes it",
     )
