@@ -11,8 +11,10 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
 - ``egress`` (per zone): the subnet's route table (its explicit association, else the VPC's main table) sends
   0.0.0.0/0 to a NAT gateway when ``nat: true``; otherwise private nodes need the VPC endpoints
   ``components/network/aws_site_network.py`` would create, and those the VPC already has are listed (an
-  interface endpoint with private DNS cannot be created twice). With ``route_table_ids`` the table must be one
-  of them (links and the S3 gateway endpoint are added to those).
+  interface endpoint with private DNS cannot be created twice, nor an S3 gateway endpoint on a given route table
+  another S3 gateway endpoint already routes: RouteAlreadyExists). Endpoints tagged with this stack and site are
+  Lattice's own from an earlier ``up``, no clash. With ``route_table_ids`` the table must be one of them (links
+  and the S3 gateway endpoint are added to those).
 - ``routes`` (one row per given route table, with links): no route of the table already takes a linked site's
   range elsewhere. Lattice adds a static route per linked range to its transit gateway in each given table, and
   the table's own routes (DescribeRouteTables: static, ``Origin`` CreateRoute; propagated, EnableVgwRoutePropagation;
@@ -192,7 +194,7 @@ def _network(site: AwsSite, ec2: Any, row: Row, linked: list[str] | None, stack:
             row(zone, "subnet", "fail", f"{given.id}: {'; '.join(problems)}")
         else:
             row(zone, "subnet", "pass", f"{given.id} is {given.cidr} in {zone} of {existing.vpc_id}")
-        row(zone, "egress", *_egress(site, given.id, tables, endpoints))
+        row(zone, "egress", *_egress(site, given.id, tables, endpoints, stack))
         row(zone, "addresses", *_addresses(site, zone, live, ec2))
     if linked:
         ours = _lattice_transit_gateways(ec2, stack, site.name)
@@ -338,16 +340,21 @@ def _route_tables(ec2: Any, vpc_id: str) -> list[dict[str, Any]]:
     return [table for page in pages for table in page["RouteTables"]]
 
 
-def _endpoint_services(ec2: Any, vpc_id: str, region: str) -> dict[str, dict[str, Any]]:
-    """The VPC's endpoints by short service name (``ecr.api``, ``s3``)."""
+def _endpoint_services(ec2: Any, vpc_id: str, region: str) -> dict[str, list[dict[str, Any]]]:
+    """The VPC's live endpoints by short service name (``ecr.api``, ``s3``: S3 may have a gateway and an interface
+    endpoint)."""
     pages = ec2.get_paginator("describe_vpc_endpoints").paginate(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
     prefix = f"com.amazonaws.{region}."
-    return {
-        endpoint["ServiceName"].removeprefix(prefix): endpoint
-        for page in pages
-        for endpoint in page["VpcEndpoints"]
-        if endpoint.get("State", "available").lower() not in ("deleted", "deleting", "failed", "rejected")
-    }
+    services: dict[str, list[dict[str, Any]]] = {}
+    for page in pages:
+        for endpoint in page["VpcEndpoints"]:
+            if endpoint.get("State", "available").lower() not in ("deleted", "deleting", "failed", "rejected"):
+                services.setdefault(endpoint["ServiceName"].removeprefix(prefix), []).append(endpoint)
+    return services
+
+
+def _ec2_tags(resource: dict[str, Any]) -> dict[str, str]:
+    return {tag["Key"]: tag["Value"] for tag in resource.get("Tags", [])}
 
 
 def _table_of(subnet_id: str, tables: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -358,7 +365,9 @@ def _table_of(subnet_id: str, tables: list[dict[str, Any]]) -> dict[str, Any] | 
     return next((t for t in tables if any(a.get("Main") for a in t.get("Associations", []))), None)
 
 
-def _egress(site: AwsSite, subnet_id: str, tables: list[dict[str, Any]], endpoints: dict) -> tuple[Status, str]:
+def _egress(
+    site: AwsSite, subnet_id: str, tables: list[dict[str, Any]], endpoints: dict, stack: str
+) -> tuple[Status, str]:
     existing = site.network.existing
     table = _table_of(subnet_id, tables)
     if table is None:
@@ -386,11 +395,38 @@ def _egress(site: AwsSite, subnet_id: str, tables: list[dict[str, Any]], endpoin
             "nodes could not pull images or join; route the subnet through a NAT gateway, or set nat: false (Lattice "
             "adds the endpoints; the GPU add-ons still need a route to their registries)"
         )
-    clashing = [s for s in INTERFACE_ENDPOINTS if endpoints.get(s, {}).get("PrivateDnsEnabled")]
+    # The network team's endpoints, not the ones an earlier up of this stack made here (Lattice's, tagged).
+    theirs = {
+        service: [e for e in found if not lattices_own(_ec2_tags(e), stack, site.name)]
+        for service, found in endpoints.items()
+    }
+    clashing = [
+        s
+        for s in INTERFACE_ENDPOINTS
+        if any(e.get("VpcEndpointType") == "Interface" and e.get("PrivateDnsEnabled") for e in theirs.get(s, []))
+    ]
     if clashing:
         return "fail", (
             f"the VPC already has interface endpoints with private DNS for {', '.join(clashing)}, and nat: false "
             "would create them again (refused: one private DNS name per VPC); route through a NAT gateway instead"
+        )
+    # A gateway endpoint writes a route to the service's prefix list into each of its route tables, and a table holds
+    # one route per destination: Lattice's S3 endpoint on a table the network team's S3 endpoint already routes is
+    # refused ("route table ... already has a route with destination-prefix-list-id ...", RouteAlreadyExists).
+    routed = [
+        (endpoint["VpcEndpointId"], table)
+        for endpoint in theirs.get("s3", [])
+        if endpoint.get("VpcEndpointType") == "Gateway"
+        for table in existing.route_table_ids
+        if table in endpoint.get("RouteTableIds", [])
+    ]
+    if routed:
+        held = ", ".join(f"{table} (by {endpoint})" for endpoint, table in routed)
+        return "fail", (
+            f"the VPC's S3 gateway endpoint already routes S3 from {held}, and with nat: false Lattice adds an S3 "
+            "gateway endpoint on every table of network.existing.route_table_ids: EC2 refuses a second route to the "
+            "S3 prefix list in a table (RouteAlreadyExists) and the up stops; set nat: true, and Lattice creates no "
+            "endpoint and uses the VPC's own (this row then checks it has each one private nodes need)"
         )
     return "pass", f"nat: false: Lattice adds the endpoints private nodes need to {table_id}'s VPC"
 

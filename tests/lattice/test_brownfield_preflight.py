@@ -753,3 +753,55 @@ def test_lattices_own_entries_and_addons_from_an_earlier_up_are_kept_not_listed_
         "pass",
         "present (v1.3.8, ACTIVE): Lattice uses it and never deletes it",
     )
+
+
+# --- nat: false: the endpoints Lattice adds to the network team's VPC -------------------------------------------
+def test_an_s3_gateway_endpoint_already_on_the_given_route_tables_is_refused_before_up_where_lattices_would_collide(
+    aws,
+):
+    """With nat: false Lattice adds an S3 gateway endpoint on every given route table; EC2 refuses a second route to
+    the S3 prefix list in a table ("route table ... already has a route with destination-prefix-list-id ...",
+    RouteAlreadyExists: eksctl-io/eksctl#2473, #4377), so a VPC whose team already routes S3 through its own gateway
+    endpoint stopped the up half-built. Lattice's own endpoints, from an earlier up, are no clash."""
+    existing = vpc_with(aws, nat=False)
+    ec2 = aws.client("ec2")
+    table = existing["route_table_ids"][0]
+    theirs = ec2.create_vpc_endpoint(
+        VpcId=existing["vpc_id"],
+        ServiceName=f"com.amazonaws.{REGION}.s3",
+        VpcEndpointType="Gateway",
+        RouteTableIds=[table],
+    )["VpcEndpoint"]["VpcEndpointId"]
+    spec = site_with(existing, network={"nat": False})
+    status, detail = rows(run_brownfield_checks(spec, "test", aws), "egress")["us-east-1a"]
+    assert status == "fail"
+    assert detail.startswith(
+        f"the VPC's S3 gateway endpoint already routes S3 from {table} (by {theirs}), and with nat: false Lattice adds "
+        "an S3 gateway endpoint on every table of network.existing.route_table_ids: EC2 refuses a second route to "
+        "the S3 prefix list in a table (RouteAlreadyExists)"
+    )
+    # The same endpoint made by an earlier up of this stack's site is Lattice's own, in Pulumi's state.
+    ec2.create_tags(
+        Resources=[theirs],
+        Tags=[{"Key": "lattice:stack", "Value": "test"}, {"Key": "lattice:site", "Value": "aws-use1"}],
+    )
+    ours = dict(
+        ec2.create_vpc_endpoint(
+            VpcId=existing["vpc_id"],
+            ServiceName=f"com.amazonaws.{REGION}.sts",
+            VpcEndpointType="Interface",
+            SubnetIds=[existing["subnets"]["us-east-1a"]["id"]],
+            PrivateDnsEnabled=True,
+            TagSpecifications=[
+                {
+                    "ResourceType": "vpc-endpoint",
+                    "Tags": [{"Key": "lattice:stack", "Value": "test"}, {"Key": "lattice:site", "Value": "aws-use1"}],
+                }
+            ],
+        )["VpcEndpoint"]
+    )
+    assert ours["PrivateDnsEnabled"] is True
+    assert rows(run_brownfield_checks(spec, "test", aws), "egress")["us-east-1a"] == (
+        "pass",
+        f"nat: false: Lattice adds the endpoints private nodes need to {table}'s VPC",
+    )
