@@ -19,8 +19,9 @@ Lattice would otherwise hold by construction to here, read with boto3 from the l
   range elsewhere. Lattice adds a static route per linked range to its transit gateway in each given table, and
   the table's own routes (DescribeRouteTables: static, ``Origin`` CreateRoute; propagated, EnableVgwRoutePropagation;
   the VPC's local ones, CreateRouteTable; a destination prefix list read entry by entry) decide what that does: an
-  equal static route makes ``CreateRoute`` fail (RouteAlreadyExists) and stops the ``up``; an equal propagated one
-  is silently overridden, since AWS prefers a static route to a propagated one of the same prefix; a broader one
+  equal static route makes ``CreateRoute`` fail (RouteAlreadyExists) and stops the ``up``; an equal propagated one,
+  or an equal entry of a prefix list route, is silently overridden, since AWS prefers a static CIDR route to a
+  prefix list route and either to a propagated one of the same prefix; a broader one
   (not the default route) hands Lattice the part of its traffic the linked range covers, and a narrower one keeps
   part of the linked range away from Lattice's tunnels (longest prefix wins). Each such route is refused with the
   table, the route, its origin and its target (Amazon VPC User Guide, "Route priority"). A route to Lattice's own
@@ -301,6 +302,15 @@ def _conflict(route: dict[str, Any], destination, linked_range, target: str) -> 
     named = route.get("DestinationCidrBlock") or f"{route['DestinationPrefixListId']} ({destination})"
     state = " (blackhole)" if route.get("State") == "blackhole" else ""
     what = f"{origin} route {named} -> {target}{state}"
+    if destination == linked_range and route.get("DestinationPrefixListId"):
+        # A CIDR route and a prefix list route are different destinations: both are created, and for the same range
+        # AWS takes the CIDR route (Amazon VPC User Guide, "Route priority": static routes, then prefix list routes,
+        # then propagated ones).
+        return (
+            f"{what} holds {linked_range} itself: Lattice's static route to it would take priority over the prefix "
+            "list's entry (AWS prefers a CIDR route to a prefix list route) and send every subnet's traffic for it "
+            "through Lattice's tunnels"
+        )
     if destination == linked_range and origin == "static":
         return f"{what} is {linked_range} itself: creating Lattice's route fails (RouteAlreadyExists) and stops the up"
     if destination == linked_range:

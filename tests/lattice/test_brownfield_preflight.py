@@ -475,6 +475,27 @@ def test_a_prefix_list_route_is_read_entry_by_entry(aws):
     assert f"static route {campus} (10.48.0.0/12) -> {theirs} holds 10.50.0.0/16" in detail
 
 
+def test_a_prefix_list_entry_equal_to_a_linked_range_is_overridden_not_a_route_already_there(aws):
+    """A CIDR route and a prefix list route are different destinations: CreateRoute does not fail on the prefix list's
+    entry (RouteAlreadyExists is for a route to the same CIDR), and AWS prefers the CIDR route (Amazon VPC User
+    Guide, "Route priority": static routes, then prefix list routes), so Lattice's would take the range."""
+    existing = vpc_with(aws)
+    ec2 = aws.client("ec2")
+    table = existing["route_table_ids"][0]
+    campus = ec2.create_managed_prefix_list(
+        PrefixListName="campus", MaxEntries=4, AddressFamily="IPv4", Entries=[{"Cidr": GRID_RANGE}]
+    )["PrefixList"]["PrefixListId"]
+    theirs = ec2.create_transit_gateway(Description="the institution's")["TransitGateway"]["TransitGatewayId"]
+    ec2.create_route(RouteTableId=table, DestinationPrefixListId=campus, TransitGatewayId=theirs)
+    status, detail = rows(run_brownfield_checks(linked_site(existing), "test", aws), "routes")[table]
+    assert status == "fail"
+    assert (
+        f"static route {campus} (10.50.0.0/16) -> {theirs} holds 10.50.0.0/16 itself: Lattice's static route to it "
+        "would take priority over the prefix list's entry"
+    ) in detail
+    assert "RouteAlreadyExists" not in detail
+
+
 def test_the_default_route_and_lattices_own_routes_from_an_earlier_up_pass(aws):
     existing = vpc_with(aws)  # 0.0.0.0/0 to a NAT gateway
     ec2 = aws.client("ec2")
