@@ -6,8 +6,9 @@ typo inside one site's storage (which leaves that site out of the cross-field ch
 lists the site "on no GCP site". So a conclusion drawn over another part of the spec names that part in its
 ``depends_on`` (a reachability verdict the ``links``, a team's "on no GCP site" its ``teams[i].sites``, a quota the
 site's ``gpu_pools``), and ``without_consequences`` drops it when that part has an error of its own, or was left out
-of the spec for its shape errors (``ValidationContext.left_out_sites`` / ``left_out_links`` / ``left_out_teams``). A
-name of a left-out site (or team) is no "unknown site" either: it exists, its own errors are reported.
+of the spec for its shape errors (``ValidationContext.left_out_sites`` / ``left_out_links`` / ``left_out_teams`` /
+``left_out_workloads``). A name of a left-out site (or team, or workload) is no "unknown site" either: it exists, its
+own errors are reported.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class ValidationContext:
     left_out_sites: frozenset[str] = field(default_factory=frozenset)
     left_out_links: int = 0
     left_out_teams: frozenset[str] = field(default_factory=frozenset)
+    left_out_workloads: frozenset[str] = field(default_factory=frozenset)
 
 
 def absent_site(name: str) -> str:
@@ -52,6 +54,11 @@ def absent_site(name: str) -> str:
 def absent_team(name: str) -> str:
     """As ``absent_site``, for a team name."""
     return f"teams[?{name}]"
+
+
+def absent_workload(name: str) -> str:
+    """As ``absent_site``, for a workload name (a pool's or a file system's ``workload``)."""
+    return f"workloads[?{name}]"
 
 
 def unknown_site(path: str, name: str, known: list[str]) -> Issue:
@@ -93,6 +100,7 @@ def without_consequences(issues: list[Issue], ctx: ValidationContext) -> list[Is
     issues that depend on each other's parts are both kept: neither is the other's consequence alone."""
     broken = [absent_site(name) for name in ctx.left_out_sites]
     broken += [absent_team(name) for name in ctx.left_out_teams]
+    broken += [absent_workload(name) for name in ctx.left_out_workloads]
     broken += [f"links[?{k}]" for k in range(ctx.left_out_links)]
     errors = [issue for issue in issues if not issue.warning]
 

@@ -274,8 +274,8 @@ _INDEXED = re.compile(r"\b(sites|teams|links|workloads)\[(\d+)\]")
 def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationContext) -> list[Issue]:
     """Cross-field errors of every site, team, link and workload whose shape is valid.
 
-    The broken parts are left out (and pool references to a left-out workload), the rest is validated as a spec of
-    its own with the left-out sites and links named in the context, so that nothing resting on them is judged
+    The broken parts are left out, the rest is validated as a spec of its own with the left-out sites, links, teams
+    and workloads named in the context, so that nothing resting on them is judged
     (``issues.without_consequences``), and the issues' indices are mapped back to the file's. Returns nothing when
     the rest cannot stand alone (a broken environment, no valid site).
     """
@@ -308,8 +308,6 @@ def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationCo
             continue
         kept[part] = [i for i in range(len(items)) if i not in broken[part]]
         partial[part] = [copy.deepcopy(items[i]) for i in kept[part]]
-    for site in partial.get("sites", []):
-        _forget_workloads(site, names["workloads"] - {None})
     try:
         spec = StackSpec.model_validate(partial)
     except ValidationError:
@@ -319,6 +317,7 @@ def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationCo
         left_out_sites=frozenset(name for name in names["sites"] if isinstance(name, str)),
         left_out_links=len(broken["links"]),
         left_out_teams=frozenset(name for name in names["teams"] if isinstance(name, str)),
+        left_out_workloads=frozenset(name for name in names["workloads"] if isinstance(name, str)),
     )
     issues = [issue for issue in validate(spec, left_out) if not issue.warning]
 
@@ -327,15 +326,6 @@ def _cross_field_of_valid_parts(raw: dict, errors: list[dict], ctx: ValidationCo
         return f"{part}[{kept[part][index]}]" if part in kept and index < len(kept[part]) else match[0]
 
     return [Issue(_INDEXED.sub(original, i.path), _INDEXED.sub(original, i.message)) for i in issues]
-
-
-def _forget_workloads(site: Any, workloads: set[str]) -> None:
-    if not isinstance(site, dict):
-        return
-    lustre = (site.get("storage") or {}).get("lustre") if isinstance(site.get("storage"), dict) else None
-    for entry in [*(site.get("gpu_pools") or []), *(lustre or [])]:
-        if isinstance(entry, dict) and entry.get("workload") in workloads:
-            del entry["workload"]
 
 
 # --- pydantic errors -> issues -------------------------------------------------------

@@ -26,7 +26,7 @@ from components.catalog.storage import (
 )
 from components.standards import CHECKPOINT_TARGET_SECONDS
 
-from .issues import Issue, ValidationContext, team_sites
+from .issues import Issue, ValidationContext, absent_workload, team_sites
 from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
 
@@ -305,6 +305,7 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
         yield Issue(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
+            depends_on=(absent_workload(lustre.workload),),  # a workload left out for its shape errors
         )
     tiered = kind.storage_type == "INTELLIGENT_TIERING"
     size = None
@@ -314,7 +315,8 @@ def _fsx(site: AwsSite, lustre: FsxLustreSpec, path: str, workloads, prod: bool)
         for key in ("throughput_mbps", "read_cache"):
             if getattr(lustre, key) is not None:
                 yield Issue(f"{path}.{key}", f"{key} applies to INTELLIGENT_TIERING only; remove it")
-        yield from _fsx_size(lustre, kind, path, workload is not None)
+        # A file system naming a workload is sized from it: an unknown (or left-out) one is that key's error alone.
+        yield from _fsx_size(lustre, kind, path, lustre.workload is not None)
         tier = lustre.throughput_mbps_per_tib
         # Only a valid class, tier and EFA choice can be sized; the wrong one is reported on its own key.
         if (tier is None or tier in kind.per_unit_throughputs) and not (lustre.efa and not kind.efa):
@@ -564,6 +566,7 @@ def _managed_lustre(site: GcpSite, lustre: ManagedLustreSpec, path: str, workloa
         yield Issue(
             f"{path}.workload",
             f"unknown workload '{lustre.workload}'; use one of: {', '.join(workloads) or 'none defined'}",
+            depends_on=(absent_workload(lustre.workload),),  # a workload left out for its shape errors
         )
     workload = workloads.get(lustre.workload) if lustre.workload else None
     size = yield from _sized(lustre, workload, path)

@@ -16,7 +16,15 @@ from itertools import combinations
 
 from components.standards import LOG_RETENTION_MIN_DAYS, OBJECT_LOCK_MIN_DAYS
 
-from .issues import Issue, ValidationContext, site_names, team_sites, unknown_site, without_consequences
+from .issues import (
+    Issue,
+    ValidationContext,
+    absent_workload,
+    site_names,
+    team_sites,
+    unknown_site,
+    without_consequences,
+)
 from .link_validators import reachable_over_links
 from .model import AwsGpuPoolSpec, AwsSite, ClusterPoolSpec, GcpGpuPoolSpec, GcpSite, KubernetesSite, StackSpec
 
@@ -533,7 +541,11 @@ def gpu_pools_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
                 )
             if pool.workload is not None and pool.workload not in workloads:
                 known = ", ".join(sorted(workloads)) or "none are defined"
-                yield Issue(f"{path}.workload", f"unknown workload '{pool.workload}'; use one of: {known}")
+                yield Issue(
+                    f"{path}.workload",
+                    f"unknown workload '{pool.workload}'; use one of: {known}",
+                    depends_on=(absent_workload(pool.workload),),  # a workload left out for its shape errors
+                )
             try:
                 if isinstance(pool, AwsGpuPoolSpec):
                     yield from _aws_pool(site, pool, path, aws_instance_type)

@@ -58,6 +58,23 @@ def test_parts_that_name_a_left_out_site_or_workload_raise_no_false_alarms():
     assert paths == ["sites[0].network.zones", "workloads[0].parameters", "sites[2].network.cidr"]
 
 
+@pytest.mark.parametrize(
+    ("workloads", "reported"),
+    [
+        # The workload has a shape error of its own: left out, so the file system naming it is judged on nothing else.
+        ([{"name": "w", "parameters": "70B", "precison": "bf16"}], ["workloads[0].precison"]),
+        # The file system names no workload there is: that key is the mistake, not a missing capacity.
+        ([{"name": "v", "parameters": "70B"}], ["sites[0].storage.lustre[0].workload"]),
+    ],
+    ids=["left-out-workload", "unknown-workload"],
+)
+def test_a_file_system_naming_a_broken_or_unknown_workload_is_not_also_told_to_name_one(workloads, reported):
+    """It names one: 'set capacity_gib, or name a workload to size the file system' (twice, with the throughput
+    tier) was false, and gone once the workload was fixed."""
+    aws = {**AWS_SITE, "storage": {"lustre": [{"name": "shared", "workload": "w", "zone": "us-east-1a"}]}}
+    assert [path for path, _ in _issues(spec_with(aws, workloads=workloads))] == reported
+
+
 def test_a_broken_environment_leaves_nothing_to_judge_the_rest_against():
     issues = _issues(spec_with(AWS_SITE, _overlapping_grid(), environment="production"))
     assert [path for path, _ in issues] == ["environment"]
