@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Iterator
 from itertools import combinations
 
-from .issues import Issue, ValidationContext, team_sites
+from .issues import Issue, ValidationContext, every_left_out_team, team_sites
 from .model import AwsSite, GcpSite, StackSpec
 
 
@@ -129,6 +129,9 @@ def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite, ctx: ValidationC
             )
         return
     needed = lattice_addons(spec, site)
+    # The Pod Identity agent is needed where a team is on the site: that rests on every team's sites key, and on every
+    # team left out for its shape errors.
+    teams_here = (*every_left_out_team(ctx), *(p for j, t in enumerate(spec.teams) for p in team_sites(j, t, ctx)))
     for k, addon in enumerate(present.addons):
         if present.addons.index(addon) != k:
             yield Issue(f"{path}.addons[{k}]", f"'{addon}' is listed twice; list it once")
@@ -137,6 +140,7 @@ def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite, ctx: ValidationC
                 f"{path}.addons[{k}]",
                 f"Lattice installs no {addon} on this site (it needs {', '.join(needed) or 'none'}), so there is "
                 "nothing to use instead; remove it",
+                depends_on=teams_here,
             )
     entries = lattice_access_entries(spec, site)
     for k, arn in enumerate(present.access_entries):
@@ -147,9 +151,16 @@ def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite, ctx: ValidationC
                 f"{path}.access_entries[{k}]",
                 f"Lattice creates no access entry for {arn} on this site (it is in neither kubernetes.admin_role_arns "
                 "nor the aws_role_arns of a team on the site); remove it",
-                # a team's role counts where the team is: its sites key says where
-                depends_on=tuple(
-                    part for j, t in enumerate(spec.teams) if arn in t.aws_role_arns for part in team_sites(j, t, ctx)
+                # a team's role counts where the team is: its sites key says where; and a team left out for its shape
+                # errors may be the one whose role it is
+                depends_on=(
+                    *every_left_out_team(ctx),
+                    *(
+                        part
+                        for j, t in enumerate(spec.teams)
+                        if arn in t.aws_role_arns
+                        for part in team_sites(j, t, ctx)
+                    ),
                 ),
             )
 

@@ -78,6 +78,12 @@ def every_left_out_site(ctx: ValidationContext) -> tuple[str, ...]:
     return tuple(absent_site(name) for name in sorted(ctx.left_out_sites))
 
 
+def every_left_out_team(ctx: ValidationContext) -> tuple[str, ...]:
+    """What a conclusion over every team rests on ("no team has this role", "no team is on this site"): any team left
+    out might have been the one."""
+    return tuple(absent_team(name) for name in sorted(ctx.left_out_teams))
+
+
 def team_sites(index: int, team, ctx: ValidationContext) -> tuple[str, ...]:
     """What "the sites team ``index`` is on" rests on: its sites key, and without one (every grid and edge site)
     every site left out too."""

@@ -333,6 +333,26 @@ def test_kubernetes_present_names_only_what_lattice_would_create_there(present, 
     assert _spec_issues(adopted_cluster_spec(present)) == [(path, message)]
 
 
+@pytest.mark.parametrize(
+    "present",
+    [{"access_entries": [TEAM_ROLE]}, {"addons": ["eks-pod-identity-agent"]}],
+    ids=["team-role-entry", "pod-identity-agent-for-the-team"],
+)
+def test_what_is_present_for_a_team_left_out_for_its_shape_is_not_called_lattices_nothing(present):
+    """The team whose role (and whose jobs' Pod Identity) it is has a typo of its own, which leaves it out of the
+    cross-field checks: 'Lattice creates no access entry for ... remove it' / 'Lattice installs no
+    eks-pod-identity-agent ... remove it' were false, and gone once the typo was fixed."""
+    spec = adopted_cluster_spec(present, autoscaled=False)
+    spec["sites"][0]["gpu_pools"][0]["autoscale"] = False  # the team is then the agent's only user
+    spec["teams"][0]["pod_securty"] = "restricted"
+    issues = _spec_issues(spec)
+    assert [path for path, _ in issues] == ["teams[0].pod_securty"]
+    del spec["teams"][0]["pod_securty"]
+    from components.spec import parse_spec
+
+    parse_spec(spec, "x")  # valid once the one mistake is fixed
+
+
 def test_an_addon_lattice_does_not_install_cannot_be_present():
     spec = spec_with(
         brownfield_site(
