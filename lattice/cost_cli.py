@@ -64,6 +64,20 @@ def add_parser(verbs, stack_arguments) -> None:
         help="with --catalogs: a copy of the GCP pricing calculator's pricing.yml at the pinned commit (default: "
         "download it)",
     )
+    refresh.add_argument(
+        "--aws-on-demand",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of tsaol/aws-gpu's data/all_gpu_instances.js at the pinned commit (default: "
+        "download it)",
+    )
+    refresh.add_argument(
+        "--aws-spot",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of tsaol/aws-gpu's data/gpu_instances_raw.json at the pinned commit (default: "
+        "download it)",
+    )
     refresh.set_defaults(handler=_pricing_refresh)
 
 
@@ -393,12 +407,19 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from .cli_common import STACKS_DIR
 
     writable(args.output, "--output")
-    if args.gcp_calculator is not None and not args.catalogs:
-        raise UsageError("lattice pricing refresh: --gcp-calculator is read by --catalogs; add it")
+    for flag in ("gcp_calculator", "aws_on_demand", "aws_spot"):
+        if getattr(args, flag) is not None and not args.catalogs:
+            option = "--" + flag.replace("_", "-")
+            raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
     if args.catalogs:
         from components.catalog.pricing_catalogs import CATALOG_LAYER, refresh_layer
 
-        return refresh_layer(args.output or CATALOG_LAYER, gcp_calculator_file=args.gcp_calculator)
+        return refresh_layer(
+            args.output or CATALOG_LAYER,
+            gcp_calculator_file=args.gcp_calculator,
+            aws_on_demand_file=args.aws_on_demand,
+            aws_spot_file=args.aws_spot,
+        )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(
         args.output or PRICING_SNAPSHOT,

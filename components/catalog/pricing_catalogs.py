@@ -19,10 +19,22 @@ It reads:
   and Australia), ``cloud-nat/ip-hour`` (an external address in use), ``cloud-nat/data-processing-gib`` and
   ``gcs/<class>-storage`` (standard, nearline, coldline, archive) per region.
 
+For AWS the layer reads two files tsaol/aws-gpu (MIT) commits, both extracts of instances.vantage.sh's
+``instances.json`` (the data of ec2instances.info, built from the AWS Price List API's AmazonEC2 offer and the
+Spot price feed) for the GPU, Trainium and Inferentia types:
+
+- ``ec2/<type>/OnDemand`` (USD an instance-hour, Linux, shared tenancy) for the catalog's AWS accelerator types
+  in every commercial region the file prices them, from ``data/all_gpu_instances.js`` (updated 2026-01-21);
+- ``ec2-spot/<type>``: the lowest and highest Linux Spot price over the region's zones (``spot_min`` /
+  ``spot_max``), from ``data/gpu_instances_raw.json`` (the file as downloaded on 2025-11-30). Where both files
+  price a type on demand they agree to the cent (748 of 748 pairs when this layer was built).
+
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPUs, N1 GPUs, A3 Ultra, A4, Filestore,
 Managed Lustre, GKE's cluster fee, Cloud KMS, Cloud Logging and Monitoring, Cloud NAT's per-VM gateway rate (the
-file's ``nat.gateway`` is the 32-VM cap, not the per-VM rate), and every AWS row: the AWS catalog of the same kind
-(skypilot-org/skypilot-catalog ``catalogs/v7/aws/vms.csv``) could not be brought here (its repository is 1.7 GB).
+file's ``nat.gateway`` is the 32-VM cap, not the per-VM rate); and on AWS every service row (EKS, NAT gateway,
+transit gateway, Site-to-Site VPN, EBS, FSx for Lustre, S3, CloudWatch, KMS, data transfer) and the
+non-accelerator system node types (m7i): no public catalog of them per region could be read here
+(``AWS_SEARCHED`` says which were tried).
 """
 
 from __future__ import annotations
@@ -59,6 +71,28 @@ GCP_CALCULATOR = CatalogSource(
     path="pricing.yml",
     generated="2026-07-30",
 )
+# tsaol/aws-gpu: instances.vantage.sh's data for the GPU / Neuron families. The on-demand file is the newer one
+# (it lists g7e and p6-b300 rates the older lacks); only the older keeps the Spot range.
+AWS_ON_DEMAND = CatalogSource(
+    repo="tsaol/aws-gpu",
+    commit="7412fd256c5eda04a70a17742a68e8e44824b2cb",
+    path="data/all_gpu_instances.js",
+    generated="2026-01-21",
+)
+AWS_SPOT = CatalogSource(
+    repo="tsaol/aws-gpu",
+    commit="2d0108c7bd261c8e40493fbd35135437bd6c9099",
+    path="data/gpu_instances_raw.json",
+    generated="2025-11-30",
+)
+AWS_SEARCHED = (
+    "no public per-region catalog of AWS service rates (EKS, NAT gateway, transit gateway, Site-to-Site VPN, EBS, "
+    "FSx for Lustre, S3, CloudWatch, KMS, data transfer) or of non-accelerator EC2 types (the m7i system nodes) "
+    "could be read here: skypilot-org/skypilot-catalog (catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the "
+    "snapshot tool cannot bring, anycloud-sh/catalog's copy of that file is over 4 MiB and absent from its "
+    "snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing commit no price data, and Karpenter's "
+    "generated pricing holds us-east-1 only"
+)
 GCP_STORAGE_CLASSES = {"standard": "standard", "nearline": "nearline", "coldline": "coldline", "archive": "archiv"}
 
 
@@ -68,6 +102,20 @@ def gcp_machines() -> list[str]:
     from components.catalog import gcp_machine_types
 
     return sorted({m.name for m in gcp_machine_types()} | {f"e2-standard-{n}" for n in (2, 4, 8, 16, 32)})
+
+
+def aws_commercial_regions() -> list[str]:
+    """The AWS regions Lattice accepts, less GovCloud and China (other partitions, other price lists)."""
+    from components.catalog.regions import aws_regions
+
+    return sorted(r.name for r in aws_regions() if not r.name.startswith(("us-gov-", "cn-")))
+
+
+def aws_types() -> list[str]:
+    """The AWS types whose rows the layer keeps: the catalog's GPU, Trainium and Inferentia types."""
+    from components.catalog.aws import aws_instance_types
+
+    return sorted(t.name for t in aws_instance_types())
 
 
 def _row(usd: float, unit: str, source: CatalogSource, where: str, evidence: str = "") -> dict[str, Any]:
@@ -123,19 +171,114 @@ def gcp_calculator_rows(
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
 
 
-def build_layer(gcp_calculator: dict[str, Any], machines: Iterable[str] | None = None) -> dict[str, Any]:
+class CatalogFormatError(ValueError):
+    """A downloaded or given file is not the catalog the layer expects."""
+
+
+def parse_aws_on_demand(text: str | bytes) -> dict[str, dict[str, float]]:
+    """``data/all_gpu_instances.js`` (a JavaScript array of JSON objects): type -> region -> USD an hour."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    start, end = text.find("["), text.rfind("]")
+    try:
+        items = json.loads(text[start : end + 1]) if 0 <= start < end else None
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"its array is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(items, list) or not all(isinstance(i, dict) and "pricing" in i for i in items):
+        raise CatalogFormatError("it holds no array of instances with a pricing object")
+    rates: dict[str, dict[str, float]] = {}
+    for item in items:
+        name = item.get("apiName") or item.get("name")
+        for region, price in (item.get("pricing") or {}).items():
+            usd = price.get("onDemand") if isinstance(price, dict) else None
+            if isinstance(usd, (int, float)) and usd > 0:
+                rates.setdefault(name, {})[region] = float(usd)
+    return rates
+
+
+def parse_aws_spot(text: str | bytes) -> dict[str, dict[str, tuple[float, float]]]:
+    """``data/gpu_instances_raw.json`` (instances.json's records): type -> region -> (spot_min, spot_max)."""
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(items, list) or not all(isinstance(i, dict) and "instance_type" in i for i in items):
+        raise CatalogFormatError("it holds no list of instances.json records (instance_type, pricing)")
+    ranges: dict[str, dict[str, tuple[float, float]]] = {}
+    for item in items:
+        for region, price in (item.get("pricing") or {}).items():
+            linux = price.get("linux") if isinstance(price, dict) else None
+            if not isinstance(linux, dict):
+                continue
+            try:
+                low, high = float(linux["spot_min"]), float(linux["spot_max"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if 0 < low <= high:
+                ranges.setdefault(item["instance_type"], {})[region] = (low, high)
+    return ranges
+
+
+def aws_catalog_rows(
+    on_demand: dict[str, dict[str, float]],
+    spot: dict[str, dict[str, tuple[float, float]]],
+    types: Iterable[str],
+    regions: Iterable[str],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Snapshot rows per commercial region: each type's on-demand rate and Spot range where its file has one."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    wanted = set(regions)
+    for name in sorted(set(types)):
+        for region, usd in sorted(on_demand.get(name, {}).items()):
+            if region in wanted:
+                where = f"[apiName={name}].pricing.{region}.onDemand"
+                evidence = "Linux, shared tenancy, on-demand list price as instances.vantage.sh publishes it"
+                rows.setdefault(region, {})[f"ec2/{name}/OnDemand"] = _row(
+                    usd, "instance-hour", AWS_ON_DEMAND, where, evidence
+                )
+        for region, (low, high) in sorted(spot.get(name, {}).items()):
+            if region in wanted:
+                rows.setdefault(region, {})[f"ec2-spot/{name}"] = {
+                    "usd": None,
+                    "usd_low": round(low, 9),
+                    "usd_high": round(high, 9),
+                    "unit": "instance-hour",
+                    "source": f"{AWS_SPOT.cite} [instance_type={name}].pricing.{region}.linux.spot_min/spot_max",
+                    "as_of": AWS_SPOT.generated,
+                    "evidence": "the lowest and highest Linux Spot price over the region's zones as "
+                    "instances.vantage.sh read them; Spot is a market, and the high is what Lattice charges",
+                }
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
+
+
+def build_layer(
+    gcp_calculator: dict[str, Any],
+    machines: Iterable[str] | None = None,
+    *,
+    aws_on_demand: dict[str, dict[str, float]] | None = None,
+    aws_spot: dict[str, dict[str, tuple[float, float]]] | None = None,
+    aws_instance_types: Iterable[str] | None = None,
+) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs."""
+    aws = aws_catalog_rows(
+        aws_on_demand or {},
+        aws_spot or {},
+        aws_types() if aws_instance_types is None else aws_instance_types,
+        aws_commercial_regions(),
+    )
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
-        "sources": {"gcp": GCP_CALCULATOR.cite},
+        "sources": {"aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}", "gcp": GCP_CALCULATOR.cite},
         "searched": {
             "gcp": f"{GCP_CALCULATOR.cite}, which prices machine types only where Compute Engine offers them, and "
             "no flex-start, TPU, N1 GPU, Filestore, Managed Lustre, GKE, KMS, Logging or Monitoring rows",
-            "aws": "no public catalog could be read for AWS outside the hand rows: skypilot-org/skypilot-catalog "
-            "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring; "
-            "anycloud-sh/catalog's copy of the file is over 4 MiB and absent from its snapshot",
+            "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
+            f"types only, in the regions instances.vantage.sh listed them; {AWS_SEARCHED}",
         },
-        "prices": {"gcp": gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines)},
+        "prices": {
+            "aws": aws,
+            "gcp": gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines),
+        },
     }
 
 
@@ -150,17 +293,29 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             continue
         label = " ".join(where)
         if a is None:
-            lines.append(f"added {label}: ${b:,.6g}")
+            lines.append(f"added {label}: {_figure(b)}")
         elif b is None:
-            lines.append(f"removed {label} (was ${a:,.6g})")
+            lines.append(f"removed {label} (was {_figure(a)})")
         else:
-            lines.append(f"changed {label}: ${a:,.6g} -> ${b:,.6g}")
+            lines.append(f"changed {label}: {_figure(a)} -> {_figure(b)}")
     return lines
 
 
-def _flat(document: dict[str, Any]) -> dict[tuple[str, str, str], float | None]:
+Figure = float | tuple[float | None, float | None] | None
+
+
+def _figure(value: Figure) -> str:
+    if isinstance(value, tuple):
+        return "$" + "–".join(f"{v:,.6g}" if v is not None else "?" for v in value)
+    return f"${value:,.6g}" if value is not None else "no rate"
+
+
+def _flat(document: dict[str, Any]) -> dict[tuple[str, str, str], Figure]:
+    """Each row's figure: its rate, or a Spot row's (low, high)."""
     return {
         (cloud, region, key): row.get("usd")
+        if row.get("usd") is not None
+        else (row.get("usd_low"), row.get("usd_high"))
         for cloud, regions in (document.get("prices") or {}).items()
         for region, items in regions.items()
         for key, row in items.items()
@@ -180,55 +335,74 @@ def load_layer(path: Path = CATALOG_LAYER) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
+def _read(source: CatalogSource, given: Path | None, flag: str, opener: Any) -> bytes:
+    """The file at ``given``, or the catalog's file at its pinned commit."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        if given is not None:
+            return given.read_bytes()
+        with (opener or urllib.request.urlopen)(source.url) as response:
+            return response.read()
+    except (urllib.error.URLError, OSError) as error:
+        raise CatalogFormatError(
+            f"cannot read {given or source.url} ({getattr(error, 'reason', error)}); check the path or the network, "
+            f"or pass {flag} FILE with a copy of {source.path} at {source.repo}@{source.commit[:12]}"
+        ) from None
+
+
 def refresh_layer(
     output: Path = CATALOG_LAYER,
     *,
     gcp_calculator_file: Path | None = None,
+    aws_on_demand_file: Path | None = None,
+    aws_spot_file: Path | None = None,
     opener: Any = None,
 ) -> int:
-    """Rebuild the generated layer from the pinned catalogs (downloaded, or ``gcp_calculator_file``), print what
-    changed against the layer at ``output``, and write it; 0, or 2 with one line saying what failed and what to do."""
+    """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
+    against the layer at ``output``, and write it; 0, or 2 with one line saying what failed and what to do."""
     import sys
-    import urllib.error
-    import urllib.request
 
     import yaml
 
-    try:
-        if gcp_calculator_file is not None:
-            text = gcp_calculator_file.read_bytes()
-        else:
-            with (opener or urllib.request.urlopen)(GCP_CALCULATOR.url) as response:
-                text = response.read()
-    except (urllib.error.URLError, OSError) as error:
-        where = gcp_calculator_file or GCP_CALCULATOR.url
-        print(
-            f"error: cannot read {where} ({getattr(error, 'reason', error)}); check the path or the network, or "
-            "pass --gcp-calculator FILE with a copy of the file at the pinned commit",
-            file=sys.stderr,
-        )
+    def fail(message: str) -> int:
+        print(f"error: {message}", file=sys.stderr)
         return 2
+
+    try:
+        text = _read(GCP_CALCULATOR, gcp_calculator_file, "--gcp-calculator", opener)
+        on_demand_text = _read(AWS_ON_DEMAND, aws_on_demand_file, "--aws-on-demand", opener)
+        spot_text = _read(AWS_SPOT, aws_spot_file, "--aws-spot", opener)
+    except CatalogFormatError as error:
+        return fail(str(error))
     try:
         document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
-        print(f"error: {gcp_calculator_file or GCP_CALCULATOR.url} is not YAML ({error})", file=sys.stderr)
-        return 2
+        return fail(f"{gcp_calculator_file or GCP_CALCULATOR.url} is not YAML ({error})")
     if not isinstance(document, dict) or not isinstance(document.get("compute"), dict):
-        print(
-            f"error: {gcp_calculator_file or GCP_CALCULATOR.url} has no compute section: not the calculator's "
-            "pricing.yml",
-            file=sys.stderr,
+        return fail(
+            f"{gcp_calculator_file or GCP_CALCULATOR.url} has no compute section: not the calculator's pricing.yml"
         )
-        return 2
-    layer = build_layer(document)
+    try:
+        on_demand = parse_aws_on_demand(on_demand_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_on_demand_file or AWS_ON_DEMAND.url} is not {AWS_ON_DEMAND.path}: {error}")
+    try:
+        spot = parse_aws_spot(spot_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_spot_file or AWS_SPOT.url} is not {AWS_SPOT.path}: {error}")
+    layer = build_layer(document, aws_on_demand=on_demand, aws_spot=spot)
     lines = changes(load_layer(output), layer)
     try:
         write_layer(layer, output)
     except OSError as error:
-        print(f"error: --output {output}: cannot write it ({error.strerror}); choose a writable path", file=sys.stderr)
-        return 2
+        return fail(f"--output {output}: cannot write it ({error.strerror}); choose a writable path")
     for line in lines:
         print(line)
     rows = sum(len(items) for regions in layer["prices"].values() for items in regions.values())
-    print(f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}; {len(lines)} changed")
+    print(
+        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}; "
+        f"{len(lines)} changed"
+    )
     return 0
