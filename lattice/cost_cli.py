@@ -65,6 +65,12 @@ def add_parser(verbs, stack_arguments) -> None:
         "download it)",
     )
     refresh.add_argument(
+        "--gcp-tpu",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of anycloud-sh/catalog's gcp/vms.csv at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
         "--aws-on-demand",
         metavar="FILE",
         type=Path,
@@ -407,7 +413,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from .cli_common import STACKS_DIR
 
     writable(args.output, "--output")
-    for flag in ("gcp_calculator", "aws_on_demand", "aws_spot"):
+    for flag in ("gcp_calculator", "gcp_tpu", "aws_on_demand", "aws_spot"):
         if getattr(args, flag) is not None and not args.catalogs:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
@@ -417,6 +423,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
         return refresh_layer(
             args.output or CATALOG_LAYER,
             gcp_calculator_file=args.gcp_calculator,
+            gcp_tpu_file=args.gcp_tpu,
             aws_on_demand_file=args.aws_on_demand,
             aws_spot_file=args.aws_spot,
         )

@@ -29,7 +29,14 @@ Spot price feed) for the GPU, Trainium and Inferentia types:
   ``spot_max``), from ``data/gpu_instances_raw.json`` (the file as downloaded on 2025-11-30). Where both files
   price a type on demand they agree to the cent (748 of 748 pairs when this layer was built).
 
-Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPUs, N1 GPUs, A3 Ultra, A4, Filestore,
+TPU hosts (``gce/<host>/on-demand`` and ``/spot``: ct5lp, ct6e, ct5p, ct4p) come from anycloud-sh/catalog's
+SkyPilot-format ``gcp/vms.csv`` (updated daily; the update of 2026-05-20), whose TPU rows price each slice per hour
+from the Cloud Billing Catalog's TPU SKUs: a node costs its single-host slice (ct5lp-hightpu-4t is tpu-v5litepod-4).
+A region whose zones disagree gets no row, nor one whose figure is SkyPilot's $700 placeholder (fetch_gcp.py's
+``TPU_V6E_MAX_PRICE``) or zero. The same file's A3 Ultra, A4 and N1 rows price the host apart from its GPUs (and A4
+at $0), so they are not read.
+
+Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore,
 Managed Lustre, GKE's cluster fee, Cloud KMS, Cloud Logging and Monitoring, Cloud NAT's per-VM gateway rate (the
 file's ``nat.gateway`` is the 32-VM cap, not the per-VM rate); and on AWS every service row (EKS, NAT gateway,
 transit gateway, Site-to-Site VPN, EBS, FSx for Lustre, S3, CloudWatch, KMS, data transfer) and the
@@ -93,6 +100,19 @@ AWS_SEARCHED = (
     "snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing commit no price data, and Karpenter's "
     "generated pricing holds us-east-1 only"
 )
+# TPU slices: anycloud-sh/catalog keeps a SkyPilot-format GCP catalog (the columns and TPU rows of
+# skypilot-org/skypilot's sky/catalog/data_fetchers/fetch_gcp.py, priced from the Cloud Billing Catalog's TPU SKUs),
+# updated daily; this is the update of 2026-05-20.
+GCP_TPU_CATALOG = CatalogSource(
+    repo="anycloud-sh/catalog",
+    commit="62ff0a987e0c257a89235415d2877812fb1aaf29",
+    path="gcp/vms.csv",
+    generated="2026-05-20",
+)
+# fetch_gcp.py's TPU_V6E_MAX_PRICE: "Maximum price for TPU V6e is $691.2/hour. Here we set a higher price so the
+# failover will go to the region with precise pricing info first" — a placeholder, not a rate.
+SKYPILOT_TPU_PLACEHOLDER_USD = 700.0
+SKYPILOT_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "AvailabilityZone", "Price")
 GCP_STORAGE_CLASSES = {"standard": "standard", "nearline": "nearline", "coldline": "coldline", "archive": "archiv"}
 
 
@@ -116,6 +136,19 @@ def aws_types() -> list[str]:
     from components.catalog.aws import aws_instance_types
 
     return sorted(t.name for t in aws_instance_types())
+
+
+def tpu_hosts() -> dict[str, str]:
+    """TPU host machine -> the single-host slice it makes, as SkyPilot names it (ct5lp-hightpu-4t -> tpu-v5litepod-4):
+    a node of a TPU pool costs what its host's chips cost, the slice of exactly that many chips."""
+    from components.catalog.gcp import tpu_types
+
+    return {
+        topology.machine_type.name: f"tpu-{topology.accelerator_type}"
+        for tpu in tpu_types()
+        for topology in tpu.topologies
+        if topology.chips == topology.machine_type.chips_per_host
+    }
 
 
 def _row(usd: float, unit: str, source: CatalogSource, where: str, evidence: str = "") -> dict[str, Any]:
@@ -219,6 +252,62 @@ def parse_aws_spot(text: str | bytes) -> dict[str, dict[str, tuple[float, float]
     return ranges
 
 
+def parse_gcp_tpu_slices(text: str | bytes) -> dict[str, dict[str, set[tuple[float, float | None]]]]:
+    """A SkyPilot-format GCP ``vms.csv``: TPU slice -> region -> the (price, spot price) pairs its zones give."""
+    import csv
+    import io
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [column for column in SKYPILOT_COLUMNS if column not in (reader.fieldnames or ())]
+    if missing:
+        raise CatalogFormatError(f"it has no column {', '.join(missing)} (a SkyPilot-format vms.csv has them)")
+    slices: dict[str, dict[str, set[tuple[float, float | None]]]] = {}
+    for row in reader:
+        name = row["AcceleratorName"] or ""
+        if row["InstanceType"] or not name.startswith("tpu-"):
+            continue
+        try:
+            price = float(row["Price"])
+        except (TypeError, ValueError):
+            continue
+        try:
+            spot: float | None = float(row.get("SpotPrice") or "")
+        except ValueError:
+            spot = None
+        slices.setdefault(name, {}).setdefault(row["Region"], set()).add((price, spot))
+    return slices
+
+
+def gcp_tpu_rows(
+    slices: dict[str, dict[str, set[tuple[float, float | None]]]],
+    hosts: dict[str, str],
+    regions: Iterable[str],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``gce/<host>/on-demand`` and ``/spot`` per region from the single-host slice's price. A region whose zones
+    disagree, or whose figure is SkyPilot's placeholder or zero, gets no row."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    wanted = set(regions)
+    for machine, slice_name in sorted(hosts.items()):
+        for region, figures in sorted(slices.get(slice_name, {}).items()):
+            if region not in wanted or len(figures) != 1:
+                continue
+            [(price, spot)] = figures
+            where = f"AcceleratorName={slice_name} Region={region}"
+            evidence = f"the single-host slice {slice_name}, one {machine} node"
+            here = rows.setdefault(region, {})
+            if not 0 < price < SKYPILOT_TPU_PLACEHOLDER_USD:
+                continue
+            here[f"gce/{machine}/on-demand"] = _row(price, "instance-hour", GCP_TPU_CATALOG, f"{where} Price", evidence)
+            if spot is not None and 0 < spot < price:
+                evidence += "; Spot VM list price"
+                here[f"gce/{machine}/spot"] = _row(
+                    spot, "instance-hour", GCP_TPU_CATALOG, f"{where} SpotPrice", evidence
+                )
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
+
+
 def aws_catalog_rows(
     on_demand: dict[str, dict[str, float]],
     spot: dict[str, dict[str, tuple[float, float]]],
@@ -258,8 +347,14 @@ def build_layer(
     aws_on_demand: dict[str, dict[str, float]] | None = None,
     aws_spot: dict[str, dict[str, tuple[float, float]]] | None = None,
     aws_instance_types: Iterable[str] | None = None,
+    gcp_tpu_slices: dict[str, dict[str, set[tuple[float, float | None]]]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs."""
+    from components.catalog.regions import gcp_regions
+
+    gcp = gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines)
+    for region, items in gcp_tpu_rows(gcp_tpu_slices or {}, tpu_hosts(), [r.name for r in gcp_regions()]).items():
+        gcp[region] = dict(sorted((gcp.get(region, {}) | items).items()))
     aws = aws_catalog_rows(
         aws_on_demand or {},
         aws_spot or {},
@@ -268,16 +363,21 @@ def build_layer(
     )
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
-        "sources": {"aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}", "gcp": GCP_CALCULATOR.cite},
+        "sources": {
+            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}",
+            "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}",
+        },
         "searched": {
             "gcp": f"{GCP_CALCULATOR.cite}, which prices machine types only where Compute Engine offers them, and "
-            "no flex-start, TPU, N1 GPU, Filestore, Managed Lustre, GKE, KMS, Logging or Monitoring rows",
+            f"no flex-start, TPU, N1 GPU, Filestore, Managed Lustre, GKE, KMS, Logging or Monitoring rows; "
+            f"{GCP_TPU_CATALOG.cite} for TPU hosts (its single-host slices, where its zones agree and the figure is "
+            "no placeholder), whose A3 Ultra, A4 and N1 rows price the host apart from the GPUs and are not read",
             "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
             f"types only, in the regions instances.vantage.sh listed them; {AWS_SEARCHED}",
         },
         "prices": {
             "aws": aws,
-            "gcp": gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines),
+            "gcp": dict(sorted(gcp.items())),
         },
     }
 
@@ -358,6 +458,7 @@ def refresh_layer(
     gcp_calculator_file: Path | None = None,
     aws_on_demand_file: Path | None = None,
     aws_spot_file: Path | None = None,
+    gcp_tpu_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -374,6 +475,7 @@ def refresh_layer(
         text = _read(GCP_CALCULATOR, gcp_calculator_file, "--gcp-calculator", opener)
         on_demand_text = _read(AWS_ON_DEMAND, aws_on_demand_file, "--aws-on-demand", opener)
         spot_text = _read(AWS_SPOT, aws_spot_file, "--aws-spot", opener)
+        tpu_text = _read(GCP_TPU_CATALOG, gcp_tpu_file, "--gcp-tpu", opener)
     except CatalogFormatError as error:
         return fail(str(error))
     try:
@@ -392,7 +494,11 @@ def refresh_layer(
         spot = parse_aws_spot(spot_text)
     except CatalogFormatError as error:
         return fail(f"{aws_spot_file or AWS_SPOT.url} is not {AWS_SPOT.path}: {error}")
-    layer = build_layer(document, aws_on_demand=on_demand, aws_spot=spot)
+    try:
+        tpus = parse_gcp_tpu_slices(tpu_text)
+    except CatalogFormatError as error:
+        return fail(f"{gcp_tpu_file or GCP_TPU_CATALOG.url} is not {GCP_TPU_CATALOG.path}: {error}")
+    layer = build_layer(document, aws_on_demand=on_demand, aws_spot=spot, gcp_tpu_slices=tpus)
     lines = changes(load_layer(output), layer)
     try:
         write_layer(layer, output)
@@ -402,7 +508,8 @@ def refresh_layer(
         print(line)
     rows = sum(len(items) for regions in layer["prices"].values() for items in regions.values())
     print(
-        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}; "
+        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {AWS_ON_DEMAND.cite} "
+        f"and {AWS_SPOT.cite}; "
         f"{len(lines)} changed"
     )
     return 0

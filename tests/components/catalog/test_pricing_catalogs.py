@@ -24,14 +24,18 @@ from components.catalog.pricing_catalogs import (
     AWS_SPOT,
     CATALOG_LAYER,
     GCP_CALCULATOR,
+    GCP_TPU_CATALOG,
     aws_catalog_rows,
     aws_commercial_regions,
     build_layer,
     changes,
     gcp_calculator_rows,
+    gcp_tpu_rows,
     load_layer,
     parse_aws_on_demand,
     parse_aws_spot,
+    parse_gcp_tpu_slices,
+    tpu_hosts,
 )
 from components.catalog.regions import gcp_regions
 from components.spec import load_stack_file
@@ -96,13 +100,66 @@ RECORDED_AWS_SPOT = [
 ]
 
 
-def recorded_files(tmp_path, on_demand=RECORDED_AWS_ON_DEMAND, spot=None):
-    """The three catalogs as files, and the refresh arguments that read them (never the network)."""
+# anycloud-sh/catalog's gcp/vms.csv: SkyPilot's columns; TPU slices are rows with no InstanceType. One zone of
+# asia-east1 carries SkyPilot's $700 placeholder; us-east5's zones disagree; a host row and a GPU row are not TPUs.
+RECORDED_GCP_TPU = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+a3-ultragpu-8g,224.0,2952.0,,,,us-central1,us-central1-b,12.266,5.0093
+,,,H100,8,{},us-central1,us-central1-a,33.60609,32.0104
+,,,tpu-v5litepod-4,1,tpu-v5litepod-4,us-central1,us-central1-a,4.8,1.02869
+,,,tpu-v5litepod-4,1,tpu-v5litepod-4,europe-west4,europe-west4-a,6.24,1.68249
+,,,tpu-v5litepod-4,1,tpu-v5litepod-4,europe-west4,europe-west4-b,6.24,1.68249
+,,,tpu-v5litepod-16,1,tpu-v5litepod-16,us-central1,us-central1-a,19.2,4.11476
+,,,tpu-v6e-1,1,tpu-v6e-1,asia-east1,asia-east1-c,700.0,700.0
+,,,tpu-v6e-1,1,tpu-v6e-1,southamerica-west1,southamerica-west1-a,2.7,700.0
+,,,tpu-v5p-8,1,tpu-v5p-8,us-east5,us-east5-a,16.8,6.384
+,,,tpu-v5p-8,1,tpu-v5p-8,us-east5,us-east5-b,17.0,6.384
+,,,tpu-v4-8,1,tpu-v4-8,us-central2,us-central2-b,12.88,3.686
+"""
+
+
+def recorded_files(tmp_path, on_demand=RECORDED_AWS_ON_DEMAND, spot=None, tpu=RECORDED_GCP_TPU):
+    """The four catalogs as files, and the refresh arguments that read them (never the network)."""
     calculator, od, sp = tmp_path / "pricing.yml", tmp_path / "all_gpu_instances.js", tmp_path / "raw.json"
+    vms = tmp_path / "vms.csv"
     calculator.write_text(yaml.safe_dump(RECORDED))
     od.write_text(on_demand)
     sp.write_text(json.dumps(RECORDED_AWS_SPOT if spot is None else spot))
-    return ["--gcp-calculator", str(calculator), "--aws-on-demand", str(od), "--aws-spot", str(sp)]
+    vms.write_text(tpu)
+    return [
+        *("--gcp-calculator", str(calculator), "--gcp-tpu", str(vms)),
+        *("--aws-on-demand", str(od), "--aws-spot", str(sp)),
+    ]
+
+
+def test_tpu_hosts_are_priced_as_their_single_host_slice_each_citing_the_catalog():
+    assert tpu_hosts() == {
+        "ct4p-hightpu-4t": "tpu-v4-8",
+        "ct5lp-hightpu-1t": "tpu-v5litepod-1",
+        "ct5lp-hightpu-4t": "tpu-v5litepod-4",
+        "ct5lp-hightpu-8t": "tpu-v5litepod-8",
+        "ct5p-hightpu-4t": "tpu-v5p-8",
+        "ct6e-standard-1t": "tpu-v6e-1",
+        "ct6e-standard-4t": "tpu-v6e-4",
+        "ct6e-standard-8t": "tpu-v6e-8",
+        "tpu7x-standard-4t": "tpu-tpu7x-8",
+    }
+    slices = parse_gcp_tpu_slices(RECORDED_GCP_TPU)
+    assert sorted(slices) == ["tpu-v4-8", "tpu-v5litepod-16", "tpu-v5litepod-4", "tpu-v5p-8", "tpu-v6e-1"]
+    rows = gcp_tpu_rows(slices, tpu_hosts(), [r.name for r in gcp_regions()])
+    # asia-east1's placeholder is no rate; us-east5's zones disagree; us-central2 (v4) is no region Lattice accepts.
+    assert sorted(rows) == ["europe-west4", "southamerica-west1", "us-central1"]
+    row = rows["us-central1"]["gce/ct5lp-hightpu-4t/on-demand"]
+    assert (row["usd"], row["unit"], row["as_of"]) == (4.8, "instance-hour", "2026-05-20")
+    assert row["source"] == (
+        "anycloud-sh/catalog@62ff0a987e0c:gcp/vms.csv (generated 2026-05-20) AcceleratorName=tpu-v5litepod-4 "
+        "Region=us-central1 Price"
+    )
+    assert rows["us-central1"]["gce/ct5lp-hightpu-4t/spot"]["usd"] == 1.02869
+    # A multi-host slice is the hosts' sum: no row of its own.
+    assert sorted(rows["us-central1"]) == ["gce/ct5lp-hightpu-4t/on-demand", "gce/ct5lp-hightpu-4t/spot"]
+    # The Spot placeholder beside a real on-demand rate: the on-demand row only.
+    assert list(rows["southamerica-west1"]) == ["gce/ct6e-standard-1t/on-demand"]
 
 
 def test_aws_rows_read_the_vantage_extracts_each_citing_its_commit_and_path():
@@ -175,6 +232,7 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     assert "added gcp europe-west4 gce/a3-highgpu-8g/spot: $44.1188" in out
     assert "added aws us-west-2 ec2/p5.48xlarge/OnDemand: $55.04" in out
     assert "added aws us-west-2 ec2-spot/p5.48xlarge: $13.2182–52.0766" in out
+    assert "added gcp europe-west4 gce/ct5lp-hightpu-4t/on-demand: $6.24" in out
     layer = json.loads(gzip.decompress(output.read_bytes()))
     assert layer["prices"]["gcp"]["us-central1"]["gce/g2-standard-24/on-demand"]["usd"] == 2.000832574
     assert layer["sources"]["aws"] == f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}"
@@ -224,6 +282,20 @@ def test_refresh_of_an_aws_file_that_is_not_the_catalog_s_is_an_input_error(tmp_
     assert not output.exists()
 
 
+def test_refresh_of_a_tpu_file_that_is_not_a_skypilot_catalog_is_an_input_error(tmp_path, capsys):
+    args = [
+        "pricing",
+        "refresh",
+        "--catalogs",
+        *recorded_files(tmp_path, tpu="a,b\n1,2\n"),
+        "--output",
+        str(tmp_path / "x"),
+    ]
+    assert main(args) == 2
+    assert "vms.csv is not gcp/vms.csv: it has no column InstanceType, AcceleratorName" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_refresh_of_a_missing_file_names_the_flag_and_the_pinned_copy(tmp_path, capsys):
     args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(tmp_path / "x")]
     (tmp_path / "raw.json").unlink()
@@ -234,7 +306,7 @@ def test_refresh_of_a_missing_file_names_the_flag_and_the_pinned_copy(tmp_path, 
     )
 
 
-@pytest.mark.parametrize("flag", ["--gcp-calculator", "--aws-on-demand", "--aws-spot"])
+@pytest.mark.parametrize("flag", ["--gcp-calculator", "--gcp-tpu", "--aws-on-demand", "--aws-spot"])
 def test_catalog_files_need_catalogs(capsys, tmp_path, flag):
     assert main(["pricing", "refresh", flag, str(tmp_path / "p")]) == 2
     assert f"{flag} is read by --catalogs" in capsys.readouterr().err
@@ -243,7 +315,10 @@ def test_catalog_files_need_catalogs(capsys, tmp_path, flag):
 def test_the_committed_layer_is_small_pinned_and_a_hand_row_wins(tmp_path):
     assert CATALOG_LAYER.stat().st_size < 200_000
     layer = load_layer()
-    assert layer["sources"] == {"gcp": GCP_CALCULATOR.cite, "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}"}
+    assert layer["sources"] == {
+        "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}",
+        "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}",
+    }
     assert len(layer["prices"]["gcp"]) >= 40  # regions
     # Where both price a row they agree (the hand row came from a Cloud Billing Catalog export), and the hand row
     # is the one returned.
@@ -426,3 +501,51 @@ def test_a_us_west_2_stack_prices_its_instances_from_the_layer_and_names_each_se
     assert not any(key.startswith(("ec2/p5", "ec2-spot/")) for key in missing)
     for key, reason in missing.items():
         assert AWS_ON_DEMAND.cite in reason and "skypilot-org/skypilot-catalog" in reason, (key, reason)
+
+
+@pytest.mark.parametrize("host", sorted(tpu_hosts()))
+def test_every_tpu_host_in_every_gcp_region_is_priced_or_says_what_was_searched(host):
+    """The acceptance over the catalog's TPUs: a TPU pool's node is its host machine; in each region Lattice accepts
+    it is priced on demand (and as Spot below it) from the TPU catalog, or not priced naming what was searched."""
+    snapshot = pricing_snapshot()
+    priced, spot_priced = [], []
+    for region in gcp_regions():
+        on_demand = snapshot.price("gcp", region.name, f"gce/{host}/on-demand")
+        spot = snapshot.price("gcp", region.name, f"gce/{host}/spot")
+        if on_demand.known:
+            priced.append(region.name)
+        else:
+            assert GCP_TPU_CATALOG.cite in on_demand.missing, (region.name, on_demand.missing)
+        if spot.known:
+            assert on_demand.known and spot.usd < on_demand.usd, (region.name, spot)
+            spot_priced.append(region.name)
+        else:  # southamerica-west1's v6e Spot is SkyPilot's placeholder: no rate
+            assert GCP_TPU_CATALOG.cite in spot.missing, (region.name, spot.missing)
+    # TPU7x is in no public catalog read here; v4 only in us-central2, which is no region Lattice accepts.
+    assert (priced == []) == (host in {"tpu7x-standard-4t", "ct4p-hightpu-4t"}), (host, priced)
+    assert len(spot_priced) >= len(priced) - 1
+    if host == "ct5p-hightpu-4t":
+        # The hand row (TPU pricing page, $4.20 a chip-hour) and the catalog agree in us-central1.
+        assert load_layer()["prices"]["gcp"]["us-central1"][f"gce/{host}/on-demand"]["usd"] == 16.8
+        assert (
+            snapshot.price("gcp", "us-central1", f"gce/{host}/on-demand").source
+            == "https://cloud.google.com/tpu/pricing"
+        )
+
+
+def test_a_europe_west4_tpu_spot_pool_is_priced_from_the_tpu_catalog(tmp_path):
+    """A v5e 4x4 slice (four ct5lp-hightpu-4t hosts) as Spot in europe-west4: the pool's row is 4 hosts × the Spot
+    rate of the catalog's tpu-v5litepod-4 there, citing the file."""
+    site = copy.deepcopy(GCP_SITE)
+    site.update(name="gcp-euw4", region="europe-west4")
+    site["network"] = {"cidr": "10.30.0.0/16", "zones": ["europe-west4-a", "europe-west4-b"]}
+    site["gpu_pools"] = [
+        {"name": "v5e", "tpu": {"type": "v5e", "topology": "4x4"}, "zone": "europe-west4-a", "max_nodes": 4,
+         "capacity": {"type": "spot"}}
+    ]  # fmt: skip
+    path = write_stack(tmp_path, spec_with(site))
+    report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
+    [pool] = [row for row in report.rows if row.type == "gcp:container/nodePool:NodePool" and "v5e" in row.resource]
+    rate = load_layer()["prices"]["gcp"]["europe-west4"]["gce/ct5lp-hightpu-4t/spot"]["usd"]
+    assert [(p.key, p.usd) for p in pool.prices] == [("gce/ct5lp-hightpu-4t/spot", rate)]
+    assert pool.hourly is not None and pool.hourly[2] == pytest.approx(4 * rate)
