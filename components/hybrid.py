@@ -104,6 +104,7 @@ class HybridStack(pulumi.ComponentResource):
                         lock_audit_logs=spec.protects_stateful,
                         vpn_gateways=vpn_gateway_count(spec, site),
                         linked_ranges=linked_ranges(spec, site),
+                        api_clients=list(site_ranges[manager.name]) if site.name in workers else [],
                         jobset=jobset,
                         metrics=self.metrics.sites[site.name],
                         receivers=self.receivers,

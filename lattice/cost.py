@@ -86,6 +86,7 @@ FREE_TYPES: dict[str, str] = {
     "gcp:compute/globalAddress:GlobalAddress": "no charge (an internal range for private services)",
     "gcp:compute/haVpnGateway:HaVpnGateway": "billed per tunnel",
     "gcp:compute/network:Network": "no charge",
+    "gcp:compute/networkPeeringRoutesConfig:NetworkPeeringRoutesConfig": "no charge (a peering's route exchange)",
     "gcp:compute/resourcePolicy:ResourcePolicy": "no charge (a placement policy)",
     "gcp:compute/router:Router": "no charge",
     "gcp:compute/routerInterface:RouterInterface": "no charge",

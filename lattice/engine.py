@@ -364,10 +364,12 @@ class LatticeMocks(mocks.Mocks):
             if (module, kind) == ("container", "Cluster"):
                 private = state.get("privateClusterConfig", {})
                 block = private.get("masterIpv4CidrBlock")
-                if block:  # GKE puts the control plane's private endpoint in the block it was given
+                if block:  # GKE puts the control plane's private endpoint in the block it was given, behind a
+                    # VPC Network Peering it names gke-n<hash>-<hash>-peer
                     out["privateClusterConfig"] = {
                         **private,
                         "privateEndpoint": str(ipaddress.ip_network(block).network_address + 2),
+                        "peeringName": f"gke-n{_short_hash(name, length=16)}-{_short_hash(block, length=4)}-peer",
                     }
                 out["endpoint"] = "192.0.2.10"
                 out["masterAuth"] = {"clusterCaCertificate": "TU9DSy1HS0UtQ0E="}

@@ -69,6 +69,10 @@ class GkeClusterArgs:
     firewall_project: str | None = None  # where the webhook firewall rule lives (a Shared VPC's host); None: project
     webhook_firewall: bool = True  # False: the host network's owner creates it (preflight names it)
     existing: str | None = None  # the name of an existing cluster of project and region: no control plane is made
+    # The site is linked: its VPC's custom (BGP-learned) routes are exported to the control plane's peered network,
+    # so the private endpoint can answer linked sites. network_name is the VPC's name (the peering's owner).
+    export_routes_to_control_plane: bool = False
+    network_name: pulumi.Input[str] | None = None
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -78,6 +82,7 @@ class GkeCluster(pulumi.ComponentResource):
     node_service_account: gcp.serviceaccount.Account
     system_pool: gcp.container.NodePool
     webhook_firewall: gcp.compute.Firewall | None
+    control_plane_routes: gcp.compute.NetworkPeeringRoutesConfig | None
     cluster_name: pulumi.Output[str]
     endpoint: pulumi.Output[str]  # what clients use: the DNS name when dns_endpoint is on, else the IP
     ca_certificate: pulumi.Output[str | None]  # None for the DNS endpoint (a publicly trusted certificate)
@@ -198,6 +203,7 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
         self.webhook_firewall = self._webhook_firewall(name, args, base)
+        self.control_plane_routes = self._control_plane_routes(name, args)
         self.system_pool = self._system_pool(name, args, tags, "system", self.cluster.id)
         self.cluster_name = self.cluster.name
         self.cluster_id = self.cluster.id
@@ -224,6 +230,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.cluster_name = pulumi.Output.from_input(args.existing)
         self.cluster_id = existing.id
         self.private_endpoint = existing.private_cluster_configs.apply(lambda configs: configs[0].private_endpoint)
+        self.control_plane_routes = None  # an adopted cluster is on a Shared VPC, which Lattice links to nowhere
         self.webhook_firewall = self._webhook_firewall(name, args, f"{tags.stack}-{tags.site}")
         # Named apart from the cluster's own pools, which its owner may have called "system".
         self.system_pool = self._system_pool(name, args, tags, "lattice-system", existing.id)
@@ -261,6 +268,38 @@ class GkeCluster(pulumi.ComponentResource):
             # mmv1/products/compute/Firewall.yaml at 059355fc: update_verb PATCH).
             target_service_accounts=[self.node_service_account.email],
             opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _control_plane_routes(self, name: str, args: GkeClusterArgs) -> gcp.compute.NetworkPeeringRoutesConfig | None:
+        """The VPC's custom routes exported to the control plane's peered network (issue 31, defect D1).
+
+        The private endpoint lives in a Google-owned network peered with the site's VPC; a peering carries subnet
+        routes both ways but custom routes (the Cloud Router's BGP-learned routes to the linked sites) only where
+        exported, so without this the control plane has no route back to a linked site. Google: "To access the
+        controller from on-premises or from another VPC network connected by Cloud VPN or Cloud Interconnect, enable
+        route export from your VPC network to the Google-owned VPC network"
+        (https://cloud.google.com/solutions/creating-kubernetes-engine-private-clusters-with-net-proxies). Nothing is
+        imported from Google's side. Deleting this resource leaves the peering as it is (the provider's documented
+        no-op), and every argument of it is the peering's, so it never replaces the cluster.
+
+        The endpoint is an internal load balancer reachable over Cloud VPN only from the cluster's region unless
+        control-plane global access is on (https://cloud.google.com/kubernetes-engine/docs/how-to/
+        advanced-private-cluster-config): Lattice's HA VPN tunnels and Cloud Router are in the site's region, as the
+        cluster is, so global access stays off; the reachability model checks the regions
+        (components/flows/reachability.py).
+        """
+        if not args.export_routes_to_control_plane or args.network_name is None:
+            return None
+        return gcp.compute.NetworkPeeringRoutesConfig(
+            f"{name}-control-plane-routes",
+            project=args.project,
+            network=args.network_name,
+            peering=self.cluster.private_cluster_config.apply(lambda config: config.peering_name),
+            export_custom_routes=True,
+            import_custom_routes=False,
+            # Explicit: in a preview the peering's name is not known yet, and the dependency on the cluster is what
+            # says whose peering this is (to the engine, and to the reachability model reading the plan).
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )
 
     def _system_pool(self, name: str, args: GkeClusterArgs, tags, pool_name: str, cluster_id) -> gcp.container.NodePool:

@@ -527,13 +527,28 @@ class GcpVpnGatewaysArgs:
     asn: int
     count: int  # HA VPN gateways: one per tunnel pair of the widest grid / edge link (at least one)
     tags: TagContext
+    # The GKE control plane's private endpoint range (a /28 of Google's peered network), announced with the subnets;
+    # None: the router announces the subnets alone (DEFAULT mode).
+    control_plane_cidr: str | None = None
 
 
 class GcpVpnGateways(pulumi.ComponentResource):
     """A GCP site's side of its links: a Cloud Router with the site's ASN and its HA VPN gateways.
 
-    The router advertises the site's subnets (nodes, and the pod and service ranges) in DEFAULT mode; routes
-    it learns are programmed in the VPC, so GKE nodes and pods reach the linked sites.
+    The router announces the site's subnets (nodes, and the Pod and Service ranges) and the GKE control plane's
+    private endpoint range; routes it learns are programmed in the VPC, so GKE nodes and pods reach the linked sites.
+
+    Why CUSTOM mode (issue 31, defect D1): a private cluster made with ``master_ipv4_cidr_block`` puts its control
+    plane in a Google-owned network peered with the site's VPC, and a router in DEFAULT mode announces only the VPC's
+    own subnets, never routes imported over a peering ("Cloud Router excludes ... routes learned through VPC Network
+    Peering": https://cloud.google.com/router/docs/how-to/advertising-custom-ip). So no linked site learned the /28
+    and the MultiKueue manager's Kueue could not reach the worker's API. CUSTOM with ``ALL_SUBNETS`` keeps announcing
+    what DEFAULT did and adds the /28 (https://cloud.google.com/network-connectivity/docs/router/concepts/
+    advertised-routes). The way back is the cluster's: ``GkeCluster`` exports the VPC's custom routes over its
+    control-plane peering. Chosen over a Private Service Connect control plane (its endpoint in the node subnet, which
+    DEFAULT already announces) because that needs a cluster made without ``master_ipv4_cidr_block``: a new cluster,
+    where changing a router's advertisement is an update in place (``bgp`` is not immutable in
+    GoogleCloudPlatform/magic-modules mmv1/products/compute/Router.yaml@057ced2e; only name, network, region are).
     """
 
     router: gcp.compute.Router
@@ -550,7 +565,7 @@ class GcpVpnGateways(pulumi.ComponentResource):
             project=args.project,
             region=args.region,
             network=args.network_id,
-            bgp=gcp.compute.RouterBgpArgs(asn=args.asn, advertise_mode="DEFAULT"),
+            bgp=router_bgp(args.asn, args.control_plane_cidr),
             opts=child,
         )
         self.gateways = [
@@ -567,3 +582,19 @@ class GcpVpnGateways(pulumi.ComponentResource):
             for k in range(args.count)
         ]
         self.register_outputs({"router": self.router.name})
+
+
+def router_bgp(asn: int, control_plane_cidr: str | None) -> gcp.compute.RouterBgpArgs:
+    """The VPN Cloud Router's BGP: the subnets, and the control plane's private endpoint range where there is one."""
+    if control_plane_cidr is None:
+        return gcp.compute.RouterBgpArgs(asn=asn, advertise_mode="DEFAULT")
+    return gcp.compute.RouterBgpArgs(
+        asn=asn,
+        advertise_mode="CUSTOM",
+        advertised_groups=["ALL_SUBNETS"],
+        advertised_ip_ranges=[
+            gcp.compute.RouterBgpAdvertisedIpRangeArgs(
+                range=control_plane_cidr, description="GKE control plane: the private endpoint's peered range"
+            )
+        ],
+    )

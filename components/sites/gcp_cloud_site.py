@@ -7,6 +7,7 @@ of them.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 import pulumi
@@ -61,6 +62,10 @@ class GcpCloudSiteArgs:
     lock_audit_logs: bool = False  # lock the audit log bucket outside prod too (protect_stateful)
     vpn_gateways: int = 0  # cross-site links: HA VPN gateways to build (0: no links)
     linked_ranges: list[str] = field(default_factory=list)  # what its links reach (team NetworkPolicies)
+    # Ranges of linked sites whose clients call the cluster's API on its private endpoint: the MultiKueue manager's,
+    # where the site is a worker (every range it routes, since its pods may send from either). They join the master
+    # authorized networks.
+    api_clients: list[str] = field(default_factory=list)
     # Every site's routed ranges (network.cidr and routed_cidrs), for the teams' serve entries.
     site_ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     jobset: bool = False  # a MultiKueue manager or worker: JobSet is dispatched
@@ -148,6 +153,7 @@ class GcpCloudSite(pulumi.ComponentResource):
                     asn=site.network.asn,
                     count=args.vpn_gateways,
                     tags=tags,
+                    control_plane_cidr=self.network.ranges.control_plane,
                 ),
                 opts=scoped,
             )
@@ -199,7 +205,9 @@ class GcpCloudSite(pulumi.ComponentResource):
                 private_endpoint=site.kubernetes.private_endpoint,
                 dns_endpoint=site.kubernetes.dns_endpoint,
                 rbac_security_group=site.kubernetes.rbac_security_group,
-                master_authorized_cidrs=[site.network.cidr, *site.kubernetes.master_authorized_cidrs],
+                master_authorized_cidrs=authorized_networks(site, args.api_clients),
+                export_routes_to_control_plane=self.vpn is not None,
+                network_name=self.network.network_name,
                 tags=tags,
                 protect=args.protect,
                 system_machine_type=site.kubernetes.system_nodes.machine_type,
@@ -433,6 +441,15 @@ class GcpCloudSite(pulumi.ComponentResource):
             if nics.sidecar_image is not None:
                 out["gpudirect_sidecar_image"] = nics.sidecar_image
         return out
+
+
+def authorized_networks(site: GcpSite, api_clients: list[str]) -> list[str]:
+    """The control plane's master authorized networks: the site's own range, the spec's, then each linked client's
+    range that none of those already holds."""
+    listed = [site.network.cidr, *site.kubernetes.master_authorized_cidrs]
+    held = [ipaddress.ip_network(cidr) for cidr in listed]
+    extra = [cidr for cidr in api_clients if not any(ipaddress.ip_network(cidr).subnet_of(net) for net in held)]
+    return [*listed, *dict.fromkeys(extra)]
 
 
 def shared_vpc(site: GcpSite) -> SharedVpc | None:

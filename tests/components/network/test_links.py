@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from components.network.cidr import gke_ranges
 from components.network.link_plan import AWS_RESERVED_INSIDE, BLOCKS, derived_block, plan_pair
 from lattice.cli import main
 from lattice.engine import run_plan
@@ -425,8 +426,19 @@ def test_gcp_to_a_grid_gateway_pairs_both_ha_interfaces_with_it(plan_spec):
         net = ipaddress.ip_network(f"{peer['inputs']['ipAddress']}/30", strict=False)
         assert peer["inputs"]["ipAddress"] == str(net[1]) and peer["inputs"]["peerIpAddress"] == str(net[2])
         assert peer["inputs"]["peerAsn"] == 64800
+    # The subnets and the control plane's peered /28, which DEFAULT mode would leave out (issue 31, D1).
     router = plan.one("gcp:compute/router:Router", "gcp-usc1-vpn-router")
-    assert router["inputs"]["bgp"] == {"asn": 64700, "advertiseMode": "DEFAULT"}
+    control_plane = gke_ranges(GCP["network"]["cidr"]).control_plane
+    assert router["inputs"]["bgp"] == {
+        "asn": 64700,
+        "advertiseMode": "CUSTOM",
+        "advertisedGroups": ["ALL_SUBNETS"],
+        "advertisedIpRanges": [
+            {"range": control_plane, "description": "GKE control plane: the private endpoint's peered range"}
+        ],
+    }
+    (export,) = plan.by_type("gcp:compute/networkPeeringRoutesConfig:NetworkPeeringRoutesConfig")
+    assert (export["inputs"]["exportCustomRoutes"], export["inputs"]["importCustomRoutes"]) == (True, False)
     # no admit: nothing opened towards the GCP nodes from the grid
     assert not [r for r in plan.by_type("gcp:compute/firewall:Firewall") if r["name"].endswith("-admit")]
     script = plan.revealed_outputs["sites"]["grid-hpc"]["vpn"]["192.0.2.10"]["xfrm-interfaces.sh"]
