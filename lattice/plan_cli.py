@@ -78,6 +78,8 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
         raise UsageError(str(exc)) from None
     result = evaluate(plan.to_dict(), config, rules)
     apply_waivers(result, load_waivers(WAIVERS, set(rules), date.today()))
+    for finding in result.blocking:  # what blocks, above the verdict (`lattice check` reports everything)
+        out.print(f"{finding.policy} ({finding.severity}): {finding.message}", markup=False)
     out.print(verdict_line(result))
     return EXIT_VIOLATIONS if result.blocking else 0
 

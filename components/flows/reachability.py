@@ -57,6 +57,9 @@ proof.
 
 ``reach`` walks one flow; ``needed_paths`` lists every flow the estate needs (runner and MultiKueue manager to
 cluster APIs, every site to the central metrics store, nodes to their file systems, served ports) with why, walked.
+The policy rule ``network-paths-delivered`` (policies/rules/network_paths.py) fails a plan where one is dropped,
+naming the hop; it reads the records CrossGuard hands a stack policy, where a preview leaves IDs unknown and numbers
+arrive as floats, so the model joins resources by their dependencies and parents, never by ID.
 """
 
 from __future__ import annotations
@@ -583,7 +586,8 @@ class Estate:
         services = []
         for connection in index.of_type(SERVICE_NETWORKING, site.name):
             for address in index.dependencies(connection, GCP_GLOBAL_ADDRESS):
-                prefix = _net(f"{_get(address, 'inputs', 'address')}/{_get(address, 'inputs', 'prefixLength')}")
+                length = _get(address, "inputs", "prefixLength")  # a float under the policy SDK
+                prefix = _net(f"{_get(address, 'inputs', 'address')}/{int(float(length))}") if length else None
                 if prefix is not None:
                     services.append((prefix, connection["name"]))
         firewalls = [
@@ -975,7 +979,10 @@ class Estate:
                         "gcp-peering-routes")], ("arrived", site, "services")  # fmt: skip
         if route.target == "internet":
             owner = self.owner(target)
-            if owner is not None and owner != site:
+            if owner == site:
+                return [Hop(where, "VPC routes", f"no route to {target}: inside the site's range, yet in none of its "
+                            "subnets or peerings", False, "gcp-routes")], None  # fmt: skip
+            if owner is not None:
                 why = self._story(target) or self._why_not_learned(site, target)
                 return [Hop(where, "VPC routes", f"no route to {target} ({owner}): only the default route to the "
                             f"internet matches; {why}", False, "gcp-routes")], None  # fmt: skip
@@ -1282,7 +1289,6 @@ class Estate:
             r for r in self.index.of_type(SG_INGRESS, site)
             if self.index.component(r, "lattice:storage:FsxLustre") is component
             and r["name"].startswith(f"{component['name']}-in-") and "-in-self-" not in r["name"]
-            and _get(r, "inputs", "referencedSecurityGroupId")
         ]  # fmt: skip
         for rule in rules:
             proto = str(_get(rule, "inputs", "ipProtocol"))

@@ -56,6 +56,7 @@ from . import (  # noqa: F401
     monthly_budget,
     multikueue_data_residency,
     multikueue_kubeconfig,
+    network_paths,
     no_public_ip,
     plaintext_secrets,
     protect_stateful,

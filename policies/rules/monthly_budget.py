@@ -17,98 +17,34 @@ column depends on is a finding of its own under the row's resource (``_unjudged`
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
 from typing import Any
-
-from pulumi_policy.proxy import UnknownValueError
 
 from components.standards import TEAM_NAMESPACE_LABEL
 
 from ..mutations import put
 from ..props import known
 from ..registry import Counterexample, stack_rule
+from ..stack_config import SPEC_KEY, STACK_TYPE, records, spec_text, stack_spec
 
-SPEC_KEY = "lattice:spec"
-STACK_TYPE = "pulumi:pulumi:Stack"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 COLUMNS = {"min": 0, "desired": 1, "max": 2}
-UNKNOWN = "(known after apply)"
 SITE_TYPES = "lattice:sites:"
 
 
-def spec_text() -> str | None:
-    """The stack's ``lattice:spec`` config: what the Pulumi CLI handed the pack, or what lattice check set."""
-    import pulumi.runtime
-
-    return pulumi.runtime.get_config(SPEC_KEY)
-
-
-@lru_cache(maxsize=8)
-def _spec(text: str):
-    from pydantic import ValidationError
-
-    from components.spec import StackSpec
-
-    try:
-        return StackSpec.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        # The program refuses such a spec before any resource is registered; say what the pack was handed.
-        raise ValueError(f"the stack config's {SPEC_KEY} is not a valid Lattice spec: {exc}") from None
-
-
-def is_component(resource_type: str) -> bool:
-    """Lattice's own component resources and the stack: registered, never created (the plan's ``custom: false``)."""
-    return resource_type.startswith("lattice:") or resource_type == STACK_TYPE
-
-
-def _plain(value: Any) -> Any:
-    """A prop as plain data, a value unknown in preview as ``UNKNOWN`` (a reference that is there, not known yet).
+def plan_of(resources: Iterable[Any]) -> dict[str, Any]:
+    """The plan ``lattice cost`` prices, rebuilt from the policy SDK's resources: type, name, URN, parent,
+    provider, dependencies and, for every resource cost_report reads the inputs of, its props.
 
     What a preview leaves unknown in the resources Lattice prices is references to other resources (IDs, ARNs,
     key names, subnets); the quantities prices are read by (instance types, node counts, capacities, tiers)
     are the program's own inputs. tests/policies/test_budget.py holds each shipped stack's preview to price
     exactly as its plan does, so the rule judges a preview instead of giving up on it.
     """
-    if isinstance(value, Mapping):
-        return {str(key): _known(value, key) for key in value}
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return [_known(value, index) for index in range(len(value))]
-    return value
-
-
-def _known(container: Any, key: Any) -> Any:
-    try:
-        return _plain(container[key])
-    except UnknownValueError:
-        return UNKNOWN
-
-
-def plan_of(resources: Iterable[Any]) -> dict[str, Any]:
-    """The plan ``lattice cost`` prices, rebuilt from the policy SDK's resources: type, name, URN, parent,
-    provider, dependencies and, for every resource cost_report reads the inputs of, its props."""
     from lattice.cost import LAUNCH_TEMPLATE, classify
 
-    records = []
-    for resource in resources:
-        kind = resource.resource_type
-        read = classify(kind) == "priced" or kind == LAUNCH_TEMPLATE
-        records.append(
-            {
-                "urn": resource.urn,
-                "type": kind,
-                "name": resource.name,
-                "custom": not is_component(kind),
-                "parent": resource.parent.urn if resource.parent is not None else None,
-                # The plan's provider reference is "<provider URN>::<id>"; cost_report reads the URN part.
-                "provider": f"{resource.provider.urn}::id" if resource.provider is not None else None,
-                "dependencies": [dependency.urn for dependency in resource.dependencies],
-                "inputs": _plain(resource.props) if read else {},
-            }
-        )
-    return {"resources": records}
+    return {"resources": records(resources, read=lambda kind: classify(kind) == "priced" or kind == LAUNCH_TEMPLATE)}
 
 
 def _budgeted_and_priced(node_group: dict[str, Any], plan: dict[str, Any]) -> bool:
@@ -117,9 +53,9 @@ def _budgeted_and_priced(node_group: dict[str, Any], plan: dict[str, Any]) -> bo
     from lattice.cost import cost_report
 
     text = (plan.get("config") or {}).get(SPEC_KEY)
-    if not text or _spec(text).budget is None:
+    if not text or stack_spec(text).budget is None:
         return False
-    report = cost_report(plan, _spec(text))
+    report = cost_report(plan, stack_spec(text))
     return any(row.resource == node_group["name"] and row.hourly is not None for row in report.rows)
 
 
@@ -158,7 +94,7 @@ def monthly_budget(args):
     text = spec_text()
     if not text:
         return
-    spec = _spec(text)
+    spec = stack_spec(text)
     teams = [team for team in spec.teams if team.budget is not None]
     if spec.budget is None and not teams:
         return

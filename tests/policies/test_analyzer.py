@@ -118,13 +118,15 @@ def test_every_rule_s_violation_reads_the_same_through_the_runtime(served_pack, 
     assert served == expected
     # vpn-preshared-key's and multikueue-kubeconfig-secret's counterexamples are a key / token in plain text, which
     # only a plan whose secrets are redacted shows for what it is (pulumi-policy#241: the runtime hands policies
-    # secrets decrypted and unmarked); monthly-budget holds a stack spec's budget, which the SDK baseline has none
-    # of (tests/policies/test_budget.py serves the pack with a stack's config and compares it there); every other
-    # rule fires under the runtime.
+    # secrets decrypted and unmarked); monthly-budget and network-paths-delivered hold a stack spec (its budget; its
+    # sites, links and teams), which the SDK baseline has none of (tests/policies/test_budget.py and
+    # test_network_paths.py serve the pack with a stack's config and compare it there); every other rule fires under
+    # the runtime.
     assert {d.policy for d in served} == set(rules) - {
         "vpn-preshared-key",
         "multikueue-kubeconfig-secret",
         "monthly-budget",
+        "network-paths-delivered",
     }
 
 
@@ -146,9 +148,11 @@ def test_the_served_pack_lists_every_rule_with_its_metadata(served_pack, rules):
 def test_the_pack_reads_no_stack_setting_but_the_spec_so_one_server_serves_every_stack():
     """The CLI passes the stack, project, dry-run flag and stack config (PULUMI_* variables, ConfigureStack's
     tags); a rule that read them would judge a dev plan differently under a server started for prod. The one
-    exception is monthly-budget, which prices the plan with the stack's ``lattice:spec`` and reads nothing else: the
-    shipped stacks are within their budgets, so the server started without a spec above reports what lattice check
-    reports for them, and tests/policies/test_budget.py serves the pack with a stack's config to compare overruns."""
+    exception is the stack's ``lattice:spec``, read in one place (policies/stack_config.py) and nothing else beside
+    it: monthly-budget prices the plan with it and network-paths-delivered walks the plan's networks with it. The
+    shipped stacks are within their budgets and deliver every needed path, so the server started without a spec
+    above reports what lattice check reports for them, and tests/policies/test_budget.py and test_network_paths.py
+    serve the pack with a stack's config to compare violations."""
     stack_settings = re.compile(
         r"get_stack|get_project|get_organization|is_dry_run|pulumi\.Config|runtime\.get_config|get_config_env|"
         r"stack_tags|os\.environ"
@@ -158,6 +162,6 @@ def test_the_pack_reads_no_stack_setting_but_the_spec_so_one_server_serves_every
         for path in PACK.rglob("*.py")
         if path.name != "__main__.py" and stack_settings.search(path.read_text())
     ]
-    assert offenders == ["policies/rules/monthly_budget.py"]
-    reads = re.findall(r"runtime\.get_config\((.*?)\)", (PACK / "rules" / "monthly_budget.py").read_text())
+    assert offenders == ["policies/stack_config.py"]
+    reads = re.findall(r"runtime\.get_config\((.*?)\)", (PACK / "stack_config.py").read_text())
     assert reads == ["SPEC_KEY"]

@@ -93,10 +93,14 @@ def test_the_compliant_baseline_passes_every_rule_through_the_struct(name, rules
     assert verdict(rules[name], baseline, through_struct=True) == []
 
 
-# monthly-budget judges a stack spec's budget, which the SDK baseline has none of: its counterexample is applied to
-# the reference stacks (tests/policies/test_mutation.py) and its numbers go through the runtime in
-# tests/policies/test_budget.py (the served pack reports what lattice check reports).
-@pytest.mark.parametrize("name", sorted(set(__import__("policies.registry").registry.all_rules()) - {"monthly-budget"}))
+# monthly-budget and network-paths-delivered judge a stack spec, which the SDK baseline has none of: their
+# counterexamples are applied to the reference stacks (tests/policies/test_mutation.py) and their numbers go through
+# the runtime in tests/policies/test_budget.py and test_network_paths.py (the served pack reports what lattice
+# check reports).
+@pytest.mark.parametrize(
+    "name",
+    sorted(set(__import__("policies.registry").registry.all_rules()) - {"monthly-budget", "network-paths-delivered"}),
+)
 def test_a_counterexample_reads_the_same_with_ints_and_with_floats(name, rules, baseline):
     mutated = apply_counterexample(baseline, rules[name])
     with_ints = verdict(rules[name], mutated, through_struct=False)
