@@ -2,10 +2,13 @@
 
 ``links plan`` tabulates every pair: kind, routing, bandwidth asked and carried, tunnels, inside block.
 ``links render SITE`` writes the strongSwan / FRR configuration a grid or edge site's operator applies
-(``components/network/peer_config.py``). It reads the configuration from the stack's outputs: after
+(``components/network/peer_config.py``); it reads the configuration from the stack's outputs: after
 ``pulumi up``, from ``pulumi stack output --json --show-secrets > outputs.json`` (``--from-outputs``); without
 it, from the offline plan, whose addresses and keys are the mock engine's placeholders. On stdout the
 pre-shared keys are always redacted; only ``--output-dir`` writes them, into a file only its owner can read.
+``links reach`` walks every network path the estate needs through the planned networks
+(``components/flows/reachability.py``) and prints the matrix: each source and needed destination, delivered or the
+hop that drops it (exit 1 when one is dropped).
 """
 
 from __future__ import annotations
@@ -26,6 +29,17 @@ if TYPE_CHECKING:
 FILES = {"swanctl.conf": 0o600, "frr.conf": 0o644, "xfrm-interfaces.sh": 0o755}
 REDACTED_SWANCTL = "swanctl.redacted.conf"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+REACH_FORMATS = ("text", "json")
+# What a needed path's destination is, in a matrix cell.
+SHORT = {
+    "eks-api": "EKS API (private endpoint)",
+    "eks-public-api": "EKS API (public endpoint)",
+    "gke-api": "GKE API (private endpoint)",
+    "gke-dns-api": "GKE API (DNS endpoint)",
+    "kubernetes-api": "Kubernetes API",
+    "metrics-receiver": "metrics receiver",
+    "amp-endpoint": "metrics workspace endpoint",
+}
 
 
 def add_parser(verbs, stack_arguments) -> None:
@@ -58,6 +72,14 @@ def add_parser(verbs, stack_arguments) -> None:
         help="write the files here (swanctl.conf, with the keys, mode 600); default: print them, keys redacted",
     )
     render.set_defaults(handler=_links_render)
+    reach = link_verbs.add_parser(
+        "reach",
+        help="every network path the estate needs, walked hop by hop: delivered, or the hop that drops it",
+    )
+    stack_arguments(reach)
+    reach.add_argument("--format", choices=REACH_FORMATS, default="text", help="output format (default: text)")
+    reach.add_argument("--hops", action="store_true", help="text: print each path hop by hop, there and back")
+    reach.set_defaults(handler=_links_reach)
 
 
 def _links_plan(args: argparse.Namespace, out: Console) -> int:
@@ -204,3 +226,110 @@ def _vpn_files(outputs: dict[str, Any], site: str, source: str, gateway: str | N
     if missing:
         raise UsageError(f"{source}: sites.{site}.vpn lacks {', '.join(missing)}; re-run `pulumi up` with this Lattice")
     return vpn
+
+
+def _links_reach(args: argparse.Namespace, out: Console) -> int:
+    from rich.table import Table
+
+    from components.flows.reachability import needed_paths
+
+    from .cli_common import EXIT_VIOLATIONS, resolve_stack_file
+    from .engine import run_plan
+    from .tables import print_note, print_table
+
+    stack_file = resolve_stack_file(args)
+    plan = run_plan(stack_file)
+    needs = needed_paths(plan, stack_file.spec)
+    dropped = [need for need in needs if not need.path.delivered]
+    if args.format == "json":
+        document = {
+            "stack": plan.stack,
+            "needed": len(needs),
+            "delivered": len(needs) - len(dropped),
+            "dropped": len(dropped),
+            "paths": [_need_json(need) for need in needs],
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return EXIT_VIOLATIONS if dropped else 0
+    if not needs:
+        out.print(f"no network path to walk in stack '{plan.stack}'")
+        return 0
+    table = Table(title=f"{plan.stack}: {len(needs)} needed paths, {len(dropped)} dropped")
+    for column in ("need", "from", "to", "path"):
+        table.add_column(column)
+    for need in needs:
+        path = need.path
+        assumed = len(path.assumptions)
+        verdict = (f"delivered{f', {assumed} assumed' if assumed else ''}" if path.delivered
+                   else f"dropped{' (return)' * path.dropped_on_return} at {path.dropped_at.where}")  # fmt: skip
+        table.add_row(need.kind, _source(need), _destination(need.destination), verdict)
+    print_table(out, table)
+    if args.hops:
+        for need in needs:
+            out.print()
+            print_note(out, need.kind, f"{_source(need)} → {_destination(need.destination)}: {need.why} ({need.key})")
+            for hop in need.path.hops:
+                print_note(out, "  >" if hop.passes else "  X", f"{hop}{' (assumed)' * hop.assumed}")
+            for hop in need.path.return_hops:
+                print_note(out, "  <" if hop.passes else "  X", f"{hop}{' (assumed)' * hop.assumed}")
+    print_note(
+        out,
+        "assumed",
+        "hops outside the plan (a grid or edge site's own network, the internet): stated, not proven; --hops "
+        "prints every hop",
+    )
+    for need in dropped:
+        print_note(out, "dropped", f"{_source(need)} → {_destination(need.destination)}: {need.path.dropped_at}; "
+                   f"needed because {need.why} ({need.key})")  # fmt: skip
+    return EXIT_VIOLATIONS if dropped else 0
+
+
+def _source(need) -> str:
+    return f"{need.source_site} {need.source}" if need.source_site else "the internet"
+
+
+def _destination(endpoint) -> str:
+    what = SHORT.get(endpoint.kind, endpoint.what or endpoint.kind)
+    port = f":{endpoint.port}" if endpoint.port is not None else ""
+    return f"{endpoint.site} {what}{port}"
+
+
+def _hop_json(hop) -> dict[str, Any]:
+    from components.flows.reachability import SOURCES
+
+    return {
+        "where": hop.where,
+        "what": hop.what,
+        "decision": hop.decision,
+        "passes": hop.passes,
+        "assumed": hop.assumed,
+        "source": SOURCES.get(hop.source, hop.source),
+    }
+
+
+def _need_json(need) -> dict[str, Any]:
+    destination = need.destination
+    path = need.path
+    return {
+        "kind": need.kind,
+        "source_site": need.source_site,
+        "source": need.source,
+        "destination": {
+            "site": destination.site,
+            "kind": destination.kind,
+            "address": destination.address,
+            "port": destination.port,
+            "protocol": destination.protocol,
+            "what": destination.what,
+            "server": destination.server,
+            "namespace": destination.namespace,
+            "resource": destination.resource,
+        },
+        "why": need.why,
+        "key": need.key,
+        "delivered": path.delivered,
+        "verdict": path.verdict(),
+        "dropped_at": _hop_json(path.dropped_at) if path.dropped_at is not None else None,
+        "hops": [_hop_json(hop) for hop in path.hops],
+        "return_hops": [_hop_json(hop) for hop in path.return_hops],
+    }

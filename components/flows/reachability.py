@@ -167,6 +167,7 @@ class Endpoint:
     server: str | None = None  # the URL a client names (kubeconfig server, remote-write URL)
     namespace: str | None = None  # kind pods: the team namespace whose NetworkPolicies decide
     labels: tuple[tuple[str, str], ...] = ()  # kind pods: the pods' labels, which NetworkPolicies select on
+    resource: str | None = None  # kinds fsx / filestore: the component or instance whose rules decide
 
     def describe(self) -> str:
         port = f":{self.port}" if self.port is not None else ""
@@ -1280,10 +1281,11 @@ class Estate:
 
     def _fsx(self, site: str, destination: Endpoint) -> list[Hop]:
         component = next(
-            (c for c in self.index.of_type("lattice:storage:FsxLustre", site) if c["name"] == destination.what), None
+            (c for c in self.index.of_type("lattice:storage:FsxLustre", site) if c["name"] == destination.resource),
+            None,
         )
         if component is None:
-            return [Hop(f"{site} FSx {destination.what}", "security group", "the file system is not in the plan",
+            return [Hop(f"{site} FSx {destination.resource}", "security group", "the file system is not in the plan",
                         False, "fsx-security-groups")]  # fmt: skip
         rules = [
             r for r in self.index.of_type(SG_INGRESS, site)
@@ -1319,11 +1321,11 @@ class Estate:
     def _filestore(self, site: str, destination: Endpoint) -> list[Hop]:
         gcp = self.gcp[site]
         instance = next(
-            (i for i in self.index.of_type(FILESTORE, site) if i["name"] == destination.what), None
+            (i for i in self.index.of_type(FILESTORE, site) if i["name"] == destination.resource), None
         )  # fmt: skip
         networks = [n.get("network") for n in _get(instance, "inputs", "networks", default=[])] if instance else []
         if instance is None or gcp.network_name not in networks:
-            return [Hop(f"{site} Filestore {destination.what}", "VPC peering",
+            return [Hop(f"{site} Filestore {destination.resource}", "VPC peering",
                         f"the instance is not peered with the site's VPC {gcp.network_name} (networks: {networks})",
                         False, "filestore")]  # fmt: skip
         return [
@@ -1570,8 +1572,8 @@ def _storage_needs(world: Estate) -> list[NeededPath]:
                 component = f"{site.name}-storage-{lustre.name}"
                 tiers.append((
                     f"lustre[{k}]",
-                    Endpoint(site.name, str(world.aws[site.name].cidr), LUSTRE_PORT, "tcp", "fsx", component,
-                             f"FSx for Lustre {lustre.name}"),
+                    Endpoint(site.name, str(world.aws[site.name].cidr), LUSTRE_PORT, "tcp", "fsx",
+                             f"FSx for Lustre {lustre.name}", resource=component),
                     f"the nodes mount {lustre.name} for their pods (FSx CSI driver)",
                 ))  # fmt: skip
         elif site.provider == "gcp":
@@ -1582,14 +1584,14 @@ def _storage_needs(world: Estate) -> list[NeededPath]:
                 tiers.append((
                     f"lustre[{k}]",
                     Endpoint(site.name, str(services), LUSTRE_PORT, "tcp", "managed-lustre",
-                             f"Managed Lustre {lustre.name} (private services access)"),
+                             f"Managed Lustre {lustre.name}"),
                     f"the nodes mount {lustre.name} for their pods (Managed Lustre CSI driver)",
                 ))  # fmt: skip
             for k, share in enumerate(storage.filestore):
                 tiers.append((
                     f"filestore[{k}]",
                     Endpoint(site.name, str(nodes[0]), NFS_PORT, "tcp", "filestore",
-                             f"{site.name}-storage-{share.name}-instance", f"Filestore {share.name}"),
+                             f"Filestore {share.name}", resource=f"{site.name}-storage-{share.name}-instance"),
                     f"the nodes mount {share.name} for their pods (Filestore CSI driver, NFS)",
                 ))  # fmt: skip
         else:
@@ -1599,11 +1601,11 @@ def _storage_needs(world: Estate) -> list[NeededPath]:
                 address = _net(server) if server else None
                 where = str(address if address is not None else nodes[0])
                 if mount.kind == "nfs":
-                    endpoint = Endpoint(site.name, where, NFS_PORT, "tcp", "nfs",
-                                        f"NFS {mount.name} ({server}:{mount.nfs_export})")  # fmt: skip
+                    endpoint = Endpoint(site.name, where, NFS_PORT, "tcp", "nfs", f"NFS {mount.name}",
+                                        f"{server}:{mount.nfs_export}")  # fmt: skip
                 else:
-                    what = f"{mount.kind} {mount.name} (the nodes' own mount of {mount.host_path})"
-                    endpoint = Endpoint(site.name, where, None, "tcp", "host-path", what)
+                    endpoint = Endpoint(site.name, where, None, "tcp", "host-path",
+                                        f"{mount.kind} {mount.name} (host path)", mount.host_path)  # fmt: skip
                 tiers.append((f"mounts[{k}]", endpoint, f"pods mount {mount.name} on {site.name}"))
         for key, destination, why in tiers:
             needs += _need(
@@ -1626,7 +1628,7 @@ def _served_needs(world: Estate) -> list[NeededPath]:
                     continue
                 destination = Endpoint(
                     site_name, str(source_ranges(world, site_name)[0]), low, served.protocol, "pods",
-                    f"{team.name}'s pods ({team.namespace_name})", namespace=team.namespace_name,
+                    f"{team.name} pods", namespace=team.namespace_name,
                 )  # fmt: skip
                 for origin in served.from_:
                     if origin not in world.sites or origin == site_name:

@@ -77,6 +77,7 @@ def test_policies_names_every_rule_whole(at_80, capsys):
         ["check", "--stack", "prod"],
         ["route", "--stack", "prod", "--team", "fusion"],
         ["route", "--stack", "prod", "--team", "fusion", "--gpus", "1024"],
+        ["links", "reach", "--stack", "prod", "--hops"],
     ],
     ids=lambda argv: " ".join(argv[:2]),
 )  # fmt: skip
