@@ -80,7 +80,7 @@ def _compliant_router(resource: dict[str, Any], plan: dict[str, Any]) -> bool:
     remediation="Read the finding's hop and key: a missing link or admit rule is fixed in the stack file (links[], "
     "links[].admit, kubernetes.runner_cidrs, kubernetes.master_authorized_cidrs, teams[].serve); a hop Lattice "
     "builds itself (a Cloud Router's advertisement, a GKE peering's route export) is fixed by planning with "
-    "Lattice, not by hand.",
+    "Lattice, not by hand. `lattice links reach --hops` prints every path hop by hop (dev; --stack names another).",
     resource_types=(),
     counterexample=Counterexample(ROUTER, put("bgp", "advertiseMode", value="DEFAULT"), select=_compliant_router),
     category="network",

@@ -36,6 +36,8 @@ import pytest
 import yaml
 
 from components import clock
+from components.flows.reachability import Estate
+from components.spec import load_stack_file
 from lattice.engine import Plan, run_plan
 from tests.conftest import NOW, ROOT
 from tests.integration import netlab
@@ -145,14 +147,34 @@ def ends_of(gateway: Gateway) -> list[CloudEnd]:
     return [end for end in cloud_ends(plan_of(gateway.stack)) if end.gateway_ip == gateway.address]
 
 
-def own_prefixes(gateway: Gateway) -> set[str]:
-    site = next(s for s in plan_spec(gateway.stack)["sites"] if s["name"] == gateway.site)
-    return {site["network"]["cidr"], *site["network"].get("routed_cidrs", [])}
+_ESTATES: dict[str, Estate] = {}
 
 
-def other_prefixes(gateway: Gateway) -> list[str]:
-    """What the stand-in announces: every other site's range (a gateway must never pass these on)."""
-    return [s["network"]["cidr"] for s in plan_spec(gateway.stack)["sites"] if s["name"] != gateway.site]
+def estate(stack: str) -> Estate:
+    """The reachability model over the stack's plan: the source of truth for what each BGP speaker announces."""
+    if stack not in _ESTATES:
+        _ESTATES[stack] = Estate(plan_of(stack), load_stack_file(STACKS[stack]).spec)
+    return _ESTATES[stack]
+
+
+def model_learns_from(gateway: Gateway, end: CloudEnd) -> set[str]:
+    """What the model says the cloud end learns from this gateway over their link: a transit gateway attachment's
+    propagated routes, or a Cloud Router's learned routes (both the gateway's announcement, gateway_announcements)."""
+    world = estate(gateway.stack)
+    link = f"{end.cloud_site}--{gateway.site}"
+    if end.kind == "aws":
+        tgw = world.aws[end.cloud_site].tgw
+        attachment = next(a for a in tgw.attachments.values() if a.link == link)
+        return {str(route.prefix) for route in world.propagated(tgw, attachment)}
+    return {str(route.prefix) for route in world.learned(end.cloud_site, link)}
+
+
+def model_announces_to(gateway: Gateway) -> list[str]:
+    """What the model says the clouds announce to this gateway (the hub's transit gateway table, a Cloud Router's
+    advertisement), its own ranges left out by BGP's loop check: what the stand-in announces."""
+    world = estate(gateway.stack)
+    prefixes = {str(r.prefix) for plan in world.links_of(gateway.site) for r in world.learned(gateway.site, plan.key)}
+    return sorted(prefixes)
 
 
 def plan_spec(stack: str) -> dict:
@@ -351,7 +373,7 @@ def test_every_tunnel_negotiates_with_the_planned_cloud_end_and_bgp_reaches_esta
             netlab.run("ip", "-n", namespace, "addr", "add", f"{address}/30", "dev", "ipsec0")
     gateway_frr = netlab.Frr(lab, site, "gateway", files["frr.conf"])
     assert gateway_frr.boot.returncode == 0, gateway_frr.boot.stdout
-    cloud_frr = netlab.Frr(lab, cloud, "cloud", stand_in_frr(ends, other_prefixes(gateway)))
+    cloud_frr = netlab.Frr(lab, cloud, "cloud", stand_in_frr(ends, model_announces_to(gateway)))
     assert cloud_frr.boot.returncode == 0, cloud_frr.boot.stdout
 
     def peers():
@@ -363,7 +385,6 @@ def test_every_tunnel_negotiates_with_the_planned_cloud_end_and_bgp_reaches_esta
         f"BGP Established on every neighbour of {gateway}",
     )
     assert {address: p["remoteAs"] for address, p in peers().items()} == {e.cloud_inside: e.cloud_asn for e in ends}
-    own = own_prefixes(gateway)
 
     def announced():
         routes = {}
@@ -373,19 +394,25 @@ def test_every_tunnel_negotiates_with_the_planned_cloud_end_and_bgp_reaches_esta
             routes[end.resource] = set(shown.get("routes", {}))
         return routes
 
-    # The gateway announces its own ranges only (frr.conf's outbound prefix list). This bites where a gateway
-    # peers with two clouds (prod+gcp): without the list it passes AWS's routes on to GCP. Towards one cloud's
-    # AS, FRR's own AS-path loop check would hold them back anyway.
-    expected = {end.resource: own for end in ends}
+    # The gateway announces its own ranges only (frr.conf's outbound prefix list), exactly what the reachability
+    # model says each cloud end learns from it (components/flows/reachability.py reads the same
+    # link_plan.gateway_announcements the renderer writes). This bites where a gateway peers with two clouds
+    # (prod+gcp): without the list it passes AWS's routes on to GCP. Towards one cloud's AS, FRR's own AS-path loop
+    # check would hold them back anyway.
+    expected = {end.resource: model_learns_from(gateway, end) for end in ends}
+    site = next(s for s in plan_spec(gateway.stack)["sites"] if s["name"] == gateway.site)
+    own = {site["network"]["cidr"], *site["network"].get("routed_cidrs", [])}
+    assert all(announcement == own for announcement in expected.values())
     netlab.wait_for(
         lambda: announced() == expected,
         20,
-        f"exactly {sorted(own)} from {gateway} on every session",
+        f"exactly the model's {sorted(next(iter(expected.values())))} from {gateway} on every session",
         detail=lambda: str(announced()),
     )
-    # ... and not because the gateway had nothing else: it learned every other site's range from the clouds.
-    learned = set(json.loads(gateway_frr.show("show bgp ipv4 unicast json"))["routes"])
-    assert set(other_prefixes(gateway)) <= learned
+    # ... and not because the gateway had nothing else: it learned what the model says the clouds announce to it
+    # (the hub's table, a Cloud Router's advertisement: the GKE control plane's /28 among them).
+    table = set(json.loads(gateway_frr.show("show bgp ipv4 unicast json"))["routes"])  # its own networks too
+    assert table - own == set(model_announces_to(gateway))
     assert announced() == expected
 
 
