@@ -410,3 +410,31 @@ def test_lattice_cost_prices_the_endpoint_and_lists_the_workspace_as_usage_only(
     assert report.free[WORKSPACE].startswith("usage only: metric samples ingested")
     (endpoint,) = [row for row in report.rows if row.resource == f"{STORE}-endpoint"]
     assert endpoint.hourly is not None and endpoint.hourly[0] > 0  # an interface endpoint per hour and zone
+
+
+def test_every_sites_remote_write_is_routed_to_the_workspace_endpoint_and_back(amp_plan):
+    """The reachability model walks each sender to the aps-workspaces interface endpoint: the AWS site from inside its
+    VPC, the others over the links, each admitted by the endpoint's security group; without the grid's rule, the
+    grid's writes are refused there."""
+    from components.flows.reachability import needed_paths
+
+    spec = _parse(_managed_spec())
+    plan = amp_plan.to_dict()
+    metrics = [n for n in needed_paths(plan, spec) if n.kind == "metrics"]
+    assert [(n.source_site, n.source) for n in metrics] == [
+        ("aws-use1", "10.20.0.0/16"),
+        ("gcp-usc1", "10.30.128.0/17"),
+        ("grid-hpc", "10.50.0.0/16"),
+        ("grid-hpc", "10.51.0.0/16"),
+        ("edge-beamline", "10.60.0.0/20"),
+    ]
+    assert all(n.path.delivered and n.destination.kind == "amp-endpoint" for n in metrics)
+    assert all(n.path.hops[-1].where == "aws-use1 workspace endpoint security group" for n in metrics)
+    grid_rule = f"{STORE}-endpoint-https-10-50-0-0-16"
+    assert any(r["name"] == grid_rule for r in plan["resources"])
+    without = {**plan, "resources": [r for r in plan["resources"] if r["name"] != grid_rule]}
+    dropped = [n for n in needed_paths(without, spec) if not n.path.delivered]
+    assert [(n.kind, n.source) for n in dropped] == [("metrics", "10.50.0.0/16")]
+    assert dropped[0].path.dropped_at.decision == (
+        "no rule admits HTTPS from 10.50.0.0/16 to the aps-workspaces endpoint"
+    )
