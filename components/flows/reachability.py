@@ -76,7 +76,7 @@ from components.network.link_plan import LinkPlan, gateway_announcements, link_p
 from components.network.ports import HTTPS, KUBERNETES_API, METRICS_RECEIVER
 from components.spec.link_validators import routed_networks
 
-from .network_policy import Cluster
+from .network_policy import SITE_LABEL, Cluster
 from .network_policy import Endpoint as PodEndpoint
 
 Net = ipaddress.IPv4Network
@@ -154,9 +154,10 @@ class Endpoint:
     """Where a flow goes: an address or range on a site, a port, and what listens there.
 
     ``kind`` says which gate decides at the far end: ``eks-api`` / ``eks-public-api`` / ``gke-api`` /
-    ``gke-dns-api`` / ``kubernetes-api`` (a cluster's API server), ``pods`` (a team's pods: cloud firewall, then its
-    namespace's NetworkPolicies), ``fsx`` / ``managed-lustre`` / ``filestore`` / ``nfs`` / ``host-path`` (a file
-    system), ``metrics-receiver`` / ``amp-endpoint`` (the central metrics store), ``address`` (routing only)."""
+    ``gke-dns-api`` / ``kubernetes-api`` (a cluster's API server), ``pods`` (a team's pods, or a weights export: cloud
+    firewall, then its namespace's NetworkPolicies), ``fsx`` / ``managed-lustre`` / ``filestore`` / ``nfs`` /
+    ``host-path`` (a file system), ``metrics-receiver`` / ``amp-endpoint`` (the central metrics store), ``address``
+    (routing only)."""
 
     site: str
     address: str  # an IPv4 address or CIDR: every address in it routes alike for the rules here
@@ -763,13 +764,21 @@ class Estate:
 
     # --- walking ---------------------------------------------------------------------------------------------
 
-    def reach(self, source_site: str | None, source: Net, destination: Endpoint, *, source_kind: str = "pods",
-              namespace: str | None = None) -> Path:  # fmt: skip
+    def reach(
+        self,
+        source_site: str | None,
+        source: Net,
+        destination: Endpoint,
+        *,
+        source_kind: str = "pods",
+        namespace: str | None = None,
+        source_labels: tuple[tuple[str, str], ...] = (),
+    ) -> Path:
         """One flow from ``source`` (a range of ``source_site``; None: a client on the internet) to ``destination``,
-        and its reply."""
+        and its reply. ``namespace`` / ``source_labels``: the sending pods, whose egress NetworkPolicies decide."""
         target = ipaddress.ip_network(destination.address, strict=False)
         hops: list[Hop] = []
-        hops += self._leave(source_site, source, destination, namespace, source_kind)
+        hops += self._leave(source_site, source, destination, namespace, source_kind, source_labels)
         if destination.kind == "filestore":  # its address is Google's choice: reached over its own peering
             return Path(source_site, str(source), destination, (*hops, *self._filestore(destination.site, destination)))
         if all(h.passes for h in hops):
@@ -795,8 +804,14 @@ class Estate:
             return ("internet", destination.site)
         return self._start(destination.site)
 
-    def _leave(
-        self, site: str | None, source: Net, destination: Endpoint, namespace: str | None, source_kind: str
+    def _leave(  # noqa: PLR0917 - who sends, from where, to what
+        self,
+        site: str | None,
+        source: Net,
+        destination: Endpoint,
+        namespace: str | None,
+        source_kind: str,
+        source_labels: tuple[tuple[str, str], ...] = (),
     ) -> list[Hop]:
         """The gates a flow passes on its way out of the source: its namespace's egress NetworkPolicies, the cloud's
         egress rules."""
@@ -806,10 +821,10 @@ class Estate:
         provider = self.sites[site].provider
         if namespace is not None and destination.port is not None:
             cluster = self.policies(site)
-            pod = cluster.pod(namespace, str(source))
+            pod = cluster.pod(namespace, str(source), **dict(source_labels))
             target = PodEndpoint(destination.address)
             if destination.site == site and destination.namespace is not None:
-                target = cluster.pod(destination.namespace, destination.address)
+                target = cluster.pod(destination.namespace, destination.address, **dict(destination.labels))
             passes, why = cluster.decide("Egress", pod, target, destination.port, destination.protocol.upper())
             hops.append(Hop(f"{site} namespace {namespace}", "NetworkPolicy", why, passes, "network-policy"))
         if provider == "aws" and source_kind != "hosts":
@@ -1434,14 +1449,15 @@ def api_endpoint(plan: Any, spec: Any, site: str, *, outside: bool = True) -> En
 
 def needed_paths(plan: Any, spec: Any) -> list[NeededPath]:
     """Every flow the estate needs, why, and its walk: runners and the MultiKueue manager to cluster APIs, every site
-    to the central metrics store, nodes to the file systems their pods mount, every served port, and the Slurm login
-    and REST clients of linked sites."""
+    to the central metrics store, nodes to the file systems their pods mount, an inference endpoint's copy Job to the
+    weights export on another site, every served port, and the Slurm login and REST clients of linked sites."""
     world = estate(plan, spec)
     needs: list[NeededPath] = []
     needs += _runner_needs(world)
     needs += _manager_needs(world)
     needs += _metrics_needs(world)
     needs += _storage_needs(world)
+    needs += _weights_needs(world)
     needs += _served_needs(world)
     needs += _slurm_needs(world)
     return needs
@@ -1458,6 +1474,7 @@ def _need(
     key: str,
     namespace: str | None = None,
     source_kind: str = "pods",
+    source_labels: tuple[tuple[str, str], ...] = (),
 ) -> list[NeededPath]:
     return [
         NeededPath(
@@ -1467,7 +1484,9 @@ def _need(
             destination,
             why,
             key,
-            world.reach(site, source, destination, source_kind=source_kind, namespace=namespace),
+            world.reach(
+                site, source, destination, source_kind=source_kind, namespace=namespace, source_labels=source_labels
+            ),
         )
         for source in sources
     ]
@@ -1674,4 +1693,57 @@ def _slurm_needs(world: Estate) -> list[NeededPath]:
                     world, "slurm", origin, source_ranges(world, origin), target,
                     why=f"{origin}'s Slurm clients reach {what} on {site.name}", key=f"sites[{i}].slurm.{key}[{k}]",
                 )  # fmt: skip
+    return needs
+
+
+def _template_labels(record: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    labels = _get(record, "inputs", "spec", "template", "metadata", "labels", default={})
+    return tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+
+
+def _weights_needs(world: Estate) -> list[NeededPath]:
+    """An inference endpoint whose weights live on another grid / edge site copies them from that site's weights
+    export (components/serving/weights_export.py) over the links: its copy Job (a pod of the team's namespace on the
+    serving site) to the export's LoadBalancer address and port, where the export's NetworkPolicy admits the serving
+    site. Read from the plan: each WeightsExport's Service and Deployment, and the copy Job that names the same
+    weights (the ``lattice.dev/weights`` label of components/serving/inference_endpoint.py)."""
+    index = world.index
+    names = [site.name for site in world.spec.sites]
+    needs = []
+    for export in index.of_type("lattice:serving:WeightsExport"):
+        children = [r for r in index.records if r.get("parent") == export["urn"]]
+        service = next((r for r in children if r["type"] == "kubernetes:core/v1:Service"), None)
+        deployment = next((r for r in children if r["type"] == "kubernetes:apps/v1:Deployment"), None)
+        if service is None or deployment is None:
+            continue
+        address = _get(service, "inputs", "spec", "loadBalancerIP")
+        port = _get(service, "inputs", "spec", "ports", 0, "port")
+        labels = _template_labels(deployment)
+        entry = dict(labels).get("lattice.dev/weights-export")
+        site = dict(labels).get(SITE_LABEL)  # the Serving component sits beside the sites: its objects say where
+        if _net(address) is None or port is None or site is None:
+            continue
+        namespace = _get(deployment, "inputs", "metadata", "namespace")
+        destination = Endpoint(
+            site, str(address), int(port), "tcp", "pods", f"weights export {entry}",
+            f"http://{address}:{int(port)}/", namespace=namespace, labels=labels,
+        )  # fmt: skip
+        for job in index.of_type("kubernetes:batch/v1:Job"):
+            job_labels = _template_labels(job)
+            origin = dict(job_labels).get(SITE_LABEL)
+            if (
+                dict(job_labels).get("lattice.dev/weights") != entry
+                or origin in (None, site)
+                or origin not in world.sites
+            ):
+                continue
+            position = next(
+                (k for k, inference in enumerate(world.sites[origin].inference) if inference.name == entry), 0
+            )
+            needs += _need(
+                world, "weights", origin, source_ranges(world, origin), destination,
+                why=f"the copy Job of {origin}'s inference endpoint {entry} fetches the weights from {site}",
+                key=f"sites[{names.index(origin)}].inference[{position}].weights",
+                namespace=_get(job, "inputs", "metadata", "namespace"), source_labels=job_labels,
+            )  # fmt: skip
     return needs

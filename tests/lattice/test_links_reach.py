@@ -18,7 +18,7 @@ def test_prods_matrix_fits_80_columns_and_delivers_every_path(monkeypatch, capsy
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["links", "reach", "--stack", "prod"]) == 0
     out = capsys.readouterr().out
-    assert "prod: 22 needed paths, 0 dropped" in out
+    assert "prod: 23 needed paths, 0 dropped" in out
     assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
     assert "…" not in out
     words = " ".join(out.split())
@@ -41,7 +41,7 @@ def test_hops_prints_each_path_there_and_back(monkeypatch, capsys):
 def test_json_holds_every_path_with_its_hops_and_their_sources(capsys):
     assert main(["links", "reach", "--stack", "prod", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert (document["stack"], document["needed"], document["delivered"], document["dropped"]) == ("prod", 22, 22, 0)
+    assert (document["stack"], document["needed"], document["delivered"], document["dropped"]) == ("prod", 23, 23, 0)
     gke = next(p for p in document["paths"] if p["destination"]["kind"] == "gke-api")
     assert gke["destination"] == {
         "site": "gcp-usc1",

@@ -99,7 +99,7 @@ def test_the_rule_sees_a_preview_as_the_model_sees_its_plan():
     rebuilt = {"resources": records(_stack_resources(preview["resources"], _PolicyViews(preview["resources"])))}
     verdicts = [n.path.verdict() for n in needed_paths(rebuilt, spec)]
     assert verdicts == [n.path.verdict() for n in needed_paths(cached_plan(PROD).to_dict(), spec)]
-    assert len(verdicts) == 22
+    assert len(verdicts) == 23
 
 
 def test_the_served_pack_reports_what_lattice_check_reports(rules, tmp_path):

@@ -139,6 +139,7 @@ def test_prods_needed_paths_are_every_flow_the_estate_uses(prod):
         ("storage", "grid-hpc", "10.50.0.0/16", "grid-hpc", "host-path", "sites[2].storage.mounts[0]"),
         ("storage", "grid-hpc", "10.50.0.0/16", "grid-hpc", "nfs", "sites[2].storage.mounts[1]"),
         ("storage", "edge-beamline", "10.60.0.0/20", "edge-beamline", "nfs", "sites[3].storage.mounts[0]"),
+        ("weights", "edge-beamline", "10.60.0.0/20", "grid-hpc", "pods", "sites[3].inference[0].weights"),
         ("served", "grid-hpc", "10.50.0.0/16", "aws-use1", "pods", "teams[2].serve[0]"),
         ("served", "grid-hpc", "10.51.0.0/16", "aws-use1", "pods", "teams[2].serve[0]"),
         ("served", "edge-beamline", "10.60.0.0/20", "aws-use1", "pods", "teams[2].serve[0]"),
@@ -146,6 +147,13 @@ def test_prods_needed_paths_are_every_flow_the_estate_uses(prod):
         ("served", "aws-use1", "10.20.0.0/16", "gcp-usc1", "pods", "teams[2].serve[1]"),
         ("slurm", "edge-beamline", "10.60.0.0/20", "grid-hpc", "pods", "sites[2].slurm.login_from[0]"),
         ("slurm", "edge-beamline", "10.60.0.0/20", "grid-hpc", "pods", "sites[2].slurm.rest_from[0]"),
+    ]
+    # The beamline's copy Job fetches its model's weights from the grid's export, over the AWS hub.
+    weights = next(n for n in needs if n.kind == "weights")
+    assert weights.destination.server == "http://10.50.0.41:8080/"
+    assert [h.decision for h in weights.path.hops if h.what == "NetworkPolicy"] == [
+        "NetworkPolicy beamline-ops/xpcs-8b-weights-copy allows it",
+        "NetworkPolicy beamline-ops/xpcs-8b-weights-export allows it",
     ]
     # The metrics receiver: over the AWS hub from GCP, and back.
     gcp_metrics = needs[7].path
@@ -232,6 +240,7 @@ def test_a_removed_transit_gateway_route_is_caught_naming_the_table(prod):
         ("multikueue", "grid-hpc"),
         ("served", "grid-hpc"),
         ("slurm", "edge-beamline"),
+        ("weights", "edge-beamline"),
     }
 
 
@@ -417,3 +426,14 @@ def test_a_preview_plan_walks_alike(prod):
     preview = cached_plan(PROD, preview=True).to_dict()
     needs = needed_paths(preview, prod[1])
     assert [n.path.verdict() for n in needs] == [n.path.verdict() for n in needed_paths(*prod)]
+
+
+def test_a_weights_export_that_admits_no_one_is_caught_at_its_network_policy(prod):
+    plan, spec = prod
+    export = next(
+        r["name"] for r in plan["resources"] if r["type"] == NETPOL and r["name"].endswith("-weights-netpol")
+    )  # fmt: skip
+    dropped = [n for n in needed_paths(_without(plan, NETPOL, export), spec) if not n.path.delivered]
+    assert [(n.kind, n.source_site) for n in dropped] == [("weights", "edge-beamline")]
+    assert dropped[0].path.dropped_at.where == "grid-hpc namespace beamline-ops"
+    assert dropped[0].path.dropped_at.decision.startswith("no ingress rule of namespace beamline-ops's NetworkPolicies")
