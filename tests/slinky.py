@@ -52,3 +52,38 @@ def crd_errors(kind: str, spec: dict) -> list[str]:
     spec = with_defaults(schema, spec)
     structural = sorted(e.message for e in jsonschema.Draft7Validator(_structural(schema)).iter_errors(spec))
     return structural or cel_errors(schema, spec)
+
+
+# What slurm-operator v1.2.1 (87313dac) builds from each kind: the containers of its pods and the custom resource field
+# each one merges over a base container that has no image (common/container.go BuildContainer). controllerbuilder/
+# controller_app.go controllerPodTemplate: slurmctld, the logfile sidecar always, the reconfigure sidecar only with
+# inplaceReconfigure; workerbuilder/worker_app.go: slurmd and the logfile sidecar; loginbuilder/login_app.go: login and
+# the initconf init container; restapibuilder/restapi_app.go: slurmrestd; accountingbuilder/accounting_app.go:
+# slurmdbd. internal/defaults/ defaults none of their images.
+POD_CONTAINERS = {
+    "Controller": ("slurmctld", "logfile"),
+    "NodeSet": ("slurmd", "logfile"),
+    "LoginSet": ("login", "initconf"),
+    "RestApi": ("slurmrestd",),
+    "Accounting": ("slurmdbd",),
+}
+
+
+def pod_errors(kind: str, spec: dict) -> list[str]:
+    """Why the API server would refuse what the operator makes of ``spec`` (a StatefulSet, its claims, the pods): a
+    container without an image (kubernetes pkg/apis/core/validation/validation.go, validateContainerCommon:
+    ``image: Required value``), and for a Controller with persistence, its state-save claim, which
+    controller_app.go BuildController copies from ``persistence`` into volumeClaimTemplates, without an access mode
+    or a storage request (ValidatePersistentVolumeClaimSpec)."""
+    spec = with_defaults(crd_schema(kind), spec)
+    fields = list(POD_CONTAINERS[kind])
+    if kind == "Controller" and spec.get("inplaceReconfigure"):
+        fields.append("reconfigure")
+    errors = [f"{field}: image: Required value" for field in fields if not (spec.get(field) or {}).get("image")]
+    persistence = spec.get("persistence") or {}
+    if kind == "Controller" and persistence.get("enabled", True) and not persistence.get("existingClaim"):
+        if not persistence.get("accessModes"):
+            errors.append("statesave claim: spec.accessModes: Required value: at least 1 access mode is required")
+        if not ((persistence.get("resources") or {}).get("requests") or {}).get("storage"):
+            errors.append("statesave claim: spec.resources[storage]: Required value")
+    return errors

@@ -29,6 +29,7 @@ them (``randAscii 1024``, templates/secrets/slurmkey.yaml and jwtkey.yaml), Pulu
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field
 
@@ -62,6 +63,22 @@ IMAGES = {
     "slurmd": f"ghcr.io/slinkyproject/slurmd-pyxis:{SLURM_IMAGE_TAG}",
     "login": f"ghcr.io/slinkyproject/login-pyxis:{SLURM_IMAGE_TAG}",
 }
+# The operator's own helper containers take their image from the custom resource and have none of their own: the
+# logfile sidecar of slurmctld and of every slurmd (common/common.go LogfileContainer; controllerbuilder/
+# controller_app.go and workerbuilder/worker_app.go add it to every pod) and the login pods' initconf init container
+# (InitconfContainer, loginbuilder/login_app.go). Their base container has no image, nothing defaults one
+# (internal/defaults/), and the API server refuses a container without one (kubernetes pkg/apis/core/validation/
+# validation.go, validateContainerCommon: "image: Required value"), so the StatefulSet and pods would never be made.
+# The ``slurm`` chart v1.2.1 gives them docker.io/library/alpine (values.yaml controller.logfile, nodesets.*.logfile,
+# loginsets.*.initconf); its scripts need only a POSIX shell, mkfifo, find, xargs, cp, chown and chmod
+# (common/scripts/logfile.sh, initconf.sh). Pinned here rather than the chart's ``latest``.
+HELPER_IMAGE = "docker.io/library/alpine:3.22"
+HELPER = {"image": HELPER_IMAGE}
+# slurmctld's state-save claim (the Controller's ``persistence``, a PersistentVolumeClaimSpec the operator copies into
+# the StatefulSet's volumeClaimTemplates, controller_app.go BuildController): a claim needs an access mode
+# (ValidatePersistentVolumeClaimSpec: "at least 1 access mode is required"), which the operator does not default; the
+# chart's values.yaml gives ReadWriteOnce, as here.
+STATE_SAVE = {"enabled": True, "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "4Gi"}}}
 # Tainting a pool's nodes with Slinky's worker taint keeps every pod that does not tolerate it off them — Kueue's jobs
 # included (slurm_config.WORKER_TAINT).
 WORKER_TAINT, WORKER_TOLERATION = slurm_config.WORKER_TAINT, slurm_config.WORKER_TOLERATION
@@ -331,7 +348,8 @@ class SlurmCluster(pulumi.ComponentResource):
                 # The webhook reads the ConfigMap when the Controller is created: it comes first.
                 "configFileRefs": [{"name": "slurm-config-files"}],
                 "extraConf": slurm_config.slurm_conf_extra(),
-                "persistence": {"enabled": True, "resources": {"requests": {"storage": "4Gi"}}},
+                "persistence": copy.deepcopy(STATE_SAVE),
+                "logfile": dict(HELPER),
                 "metrics": metrics,
             },
             [self.config, self.accounting],
@@ -362,6 +380,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 **controller_ref,
                 "replicas": args.login_replicas,
                 "login": {"image": IMAGES["login"], **({"volumeMounts": mounts} if mounts else {})},
+                "initconf": dict(HELPER),
                 **({"template": {"spec": {"volumes": volumes}}} if volumes else {}),
                 "sssdConfRef": {"name": "slurm-sssd-conf", "key": SSSD_KEY},
                 # Reached from other sites over the links (their admit lists): a LoadBalancer, as the chart's default.
@@ -386,6 +405,7 @@ class SlurmCluster(pulumi.ComponentResource):
                         "resources": {"limits": {NVIDIA_GPU: pool.gpus_per_node}},
                         **({"volumeMounts": mounts} if mounts else {}),
                     },
+                    "logfile": dict(HELPER),
                     "template": {
                         "spec": {
                             "nodeSelector": dict(node_pool.node_selector),

@@ -29,7 +29,7 @@ from components.spec.teams import team_on_site
 from tests import slurm_grammar
 from tests.conftest import spec_with, value_paths
 from tests.kueue import CLUSTER_QUEUE, quotas
-from tests.slinky import KINDS, crd_errors, slinky_type
+from tests.slinky import KINDS, crd_errors, pod_errors, slinky_type
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PROD = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.prod.yaml"
@@ -91,6 +91,29 @@ def test_every_slinky_object_passes_its_crd_and_cel_rules(prod_plan, kind):
         assert resource["inputs"]["apiVersion"] == "slinky.slurm.net/v1beta1"
         assert resource["inputs"]["metadata"]["namespace"] == "slurm"
         assert crd_errors(kind, resource["inputs"]["spec"]) == [], resource["name"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_operator_can_make_every_pod_and_claim_of_the_slurm_cluster(prod_plan, kind):
+    # The CRDs accept an object whose helper containers have no image and whose state-save claim has no access
+    # mode; the operator then builds a StatefulSet and pods the API server refuses, so slurmctld, slurmd and the
+    # login pods never start while pulumi up reports success.
+    for resource in slinky(prod_plan, kind):
+        assert pod_errors(kind, resource["inputs"]["spec"]) == [], resource["name"]
+
+
+def test_the_pod_check_refuses_what_the_api_server_would():
+    controller = {"slurmctld": {"image": "slurmctld"}, "persistence": {"resources": {"requests": {"storage": "4Gi"}}}}
+    assert pod_errors("Controller", controller) == [
+        "logfile: image: Required value",
+        "statesave claim: spec.accessModes: Required value: at least 1 access mode is required",
+    ]
+    assert pod_errors("Controller", {**controller, "persistence": {"enabled": False}, "logfile": {"image": "a"}}) == []
+    assert pod_errors("Controller", {**controller, "logfile": {"image": "a"}, "inplaceReconfigure": True})[0] == (
+        "reconfigure: image: Required value"
+    )
+    assert pod_errors("LoginSet", {"login": {"image": "login"}}) == ["initconf: image: Required value"]
+    assert pod_errors("NodeSet", {"slurmd": {"image": "slurmd"}}) == ["logfile: image: Required value"]
 
 
 def test_the_crd_check_refuses_what_the_api_server_would():
