@@ -18,9 +18,11 @@ f56e676b; tests/slurm_grammar.py holds the rendered files to them):
   site's Slurm pools share one GPU shape (the validators say so).
 - cgroup.conf constraining devices, cores and memory, so a job sees only the GPUs it was given
   (gres.conf(5) File: enforcement "relies upon Linux Control Groups ... and Slurm's task/cgroup plugin").
-- topology.yaml, always: a ``flat`` topology as the cluster default (a node that joins no other topology still
-  registers: slurm-operator #261) and one ``tree`` per pool that declares ``fabric_levels``, rooted at the switch
-  ``<pool>``; its partition names it (slurm.conf(5) partition ``Topology``). The switches below the root come from
+- topology.yaml, always: a ``flat`` topology as the cluster default (so a node that joins no other topology still
+  registers) and one ``tree`` per pool that declares ``fabric_levels``, rooted at the switch ``<pool>``; its
+  partition names it (slurm.conf(5) partition ``Topology``). Such a partition runs jobs only on nodes under its tree
+  (src/plugins/topology/tree/eval_nodes_tree.c skips a node outside the top switch): a node without its annotation
+  (below) registers but stays idle. The switches below the root come from
   the nodes: Slurm's dynamic topology (doc/html/topology.shtml, "Dynamic Topology") adds a node under
   ``<pool>:<tier-1 value>:<tier-0 value>``, creating the intermediate switches (src/plugins/topology/tree/
   topology_tree.c, topology_p_add_rm_node: the first name must exist, the rest are created, the last must be a

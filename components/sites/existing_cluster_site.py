@@ -236,6 +236,15 @@ def slurm_outputs(site: KubernetesSite) -> dict:
         template = node_topology_template(slurm_pool(pool))
         if template is not None:
             entry["topology_annotation"] = f"{TOPOLOGY_ANNOTATION}={template}"
+            # The partition schedules on its tree, and Slurm's tree plugin places a job only on nodes under a switch
+            # (src/plugins/topology/tree/eval_nodes_tree.c at slurm-25-11-7-1: a node outside the top switch is
+            # skipped; no switch holding a node gives ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE). A node without the
+            # annotation registers but joins no switch (the operator sets its topology to the empty annotation:
+            # nodeset_sync.go syncSlurmTopology), so it sits idle.
+            entry["without_annotation"] = (
+                f"a node without {TOPOLOGY_ANNOTATION} registers but runs no job of partition {pool.name}: annotate "
+                "every node of the pool"
+            )
         pools[pool.name] = entry
     gpus = sum(pool.gpus_per_node * pool.max_nodes for pool in site.slurm_pools)
     return pulumi.Output.from_input({"cluster": site.name, "namespace": SLURM_NAMESPACE, "gpus": gpus, "pools": pools})

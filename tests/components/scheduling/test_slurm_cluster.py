@@ -251,6 +251,18 @@ def test_the_outputs_tell_the_operator_how_to_taint_and_annotate_the_nodes(prod_
     assert prod_plan.outputs["sites"]["grid-hpc"]["gpus"] == 256 + 64
 
 
+def test_the_outputs_say_an_unannotated_node_runs_no_job_of_its_tree_partition(prod_plan):
+    # The partition names the pool's tree; Slurm's tree plugin places jobs only on nodes under a switch of it, so a
+    # node the operator did not annotate registers and sits idle (the how-to once said it still served).
+    (nodeset,) = slinky(prod_plan, "NodeSet")
+    assert "Topology=ib-h100-slurm" in nodeset["inputs"]["spec"]["partition"]["config"]
+    pool = prod_plan.outputs["sites"]["grid-hpc"]["slurm"]["pools"]["ib-h100-slurm"]
+    assert pool["without_annotation"] == (
+        "a node without topology.slinky.slurm.net/spec registers but runs no job of partition ib-h100-slurm: "
+        "annotate every node of the pool"
+    )
+
+
 # --- one team quota -------------------------------------------------------------------------------------------------
 
 
