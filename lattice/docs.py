@@ -388,9 +388,9 @@ def pages(prod_plan=None) -> dict[Path, str]:
 def dashboard_pictures(spec) -> dict[Path, str]:
     """docs/concepts/dashboards/<slug>.svg: the layout of each dashboard prod's central Grafana shows, drawn from its
     model (no Grafana runs here: a layout, not a screenshot)."""
+    from components.observability.central import central_site, senders
     from components.observability.dashboards import dashboards, picture
     from components.observability.dashboards.context import dashboard_context
-    from components.observability.federation import central_site, senders
 
     central = central_site(spec)
     ctx = dashboard_context(spec, central, list(spec.sites), senders(spec))

@@ -1553,7 +1553,7 @@ def _metrics_needs(world: Estate) -> list[NeededPath]:
     central = world.spec.observability.central
     if central is None:
         return []
-    from components.observability.federation import central_site, senders
+    from components.observability.central import central_site, senders
 
     store = central_site(world.spec)
     if store is None:

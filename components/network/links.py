@@ -17,42 +17,16 @@ import pulumi
 from ..spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from ..spec.link_validators import routed_networks
 from ..tagging import TagContext
-from .link_plan import gateway_announcements, link_plans, ranges_behind
+from .link_plan import (  # noqa: F401  (linked_ranges, transit_routes, vpn_gateway_count: re-exported)
+    gateway_announcements,
+    link_plans,
+    linked_ranges,
+    ranges_behind,
+    transit_routes,
+    vpn_gateway_count,
+)
 from .peer_config import PeerConfig, render_all
 from .vpn import KEY_WITHHELD, AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink
-
-
-def transit_routes(spec: StackSpec, site: AwsSite) -> list[str] | None:
-    """What an AWS site's VPC routes to its transit gateway: the ranges of the sites linked to it (None: no links)."""
-    peers = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]
-    if not peers:
-        return None
-    others = {p.peer if p.cloud == site.name else p.cloud for p in peers}
-    return [str(net) for other in spec.sites if other.name in others for net in routed_networks(other)]
-
-
-def linked_ranges(spec: StackSpec, site) -> list[str]:
-    """Ranges ``site`` reaches over its links: each linked site's, and through an AWS site's transit gateway (which
-    routes between its attachments), those of every other site linked to that AWS site. In spec order."""
-    plans = link_plans(spec)
-    sites = {s.name: s for s in spec.sites}
-
-    def peers(name: str) -> set[str]:
-        return {p.peer if p.cloud == name else p.cloud for p in plans if name in (p.cloud, p.peer)}
-
-    reached = set()
-    for other in peers(site.name):
-        reached |= {other, *(peers(other) if isinstance(sites[other], AwsSite) else ())}
-    reached.discard(site.name)
-    return [str(net) for other in spec.sites if other.name in reached for net in routed_networks(other)]
-
-
-def vpn_gateway_count(spec: StackSpec, site: GcpSite) -> int:
-    """HA VPN gateways a GCP site needs: one per tunnel pair of its widest grid / edge link (0: no links)."""
-    plans = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]
-    if not plans:
-        return 0
-    return max([1, *(p.pairs for p in plans if p.kind == "gcp-onprem")])
 
 
 @dataclass

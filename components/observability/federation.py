@@ -22,6 +22,7 @@ import pulumi_random as random
 
 from .. import standards
 from ..spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from .central import build_order, central_site, grafana_site, senders  # noqa: F401  (re-exported)
 from .cluster_metrics import CentralReceiver, ClusterMetricsArgs, RemoteWrite, receiver_url
 from .dashboards.context import dashboard_context
 from .dashboards.lattice_dashboards import DashboardContext
@@ -55,43 +56,6 @@ class SiteMetrics:
     managed: ManagedStore | None = None
 
 
-def central_site(spec: StackSpec):
-    """The central store's site (None: no central store, or no site qualifies; the validators say which). With
-    managed: amp, the AWS site holding the workspace."""
-    central = spec.observability.central
-    if central is None:
-        return None
-    sites = {site.name: site for site in spec.sites}
-    if central.site is not None:
-        return sites.get(central.site)
-    if central.managed is not None:
-        return None
-    return next((site for site in spec.sites if site.tier == "grid"), None)
-
-
-def grafana_site(spec: StackSpec):
-    """Where the one view's Grafana runs: the central store's site, or with managed: amp the first grid site, else
-    the first edge site, else the workspace's own site (None: no central store)."""
-    central = central_site(spec)
-    if central is None or spec.observability.central.managed is None:
-        return central
-    for tier in ("grid", "edge"):
-        site = next((site for site in spec.sites if site.tier == tier), None)
-        if site is not None:
-            return site
-    return central
-
-
-def build_order(spec: StackSpec) -> list:
-    """The order HybridStack builds the sites in: a managed store's site first (every other site's remote write
-    needs its workspace), the one view's Grafana last (it reads the cloud sites' metrics with keys they create)."""
-    first = central_site(spec) if spec.observability.central and spec.observability.central.managed else None
-    last = grafana_site(spec)
-    middle = [site for site in spec.sites if site is not first and site is not last]
-    tail = [last] if last is not None and last is not first else []
-    return [*([first] if first is not None else []), *middle, *tail]
-
-
 def grafana_views(sites: dict[str, SiteMetrics | None], site: str) -> list[SiteMetrics]:
     """The parts whose Grafana shows ``site``'s cloud metrics (a datasource of its own for it)."""
     return [
@@ -99,14 +63,6 @@ def grafana_views(sites: dict[str, SiteMetrics | None], site: str) -> list[SiteM
         for part in sites.values()
         if part is not None and part.dashboards is not None and any(view.site == site for view in part.dashboards.cloud)
     ]
-
-
-def senders(spec: StackSpec) -> list:
-    """Every site that writes to the central store, in spec order (managed: every site, its own included)."""
-    central = central_site(spec)
-    if central is not None and spec.observability.central.managed is not None:
-        return list(spec.sites)
-    return [site for site in spec.sites if central is not None and site.name != central.name]
 
 
 class MetricsFederation(pulumi.ComponentResource):

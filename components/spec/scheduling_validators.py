@@ -103,7 +103,7 @@ def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[Issue]:
     reachability model's question (components/flows/reachability.py; the network-paths-delivered policy rule fails a
     plan where the manager's path is dropped). A GKE worker's master authorized networks take the manager's ranges
     from Lattice itself (components/sites/gcp_cloud_site.py ``authorized_networks``)."""
-    from components.network.links import linked_ranges
+    from components.network.link_plan import linked_ranges
 
     source = ipaddress.ip_network(manager.network.cidr)
     routed = [ipaddress.ip_network(c) for c in linked_ranges(spec, worker)]

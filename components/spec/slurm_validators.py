@@ -112,7 +112,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
 
 def _linked(spec: StackSpec, name: str) -> set[str]:
     """Sites ``name`` reaches over the stack's links: linked ones, and through an AWS site's transit gateway (which
-    routes between its attachments) every other site linked to it — as components/network/links.py linked_ranges."""
+    routes between its attachments) every other site linked to it — as components/network/link_plan.py linked_ranges."""
     from .model import AwsSite
 
     pairs = {frozenset((a, b)) for link in spec.links for a, b, *_ in link.pairs() if a != b}
