@@ -24,7 +24,8 @@ MODELLED = {
     "name", "enabled", "annotations", "podAnnotations", "labels", "podLabels", "repository", "tag", "modelURL",
     "imagePullSecret", "replicaCount", "resources", "requestCPU", "requestMemory", "requestGPU", "requestGPUType",
     "limitCPU", "limitMemory", "runtimeClassName", "enableLoRA", "shmSize", "vllmConfig", "env", "extraVolumes",
-    "extraVolumeMounts", "tolerations", "tolerationsPolicy", "keda", "priorityClassName", "serviceAccountName",
+    "extraVolumeMounts", "tolerations", "tolerationsPolicy", "keda", "raySpec", "priorityClassName",
+    "serviceAccountName",
 }  # fmt: skip
 VLLM_CONFIG = {
     "enableChunkedPrefill", "enablePrefixCaching", "maxModelLen", "dtype", "tensorParallelSize", "maxNumSeqs",
@@ -122,6 +123,8 @@ def render_deployment(values: dict, release: str, namespace: str) -> dict:
         raise NotImplementedError(f"the model does not render {sorted(unmodelled)} / vllmConfig beyond {VLLM_CONFIG}")
     if merged_values["sharedPvcStorage"]["enabled"]:
         raise NotImplementedError("sharedPvcStorage")
+    if (spec.get("raySpec") or {}).get("enabled"):
+        raise NotImplementedError("a RayCluster instead of the Deployment (templates/ray-cluster.yaml)")
     name = spec["name"]
     labels = _labels(release, name, engine.get("labels") or {})
     config = spec.get("vllmConfig") or {}
@@ -204,3 +207,11 @@ def render_deployment(values: dict, release: str, namespace: str) -> dict:
         "template": {"metadata": template_metadata, "spec": pod},
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": deployment_spec}
+
+
+def renders_scaled_object(values: dict) -> bool:
+    """Whether ``templates/scaledobject-vllm.yaml`` writes a ScaledObject for the release's one model: ``keda.enabled``
+    and no ``raySpec`` key at all (``if not (hasKey $modelSpec "raySpec")``, whatever its ``enabled``)."""
+    engine = merged(values)["servingEngineSpec"]
+    (spec,) = [m for m in engine["modelSpec"] if m.get("enabled") is not False]
+    return bool(engine.get("enableEngine")) and bool((spec.get("keda") or {}).get("enabled")) and "raySpec" not in spec

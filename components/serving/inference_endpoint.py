@@ -243,6 +243,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=runtime.CHART_REPO),
             namespace=args.namespace,
             values=runtime.engine_values(entry, plan, volume, uid=args.uid, gid=args.gid, environment=args.environment),
+            timeout=runtime.RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *waits]),
         )
         self.scaled_object = k8s.apiextensions.CustomResource(

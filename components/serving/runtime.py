@@ -17,8 +17,27 @@ the queue is what grows when a GPU is saturated, where CPU says nothing. Lattice
 rather than the chart's ``modelSpec.keda``: chart 0.1.12's values.schema.json types ``keda.triggers`` as an object
 while its template writes it under ``triggers:`` and KEDA's CRD wants a list, so no value both passes Helm's schema
 check and makes a valid ScaledObject (upstream's own keda_test.yaml sets a list, which the schema refuses); without
-triggers the chart falls back to a fixed threshold of 5 on a ``model`` label vLLM does not write. Helm's three-way
-merge leaves the replicas KEDA's HPA sets alone between upgrades (``replicaCount`` does not change).
+triggers the chart falls back to a fixed threshold of 5 on a ``model`` label vLLM does not write.
+
+Who owns the replica count. A Deployment the chart renders with ``replicas:`` is set back to it on every Helm upgrade:
+Helm 3 patches the live object with a three-way strategic merge whose patch is "the difference from current to
+modified without deletions" (k8s.io/apimachinery strategicpatch ``CreateThreeWayMergePatch``), so replicas KEDA's HPA
+added are dropped to ``replicaCount`` and started again (helm/helm#7090). The chart omits ``replicas`` only when
+``modelSpec.keda.enabled`` (templates/deployment-vllm-multi.yaml), and renders its own ScaledObject only for a model
+with no ``raySpec`` key (templates/scaledobject-vllm.yaml: ``if not (hasKey $modelSpec "raySpec")``), while a
+``raySpec`` with ``enabled: false`` still renders the Deployment (and no RayCluster): Lattice sets both, so the
+Deployment starts at one replica, KEDA alone sets its count, and the only ScaledObject is Lattice's.
+
+Rollouts wait on vLLM: the engine's Release allows ``RELEASE_TIMEOUT_SECONDS`` (Helm waits for the Deployment's pods to
+be ready: the chart's startup probe gives vLLM 15 s + 60 × 10 s, and a node that does not hold the image pulls it
+first), not the provider's 300 s. The pod template carries where its weights came from (``WEIGHTS_ANNOTATION``), so a
+new copy rolls every replica onto it rather than leaving the running ones on the old model beside new ones.
+
+Time to first token. vLLM's histogram has fixed bounds (``TTFT_BUCKETS``); a p95 between two of them is interpolated
+(Prometheus ``histogram_quantile``), so an SLO that is not a bound misfires: at 2 s, between 1 and 2.5, every request
+answered in 1.1 s reads as a p95 of 2.425 s. The engine is started with the SLO added to the bounds
+(``--custom-histogram-buckets``, vllm/config/observability.py at v0.33.0), where the p95 is above the SLO exactly when
+more than 5 % of requests are slower than it.
 
 Sources at the pinned versions: vllm-project/production-stack tag vllm-stack-0.1.12 (commit
 66b60661aa3052810859a417559e9e830772a091): helm/values.yaml, helm/values.schema.json,
@@ -29,6 +48,7 @@ vLLM v0.33.0 (vllm/v1/metrics/loggers.py for the metric names, vllm/config/cache
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -61,6 +81,18 @@ ENGINE_SHM_GIB = 4
 POLLING_SECONDS = 15
 COOLDOWN_SECONDS = 300
 DTYPES = {"bf16": "bfloat16", "fp16": "float16"}  # quantized checkpoints: vLLM reads their quantization_config
+# vLLM's time-to-first-token histogram bounds, seconds (vllm/v1/metrics/buckets.py at v0.33.0,
+# TIME_TO_FIRST_TOKEN_BUCKETS): the SLO joins them where it is not one (module docstring).
+TTFT_BUCKETS = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+    160.0, 640.0, 2560.0,
+)  # fmt: skip
+# How long Helm waits for the engine's pods (module docstring): the chart's startup probe window (values.yaml at
+# vllm-stack-0.1.12: initialDelaySeconds 15, periodSeconds 10, failureThreshold 60) and 20 minutes to pull the image.
+STARTUP_PROBE_SECONDS = 15 + 10 * 60
+IMAGE_PULL_SECONDS = 20 * 60
+RELEASE_TIMEOUT_SECONDS = STARTUP_PROBE_SECONDS + IMAGE_PULL_SECONDS
+WEIGHTS_ANNOTATION = "lattice.dev/weights-source"
 
 
 def deployment_name(release: str) -> str:
@@ -108,11 +140,28 @@ RESTRICTED_CONTAINER = {
 }
 
 
+def ttft_buckets(slo_seconds: float) -> tuple[float, ...] | None:
+    """vLLM's time-to-first-token bounds with the SLO among them (None: it already is one)."""
+    if slo_seconds in TTFT_BUCKETS:
+        return None
+    return tuple(sorted((*TTFT_BUCKETS, float(slo_seconds))))
+
+
+def weights_source(entry) -> str:
+    """Where the endpoint's weights come from: ``<site>:<mount><path>`` (the pod template's WEIGHTS_ANNOTATION)."""
+    weights = entry.weights
+    return f"{weights.site}:{weights.mount}{weights.path}"
+
+
 def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, gid: int, environment: str) -> dict:
     """The vllm-stack chart's values for one endpoint (checked against the pinned values.yaml and its schema)."""
     args = ["--served-model-name", entry.name]
     if entry.kv_cache_dtype != "auto":
         args += ["--kv-cache-dtype", entry.kv_cache_dtype]
+    buckets = ttft_buckets(entry.slo.ttft_p95_seconds)
+    if buckets is not None:
+        bounds = json.dumps({"time_to_first_token": list(buckets)}, separators=(",", ":"))
+        args += ["--custom-histogram-buckets", bounds]
     mount = {"name": "weights", "mountPath": MODEL_DIR, "readOnly": True}
     if volume.sub_path is not None:
         mount["subPath"] = volume.sub_path
@@ -121,12 +170,15 @@ def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, g
         "repository": VLLM_IMAGE,
         "tag": VLLM_TAG,
         "modelURL": MODEL_DIR,  # a local directory: vLLM loads it and never asks the hub
-        "replicaCount": entry.replicas.min,  # KEDA's HPA scales from here (module docstring)
+        # No replicas in the Deployment (KEDA's alone), and no ScaledObject of the chart's (module docstring).
+        "keda": {"enabled": True},
+        "raySpec": {"enabled": False},
         # The GPU operator makes nvidia the nodes' default runtime, as for every Lattice pod: no RuntimeClass.
         "runtimeClassName": "",
         "resources": engine_resources(plan),
         "labels": {QUEUE_LABEL: TEAM_QUEUE, ENDPOINT_LABEL: entry.name},
         "podLabels": {ENDPOINT_LABEL: entry.name},
+        "podAnnotations": {WEIGHTS_ANNOTATION: weights_source(entry)},
         "enableLoRA": False,
         "shmSize": f"{ENGINE_SHM_GIB}Gi",
         "vllmConfig": {

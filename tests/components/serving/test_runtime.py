@@ -31,7 +31,7 @@ from lattice.route.pod_security import pod_security_violations
 from tests.admission import namespaced
 from tests.conftest import value_paths
 from tests.kueue import CLUSTER_QUEUE, LOCAL_QUEUE, _structural, cel_errors, quotas, site_capacity
-from tests.vllm_stack import merged, render_deployment
+from tests.vllm_stack import merged, render_deployment, renders_scaled_object
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CHART = FIXTURES / "vllm-stack-0.1.12"
@@ -81,8 +81,9 @@ def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
     # modelSpec is a list (Helm replaces it whole): each entry's keys are the chart's example entry's
     example = chart["servingEngineSpec"]["modelSpec"][0]
     (model,) = values["servingEngineSpec"]["modelSpec"]
-    # labels, podLabels and resources are free maps there too ({}): labels, and a Kubernetes ResourceRequirements
-    free_model = {("labels",), ("podLabels",), ("resources",)}
+    # labels, podLabels, podAnnotations and resources are free maps there too ({}): labels, annotations, and a
+    # Kubernetes ResourceRequirements
+    free_model = {("labels",), ("podLabels",), ("podAnnotations",), ("resources",)}
     assert {p for p in value_paths(model) if p[:1] not in free_model} <= value_paths(example)
     assert set(model["resources"]) <= sdk_fields(k8s.core.v1.ResourceRequirementsArgs)
     # Helm validates the merged values against values.schema.json on install and upgrade
@@ -140,6 +141,47 @@ def test_the_scaled_object_fits_kedas_crd_and_scales_on_requests_waiting(prod_pl
     assert "vllm:num_requests_waiting" in (FIXTURES / "exporter-metrics" / "vllm-v0.33.0.txt").read_text().split()
 
 
+@pytest.mark.parametrize(
+    ("keda", "renders"),
+    [({"enabled": False}, False), ({"enabled": True, "minReplicaCount": 1, "maxReplicaCount": 3}, True),
+     ({"enabled": True, "minReplicaCount": 1, "maxReplicaCount": 5}, True)],
+)  # fmt: skip
+def test_the_scaled_object_model_agrees_with_upstreams_keda_cases(keda, renders):
+    """helm/tests/keda_test.yaml at vllm-stack-0.1.12: "should not create ScaledObject when keda is not enabled"
+    (hasDocuments 0), "should create ScaledObject when keda is enabled" and "should use default trigger when checks are
+    not provided" (hasDocuments 1), each with its model's values (its triggers list left out: the model reads only
+    whether the template writes a document)."""
+    model = {"name": "test-model", "repository": "vllm/vllm-openai", "tag": "latest", "modelURL": "facebook/opt-125m",
+             "replicaCount": 1, "requestCPU": 1, "requestMemory": "1Gi", "requestGPU": 1, "keda": keda}  # fmt: skip
+    assert renders_scaled_object({"servingEngineSpec": {"enableEngine": True, "modelSpec": [model]}}) is renders
+
+
+def test_helm_upgrades_leave_the_replicas_to_keda(release, deployment):
+    """A Deployment rendered with ``replicas`` is set back to it by every Helm upgrade (a three-way merge patches
+    current to the manifest: runtime.py), undoing KEDA's scale-up; the chart leaves replicas out only under
+    ``keda.enabled``, and Lattice's ScaledObject stays the only one (a ``raySpec`` key keeps the chart's out)."""
+    assert "replicas" not in deployment["spec"]
+    assert renders_scaled_object(release["values"]) is False
+    (model,) = release["values"]["servingEngineSpec"]["modelSpec"]
+    assert "replicaCount" not in model
+
+
+def test_the_engine_release_waits_for_vllm_to_start(release):
+    """Helm waits for the engine's pods (the provider's default is 300 s): at least the chart's startup probe window,
+    read from the pinned values.yaml, plus the image's first pull on a node that lacks it."""
+    probe = yaml.safe_load((CHART / "values.yaml").read_text())["servingEngineSpec"]["startupProbe"]
+    window = probe["initialDelaySeconds"] + probe["periodSeconds"] * probe["failureThreshold"]
+    assert window == 615
+    assert release["timeout"] >= window + 600
+
+
+def test_a_new_copy_of_the_weights_rolls_the_replicas(prod_plan, deployment):
+    """The copy Job rewrites the volume in place when weights.path changes; the pod template names the source, so the
+    same change rolls every replica onto the new model instead of leaving the running ones on the old one."""
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {"lattice.dev/weights-source": "grid-hpc:lustre/beamline-ops/models/xpcs-8b"}
+
+
 def test_the_render_model_agrees_with_upstreams_basic_case():
     """helm/tests/deployment-vllm-multi_test.yaml at vllm-stack-0.1.12, "should render a basic model with custom
     values": the release's values, and the asserts it makes of the Deployment."""
@@ -195,7 +237,9 @@ def test_the_engine_runs_the_sized_model_offline(deployment):
     assert container["command"] == [
         "vllm", "serve", "/models", "--host", "0.0.0.0", "--port", "8000", "--enable-prefix-caching",
         "--max-model-len", "8192", "--dtype", "bfloat16", "--tensor-parallel-size", "1", "--max-num-seqs", "16",
-        "--gpu_memory_utilization", "0.92", "--served-model-name", "xpcs-8b",
+        "--gpu_memory_utilization", "0.92", "--served-model-name", "xpcs-8b", "--custom-histogram-buckets",
+        '{"time_to_first_token":[0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.5,0.75,1.0,2.0,2.5,5.0,7.5,10.0,'
+        '20.0,40.0,80.0,160.0,640.0,2560.0]}',
     ]  # fmt: skip
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_NO_USAGE_STATS"] == "1" and env["HOME"] == "/tmp"
