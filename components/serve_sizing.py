@@ -244,12 +244,18 @@ def _gib(value: float) -> str:
     return f"{round(value / GIB, 2)}"
 
 
+# The page vLLM's refusals point to (vllm/v1/core/kv_cache_planning.py at v0.33.0).
+CONSERVING_MEMORY = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+
+
 def refusal(serving: Serving, f: Fit) -> str | None:
-    """vLLM's error when one request at the maximum context does not fit (None: it starts)."""
+    """vLLM's error when one request at the maximum context does not fit (None: it starts), word for word as
+    ``_check_enough_kv_cache_memory`` raises it (vllm/v1/core/kv_cache_planning.py at v0.33.0)."""
     if f.kv_available_bytes <= 0:
         return (
             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
-            "the engine"
+            "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+            f"See {CONSERVING_MEMORY} for more details."
         )
     needed = f.kv_per_token_bytes * math.ceil(serving.context / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
     if needed <= f.kv_available_bytes:
@@ -262,8 +268,8 @@ def refusal(serving: Serving, f: Fit) -> str | None:
     return (
         f"To serve at least one request with the model's max seq len ({serving.context}), ({_gib(needed)} GiB KV "
         f"cache is needed, which is larger than the available KV cache memory ({_gib(f.kv_available_bytes)} GiB). "
-        f"{estimate}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
-        "engine"
+        f"{estimate}Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+        f"decreasing `max_model_len` when initializing the engine. See {CONSERVING_MEMORY} for more details."
     )
 
 

@@ -94,7 +94,9 @@ def test_a_request_longer_than_the_cache_is_refused_in_vllms_words():
         f"To serve at least one request with the model's max seq len (131072), (10.0 GiB KV cache is needed, which is "
         f"larger than the available KV cache memory ({round(f.kv_available_bytes / GIB, 2)} GiB). Based on the "
         f"available memory, the estimated maximum model length is {f.longest_context}. Try increasing "
-        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine"
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` "
+        "when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+        "details."
     )
     assert f.longest_context % KV_BLOCK_TOKENS == 0 and 0 < f.longest_context < 131_072
     assert 'vLLM v0.33.0 would refuse to start: "To serve at least one request' in report.message
@@ -103,7 +105,11 @@ def test_a_request_longer_than_the_cache_is_refused_in_vllms_words():
 def test_weights_that_leave_no_cache_are_refused_in_vllms_words():
     report = plan(Serving(LLAMA_70B), ServingPool("one-a10g", 24, 1))
     assert not report.fits and report.fit.kv_available_bytes < 0
-    assert report.refusal.startswith("No available memory for the cache blocks. Try increasing")
+    assert report.refusal == (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
+        "engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
 
 
 def test_tensor_parallelism_divides_the_heads_and_stays_in_a_node():
