@@ -92,7 +92,7 @@ schema: $(STAMP)
 # The docs' policy table (docs/concepts/policies.md) and README's rule count, from the registry
 # (tests/policies/test_registry.py holds them equal).
 policy-table: $(STAMP)
-	$(PY) -c "from pathlib import Path; from lattice.policy_table import update_count, update_table; from policies.registry import all_rules; rules = all_rules(); update_table(Path('docs/concepts/policies.md'), rules); update_count(Path('README.md'), rules)"
+	$(PY) -c "from pathlib import Path; from lattice.check.policy_table import update_count, update_table; from policies.registry import all_rules; rules = all_rules(); update_table(Path('docs/concepts/policies.md'), rules); update_count(Path('README.md'), rules)"
 
 # The documentation site (mkdocs.yml, docs/): the reference pages and the prod diagram regenerated from the code,
 # then MkDocs with the Material theme (pinned in requirements-dev.txt) builds it strictly into out/site.

@@ -31,7 +31,7 @@ def _report(**figures: Any) -> None:
 
 
 def plan(stack_file: str, out: str) -> None:
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
 
     result = run_plan(stack_file)
     Path(out).write_text(result.to_json())
@@ -58,7 +58,7 @@ def check(plan_json: str) -> None:
 
 
 def joins(plan_json: str, buckets: str) -> None:
-    from lattice.check import config_path_for, evaluate, load_policy_config
+    from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
     from policies.props import S3_BUCKETS
     from policies.registry import all_rules
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pulumi
 
-from lattice.engine import STACK_TYPE, Plan, run_program
+from lattice.engine.plan import STACK_TYPE, Plan, run_program
 
 
 def replay(plan: dict[str, Any]) -> Plan:

@@ -96,11 +96,11 @@ class _Snapshot:
 
 
 def run(stack_file: Path, check: bool) -> None:
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
 
     plan = run_plan(stack_file)
     if check:
-        from lattice.check import config_path_for, evaluate, load_policy_config
+        from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
         from policies.registry import all_rules
 
         rules = all_rules()
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # The imports a plan needs are not what is being profiled: load them first.
-    import lattice.engine  # noqa: F401
+    import lattice.engine.plan  # noqa: F401
 
     timer = GcTimer()
     gc.callbacks.append(timer)

@@ -34,7 +34,7 @@ def number(value: Any) -> Any:
     """``value``, an integral float as the int it stands for.
 
     Numbers cross the analyzer protocol as protobuf doubles, in resource props and in policy config alike
-    (lattice/analyzer_wire.py): under ``pulumi preview --policy-pack`` a rule meets 20 as 20.0. Comparisons,
+    (lattice/check/analyzer_wire.py): under ``pulumi preview --policy-pack`` a rule meets 20 as 20.0. Comparisons,
     sets and dict keys treat the two alike; text does not ("Group-20.0", "kept 30.0 days"). A rule passes every
     number it writes into a message or a name through here.
     """

@@ -2,8 +2,8 @@
 
 Under ``pulumi preview --policy-pack`` the Pulumi CLI hands the pack the stack's config (PULUMI_CONFIG, which
 pulumi_policy loads into ``pulumi.runtime``'s config); ``lattice check`` sets the ``lattice:spec`` entry its plan
-records the same way (lattice/check.py ``hand_stack_config``). A rule that needs the spec reads it here, and a rule
-that hands resources to a model in ``components/`` turns them into the plan's record shape here.
+records the same way (lattice/check/evaluate.py ``hand_stack_config``). A rule that needs the spec reads it here,
+and a rule that hands resources to a model in ``components/`` turns them into the plan's record shape here.
 """
 
 from __future__ import annotations

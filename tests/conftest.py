@@ -14,7 +14,7 @@ import yaml
 from hypothesis import settings
 
 from components import clock
-from lattice.engine import Plan, run_plan
+from lattice.engine.plan import Plan, run_plan
 
 # Tests check behaviour, not timings: Hypothesis's default 200 ms deadline per example failed
 # test_cidr.py's AWS plan property (268 ms on a first call, 0.4 ms on the replay) on a machine shared by other
@@ -162,7 +162,7 @@ def cached_plan(path: Path, preview: bool = False) -> Plan:
 
 
 # What a verb run in-process (`lattice.cli.main`) plans for a shipped stack: the verbs import `run_plan` from
-# lattice.engine when they run, so one wrapper serves them all. Keyed by everything a plan depends on (the file's
+# lattice.engine.plan when they run, so one wrapper serves them all. Keyed by everything a plan depends on (the file's
 # bytes, preview, the frozen clock); a copy per call, so a verb that edits its plan cannot reach the next test.
 # Stack files written by tests (tmp_path), and calls with secrets, are planned afresh.
 _SHIPPED_PLANS: dict[tuple[str, bytes, bool, datetime], Plan] = {}
@@ -171,7 +171,7 @@ SHIPPED = ROOT / "stacks"
 
 @pytest.fixture(autouse=True, scope="session")
 def shipped_stacks_planned_once():
-    from lattice import engine
+    from lattice.engine import plan as engine
 
     original = engine.run_plan
 
@@ -250,7 +250,7 @@ def unwaived(result, rules) -> list:
     issue 33), are waived there row by row with the reason."""
     import datetime as dt
 
-    from lattice.waivers import apply_waivers, load_waivers
+    from lattice.check.waivers import apply_waivers, load_waivers
 
     apply_waivers(result, load_waivers(ROOT / "policies" / "waivers.yaml", set(rules), dt.date.today()))
     return [finding for finding in result.findings if not finding.waived]

@@ -18,7 +18,7 @@ policies/requirements.txt pins:
   ``Configure`` sends every entry as ``PolicyConfig{enforcementLevel, properties: structpb.NewStruct(…)}``.
 - **Analyze.** pkg/resource/deploy/step_generator.go ``analyzeAll``: each resource's URN, type, name, inputs,
   options (protect, ignoreChanges, deleteBeforeReplace, additionalSecretOutputs, aliases, customTimeouts,
-  parent) and provider (URN, type, name, inputs); the properties marshalled as lattice/analyzer_wire.py
+  parent) and provider (URN, type, name, inputs); the properties marshalled as lattice/check/analyzer_wire.py
   describes. The engine files each diagnostic under the analyzed resource (analyze_snapshot.go
   ``analyzeResource``: ``OnPolicyViolation(r.URN, d)``).
 - **AnalyzeStack.** step_generator.go ``AnalyzeResources``: every resource again, with parent and
@@ -50,7 +50,7 @@ import jsonschema
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from lattice.analyzer_wire import engine_properties, to_struct
+from lattice.check.analyzer_wire import engine_properties, to_struct
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK = ROOT / "policies"

@@ -1,5 +1,5 @@
 """Kubernetes NetworkPolicy semantics over a plan, for tests that ask who can reach whom: the product's evaluator
-(``components/flows/network_policy.py``), read from a ``lattice.engine.Plan``."""
+(``components/flows/network_policy.py``), read from a ``lattice.engine.plan.Plan``."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from lattice.docs import DOCS, pages, stale, verbs
+from lattice.docs.pages import DOCS, pages, stale, verbs
 from tests.conftest import ROOT
 from tests.mermaid_grammar import check
 

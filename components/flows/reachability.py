@@ -1374,7 +1374,7 @@ def reach(  # noqa: PLR0917 - the positional signature the route engine (lattice
     namespace: str | None = None,
 ) -> Path:
     """The path from ``source_site`` to ``destination`` (an ``Endpoint``, or an address / CIDR, whose site the spec
-    says) and back, hop by hop. ``plan``: a ``lattice.engine.Plan``, a plan dict, or an ``Estate``.
+    says) and back, hop by hop. ``plan``: a ``lattice.engine.plan.Plan``, a plan dict, or an ``Estate``.
 
     ``source``: the range sent from (default: the site's pods: an AWS VPC, a GKE pod range, and on a grid / edge site
     every routed range in turn, since whether its CNI masquerades pods behind node addresses is the site's choice;

@@ -22,7 +22,7 @@ Grafana's datasources read (``grafana.py``), never into the Helm values or the p
   site's Cloud Monitoring panels are not available.
 
 Costs: none of their own; each Grafana refresh of a CloudWatch panel is a GetMetricData request, billed per 1,000
-metrics requested (lattice/cost.py says so).
+metrics requested (lattice/cost/report.py says so).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The plan costs no more a month than the stack's budget, and each team's share no more than the team's.
 
 ``budget: {monthly_usd, at}`` in the stack spec (the environment's) and under ``teams[]`` (a team's). The rule
-prices the plan with ``lattice.cost.cost_report``, the very code ``lattice cost`` prints, at the column ``at``
+prices the plan with ``lattice.cost.report.cost_report``, the very code ``lattice cost`` prints, at the column ``at``
 names (the pools' min, desired or max nodes; default max); a team's figure is its chargeback share
-(``lattice.cost.by_team``, what ``lattice cost --by team`` prints).
+(``lattice.cost.report.by_team``, what ``lattice cost --by team`` prints).
 
 Pricing needs the spec (where each site is, the grid's recharge rates, ``cost_assumptions``) and the spec is the
 stack's config: under ``pulumi preview --policy-pack`` the Pulumi CLI hands the pack the stack's config
 (PULUMI_CONFIG, which pulumi_policy loads into ``pulumi.runtime``'s config) and ``lattice check`` sets the
-``lattice:spec`` entry its plan records the same way (lattice/check.py). A plan with no spec, or a spec with no
+``lattice:spec`` entry its plan records the same way (lattice/check/evaluate.py). A plan with no spec, or a spec with no
 budget, has nothing to be held to. Over budget is advisory in dev and mandatory in prod through the environments'
 policy configs (policies/config/*.json), and waivable like every rule: the stack's finding is filed under the
 stack's root resource, a team's under the team's first namespace. The rule fails closed: each unpriced row a budget's
@@ -42,7 +42,7 @@ def plan_of(resources: Iterable[Any]) -> dict[str, Any]:
     are the program's own inputs. tests/policies/test_budget.py holds each shipped stack's preview to price
     exactly as its plan does, so the rule judges a preview instead of giving up on it.
     """
-    from lattice.cost import LAUNCH_TEMPLATE, classify
+    from lattice.cost.report import LAUNCH_TEMPLATE, classify
 
     return {"resources": records(resources, read=lambda kind: classify(kind) == "priced" or kind == LAUNCH_TEMPLATE)}
 
@@ -50,7 +50,7 @@ def plan_of(resources: Iterable[Any]) -> dict[str, Any]:
 def _budgeted_and_priced(node_group: dict[str, Any], plan: dict[str, Any]) -> bool:
     """The counterexample's node group: one of a plan with a budget, whose instances the snapshot prices (a
     thousand-fold pool of a type the snapshot lacks costs nothing more in the report)."""
-    from lattice.cost import cost_report
+    from lattice.cost.report import cost_report
 
     text = (plan.get("config") or {}).get(SPEC_KEY)
     if not text or stack_spec(text).budget is None:
@@ -98,7 +98,7 @@ def monthly_budget(args):
     teams = [team for team in spec.teams if team.budget is not None]
     if spec.budget is None and not teams:
         return
-    from lattice.cost import by_team, cost_report
+    from lattice.cost.report import by_team, cost_report
 
     resources = list(args.resources)
     report = cost_report(plan_of(resources), spec)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, replace
 
-from lattice.engine import Plan
+from lattice.engine.plan import Plan
 
 # AWS tunnel option values -> strongSwan keywords (and, for the negotiated-proposal check, strongSwan's names).
 AWS_ENCRYPTION = {

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from components.spec import load_stack_file
-from lattice.diagram import estate, mermaid
+from lattice.engine.diagram import estate, mermaid
 from tests.conftest import ROOT, cached_plan
 
 MERMAID = "mermaid@11.17.2"  # the newest 11.x: the major Material's bundle loads

@@ -38,7 +38,7 @@ import yaml
 from components import clock
 from components.flows.reachability import Estate
 from components.spec import load_stack_file
-from lattice.engine import Plan, run_plan
+from lattice.engine.plan import Plan, run_plan
 from tests.conftest import NOW, ROOT
 from tests.integration import netlab
 from tests.integration.cloud_ends import CloudEnd, cloud_ends, stand_in_frr, stand_in_swanctl

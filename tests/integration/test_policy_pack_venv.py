@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lattice.check import config_path_for, evaluate, load_policy_config
+from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from tests.conftest import ROOT, cached_plan
 from tests.crossguard import PACK, Diagnostic, ServedPack
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from components.spec import load_stack_file
-from lattice.engine import run_plan
-from lattice.job_template import render
+from lattice.engine.plan import run_plan
+from lattice.jobs.template import render
 from tests.lattice.test_sbatch_template import args
 
 PROD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.prod.yaml"

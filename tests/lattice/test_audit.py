@@ -10,8 +10,8 @@ import pytest
 from moto import mock_aws
 
 from components.tagging import TagContext
-from lattice.audit import PLAN_ONLY_RULES, AuditError, audit_plan
-from lattice.check import PolicyConfig, evaluate
+from lattice.audit.aws import PLAN_ONLY_RULES, AuditError, audit_plan
+from lattice.check.evaluate import PolicyConfig, evaluate
 from policies.registry import all_rules
 
 STACK = "audit"
@@ -376,7 +376,7 @@ def test_cli_audit_needs_an_aws_site(tmp_path, capsys):
 
 @mock_aws
 def test_what_a_site_adopts_is_audited_by_the_same_rules_though_it_carries_no_lattice_tag():
-    from lattice.audit import Adopted
+    from lattice.audit.aws import Adopted
 
     kms = boto3.client("kms", region_name=REGION)
     key = kms.create_key()["KeyMetadata"]  # the security team's key: rotation off, no Lattice tag

@@ -19,7 +19,7 @@ from botocore.validate import validate_parameters
 from moto import mock_aws
 
 from components.spec import StackSpec
-from lattice.brownfield_checks import (
+from lattice.preflight.aws_brownfield import (
     missing_statements,
     node_addresses,
     required_statements,

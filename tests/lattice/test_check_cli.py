@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from lattice.check.policy_table import markdown
 from lattice.cli import main
-from lattice.policy_table import markdown
 from tests.conftest import ROOT
 from tests.policies.helpers import apply_counterexample
 

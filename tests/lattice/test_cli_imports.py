@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
-from lattice import cli, cli_common, size_cli
-from lattice.report import FORMATS
+from lattice import cli
+from lattice.check.report import FORMATS
+from lattice.cli import common as cli_common
+from lattice.cli import size as size_cli
 from policies.registry import SEVERITY_ORDER
 from tests.conftest import ROOT
 
@@ -75,55 +77,82 @@ def test_size_help_states_the_sizing_standards_it_defaults_to():
 
 
 LATTICE = ROOT / "lattice"
+CLI = LATTICE / "cli"
 
 
-def _imports(path) -> set[str]:
-    """The modules a file under lattice/ imports, absolute (``from .cli import x`` -> ``lattice.cli``)."""
+def _package(path) -> str:
+    """The package a module under the repository belongs to (``lattice/cli/plan.py`` -> ``lattice.cli``)."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+
+
+def _imports(path, package: str | None = None) -> set[str]:
+    """The modules a file imports, absolute (in ``lattice.cli``, ``from .common import x`` -> ``lattice.cli.common``
+    and ``lattice.cli.common.x``), at module level or inside a function alike."""
     import ast
 
+    package = package if package is not None else _package(path)
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = "lattice." * (node.level > 0) + (node.module or "")
-            found |= {base.rstrip(".")} | {f"{base}.{alias.name}".replace("..", ".") for alias in node.names}
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}".rstrip(".")
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
     return found
 
 
+def _imports_the_cli(path) -> bool:
+    return any(name == "lattice.cli" or name.startswith("lattice.cli.") for name in _imports(path))
+
+
 def test_no_module_imports_the_cli_back_but_the_entry_points():
-    # lattice.cli imports every verb module to build the parser: a verb importing it back would be a cycle. The
+    # lattice.cli imports every verb module to build the parser: a module importing it back would be a cycle. The
     # entry points stand outside it: __main__, and docs (`python -m lattice.docs`), which writes the CLI reference
     # from the whole parser and which nothing under lattice/ imports.
-    importers = sorted(path.name for path in LATTICE.glob("*.py") if "lattice.cli" in _imports(path))
-    assert importers == ["__main__.py", "docs.py"]
-    assert [path.name for path in LATTICE.glob("*.py") if "lattice.docs" in _imports(path)] == []
+    outside = [path for path in LATTICE.rglob("*.py") if not path.is_relative_to(CLI)]
+    importers = sorted(str(path.relative_to(LATTICE)) for path in outside if _imports_the_cli(path))
+    assert importers == ["__main__.py", "docs/pages.py", "jobs/sbatch.py", "jobs/template.py", "size/serve.py"]
+    docs = [path for path in LATTICE.rglob("*.py") if not path.is_relative_to(LATTICE / "docs")]
+    assert [path.name for path in docs if any(m.startswith("lattice.docs") for m in _imports(path))] == []
 
 
 def test_a_verb_cannot_hide_an_import_of_the_cli(tmp_path):
     # The check above sees relative, absolute and function-level imports alike.
-    for text in ("from .cli import main\n", "def f():\n    from lattice.cli import main\n", "from . import cli\n"):
+    for text, package in (
+        ("from .cli import main\n", "lattice"),
+        ("def f():\n    from lattice.cli import main\n", "lattice.cost"),
+        ("from . import cli\n", "lattice"),
+        ("from ..cli.common import warn\n", "lattice.cost"),
+        ("import lattice.cli.plan\n", "lattice.route"),
+    ):
         (tmp_path / "verb.py").write_text(text)
-        assert "lattice.cli" in _imports(tmp_path / "verb.py"), text
+        assert any(m.startswith("lattice.cli") for m in _imports(tmp_path / "verb.py", package)), text
 
 
-@pytest.mark.parametrize("module", [*cli.VERBS, "cli_common"])
+@pytest.mark.parametrize("module", [*cli.VERBS, "common"])
 def test_each_verb_module_imports_alone_and_light(module):
-    # In a fresh interpreter, first of all Lattice's modules: no cycle needs lattice.cli loaded before it, and it
-    # loads nothing heavy until its verb runs.
+    # In a fresh interpreter, first of all Lattice's modules: it needs no other verb loaded before it, and it loads
+    # nothing heavy until its verb runs.
     probe = (
-        f"import sys, lattice.{module} as verb; assert hasattr(verb, 'add_parser') or '{module}' == 'cli_common'; "
+        f"import sys, lattice.cli.{module} as verb; assert hasattr(verb, 'add_parser') or '{module}' == 'common'; "
         f"print(*sorted({{m.split('.')[0] for m in sys.modules}} & set(sys.argv[1].split(','))), "
-        "'lattice.cli' in sys.modules)"
+        f"*sorted(m for m in sys.modules if m.startswith('lattice.cli.') and m not in ('lattice.cli.common', "
+        f"'lattice.cli.{module}')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, ",".join(HEAVY)], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert result.stdout.split() == ["False"]
+    assert result.stdout.split() == []
 
 
 def test_every_verb_module_is_registered_once():
-    # A *_cli.py module nobody registers is a verb `lattice --help` never shows.
-    modules = {path.stem for path in LATTICE.glob("*_cli.py")} - {"placement_cli"}  # placement: size's flags
+    # A module under lattice/cli/ nobody registers is a verb `lattice --help` never shows. Besides the verbs: what
+    # they share (common), and a verb's long sections beside it, named <verb>_<section> (size_placement: the
+    # placement size prints after its table).
+    modules = {path.stem for path in CLI.glob("*.py")} - {"__init__", "common"}
     assert len(cli.VERBS) == len(set(cli.VERBS))
-    assert modules <= set(cli.VERBS)
+    sections = {m for m in modules - set(cli.VERBS) if any(m.startswith(f"{verb}_") for verb in cli.VERBS)}
+    assert modules - sections == set(cli.VERBS)

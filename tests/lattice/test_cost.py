@@ -13,7 +13,7 @@ import yaml
 from components.catalog.pricing import pricing_snapshot
 from components.spec import SpecError, load_stack_file
 from lattice.cli import main
-from lattice.cost import FREE_PREFIXES, FREE_TYPES, PRICERS, by_team, classify, cost_changes, cost_report
+from lattice.cost.report import FREE_PREFIXES, FREE_TYPES, PRICERS, by_team, classify, cost_changes, cost_report
 from tests.conftest import AWS_SITE, ROOT, STACKS, cached_plan, spec_with, write_stack
 
 HOURS = 730
@@ -35,7 +35,7 @@ def test_every_planned_resource_type_is_priced_or_known_to_be_free(path):
     plan = cached_plan(path).to_dict()
     types = {resource["type"] for resource in plan["resources"] if resource["custom"]}
     unknown = sorted(t for t in types if classify(t) == "unclassified")
-    assert unknown == [], f"price these in lattice/cost.py PRICERS or list them in FREE_TYPES: {unknown}"
+    assert unknown == [], f"price these in lattice/cost/report.py PRICERS or list them in FREE_TYPES: {unknown}"
     report = cost_report(plan, load_stack_file(path).spec)
     assert report.unclassified == []
     priced = {row.type for row in report.rows}

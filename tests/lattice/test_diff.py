@@ -14,7 +14,7 @@ import yaml
 
 from components.catalog.replacements import REPLACED_ON, replacement_for
 from lattice.cli import main
-from lattice.plan_diff import diff_plans
+from lattice.engine.diff import diff_plans
 from tests.conftest import ROOT, cached_plan
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"

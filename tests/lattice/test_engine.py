@@ -9,7 +9,7 @@ import sys
 import pytest
 from pulumi.runtime import mocks
 
-from lattice.engine import (
+from lattice.engine.plan import (
     REDACTED,
     SECRET_SIG,
     SIG_KEY,
@@ -155,7 +155,7 @@ def test_normal_mode_has_no_unknowns(dev_plan):
 def test_secrets_stay_secret_in_plan_outputs_and_tree(tmp_path):
     from rich.console import Console
 
-    from lattice.plan_cli import render_tree
+    from lattice.cli.plan import render_tree
 
     token = "beamline-token-0c9f7e"
     secrets = {"lattice:beamlineKubeconfig": f"apiVersion: v1\nusers:\n- user: {{token: {token}}}\n"}

@@ -12,8 +12,10 @@ import sys
 
 import pytest
 
-from lattice import cli, cli_common, policies_cli
+from lattice import cli
+from lattice.cli import common as cli_common
 from lattice.cli import main
+from lattice.cli import policies as policies_cli
 from tests.conftest import ROOT
 
 

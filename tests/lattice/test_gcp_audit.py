@@ -31,7 +31,7 @@ def recorded(**changes) -> dict:
 
 
 def audit(tmp_path, capsys, monkeypatch, responses) -> tuple[int, list[dict], FixtureApis]:
-    from lattice import audit_cli
+    from lattice.cli import audit as audit_cli
     from lattice.cli import main
 
     apis = FixtureApis(responses)
@@ -84,7 +84,7 @@ def test_a_rotation_longer_than_the_pack_allows_is_named_with_its_days(tmp_path,
 def test_an_adopted_resource_that_cannot_be_read_is_never_passed_silently(tmp_path, capsys, monkeypatch):
     responses = recorded()
     del responses[SUBNET]
-    from lattice import audit_cli
+    from lattice.cli import audit as audit_cli
     from lattice.cli import main
 
     monkeypatch.setattr(audit_cli, "_apis", lambda: FixtureApis(responses))

@@ -21,13 +21,13 @@ import pytest
 
 from components.compute.gke_cluster import node_account_email
 from components.spec import StackSpec
-from lattice.gcp_brownfield_checks import (
+from lattice.preflight.gcp_brownfield import (
     GoogleApis,
     NotFound,
     missing_host_grants,
     run_gcp_brownfield_checks,
 )
-from lattice.preflight import PreflightError
+from lattice.preflight.pools import PreflightError
 from tests.components.sites.test_gcp_brownfield import (
     CLUSTER,
     CONTROL_PLANE,

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from lattice.engine import run_plan
+from lattice.engine.plan import run_plan
 from tests.conftest import AWS_SITE, GCP_SITE, spec_with, write_stack
 
 # The documented file (pulumi.com/docs/iac/cli/commands/pulumi_import/, and the CLI's importFile / importSpec

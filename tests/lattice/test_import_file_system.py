@@ -14,8 +14,8 @@ import pytest
 from moto import mock_aws
 
 from components.spec import StackSpec
-from lattice.brownfield_checks import run_brownfield_checks
-from lattice.engine import run_plan
+from lattice.engine.plan import run_plan
+from lattice.preflight.aws_brownfield import run_brownfield_checks
 from tests.conftest import AWS_SITE, spec_with, write_stack
 from tests.lattice.test_import import IMPORT_FILE_SCHEMA
 

@@ -12,7 +12,7 @@ import pytest
 from pulumi.runtime import resource as sdk_resource
 
 from components.spec import loader
-from lattice.engine import COLLECTOR_THRESHOLDS, run_plan
+from lattice.engine.plan import COLLECTOR_THRESHOLDS, run_plan
 from tests.conftest import NOW, ROOT, cached_plan
 
 # Plans as they were before the collector tuning, the handed-over spec and the skipped source positions: default
@@ -23,7 +23,7 @@ CASES = [("prod", False), ("dev", True)]
 BEFORE = """
 import contextlib, gc, json, sys
 from datetime import datetime
-import lattice.engine as engine
+import lattice.engine.plan as engine
 from components import clock
 from components.spec import loader
 
@@ -92,7 +92,7 @@ def test_the_handed_over_spec_is_only_for_its_own_config_text():
 
 
 def test_a_check_deserialises_each_resource_once(monkeypatch, prod_plan, rules):
-    from lattice import check
+    from lattice.check import evaluate as check
 
     calls: list[str] = []
     props = check._props

@@ -9,8 +9,8 @@ from rich.console import Console
 
 from components.spec import load_stack_file
 from lattice.cli import main
-from lattice.cli_common import progress
-from lattice.plan_cli import plan_details, render_tree, summary_line
+from lattice.cli.common import progress
+from lattice.cli.plan import plan_details, render_tree, summary_line
 from tests.conftest import AWS_SITE, GCP_SITE, ROOT, spec_with, write_stack
 
 
@@ -40,7 +40,7 @@ def test_a_pool_without_efa_says_it_has_no_fabric(tmp_path):
     pool = {"name": "small", "instance_type": "g6.xlarge", "min_nodes": 1, "max_nodes": 3}
     gcp_pool = {"name": "l4", "machine_type": "g2-standard-8", "max_nodes": 2}
     path = write_stack(tmp_path, spec_with({**AWS_SITE, "gpu_pools": [pool]}, {**GCP_SITE, "gpu_pools": [gcp_pool]}))
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
 
     plan = run_plan(path)
     details = plan_details(load_stack_file(path), plan)
@@ -117,7 +117,7 @@ def test_plan_prints_each_teams_route(capsys):
 
 def test_routes_wrap_at_80_columns_between_words():
     from components.scheduling.routes import TeamRoute
-    from lattice.plan_routes import render_routes
+    from lattice.cli.plan_routes import render_routes
 
     sites = tuple(f"cloud-site-{n}-in-a-region-with-a-long-name" for n in range(4))
     why = "restricted data stays on grid sites"

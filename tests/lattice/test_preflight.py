@@ -32,8 +32,8 @@ from rich.console import Console
 
 from components.catalog import aws_instance_type
 from components.spec import StackSpec, load_stack_file
-from lattice import preflight
-from lattice.preflight import CREDENTIALS_HELP, CheckResult, PreflightError, render_table, run_preflight
+from lattice.preflight import pools as preflight
+from lattice.preflight.pools import CREDENTIALS_HELP, CheckResult, PreflightError, render_table, run_preflight
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, OFFLINE_AWS_ENVIRONMENT, spec_with, write_stack
 
 REGION = "us-east-1"
@@ -701,8 +701,8 @@ def test_moto_still_lacks_capacity_reservations(session):
 
 
 def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_credentials, monkeypatch):
-    from lattice import preflight_topology
     from lattice.cli import main
+    from lattice.preflight import topology as preflight_topology
     from tests.conftest import AWS_SITE, spec_with, write_stack
 
     real_session = boto3.Session
@@ -847,7 +847,7 @@ def test_the_offering_s_up_front_fee_supersedes_the_snapshot_rate_lattice_cost_u
     fee supersedes it."""
     import json
 
-    from lattice.cost import cost_report
+    from lattice.cost.report import cost_report
     from tests.conftest import ROOT
 
     snapshot = json.loads((ROOT / "components" / "catalog" / "data" / "pricing.json").read_text())

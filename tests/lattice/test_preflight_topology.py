@@ -13,8 +13,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from lattice.preflight import PreflightError
-from lattice.preflight_topology import run_topology_checks
+from lattice.preflight.pools import PreflightError
+from lattice.preflight.topology import run_topology_checks
 from tests.conftest import AWS_SITE, spec_with, write_stack
 
 RESERVATION = "cr-0123456789abcdef0"

@@ -10,9 +10,9 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from lattice.check import CheckResult, Finding, NotChecked, evaluate
-from lattice.report import fingerprint, locator_for, render, verdict_line
-from lattice.waivers import WaiverSet, apply_waivers, load_waivers
+from lattice.check.evaluate import CheckResult, Finding, NotChecked, evaluate
+from lattice.check.report import fingerprint, locator_for, render, verdict_line
+from lattice.check.waivers import WaiverSet, apply_waivers, load_waivers
 from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample
 
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "sarif" / "sarif-2.1.0-rtm.5.json"

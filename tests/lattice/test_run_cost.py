@@ -10,7 +10,7 @@ import pytest
 from components import sizing
 from components.catalog import aws_instance_type
 from lattice.cli import main
-from lattice.cost import run_cost
+from lattice.cost.report import run_cost
 from tests.conftest import ROOT
 
 HOURS = 730
@@ -123,8 +123,8 @@ def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
     the p5 capacity block (8 nodes) at the block rate; the a3-mega pool sized but unpriced; the TPU slice and the
     beamline's 8 L40S cannot run it, each said with its reason."""
     from components.spec import load_stack_file
-    from lattice.cli_common import STACKS_DIR
-    from lattice.run_compare import cheapest_and_fastest, compare_pools
+    from lattice.cli.common import STACKS_DIR
+    from lattice.size.compare import cheapest_and_fastest, compare_pools
 
     assert main(PROD_RUN) == 0
     text = capsys.readouterr().out
@@ -154,7 +154,7 @@ def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
 
 
 def test_cheapest_and_fastest_are_each_their_own_pool():
-    from lattice.run_compare import PoolRun, cheapest_and_fastest
+    from lattice.size.compare import PoolRun, cheapest_and_fastest
 
     slow = PoolRun(
         "grid", "a100", "A100", "recharge", 4, 32, hours=sizing.RunHours(90, 100, 3200, 400), compute_usd=4e3

@@ -15,8 +15,8 @@ import yaml
 
 from components.spec import load_stack_file
 from lattice.errors import UsageError
-from lattice.job_template import DEFAULT_IMAGE, render
-from lattice.sbatch_template import pyxis_image
+from lattice.jobs.sbatch import pyxis_image
+from lattice.jobs.template import DEFAULT_IMAGE, render
 
 PROD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.prod.yaml"
 

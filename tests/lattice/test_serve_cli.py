@@ -8,7 +8,7 @@ import pytest
 
 from components.catalog.pricing import pricing_snapshot
 from lattice.cli import main
-from lattice.cost import cost_report
+from lattice.cost.report import cost_report
 from tests.conftest import ROOT
 
 

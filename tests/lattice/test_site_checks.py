@@ -18,8 +18,8 @@ from moto import mock_aws
 
 from components.spec import StackSpec
 from lattice.cli import main
-from lattice.preflight import CheckResult
-from lattice.site_checks import run_site_checks
+from lattice.preflight.pools import CheckResult
+from lattice.preflight.sites import run_site_checks
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/eks"

@@ -13,8 +13,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from lattice.cli import main
-from lattice.engine import FAKE_ACCOUNT
-from lattice.teardown import StackBucket, stack_buckets, stack_trails
+from lattice.engine.plan import FAKE_ACCOUNT
+from lattice.teardown.buckets import StackBucket, stack_buckets, stack_trails
 from tests.conftest import AWS_SITE, GCP_SITE, spec_with, write_stack
 
 pytestmark = pytest.mark.usefixtures("offline_aws_credentials")
@@ -23,9 +23,9 @@ pytestmark = pytest.mark.usefixtures("offline_aws_credentials")
 @pytest.fixture
 def planned(monkeypatch, dev_plan):
     """teardown plans the stack: hand it the suite's cached dev plan (the same program, planned once)."""
-    import lattice.engine
+    import lattice.engine.plan
 
-    monkeypatch.setattr(lattice.engine, "run_plan", lambda *a, **k: dev_plan)
+    monkeypatch.setattr(lattice.engine.plan, "run_plan", lambda *a, **k: dev_plan)
     return dev_plan.to_dict()
 
 
@@ -109,7 +109,7 @@ def test_a_compliance_locked_bucket_is_refused_before_anything_is_deleted(tmp_pa
     site = {**AWS_SITE, "storage": {"buckets": [{"name": "records", "purpose": "artifacts",
                                                  "immutable": {"mode": "COMPLIANCE", "days": 30}}]}}  # fmt: skip
     stack = write_stack(tmp_path, spec_with(site))
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
 
     buckets = _deployed(run_plan(stack).to_dict())
     assert main(["teardown", "--stack-file", str(stack), "--yes"]) == 1

@@ -126,7 +126,7 @@ def test_a_long_note_wraps_under_its_key():
 
 
 def test_a_stack_warning_wraps_under_its_key_on_a_terminal_and_stays_one_line_in_a_pipe():
-    from lattice.cli_common import warn
+    from lattice.cli.common import warn
 
     stack_file = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml")
     (first, *_) = stack_file.warning_report()

@@ -21,7 +21,7 @@ from components.observability.dcgm import dcgm_exporter_values
 from components.observability.receivers import Receiver, alertmanager_config
 from components.spec.model import ReceiverSpec
 from components.tagging import TagContext
-from lattice.engine import Plan, run_program
+from lattice.engine.plan import Plan, run_program
 
 TAGS = TagContext(
     stack="baseline",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from lattice.check import PolicyConfig
+from lattice.check.evaluate import PolicyConfig
 from policies.registry import Rule
 
 EVERYTHING_MANDATORY = PolicyConfig(levels={"all": "mandatory"}, settings={})

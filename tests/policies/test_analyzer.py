@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from lattice.check import PolicyConfig, config_path_for, evaluate, load_policy_config
+from lattice.check.evaluate import PolicyConfig, config_path_for, evaluate, load_policy_config
 from tests.conftest import ROOT, cached_plan
 from tests.crossguard import PACK, Diagnostic, ServedPack
 from tests.policies.helpers import apply_counterexample

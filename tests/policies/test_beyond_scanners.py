@@ -10,8 +10,8 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.catalog import gcp_machine_type
-from lattice.check import evaluate
-from lattice.engine import run_program
+from lattice.check.evaluate import evaluate
+from lattice.engine.plan import run_program
 from tests.policies.helpers import EVERYTHING_MANDATORY
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----\n"

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from components.spec import SPEC_KEY, StackSpec
-from lattice.check import config_path_for, evaluate, load_policy_config
-from lattice.cost import by_team, cost_report
-from lattice.waivers import apply_waivers, load_waivers
+from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
+from lattice.check.waivers import apply_waivers, load_waivers
+from lattice.cost.report import by_team, cost_report
 from tests.conftest import ROOT, cached_plan
 from tests.crossguard import Diagnostic, ServedPack
 
@@ -49,7 +49,7 @@ def spec_of(plan: dict[str, Any]) -> StackSpec:
 
 
 def monthly(plan: dict[str, Any]) -> tuple[float, float, float]:
-    """What `lattice cost` prints as the plan's total a month (lattice/cost_cli.py calls the same function)."""
+    """What `lattice cost` prints as the plan's total a month (lattice/cli/cost.py calls the same function)."""
     return cost_report(plan, spec_of(plan)).total_monthly()
 
 
@@ -226,7 +226,7 @@ def test_the_served_pack_reads_the_stack_config_and_reports_what_lattice_check_r
 def test_a_preview_prices_as_its_plan_does_so_the_rule_judges_previews(stack, rules):
     """A preview leaves references unknown (IDs, ARNs, keys: the launch template's ID a node group names among
     them), never what Lattice prices by: rebuilt from the policy SDK's view of each, the two cost the same."""
-    from lattice.check import _PolicyViews, _stack_resources
+    from lattice.check.evaluate import _PolicyViews, _stack_resources
     from policies.rules.monthly_budget import plan_of
 
     path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"

@@ -8,7 +8,7 @@ from functools import cache
 import pytest
 
 from components.spec import load_stack_file
-from lattice.check import PolicyConfig, config_path_for, evaluate, load_policy_config
+from lattice.check.evaluate import PolicyConfig, config_path_for, evaluate, load_policy_config
 from tests.conftest import STACKS, cached_plan, unwaived
 from tests.policies.helpers import apply_counterexample
 

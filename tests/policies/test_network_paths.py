@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from components.spec import SPEC_KEY
-from lattice.check import _PolicyViews, _stack_resources, config_path_for, evaluate, load_policy_config
+from lattice.check.evaluate import _PolicyViews, _stack_resources, config_path_for, evaluate, load_policy_config
 from lattice.cli import main
 from policies.stack_config import records
 from tests.conftest import ROOT, STACKS, cached_plan

@@ -9,8 +9,8 @@ import pytest
 from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
 from components.tagging import sdk_class
-from lattice.check import config_path_for, load_policy_config
-from lattice.policy_table import markdown, spliced
+from lattice.check.evaluate import config_path_for, load_policy_config
+from lattice.check.policy_table import markdown, spliced
 from policies.registry import SEVERITY_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]

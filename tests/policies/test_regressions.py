@@ -8,8 +8,8 @@ import json
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from lattice.check import evaluate
-from lattice.engine import run_program
+from lattice.check.evaluate import evaluate
+from lattice.engine.plan import run_program
 from tests.policies.helpers import EVERYTHING_MANDATORY
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lattice.check import _PolicyViews, _stack_resources
+from lattice.check.evaluate import _PolicyViews, _stack_resources
 from policies.props import S3_BUCKETS, depends_on, known, of_type, related, s3_types
 
 

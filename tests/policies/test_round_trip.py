@@ -1,5 +1,5 @@
 """Every rule, fed as the Python policy runtime feeds it: props and config through a protobuf Struct (every number
-a double) and back through pulumi_policy's deserializer and unknown-checking proxy (lattice/analyzer_wire.py).
+a double) and back through pulumi_policy's deserializer and unknown-checking proxy (lattice/check/analyzer_wire.py).
 
 Built here from the SDK classes directly, not through lattice check, so the test holds whatever check does: the
 compliant baseline passes every rule, and each rule's counterexample reads the same whether its numbers arrive as
@@ -22,8 +22,8 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from lattice.analyzer_wire import as_policy_sees, runtime_config
-from lattice.check import hand_stack_config
+from lattice.check.analyzer_wire import as_policy_sees, runtime_config
+from lattice.check.evaluate import hand_stack_config
 from policies.registry import Rule
 from tests.policies.helpers import apply_counterexample
 
@@ -80,7 +80,7 @@ def test_the_struct_makes_every_number_a_float(baseline, rules):
     """Not vacuous: the baseline's numbers (and the thresholds in the rules' config) arrive as floats."""
     from google.protobuf import json_format
 
-    from lattice.analyzer_wire import engine_properties, to_struct
+    from lattice.check.analyzer_wire import engine_properties, to_struct
 
     read = [json_format.MessageToDict(to_struct(engine_properties(r["inputs"]))) for r in baseline["resources"]]
     assert sum(_floats(props) for props in read) >= 50

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from lattice.check import PolicyConfig, evaluate
+from lattice.check.evaluate import PolicyConfig, evaluate
 from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample, edit
 
 # The message each rule's counterexample must produce (a fragment of it).

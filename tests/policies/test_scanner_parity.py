@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lattice.check import PolicyConfig, evaluate
-from lattice.engine import run_program
+from lattice.check.evaluate import PolicyConfig, evaluate
+from lattice.engine.plan import run_program
 from tests.policies.scanner_examples import DROPPED, Examples, all_examples
 
 EXAMPLES = all_examples()

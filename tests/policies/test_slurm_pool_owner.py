@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from lattice.check import evaluate
+from lattice.check.evaluate import evaluate
 from tests.policies.helpers import EVERYTHING_MANDATORY
 
 NODESET = "kubernetes:slinky.slurm.net/v1beta1:NodeSet"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lattice.check import evaluate
-from lattice.waivers import apply_waivers, load_waivers
+from lattice.check.evaluate import evaluate
+from lattice.check.waivers import apply_waivers, load_waivers
 from tests.policies.helpers import EVERYTHING_MANDATORY, apply_counterexample
 
 TODAY = dt.date(2026, 11, 22)

@@ -40,7 +40,7 @@ from components.catalog.pricing_catalogs import (
 from components.catalog.regions import gcp_regions
 from components.spec import load_stack_file
 from lattice.cli import main
-from lattice.cost import cost_report
+from lattice.cost.report import cost_report
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, cached_plan, spec_with, write_stack
 
 # The calculator's shape (compute.instance.<type>.cost.<region>.{hour, hour_spot, month…}, compute.network…,

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from components.catalog import aws_instance_type, aws_instance_types
-from lattice.engine import run_program
+from lattice.engine.plan import run_program
 from tests.conftest import AWS_SITE, spec_with
 from tests.kueue import site_capacity
 

@@ -19,7 +19,7 @@ from components.scheduling.slurm_cluster import CERT_MANAGER_VERSION, SLINKY_VER
 from components.serving.runtime import CHART as SERVING_CHART
 from components.serving.runtime import CHART_VERSION as SERVING_CHART_VERSION
 from components.serving.runtime import KEDA_VERSION
-from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
+from lattice.engine.plan import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, site_capacity
 

@@ -15,7 +15,7 @@ import yaml
 from components.network.cidr import gke_ranges
 from components.network.link_plan import AWS_RESERVED_INSIDE, BLOCKS, derived_block, plan_pair
 from lattice.cli import main
-from lattice.engine import run_plan
+from lattice.engine.plan import run_plan
 from tests.components.network.test_link_validation import AWS, GCP, GRID
 from tests.conftest import ROOT, spec_with
 

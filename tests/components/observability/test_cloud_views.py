@@ -32,7 +32,7 @@ from components.observability.dashboards.lattice_dashboards import (
 )
 from components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_METRIC
 from components.observability.grafana import CLOUD_CREDENTIALS_SECRET
-from lattice.engine import SECRET_SIG, SIG_KEY
+from lattice.engine.plan import SECRET_SIG, SIG_KEY
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CLOUDWATCH_METRICS = json.loads((FIXTURES / "cloud-metrics" / "cloudwatch.json").read_text())

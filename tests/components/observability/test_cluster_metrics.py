@@ -29,7 +29,7 @@ from components.observability.cluster_metrics import (
     ssha,
 )
 from components.observability.dcgm import COUNTERS_CONFIGMAP
-from lattice.engine import SECRET_SIG, SIG_KEY
+from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.kueue import _structural
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

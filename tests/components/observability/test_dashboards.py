@@ -35,7 +35,7 @@ from components.observability.grafana import (
 )
 from components.observability.nccl_inspector import Floor
 from components.observability.serving_metrics import ServingSlo, slo_rules
-from lattice.engine import SECRET_SIG, SIG_KEY, run_plan
+from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

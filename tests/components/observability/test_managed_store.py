@@ -23,8 +23,8 @@ from components.observability.grafana import STORE_KEYS, STORE_PLUGIN, STORE_UID
 from components.observability.managed_store import QUERY_ACTIONS, regional_name
 from components.spec import SpecError, parse_spec
 from components.spec.validators import ValidationContext
-from lattice.check import config_path_for, evaluate, load_policy_config
-from lattice.engine import SECRET_SIG, SIG_KEY, run_plan
+from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
+from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT, write_stack
 from tests.kueue import _structural
 
@@ -403,7 +403,7 @@ def test_an_old_stack_file_keeps_its_grid_store():
 
 
 def test_lattice_cost_prices_the_endpoint_and_lists_the_workspace_as_usage_only(amp_plan):
-    from lattice.cost import cost_report
+    from lattice.cost.report import cost_report
 
     report = cost_report(amp_plan.to_dict(), _parse(_managed_spec()))
     assert report.unclassified == []

@@ -16,7 +16,7 @@ from components.observability.alerts import alerts
 from components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_FILTER, sink_exports_filter
 from components.security.gcp_audit_logs import ARCHIVE_SINK, SINK
 from components.spec import SpecError, load_stack_file, parse_spec
-from lattice.engine import SECRET_SIG, SIG_KEY
+from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, spec_with, write_stack
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

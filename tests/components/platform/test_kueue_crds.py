@@ -31,7 +31,7 @@ def test_fixtures_match_the_pinned_version():
 @pytest.fixture(scope="module")
 def neuron_plan(tmp_path_factory):
     """Neuron aliases and guarantees, which the shipped stacks do not have."""
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
     from tests.conftest import write_stack
 
     trn = {**AWS_SITE, "gpu_pools": [{"name": "trn", "instance_type": "trn1.32xlarge", "max_nodes": 2}]}

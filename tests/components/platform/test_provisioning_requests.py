@@ -40,7 +40,7 @@ def _prod_with_autoscaled_p5() -> dict:
 
 @pytest.fixture(scope="module")
 def autoscaled_plan(tmp_path_factory):
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
 
     path = tmp_path_factory.mktemp("autoscaled") / "Pulumi.prod.yaml"
     path.write_text(yaml.safe_dump(_prod_with_autoscaled_p5(), sort_keys=False))

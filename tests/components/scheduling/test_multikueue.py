@@ -18,7 +18,7 @@ from components.scheduling.routes import routes
 from components.scheduling.topology import platform_levels
 from components.spec import SpecError, load_stack_file
 from components.standards import DISPATCH_TIERS
-from lattice.engine import SECRET_SIG, SIG_KEY
+from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.conftest import ROOT
 from tests.kueue import CRDS, inactive_reasons, multikueue_kubeconfig_refusal
 

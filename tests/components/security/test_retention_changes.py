@@ -1,6 +1,6 @@
 """Retentions the cloud will not change: a plan never asks for one, and `lattice check` refuses what would.
 
-Each cloud's real rule (lattice/plan_changes.py has the sources): a locked Cloud Logging bucket's retention never
+Each cloud's real rule (lattice/engine/changes.py has the sources): a locked Cloud Logging bucket's retention never
 changes, longer included; a locked Cloud Storage retention policy may grow, never shrink; an S3 bucket's default
 Object Lock retention may change at any time and binds only the versions written after it.
 """
@@ -14,8 +14,8 @@ import yaml
 
 from components.spec import load_stack_file
 from lattice.cli import main
-from lattice.engine import run_plan
-from lattice.plan_changes import refused_changes
+from lattice.engine.changes import refused_changes
+from lattice.engine.plan import run_plan
 from tests.conftest import GCP_SITE, ROOT, spec_with
 
 LOG_BUCKET = "gcp:logging/projectBucketConfig:ProjectBucketConfig"

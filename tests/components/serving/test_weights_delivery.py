@@ -14,7 +14,7 @@ from components.serve_sizing import transfer
 from components.serving.endpoints import endpoint_plan, weights_route
 from components.spec import load_stack_file
 from lattice.cli import main
-from lattice.plan_serving import duration
+from lattice.cli.plan_serving import duration
 from tests.conftest import ROOT
 from tests.netpol import Cluster, Endpoint
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lattice.engine import EXISTING_EKS_VERSION
+from lattice.engine.plan import EXISTING_EKS_VERSION
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 VPC_ID = "vpc-0c4a5e6f7a8b9c0d1"
@@ -85,7 +85,7 @@ def leaf(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def brownfield_plan(tmp_path_factory):
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
     from tests.conftest import write_stack
 
     spec = spec_with(brownfield_site(), GRID, links=LINKS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lattice.engine import REDACTED, SECRET_SIG, SIG_KEY
+from lattice.engine.plan import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 NAMESPACE = "kubernetes:core/v1:Namespace"

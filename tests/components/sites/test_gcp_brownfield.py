@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lattice.check import evaluate
-from lattice.engine import number_of
+from lattice.check.evaluate import evaluate
+from lattice.engine.plan import number_of
 from policies.registry import all_rules
 from tests.components.sites.test_aws_brownfield import walk
 from tests.conftest import GCP_SITE, spec_with
@@ -75,7 +75,7 @@ def with_shared(site: dict[str, Any], **shared: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def shared_plan(tmp_path_factory):
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
     from tests.conftest import write_stack
 
     team = {"name": "vision", "gpu_quota": 8, "sites": ["gcp-usc1"], "kubernetes_api": True}

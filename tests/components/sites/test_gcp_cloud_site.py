@@ -13,7 +13,7 @@ CLUSTER = "gcp:container/cluster:Cluster"
 
 @pytest.fixture(scope="module")
 def gcp_plan(tmp_path_factory):
-    from lattice.engine import run_plan
+    from lattice.engine.plan import run_plan
     from tests.conftest import write_stack
 
     return run_plan(write_stack(tmp_path_factory.mktemp("gcp"), spec_with(GCP_SITE), stack="gcpdev"))
@@ -194,7 +194,7 @@ def test_one_runner_reaches_a_private_gke_control_plane(prod_plan):
     """The DNS-based endpoint is IAM-gated and reachable from outside the VPC; the IP endpoint stays private."""
     import json
 
-    from lattice.engine import SECRET_SIG, SIG_KEY
+    from lattice.engine.plan import SECRET_SIG, SIG_KEY
 
     cluster = prod_plan.one(CLUSTER, "gcp-usc1-gke-cluster")
     assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}

@@ -269,7 +269,8 @@ def test_a_pod_the_namespace_refuses_is_never_run(capsys, tmp_path):
 def test_the_queue_choices_are_the_planned_queues():
     """The parsers offer their choices without importing the components (lattice --help stays light)."""
     from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE
-    from lattice import job_template, route_cli
+    from lattice.cli import route as route_cli
+    from lattice.jobs import template as job_template
 
     assert job_template.QUEUES == route_cli.QUEUES == (LOCAL_QUEUE, HYBRID_QUEUE)
 

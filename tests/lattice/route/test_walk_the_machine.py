@@ -27,7 +27,7 @@ from components.scheduling.topology import pool_topology
 from components.spec import load_stack_file
 from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 from lattice.errors import UsageError
-from lattice.job_template import DEFAULT_IMAGE, render
+from lattice.jobs.template import DEFAULT_IMAGE, render
 from lattice.route.estate import estate
 from lattice.route.jobs import parse_job
 from lattice.route.multikueue import ROUND_TIMEOUT

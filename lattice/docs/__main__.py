@@ -1,0 +1,5 @@
+import sys
+
+from lattice.docs.pages import main
+
+sys.exit(main())

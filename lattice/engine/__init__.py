@@ -1,0 +1,10 @@
+"""The plan: Lattice's Pulumi program run under Pulumi's mock engine (``lattice plan``), and what is read off a
+plan.
+
+- ``plan``: the recording mock engine — runs ``__main__.py`` under ``pulumi.runtime.set_mocks`` with a stack file's
+  config and records every registration (type, name, inputs, parent, provider, options, dependencies).
+- ``diff``: what a change does between two plans, by URN (``lattice diff``); ``changes``: the changes from one plan
+  to the next that the cloud refuses (``lattice check --baseline-plan``).
+- ``diagram``: the estate a plan builds, as Mermaid or Graphviz (``lattice diagram``).
+- ``bulk_import``: ``pulumi import``'s file for what a stack file adopts (``lattice import``).
+"""
