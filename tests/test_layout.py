@@ -1,4 +1,5 @@
-"""DESIGN.md's layout holds: arrows point down only, and moved components keep their URNs."""
+"""DESIGN.md's layout holds: arrows point down only, lattice/ is the CLI and its engines, one package each, and moved
+components keep their URNs."""
 
 from __future__ import annotations
 
@@ -45,3 +46,48 @@ def test_moved_platform_components_keep_their_urns(prod_plan, new_type):
     assert components, f"the prod plan has no {new_type}"
     for component in components:
         assert prod_plan.option(component, "aliases") == [{"spec": {"type": MOVED[new_type], "parentUrn": ""}}]
+
+
+# lattice/'s packages and what each is for: the first line of its docstring, which docs/development.md's layout
+# draws too. A package added without a purpose, or a purpose changed in one place only, fails here.
+LATTICE_PACKAGES = {
+    "cli": "The front door: the ``lattice`` command, one module per verb that parses, calls an engine and renders.",
+    "engine": "The plan: Lattice's program run under Pulumi's mock engine (``lattice plan``), and what is read off a "
+    "plan.",
+    "check": "The policy pack run offline over a plan (``lattice check``), or over what is live (``lattice audit``).",
+    "cost": "What a stack costs before anyone applies it, and what a change or a training run costs, from the pricing "
+    "snapshot.",
+    "preflight": "What the live accounts say before ``pulumi up`` does (``lattice preflight``): boto3 and the Google "
+    "APIs, read only.",
+    "audit": "What is deployed, judged live by the rules ``lattice check`` runs on plans (``lattice audit``).",
+    "teardown": "Emptying a dev or staging stack's S3 buckets so ``pulumi destroy`` can delete them (``lattice "
+    "teardown``).",
+    "jobs": "Jobs for a pool's workload, ready to submit (``lattice job-template``).",
+    "route": "The flow models ``lattice route`` walks a job through, offline, from the plan.",
+    "size": "``lattice size``'s engines, beyond the arithmetic of ``components/sizing.py`` and "
+    "``components/placement.py``.",
+    "docs": "The documentation site's generated pages, written from the code so they cannot drift from it.",
+}
+LATTICE_MODULES = {"__init__.py", "__main__.py", "errors.py", "tables.py"}  # beside the packages, nothing else
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("``", "").split())
+
+
+def test_lattice_is_its_packages_each_with_its_purpose():
+    lattice = ROOT / "lattice"
+    folders = {path.name for path in lattice.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(LATTICE_PACKAGES)
+    assert all((lattice / name / "__init__.py").is_file() for name in folders)
+    assert {path.name for path in lattice.glob("*.py")} == LATTICE_MODULES
+    for name, purpose in LATTICE_PACKAGES.items():
+        doc = ast.get_docstring(ast.parse((lattice / name / "__init__.py").read_text())) or ""
+        assert " ".join(doc.split("\n\n")[0].split()) == purpose, f"lattice/{name}/__init__.py"
+
+
+def test_the_development_docs_draw_lattices_layout():
+    text = (ROOT / "docs" / "development.md").read_text()
+    layout = _plain(text[text.index("## Layout") : text.index("## Known gaps")])
+    for name, purpose in LATTICE_PACKAGES.items():
+        assert _plain(f"{name}/ {purpose}") in layout, name

@@ -1,4 +1,4 @@
-"""Every machine the catalog knows as one flat list of rows, for ``lattice catalog`` and its filters."""
+"""Every machine the catalog knows as one flat list of rows, for ``lattice catalog`` and its filters (``select``)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,30 @@ class CatalogRow:
 
 
 GIB_PER_GB = 1e9 / 2**30
+GPU_NIC_FABRICS = ("TCPX", "TCPXO", "RDMA")  # GCP's GPUDirect flavours: a NIC per GPU
+
+
+def select(
+    rows: list[CatalogRow],
+    *,
+    provider: str | None = None,
+    accelerator: str | None = None,
+    min_memory_gib: float = 0,
+    efa: bool = False,
+    gpu_nic: bool = False,
+    min_fabric_gbps: float = 0,
+) -> list[CatalogRow]:
+    """The rows ``lattice catalog``'s filters keep: one cloud, one accelerator, at least this much memory per
+    accelerator and this much scale-out fabric, only EFA types or only GCP machines with GPU NICs."""
+    if provider:
+        rows = [r for r in rows if r.provider == provider]
+    if accelerator:
+        rows = [r for r in rows if r.matches_accelerator(accelerator)]
+    if efa:
+        rows = [r for r in rows if r.fabric == "EFA"]
+    if gpu_nic:
+        rows = [r for r in rows if r.fabric in GPU_NIC_FABRICS]
+    return [r for r in rows if r.memory_gib >= min_memory_gib and r.fabric_gbps >= min_fabric_gbps]
 
 
 def catalog_rows() -> list[CatalogRow]:

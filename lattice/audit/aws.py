@@ -47,6 +47,24 @@ class Adopted:
     organisation_trail_site: str | None = None  # the site that relies on an organisation trail
 
 
+def adopted(spec) -> dict[str, Adopted]:
+    """Per AWS region of the stack, the keys and clusters its sites adopt and the site relying on an organisation
+    trail: the audit judges those as the sites' own, though Lattice never tagged them."""
+    from components.spec import AwsSite
+
+    found: dict[str, Adopted] = {}
+    for site in spec.sites:
+        if isinstance(site, AwsSite):
+            here = found.setdefault(site.region, Adopted())
+            if site.encryption.key_arn is not None:
+                here.keys[site.encryption.key_arn] = site.name
+            if site.kubernetes.existing_cluster is not None:
+                here.clusters[site.kubernetes.existing_cluster] = site.name
+            if site.audit.cloudtrail == "organization":
+                found[site.region] = Adopted(here.keys, here.clusters, site.name)
+    return found
+
+
 @dataclass(frozen=True)
 class LiveResource:
     type: str

@@ -31,6 +31,27 @@ def adopts(site: GcpSite) -> bool:
     return site.encryption.key_name is not None or site.network.shared_vpc is not None
 
 
+def client() -> Apis:
+    """The Google APIs client the audit reads with; tests answer it from recorded responses instead."""
+    from lattice.preflight.gcp_brownfield import GoogleApis
+
+    return GoogleApis()
+
+
+def add_adopted(spec: StackSpec, live: dict[str, Any]) -> tuple[list[str], set[str]]:
+    """Add what the stack's GCP sites adopt to the live document (``lattice.audit.aws.audit_plan``'s); returns what
+    could not be read, and the URNs added (their owner labels them, never Lattice)."""
+    records, sites, unread = gcp_audit_resources(spec, client())
+    live["resources"] = sorted([*live["resources"], *records], key=lambda r: (r["type"], r["urn"]))
+    live["sites"].update(sites)
+    return unread, {record["urn"] for record in records}
+
+
+def without_owner_labels(findings: list, owned: set[str]) -> list:
+    """The findings less the tagging rule's on what a GCP site adopts: its owner labels it, never Lattice."""
+    return [f for f in findings if not (f.policy == "required-tags" and f.urn in owned)]
+
+
 def gcp_audit_resources(spec: StackSpec, apis: Apis) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
     """Plan-shaped records of what the stack's GCP sites adopt, the site of each (by URN), and what could not be
     read (a resource the API answers 404 for: named, never silently passed)."""

@@ -275,6 +275,14 @@ def evaluate(
     return result
 
 
+def baseline(
+    plan: dict[str, Any], config: PolicyConfig, rules: dict[str, Rule], severity_threshold: str = "low"
+) -> set[tuple[str, str]]:
+    """The (policy, URN) pairs the base branch's plan already violates: what a change did not introduce, so a
+    waiver may still excuse it (``lattice check --baseline-plan``)."""
+    return {(f.policy, f.urn) for f in evaluate(plan, config, rules, severity_threshold=severity_threshold).findings}
+
+
 def hand_stack_config(plan: dict[str, Any]) -> None:
     """Give the rules the stack config the plan was made with (its ``lattice:spec``), where the Pulumi CLI gives
     the pack the stack's config: in ``pulumi.runtime``'s config (pulumi_policy loads PULUMI_CONFIG into it). A plan

@@ -1,11 +1,11 @@
-"""``lattice``: the operator CLI.
+"""The front door: the ``lattice`` command, one module per verb that parses, calls an engine and renders.
 
-The front door of Lattice: this package only parses, calls an engine and renders. Each verb is a module of its
-own here (``lattice/cli/<verb>.py``; a verb's long sections beside it as ``<verb>_<section>.py``), and what the
-verbs share — stack resolution, exit codes, report formats, error printing — is ``lattice/cli/common.py``, which
-the verbs import (never this module: it imports them). What a verb computes lives in an engine package beside
+Nothing here computes what an engine should. Each verb is a module of its own (``lattice/cli/<verb>.py``; a verb's
+long sections beside it as ``<verb>_<section>.py``), and what the verbs share — stack resolution, exit codes,
+report formats, error printing — is ``lattice/cli/common.py``, which the verbs import (never this module: it
+imports them). What a verb computes lives in an engine package beside
 this one (``lattice/engine``, ``check``, ``cost``, ``preflight``, ``audit``, ``teardown``, ``jobs``, ``route``,
-``size``), which never imports ``lattice.cli`` (tests/lattice/test_cli_imports.py).
+``size``) or in ``components/``, and no engine imports ``lattice.cli`` (tests/lattice/test_cli_imports.py).
 
 To add a verb, write ``lattice/cli/<verb>.py`` with ``add_parser(verbs, stack_arguments)`` that adds its subparser
 to ``verbs`` (``stack_arguments(parser)`` adds ``--stack`` / ``--stack-file``) and sets ``handler=`` a function
@@ -81,7 +81,7 @@ def run() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = LatticeArgumentParser(prog="lattice", description=__doc__.splitlines()[0])
+    parser = LatticeArgumentParser(prog="lattice", description="``lattice``: the operator CLI.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for module in VERBS:
         import_module(f"{__package__}.{module}").add_parser(verbs, stack_arguments)

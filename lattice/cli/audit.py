@@ -42,17 +42,18 @@ def add_parser(verbs, stack_arguments) -> None:
 
 def _audit(args: argparse.Namespace, out: Console) -> int:
     from components.spec import AwsSite, GcpSite
-    from lattice.audit.aws import PLAN_ONLY_RULES, Adopted, AuditError, audit_plan
-    from lattice.audit.gcp import adopts as gcp_adopts
+    from lattice.audit.aws import PLAN_ONLY_RULES, AuditError, adopted, audit_plan
+    from lattice.audit.gcp import add_adopted, adopts, without_owner_labels
     from lattice.check.evaluate import PolicyConfigError, config_path_for, evaluate, load_policy_config
     from lattice.check.report import Locator, render
     from lattice.check.waivers import apply_waivers, load_waivers
+    from lattice.preflight.pools import PreflightError
     from policies.registry import all_rules
 
     check_paths(args)
     stack_file = resolve_stack_file(args)
     regions = sorted({site.region for site in stack_file.spec.sites if isinstance(site, AwsSite)})
-    gcp_sites = [site for site in stack_file.spec.sites if isinstance(site, GcpSite) and gcp_adopts(site)]
+    gcp_sites = [site for site in stack_file.spec.sites if isinstance(site, GcpSite) and adopts(site)]
     if not regions and not gcp_sites:
         raise UsageError(
             f"{stack_file.path}: the stack has no AWS site and no GCP site that adopts a key or a Shared VPC; lattice "
@@ -64,24 +65,20 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
         config = load_policy_config(config_file, all_rules())
     except PolicyConfigError as exc:
         raise UsageError(str(exc)) from None
-    adopted: dict[str, Adopted] = {}
-    for site in stack_file.spec.sites:
-        if isinstance(site, AwsSite):
-            here = adopted.setdefault(site.region, Adopted())
-            if site.encryption.key_arn is not None:
-                here.keys[site.encryption.key_arn] = site.name
-            if site.kubernetes.existing_cluster is not None:
-                here.clusters[site.kubernetes.existing_cluster] = site.name
-            if site.audit.cloudtrail == "organization":
-                adopted[site.region] = Adopted(here.keys, here.clusters, site.name)
     try:
-        live = audit_plan(stack_file.stack, regions, adopted=adopted) if regions else _empty(stack_file.stack)
+        live = (
+            audit_plan(stack_file.stack, regions, adopted=adopted(stack_file.spec))
+            if regions
+            else _empty(stack_file.stack)
+        )
     except AuditError as exc:
         raise UsageError(f"lattice audit: {exc}") from None
-    unread, owned = _add_gcp(stack_file.spec, live) if gcp_sites else ([], set())
+    try:
+        unread, owned = add_adopted(stack_file.spec, live) if gcp_sites else ([], set())
+    except PreflightError as exc:
+        raise UsageError(f"lattice audit: {exc}") from None
     result = evaluate(live, config, rules, severity_threshold=args.severity_threshold, secrets_redacted=False)
-    # What a GCP site adopts is labelled by its owner, never by Lattice: the tagging rule does not judge it.
-    result.findings = [f for f in result.findings if not (f.policy == "required-tags" and f.urn in owned)]
+    result.findings = without_owner_labels(result.findings, owned)
     problems = apply_waivers(result, load_waivers(waivers_file(args), set(rules), date.today()))
     locator = Locator(repo_path(stack_file.path), stack_file.site_lines(), live["sites"])
     text = render(args.format, result, problems, locator, width=report_width(args, out))
@@ -93,23 +90,3 @@ def _audit(args: argparse.Namespace, out: Console) -> int:
 
 def _empty(stack: str) -> dict:
     return {"stack": stack, "resources": [], "sites": {}}
-
-
-def _add_gcp(spec, live: dict) -> tuple[list[str], set[str]]:
-    """Add what the GCP sites adopt to the live document; returns what could not be read, and the URNs added."""
-    from lattice.audit.gcp import gcp_audit_resources
-    from lattice.preflight.gcp_brownfield import GoogleApis
-    from lattice.preflight.pools import PreflightError
-
-    try:
-        records, sites, unread = gcp_audit_resources(spec, _apis() or GoogleApis())
-    except PreflightError as exc:
-        raise UsageError(f"lattice audit: {exc}") from None
-    live["resources"] = sorted([*live["resources"], *records], key=lambda r: (r["type"], r["urn"]))
-    live["sites"].update(sites)
-    return unread, {record["urn"] for record in records}
-
-
-def _apis():
-    """The Google APIs client the audit uses (None: the real one); tests answer it from recorded responses."""
-    return None

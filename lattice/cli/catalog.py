@@ -51,18 +51,17 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def selected(args: argparse.Namespace) -> list[CatalogRow]:
-    from components.catalog.listing import catalog_rows
+    from components.catalog.listing import catalog_rows, select
 
-    rows = catalog_rows()
-    if args.provider:
-        rows = [r for r in rows if r.provider == args.provider]
-    if args.accelerator:
-        rows = [r for r in rows if r.matches_accelerator(args.accelerator)]
-    if args.efa:
-        rows = [r for r in rows if r.fabric == "EFA"]
-    if args.gpu_nic:
-        rows = [r for r in rows if r.fabric in ("TCPX", "TCPXO", "RDMA")]
-    return [r for r in rows if r.memory_gib >= args.min_memory and r.fabric_gbps >= args.min_fabric_gbps]
+    return select(
+        catalog_rows(),
+        provider=args.provider,
+        accelerator=args.accelerator,
+        min_memory_gib=args.min_memory,
+        efa=args.efa,
+        gpu_nic=args.gpu_nic,
+        min_fabric_gbps=args.min_fabric_gbps,
+    )
 
 
 def render(rows: list[CatalogRow]) -> Table:

@@ -64,6 +64,7 @@ def add_parser(verbs, stack_arguments) -> None:
 def _check(args: argparse.Namespace, out: Console) -> int:
     from components.spec import load_stack_file
     from lattice.check.evaluate import PolicyConfigError, config_path_for, evaluate, load_policy_config
+    from lattice.check.evaluate import baseline as base_violations
     from lattice.check.report import locator_for, render
     from lattice.check.waivers import apply_waivers, load_waivers
     from lattice.engine.plan import run_plan
@@ -108,8 +109,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
             raise UsageError(f"{args.baseline_plan}: cannot read the baseline plan ({exc})") from None
         if not (isinstance(base_plan, dict) and isinstance(base_plan.get("resources"), list)):
             raise UsageError(f"{args.baseline_plan}: not a Lattice plan (an object with 'resources')")
-        base = evaluate(base_plan, config, rules, severity_threshold=args.severity_threshold)
-        baseline = {(f.policy, f.urn) for f in base.findings}
+        baseline = base_violations(base_plan, config, rules, args.severity_threshold)
     problems = apply_waivers(result, waivers, baseline)
     if stack_file is not None:
         locator = locator_for(plan, repo_path(stack_file.path), stack_file.site_lines())

@@ -130,20 +130,16 @@ def serving_prices(spec) -> str:
     arithmetic: its pool's GPU-hour rate over the throughput its entry states), or why it has none."""
     import textwrap
 
-    from components.catalog.pricing import pricing_snapshot
-    from components.serving.endpoints import endpoint_plan, endpoints
-    from lattice.size.serve import Row, cost_line, entry_rate
+    from lattice.size.serve import cost_line, endpoint_rows
 
-    entries = endpoints(spec)
-    if not entries:
+    rows = endpoint_rows(spec)
+    if not rows:
         return ""
     lines = ["", *textwrap.wrap("Inference endpoints, per million generated tokens (at inference[].tokens_per_second):",
                                 WIDTH)]  # fmt: skip
-    for site, entry in entries:
-        price, source = entry_rate(site, entry, pricing_snapshot())
-        row = Row(f"{site.name}/{entry.name}", endpoint_plan(site, entry), entry.tokens_per_second, price, source)
+    for row in rows:
         lines += textwrap.wrap(
-            f"{site.name}/{entry.name}: {cost_line(row)}",
+            f"{row.endpoint}: {cost_line(row)}",
             WIDTH,
             initial_indent="  ",
             subsequent_indent="    ",

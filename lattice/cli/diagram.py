@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lattice.errors import UsageError, writable, write_output
+from lattice.errors import writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,35 +34,9 @@ def add_parser(verbs, stack_arguments) -> None:
     diagram.set_defaults(handler=_diagram)
 
 
-def render(stack_file, fmt: str, plan=None) -> str:
-    """The diagram of ``stack_file``'s offline plan (``plan``, when it has been run already) in ``fmt``."""
-    from lattice.engine.diagram import dot, estate, mermaid
-    from lattice.engine.plan import run_plan
-
-    drawn = estate(stack_file.spec, plan if plan is not None else run_plan(stack_file))
-    if fmt == "mermaid":
-        return mermaid(drawn)
-    if fmt == "dot":
-        return dot(drawn)
-    return svg(dot(drawn))
-
-
-def svg(dot_text: str) -> str:
-    executable = shutil.which("dot")
-    if executable is None:
-        raise UsageError(
-            "lattice diagram --format svg: needs Graphviz's `dot` on the PATH (Debian: apt-get install graphviz); "
-            "or use --format mermaid"
-        )
-    result = subprocess.run(
-        [executable, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False, timeout=120
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"dot -Tsvg exited {result.returncode}: {result.stderr.strip()}")
-    return result.stdout
-
-
 def _diagram(args: argparse.Namespace, out: Console) -> int:
+    from lattice.engine.diagram import draw, svg
+
     from .common import progress, resolve_stack_file, warn
 
     writable(args.out, "--out")
@@ -72,7 +45,7 @@ def _diagram(args: argparse.Namespace, out: Console) -> int:
     stack_file = resolve_stack_file(args)
     warn(stack_file)
     with progress(f"planning {stack_file.path.name} under the mock engine…"):
-        text = render(stack_file, args.format)
+        text = draw(stack_file, args.format)
     if args.out is None:
         sys.stdout.write(text)
         return 0

@@ -40,15 +40,6 @@ def render_routes(routes: list[TeamRoute], width: int = WIDTH, dispatch: str | N
     return "\n".join(lines)
 
 
-def planned_dispatch() -> str:
-    """How the Kueue Lattice plans on a manager dispatches: its Configuration and feature gates, read as Kueue
-    v0.19.2 reads them (lattice/route/multikueue.py)."""
-    from components.platform.cluster_addons import KUEUE_FEATURE_GATES, kueue_configuration
-    from lattice.route.multikueue import Dispatcher
-
-    return Dispatcher.from_configuration(kueue_configuration(), KUEUE_FEATURE_GATES).describe()
-
-
 def _wrap(text: str, first: str, rest: str, width: int) -> list[str]:
     return textwrap.wrap(
         text,

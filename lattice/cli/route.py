@@ -2,10 +2,11 @@
 plan.
 
 The job is a JobSet, PyTorchJob or batch Job file (``--job``), or the one ``lattice job-template`` writes for a team
-(``--team``, with ``--pool`` / ``--workload`` / ``--gpus`` / ``--queue`` as job-template takes them). The walk is
-``lattice/route/walk.py`` over the planned estate (``lattice/route/estate.py``); the cost of the placement is
-``lattice cost``'s rate for the pool's nodes. Exit 0 when some cluster admits the job and its pods can start, 1 when
-none does (every cluster's reason said), 2 on bad input.
+(``--team``, with ``--pool`` / ``--workload`` / ``--gpus`` / ``--queue`` as job-template takes them:
+``lattice/route/jobs.py``). The walk is ``lattice/route/walk.py`` over the planned estate
+(``lattice/route/estate.py``), reported by ``lattice/route/report.py``; the cost of the placement is ``lattice
+cost``'s rate for the pool's nodes. Exit 0 when some cluster admits the job and its pods can start, 1 when none does
+(every cluster's reason said), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ import sys
 import textwrap
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lattice.errors import UsageError, writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from lattice.route.walk import Admission, Route
 
 FORMATS = ("text", "json", "markdown")
 QUEUES = ("gpus", "hybrid")  # components/scheduling/routes.py: LOCAL_QUEUE, HYBRID_QUEUE
@@ -64,6 +64,7 @@ def _route(args: argparse.Namespace, out: Console) -> int:
     from components import clock
     from lattice.cost.report import cost_report
     from lattice.route.estate import estate
+    from lattice.route.report import costs, report
     from lattice.route.walk import route
 
     from .common import progress, read_plan, resolve_stack_file, warn
@@ -97,8 +98,7 @@ def _route(args: argparse.Namespace, out: Console) -> int:
         with progress(f"planning {stack_file.path.name} under the mock engine…"):
             plan = run_plan(stack_file).to_dict()
     walked = route(estate(plan, spec, clock.now()), job, site or args.site)
-    costs = _costs(walked, cost_report(plan, spec), plan, spec)
-    document = report(walked, stack_file.stack, written_for, costs)
+    document = report(walked, stack_file.stack, written_for, costs(walked, cost_report(plan, spec), plan, spec))
     if args.format == "json":
         text = json.dumps(document, indent=2) + "\n"
     elif args.format == "markdown":
@@ -115,98 +115,14 @@ def _route(args: argparse.Namespace, out: Console) -> int:
 
 def _job(args: argparse.Namespace, spec):
     """The job to route, what wrote it (None for a file), and the site it is submitted on (None: found from it)."""
-    import yaml
-
-    from lattice.route.jobs import parse_job, read_job
+    from lattice.route.jobs import read_job, team_job
 
     if args.job is not None:
         return read_job(args.job), None, None
-    from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
-    from lattice.jobs.template import DEFAULT_IMAGE, render
-
-    teams = {team.name: team for team in spec.teams}
-    team = teams.get(args.team)
-    if team is None:
-        raise UsageError(f"lattice route: --team '{args.team}' is not a team of this stack: {', '.join(teams)}")
-    site, pool = pick_pool(spec, team, args.pool, args.workload)
-    route_of_team = next((r for r in routes(spec) if r.team == team.name), None)
-    queue = args.queue or (HYBRID_QUEUE if route_of_team is not None and site in route_of_team.workers else LOCAL_QUEUE)
-    template_args = argparse.Namespace(
-        site=site, pool=pool, team=team.name, kind="jobset", name=None, image=DEFAULT_IMAGE, queue=queue,
-        workload=args.workload, gpus=args.gpus,
-    )  # fmt: skip
-    text, _ = render(spec, template_args)
-    flags = f"--site {site} --pool {pool} --team {team.name} --queue {queue}"
-    flags += f" --workload {args.workload}" if args.workload else ""
-    flags += f" --gpus {args.gpus}" if args.gpus is not None else ""
-    written_for = f"lattice job-template {flags}"
-    job = parse_job(yaml.safe_load(text), written_for)
-    return job, written_for, (site if queue == LOCAL_QUEUE else None)
-
-
-def pick_pool(spec, team, pool: str | None, workload: str | None) -> tuple[str, str]:
-    """(site, pool) for ``--pool [SITE/]POOL``, or the first of the team's sites, in its order, with a GPU pool that
-    names a workload (any GPU pool with ``--workload``)."""
-    from components.scheduling.routes import team_sites
-    from components.spec.model import GcpGpuPoolSpec
-
-    sites = team_sites(spec, team)
-
-    def gpu(candidate) -> bool:
-        if isinstance(candidate, GcpGpuPoolSpec) and candidate.tpu is not None:
-            return False
-        instance = getattr(candidate, "instance_type", None)
-        if instance is not None:
-            from components.catalog import UnknownCatalogEntryError, aws_instance_type
-
-            try:
-                return aws_instance_type(instance).accelerator_kind == "gpu"
-            except UnknownCatalogEntryError:
-                return False
-        return True
-
-    if pool is not None:
-        site_name, _, pool_name = pool.rpartition("/")
-        found = [
-            (s.name, p.name) for s in sites for p in getattr(s, "gpu_pools", [])
-            if p.name == pool_name and (not site_name or s.name == site_name)
-        ]  # fmt: skip
-        if len(found) == 1:
-            return found[0]
-        where = ", ".join(f"{s}/{p}" for s, p in found) if found else "none of the team's sites"
-        raise UsageError(
-            f"lattice route: --pool '{pool}' names {where}; give SITE/POOL of a pool on team '{team.name}''s sites "
-            f"({', '.join(s.name for s in sites)})"
-        )
-    for site in sites:
-        for candidate in getattr(site, "gpu_pools", []):
-            if gpu(candidate) and (workload is not None or candidate.workload is not None):
-                return site.name, candidate.name
-    raise UsageError(
-        f"lattice route: team '{team.name}' has no GPU pool naming a workload on its sites; pass --pool and --workload"
-    )
-
-
-def _costs(walked: Route, report, plan, spec) -> dict[str, dict]:
-    from lattice.cost.report import node_hour
-
-    out = {}
-    for admission in [walked.first, *walked.workers.values()]:
-        if admission.admitted and admission.pool is not None:
-            rate, item = node_hour(report, plan, spec, admission.site, admission.pool.name)
-            out[admission.site] = {
-                "node_hour_usd": rate,
-                "hour_usd": None if rate is None else rate * admission.nodes,
-                "rate": item,
-            }
-    return out
+    return team_job(spec, args.team, args.pool, workload=args.workload, gpus=args.gpus, queue=args.queue)
 
 
 # --- the report ---------------------------------------------------------------------------------------------------
-
-
-def _seconds(span: timedelta | None) -> float | None:
-    return None if span is None else span.total_seconds()
 
 
 def duration(span: timedelta) -> str:
@@ -220,130 +136,6 @@ def duration(span: timedelta) -> str:
     parts += [f"{hours} h"] if hours else []
     parts += [f"{mins} min"] if mins else []
     return " ".join(parts)
-
-
-def _admission(a: Admission, role: str, round_number: int | None, cost: dict | None) -> dict[str, Any]:
-    from lattice.route.quantities import format_amount
-
-    placement = None
-    if a.placement is not None:
-        placement = {"levels": list(a.placement.levels), "domains": [[list(v), n] for v, n in a.placement.domains]}
-    requests = {}
-    if a.assignment is not None and a.assignment.podsets:
-        main = max(a.assignment.podsets, key=lambda p: p.count)
-        requests = {r: f for r, (f, _) in main.flavors.items()}
-    return {
-        "site": a.site,
-        "role": role,
-        "round": round_number,
-        "local_queue": a.local_queue,
-        "cluster_queue": a.cluster_queue,
-        "admitted": a.admitted,
-        "runs": a.runs,
-        "after_seconds": _seconds(a.delay),
-        "wait": a.wait,
-        "wait_detail": a.wait_detail,
-        "flavor": a.flavor,
-        "flavors": requests,
-        "placement_delayed_to_worker": a.delayed_topology,
-        "pool": a.pool.name if a.pool is not None else None,
-        "machine": a.pool.machine if a.pool is not None else None,
-        "nodes": a.nodes,
-        "node": (
-            {k: format_amount(k, v) for k, v in sorted(a.pool.allocatable.items())} if a.pool is not None else None
-        ),
-        "placement": placement,
-        "reasons": a.reasons,
-        "flavors_not_used": [{"flavor": f, "reason": r} for f, r in a.flavors_not_used],
-        "pod_problems": a.pod_problems,
-        "unreachable": a.unreachable,
-        "cost": cost,
-    }
-
-
-def report(walked: Route, stack: str, written_for: str | None, costs: dict[str, dict]) -> dict[str, Any]:
-    """The route as a JSON document (what --format json prints; text and markdown render it)."""
-    from lattice.route.multikueue import ROUND_TIMEOUT
-    from lattice.route.pod_admission import kueue_pod_spec, pod_requests
-    from lattice.route.quantities import format_amount
-
-    job = walked.job
-    podsets = []
-    for podset in job.podsets:
-        requests = pod_requests(kueue_pod_spec(podset.spec, []))
-        podsets.append(
-            {
-                "name": podset.name,
-                "count": podset.count,
-                "requests": {k: format_amount(k, v) for k, v in sorted(requests.items())},
-                "topology": podset.topology.describe() if podset.topology is not None else None,
-            }
-        )
-    rounds = {w: r.number for r in walked.rounds for w in r.workers}
-    dispatches = walked.dispatcher is not None
-    clusters = [_admission(walked.first, "manager" if dispatches else "submitted", None, costs.get(walked.first.site))]
-    clusters += [_admission(a, "worker", rounds.get(site), costs.get(site)) for site, a in walked.workers.items()]
-    chosen = walked.chosen
-    for cluster in clusters:
-        cluster["takes_the_job"] = (
-            chosen is not None and cluster["site"] == chosen.site and cluster["role"] != "manager"
-        )
-    return {
-        "stack": stack,
-        "at": walked.at.isoformat() if walked.at is not None else None,
-        "job": {
-            "kind": job.kind,
-            "name": job.name,
-            "namespace": job.namespace,
-            "queue": job.queue,
-            "source": job.source,
-            "written_by": written_for,
-            "podsets": podsets,
-        },
-        "submitted_on": walked.site,
-        "dispatch": None
-        if not dispatches
-        else {
-            "dispatcher": walked.dispatcher.name,
-            "step_size": walked.dispatcher.step_size,
-            "in_order": walked.dispatcher.respects_order,
-            "round_timeout_seconds": ROUND_TIMEOUT.total_seconds(),
-            "described": walked.dispatcher.describe(),
-            "rounds": [
-                {"number": r.number, "after_seconds": r.after.total_seconds(), "workers": list(r.workers)}
-                for r in walked.rounds
-            ],
-        },
-        "clusters": clusters,
-        "network": {worker: _path(path) for worker, path in walked.network.items()},
-        "verdict": {
-            "admitted": chosen is not None,
-            "site": chosen.site if chosen is not None else None,
-            "after_seconds": _seconds(walked.chosen_after),
-            "wait": chosen.wait if chosen is not None else None,
-            "pool": chosen.pool.name if chosen is not None and chosen.pool is not None else None,
-            "nodes": chosen.nodes if chosen is not None else 0,
-        },
-    }
-
-
-def _path(path) -> dict[str, Any]:
-    """A network path (components/flows/reachability.py) as JSON."""
-
-    def hops(items) -> list[dict[str, Any]]:
-        return [
-            {"where": h.where, "what": h.what, "decision": h.decision, "passes": h.passes, "assumed": h.assumed,
-             "source": h.source}
-            for h in items
-        ]  # fmt: skip
-
-    return {
-        "destination": path.destination.describe(),
-        "delivered": path.delivered,
-        "verdict": path.verdict(),
-        "hops": hops(path.hops),
-        "return_hops": hops(path.return_hops),
-    }
 
 
 def _wrap(text: str, first: str, rest: str) -> list[str]:

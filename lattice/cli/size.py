@@ -7,8 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from lattice.errors import UsageError
-
 from .common import positive
 
 if TYPE_CHECKING:
@@ -77,10 +75,9 @@ def add_parser(verbs, stack_arguments) -> None:
         help="with --tokens: compare the run on every GPU pool of stacks/Pulumi.ENV.yaml (cheapest, fastest); "
         "with --serve: size every inference entry of that stack",
     )
-    from lattice.size.serve import add_arguments as add_serve_arguments
-
     from .cost import add_run_cost_arguments
     from .size_placement import add_arguments as add_placement_arguments
+    from .size_serve import add_arguments as add_serve_arguments
 
     add_run_cost_arguments(size)
     add_placement_arguments(size, positive(int), positive(float))
@@ -121,91 +118,24 @@ def _count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def size_report(args: argparse.Namespace):
-    """The machine, workload, pool and sizing report ``lattice size`` prints (the docs' reference rows use it)."""
-    from components import sizing
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.standards import (
-        SIZING_ACTIVATION_CHECKPOINTING,
-        SIZING_MICRO_BATCH_SIZE,
-        SIZING_SEQUENCE_LENGTH,
-    )
-
-    # The flags' defaults live in components.standards, read here so `lattice --help` imports none of them.
-    if args.sequence_length is None:
-        args.sequence_length = SIZING_SEQUENCE_LENGTH
-    if args.micro_batch_size is None:
-        args.micro_batch_size = SIZING_MICRO_BATCH_SIZE
-    if args.activation_checkpointing is None:
-        args.activation_checkpointing = SIZING_ACTIVATION_CHECKPOINTING
-
-    if args.parameters is None or args.machine_type is None:
-        raise UsageError(
-            "lattice size: training is sized from --parameters and --machine-type (both required); add --serve to "
-            "size a served model"
-        )
-    if args.tokens is None and (args.tokens_per_second_per_gpu is not None or args.mfu is not None):
-        raise UsageError("lattice size: a throughput (--tokens-per-second-per-gpu or --mfu) needs --tokens too")
-    if args.tokens_per_second_per_gpu is not None and args.mfu is not None:
-        raise UsageError("lattice size: --mfu estimates a throughput; --tokens-per-second-per-gpu gives one: not both")
-    if getattr(args, "stack", None) is not None and (args.tokens is None or args.tokens_per_second_per_gpu is None):
-        raise UsageError(
-            "lattice size: --stack compares one run on the stack's pools, whose accelerators differ; give --tokens "
-            "and a measured --tokens-per-second-per-gpu too"
-        )
-    try:
-        machine = aws_instance_type(args.machine_type)
-    except UnknownCatalogEntryError as aws_error:
-        try:
-            machine = gcp_machine_type(args.machine_type, args.guest_accelerator)
-        except UnknownCatalogEntryError as gcp_error:
-            if args.machine_type.startswith("n1-") or args.guest_accelerator is not None:
-                raise UsageError(f"--machine-type: {gcp_error}") from None
-            close = [*aws_error.suggestions, *gcp_error.suggestions]
-            guess = f"; did you mean {', '.join(close)}?" if close else "."
-            raise UsageError(
-                f"--machine-type: unknown machine type '{args.machine_type}'{guess} `lattice catalog` lists every "
-                "AWS and GCP type it knows."
-            ) from None
-    precision = args.precision or ("int4" if args.method == "qlora" else "bf16")
-    try:
-        workload = sizing.Workload(
-            parameters=args.parameters,
-            precision=precision,
-            optimizer=args.optimizer,
-            method=args.method,
-            checkpoint_interval_minutes=args.checkpoint_interval,
-            target_checkpoint_seconds=args.target_checkpoint_seconds,
-            sequence_length=args.sequence_length,
-            micro_batch_size=args.micro_batch_size,
-            activation_checkpointing=args.activation_checkpointing,
-        )
-    except ValueError as exc:
-        raise UsageError(f"lattice size: {exc}") from None
-    pool = sizing.Pool.of(machine, args.nodes)
-    return machine, workload, pool, sizing.fits(workload, pool, storage_gb_per_second=args.storage_gbps)
-
-
 def _size(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from components import sizing
-    from components.catalog import AwsInstanceType
-    from components.catalog.storage import fsx_client_gbps, fsx_efa_client
-    from components.sizing import GB, MB_PER_GBIT, human_gib
-    from components.standards import CHECKPOINT_TARGET_SECONDS
+    from components.sizing import GB, human_gib
+    from lattice.size.training import size_training
+    from lattice.tables import print_table
 
     if args.serve:
-        from lattice.size.serve import serve
+        from .size_serve import serve
 
         return serve(args, out)
-    machine, workload, pool, report = size_report(args)
-    precision = workload.precision
+    sized = size_training(args)
+    machine, workload, pool, report = sized.machine, sized.workload, sized.pool, sized.report
     memory = report.memory
     node_word = "node" if args.nodes == 1 else "nodes"
     table = Table(
-        title=f"{args.parameters / 1e9:g} B {precision} {args.method} on {args.nodes} {node_word} × {machine.name} "
-        f"({pool.accelerators_per_node} × {pool.accelerator} {pool.accelerator_memory_gib:.3g} GiB)",
+        title=f"{args.parameters / 1e9:g} B {workload.precision} {args.method} on {args.nodes} {node_word} × "
+        f"{machine.name} ({pool.accelerators_per_node} × {pool.accelerator} {pool.accelerator_memory_gib:.3g} GiB)",
         title_justify="left",
     )
     table.add_column("quantity", no_wrap=True)
@@ -238,72 +168,46 @@ def _size(args: argparse.Namespace, out: Console) -> int:
             f"{report.gradient_sync_seconds:,.2f} s",
         )
     table.add_row("checkpoint size", f"{report.checkpoint_bytes / GB:,.1f} GB")
-    overhead = report.checkpoint_overhead_fraction
     if report.checkpoint_save_seconds is not None:
         table.add_row("checkpoint save", f"{report.checkpoint_save_seconds:,.0f} s")
-        table.add_row("time lost to checkpoints", f"{overhead:.1%}")
-    budget = args.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
-    table.add_row(
-        f"write throughput for a {budget:g} s save", f"{sizing.checkpoint_write_mbps(workload, budget):,.0f} MB/s"
-    )
-    service = args.lustre or ("fsx" if isinstance(machine, AwsInstanceType) else "managed-lustre")
-    clients = None
-    if service != "managed-lustre" and isinstance(machine, AwsInstanceType):
-        # Each node's FSx ceiling: EFA's only where LNet runs over EFA (an EFA Lustre client of an EFA-enabled file
-        # system, which the node pools configure); TCP otherwise.
-        efa_client = service == "fsx-efa" and machine.supports_efa and fsx_efa_client(machine.name)
-        per_node = fsx_client_gbps(machine, efa_client=efa_client)
-        clients = (per_node, "EFA" if efa_client else "TCP", args.nodes * per_node * MB_PER_GBIT)
-    choice = None
-    try:
-        choice = sizing.lustre_for_checkpoints(
-            workload,
-            service="managed-lustre" if service == "managed-lustre" else "fsx",
-            budget_seconds=budget,
-            deployment="SCRATCH_2/SSD" if service == "fsx-scratch" else "PERSISTENT_2/SSD",
-            efa=service == "fsx-efa",
-            client_mbps=clients[2] if clients else None,
-        )
-    except ValueError as exc:
-        table.add_row("Lustre for the checkpoints", str(exc))
+        table.add_row("time lost to checkpoints", f"{report.checkpoint_overhead_fraction:.1%}")
+    table.add_row(f"write throughput for a {sized.budget_seconds:g} s save", f"{sized.write_mbps:,.0f} MB/s")
+    choice = sized.lustre
+    if choice is None:
+        table.add_row("Lustre for the checkpoints", sized.lustre_problem)
     else:
         label = "FSx for Lustre" if choice.service == "fsx" else "Managed Lustre, tier"
         table.add_row("Lustre for the checkpoints", f"{label} {choice.required_label}")
         table.add_row("  its write throughput", f"{choice.write_mbps:,.0f} MB/s")
-        if clients is not None:
-            per_node, transport, total = clients
+        if sized.clients is not None:
+            clients = sized.clients
             limited = " (the limit)" if choice.client_limited else ""
             table.add_row(
-                f"  clients' ceiling ({transport})",
-                f"{args.nodes} × {per_node:,.4g} Gbps = {total:,.0f} MB/s{limited}",
+                f"  clients' ceiling ({clients.transport})",
+                f"{args.nodes} × {clients.per_node_gbps:,.4g} Gbps = {clients.total_mbps:,.0f} MB/s{limited}",
             )
         table.add_row("  checkpoint save on it", f"{choice.save_seconds:,.1f} s")
         table.add_row("  time lost to checkpoints", f"{choice.overhead_fraction:.1%}")
-        overhead = choice.overhead_fraction if overhead is None else overhead
-    if args.tokens is not None:
-        throughput = args.tokens_per_second_per_gpu
-        if throughput is None:
-            estimate = _estimate(workload, pool, args.mfu)
-            throughput = estimate.tokens_per_second_per_gpu
-            table.add_row("throughput (assumed, not measured)", estimate.assumption)
-            mfu_source = "--mfu" if args.mfu is not None else sizing.DEFAULT_MFU_SOURCE
-            table.add_row("  its sources", f"peak: {estimate.source}; MFU: {mfu_source}")
-        hours = sizing.run_hours(args.tokens, throughput, pool, overhead or 0.0)
+    if sized.hours is not None:
+        throughput, hours = sized.throughput, sized.hours
+        if throughput.assumption is not None:
+            table.add_row("throughput (assumed, not measured)", throughput.assumption)
+            table.add_row("  its sources", throughput.sources)
         table.add_row(
-            f"one run ({_count(args.tokens)} tokens, {throughput:,.4g}/s/GPU)",
+            f"one run ({_count(args.tokens)} tokens, {throughput.tokens_per_second_per_gpu:,.4g}/s/GPU)",
             f"{hours.wall_clock_hours:,.1f} h wall clock",
         )
         table.add_row("  GPU-hours / node-hours", f"{hours.gpu_hours:,.0f} / {hours.node_hours:,.1f}")
         from .cost import run_cost_rows
 
         run_cost_rows(table, args, machine, pool, hours, checkpoint_bytes=report.checkpoint_bytes, lustre=choice)
-    from lattice.tables import print_table
-
     print_table(out, table)
     if args.stack is not None:
         _compare(args, out, workload)
     if report.layout is not None:
-        from .size_placement import placement_of, render, topology_levels
+        from lattice.size.placement import placement_of, topology_levels
+
+        from .size_placement import render
 
         placement = placement_of(
             workload,
@@ -318,21 +222,13 @@ def _size(args: argparse.Namespace, out: Console) -> int:
     return 0 if report.fits else 1
 
 
-def _estimate(workload, pool, mfu: float | None):
-    from components import sizing
-
-    try:
-        return sizing.estimated_throughput(workload, pool.accelerator, sizing.DEFAULT_MFU if mfu is None else mfu)
-    except ValueError as exc:
-        raise UsageError(f"lattice size: {exc}") from None
-
-
 def _compare(args: argparse.Namespace, out: Console, workload) -> None:
     """The same run on every GPU pool of the stack, cheapest and fastest marked (lattice/size/compare.py)."""
-    from lattice.size.compare import compare_pools, comparison_notes, comparison_table
+    from lattice.size.compare import compare_pools
     from lattice.tables import print_note, print_table
 
     from .common import resolve_stack_file
+    from .size_compare import comparison_notes, comparison_table
 
     stack_file = resolve_stack_file(argparse.Namespace(stack=args.stack, stack_file=None))
     runs = compare_pools(

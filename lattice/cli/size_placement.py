@@ -1,8 +1,7 @@
 """What ``lattice size`` adds after the sizing table: where each parallel dimension goes, and how Kueue keeps it there.
 
-The arithmetic is ``components/placement.py``; this module picks the pool's topology levels and network
-figures from the catalog and prints them at 80 columns (identifiers are never cut: annotation keys and values
-each get a line of their own).
+The placement is ``lattice/size/placement.py`` (its arithmetic ``components/placement.py``); this module prints it
+at 80 columns (identifiers are never cut: annotation keys and values each get a line of their own).
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from components.catalog import AwsInstanceType, GcpMachineType
     from components.placement import Placement
-    from components.sizing import ParallelLayout, Pool, Workload
 
 
 def add_arguments(size: argparse.ArgumentParser, positive_int, positive_float) -> None:
@@ -36,34 +33,6 @@ def add_arguments(size: argparse.ArgumentParser, positive_int, positive_float) -
         help="per-node bandwidth between blocks, Gbit/s: EC2 and GCP publish none, so without it traffic "
         "across blocks is priced at the node fabric as a lower bound and the random-layout gain is not given",
     )
-
-
-def topology_levels(machine: AwsInstanceType | GcpMachineType) -> tuple[str, ...]:
-    """The Kueue Topology levels nodes of ``machine`` carry (components/catalog/topology.py)."""
-    from components.catalog import AwsInstanceType
-    from components.catalog.topology import aws_topology_levels, gke_topology_levels
-
-    if isinstance(machine, AwsInstanceType):
-        return aws_topology_levels(machine.name)
-    return gke_topology_levels(machine.name)
-
-
-def placement_of(
-    workload: Workload,
-    pool: Pool,
-    layout: ParallelLayout,
-    *,
-    micro_batches: int | None = None,
-    block_nodes: int | None = None,
-    cross_block_gbps: float | None = None,
-) -> Placement:
-    from components.catalog.interconnect import nvlink
-    from components.placement import Network, place
-    from components.standards import SIZING_MICRO_BATCHES_PER_STAGE
-
-    network = Network.of(pool, nvlink(pool.accelerator, pool.accelerators_per_node), cross_block_gbps)
-    steps = micro_batches or SIZING_MICRO_BATCHES_PER_STAGE * layout.pipeline
-    return place(workload, pool, layout, network, micro_batches=steps, block_nodes=block_nodes)
 
 
 def _seconds(value: float | None, floor: float | None = None) -> str:
@@ -172,20 +141,9 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
         out.print(f"  {key}:\n    {_yaml_scalar(value)}", markup=False)
 
 
-def sbatch_options(placement: Placement, levels: tuple[str, ...]) -> list[str]:
-    """The same placement as ``sbatch`` options (sbatch(1), Slurm 25.11): nodes, GPUs per node, and on a tree fabric
-    the fewest leaf switches that hold it (components/placement.py ``sbatch_topology``)."""
-    from components.placement import sbatch_topology
-
-    layout = placement.layout
-    gpus = layout.tensor * layout.pipeline * layout.data // placement.nodes
-    options = [f"--nodes={placement.nodes}", "--ntasks-per-node=1", f"--gpus-per-node={gpus}"]
-    options += [f"{flag}={value}" for flag, value in sbatch_topology(levels, placement).items()]
-    return options
-
-
 def sbatch_lines(out: Console, placement: Placement, levels: tuple[str, ...]) -> None:
     from components.placement import sbatch_topology
+    from lattice.size.placement import sbatch_options
 
     out.print(
         "sbatch options for the same placement (`lattice job-template` writes them with --kind sbatch):",

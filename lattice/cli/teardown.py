@@ -39,7 +39,16 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
 
     from lattice.engine.plan import FAKE_ACCOUNT, run_plan
     from lattice.tables import print_table
-    from lattice.teardown.buckets import compliance_refusal, empty_bucket, stack_buckets, stack_trails, stop_writers
+    from lattice.teardown.buckets import (
+        account_of,
+        adopted_buckets,
+        aws_session,
+        compliance_refusal,
+        empty_bucket,
+        stack_buckets,
+        stack_trails,
+        stop_writers,
+    )
 
     from .common import progress, resolve_stack_file, warn
 
@@ -54,18 +63,15 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
     with progress(f"planning {stack_file.path.name} under the mock engine…"):
         plan = run_plan(stack_file).to_dict()
     buckets = stack_buckets(plan)
-    # An adopted bucket (existing_bucket) predates the stack and is retained on destroy: its data is never emptied.
-    adopted = {
-        b.existing_bucket for site in spec.sites for b in getattr(site.storage, "buckets", []) if b.existing_bucket
-    }
+    adopted = adopted_buckets(spec)
     for bucket in [b for b in buckets if b.planned_name in adopted]:
         out.print(f"kept: {bucket.planned_name} is adopted (existing_bucket) and stays with its data", markup=False)
     buckets = [b for b in buckets if b.planned_name not in adopted]
     if not buckets:
         out.print(f"{stack_file.stack}: no S3 buckets in this stack; run `pulumi destroy --stack {stack_file.stack}`")
         return 0
-    session = _session(args.profile)
-    account = _account(session)
+    session = aws_session(args.profile)
+    account = account_of(session)
     names = {b.planned_name: b.name(FAKE_ACCOUNT, account) for b in buckets}
     refusal = compliance_refusal(buckets, FAKE_ACCOUNT, account)
     if refusal is not None:
@@ -117,27 +123,3 @@ def _teardown(args: argparse.Namespace, out: Console) -> int:
             "again, raise each GCP site's encryption.key_ring_generation by one, or `pulumi import` the rings."
         )
     return 0
-
-
-def _session(profile: str | None):
-    import boto3
-    from botocore.exceptions import ProfileNotFound
-
-    try:
-        return boto3.Session(profile_name=profile)
-    except ProfileNotFound:
-        raise UsageError(f"--profile {profile}: no such AWS profile; see `aws configure list-profiles`") from None
-
-
-def _account(session) -> str:
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
-    try:
-        return session.client("sts").get_caller_identity()["Account"]
-    except NoCredentialsError:
-        raise UsageError(
-            "no AWS credentials: configure the account that runs the stack (AWS_PROFILE, --profile or `aws sso "
-            "login`), then retry"
-        ) from None
-    except (BotoCoreError, ClientError) as exc:
-        raise UsageError(f"cannot read the AWS account ({exc}); check the credentials, then retry") from None

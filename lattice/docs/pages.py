@@ -366,14 +366,13 @@ def pages(prod_plan=None) -> dict[Path, str]:
     from components.spec.schema import stack_file_schema
     from lattice.check.evaluate import config_path_for, load_policy_config
     from lattice.cli import _parser
-    from lattice.cli.common import STACKS_DIR
-    from lattice.cli.diagram import render
+    from lattice.engine.diagram import draw
     from policies.registry import all_rules
 
     rules = all_rules()
     configs = {env: load_policy_config(config_path_for(env), rules) for env in ENVIRONMENTS}
-    prod = load_stack_file(STACKS_DIR / "Pulumi.prod.yaml")
-    diagram = render(prod, "mermaid", prod_plan)
+    prod = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml")
+    diagram = draw(prod, "mermaid", prod_plan)
     return {
         **dashboard_pictures(prod.spec),
         README: readme_with_diagram(README.read_text(), diagram),

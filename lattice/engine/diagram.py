@@ -4,7 +4,8 @@
 components export (each site's tier, cluster, storage tiers and GPU pools as they were wired; each link's kind,
 routing, tunnels and capacity from ``components/network/link_plan.py``) — and the validated spec that plan ran
 (pool sizes and accelerator types). ``mermaid(estate)`` draws it as a Mermaid flowchart (GitHub, the docs and
-the pull request's job summary render it), ``dot(estate)`` as Graphviz DOT, which ``dot -Tsvg`` turns into SVG.
+the pull request's job summary render it), ``dot(estate)`` as Graphviz DOT, which ``dot -Tsvg`` turns into SVG;
+``draw(stack_file, fmt)`` plans a stack file and draws it in one of the three (``lattice diagram``).
 
 Node IDs are derived from the names by an injective escape (``-`` becomes ``_2d``, ``.`` ``_2e``, ``_`` ``_5f``),
 so ``grid-hpc`` and ``grid_hpc`` never collide and no name can form a Mermaid keyword or break the syntax; labels
@@ -14,8 +15,12 @@ are quoted and their quotes, ``#``, ``<``, ``>`` and ``&`` written as Mermaid en
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 from typing import Any
+
+from lattice.errors import UsageError
 
 TIERS = ("grid", "cloud", "edge")
 PROVIDER_NAMES = {"aws": "AWS", "gcp": "GCP", "kubernetes": "Kubernetes"}
@@ -312,3 +317,33 @@ def dot(estate: Estate) -> str:
         )
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+# --- drawn from a stack file ------------------------------------------------------------------------------------
+
+
+def draw(stack_file, fmt: str, plan=None) -> str:
+    """The diagram of ``stack_file``'s offline plan (``plan``, when it has been run already) in ``fmt``."""
+    from .plan import run_plan
+
+    drawn = estate(stack_file.spec, plan if plan is not None else run_plan(stack_file))
+    if fmt == "mermaid":
+        return mermaid(drawn)
+    if fmt == "dot":
+        return dot(drawn)
+    return svg(dot(drawn))
+
+
+def svg(dot_text: str) -> str:
+    executable = shutil.which("dot")
+    if executable is None:
+        raise UsageError(
+            "lattice diagram --format svg: needs Graphviz's `dot` on the PATH (Debian: apt-get install graphviz); "
+            "or use --format mermaid"
+        )
+    result = subprocess.run(
+        [executable, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False, timeout=120
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"dot -Tsvg exited {result.returncode}: {result.stderr.strip()}")
+    return result.stdout

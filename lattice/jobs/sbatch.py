@@ -52,7 +52,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     from components.scheduling.slurm_accounts import SlurmAccount
     from components.spec.model import KubernetesSite
     from components.spec.teams import team_on_site
-    from lattice.cli.size_placement import placement_of
+    from lattice.size.placement import placement_of
 
     from .template import hardware, resolve
 

@@ -329,7 +329,7 @@ def submission(spec: StackSpec, target: Target, queue: str) -> tuple[str, list[s
             f"'{target.team.name}' to {', '.join(route.workers)}, never to '{target.site.name}'; write the job for a "
             f"pool of one of them, or use --queue gpus to submit it on '{target.site.name}'"
         )
-    from lattice.cli.plan_routes import planned_dispatch
+    from lattice.route.multikueue import planned_dispatch
 
     order = " → ".join(route.workers)
     return route.manager, [
@@ -428,7 +428,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
 
     from components import sizing
     from components.catalog import efa_interfaces
-    from lattice.cli.size_placement import placement_of
+    from lattice.size.placement import placement_of
 
     if getattr(args, "kind", "jobset") == "sbatch":
         given = [f"--{flag}" for flag in ("workload", "gpus") if getattr(args, flag, None) is not None]

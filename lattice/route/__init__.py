@@ -12,7 +12,9 @@ Each module follows one upstream component and cites the file at the pinned comm
   (domains per level, slices, BestFit).
 - ``multikueue``: the incremental dispatcher's rounds (stepSize workers in MultiKueueConfig order, a fixed round
   timeout) and what the manager's configuration says about them.
-- ``estate`` reads a plan into these models; ``walk`` runs a job through them and says where it is admitted.
+- ``estate`` reads a plan into these models; ``jobs`` reads a job manifest as Kueue does (or writes a team's with
+  ``lattice job-template``); ``walk`` runs the job through the models and says where it is admitted; ``report``
+  makes the walk the document ``lattice route`` prints, with each admitting cluster's cost.
 
 The models are held to upstream's own tests (tests/lattice/route/test_differential.py transcribes cases from Kueue's
 test files at the pinned tag). What they do not model is said where it matters, never silently approximated.

@@ -11,7 +11,8 @@ replicated part (``PodSets`` of each integration):
   per replica type (Master first), named in lower case, of its ``replicas`` (default 1) pods.
 
 The queue is the ``kueue.x-k8s.io/queue-name`` label; each PodSet's topology request comes from its pod template's
-annotations (``tas.request_from_annotations``).
+annotations (``tas.request_from_annotations``). ``team_job`` is the job ``lattice job-template`` writes for a team,
+on the pool it picks (``pick_pool``).
 """
 
 from __future__ import annotations
@@ -176,3 +177,76 @@ def read_job(path: Path) -> Job:
     if len(documents) > 1:
         raise UsageError(f"{path}: {len(documents)} documents; give one job per file")
     return parse_job(documents[0], str(path))
+
+
+def team_job(spec, team_name: str, pool: str | None, *, workload: str | None, gpus: int | None, queue: str | None):
+    """The job ``lattice job-template`` writes for a team (``lattice route --team``): the job, the command that
+    writes it, and the site it is submitted on (None where it goes to the MultiKueue manager)."""
+    import argparse
+
+    import yaml
+
+    from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
+    from lattice.jobs.template import DEFAULT_IMAGE, render
+
+    teams = {team.name: team for team in spec.teams}
+    team = teams.get(team_name)
+    if team is None:
+        raise UsageError(f"lattice route: --team '{team_name}' is not a team of this stack: {', '.join(teams)}")
+    site, pool = pick_pool(spec, team, pool, workload)
+    route_of_team = next((r for r in routes(spec) if r.team == team.name), None)
+    queue = queue or (HYBRID_QUEUE if route_of_team is not None and site in route_of_team.workers else LOCAL_QUEUE)
+    template_args = argparse.Namespace(
+        site=site, pool=pool, team=team.name, kind="jobset", name=None, image=DEFAULT_IMAGE, queue=queue,
+        workload=workload, gpus=gpus,
+    )  # fmt: skip
+    text, _ = render(spec, template_args)
+    flags = f"--site {site} --pool {pool} --team {team.name} --queue {queue}"
+    flags += f" --workload {workload}" if workload else ""
+    flags += f" --gpus {gpus}" if gpus is not None else ""
+    written_for = f"lattice job-template {flags}"
+    job = parse_job(yaml.safe_load(text), written_for)
+    return job, written_for, (site if queue == LOCAL_QUEUE else None)
+
+
+def pick_pool(spec, team, pool: str | None, workload: str | None) -> tuple[str, str]:
+    """(site, pool) for ``--pool [SITE/]POOL``, or the first of the team's sites, in its order, with a GPU pool that
+    names a workload (any GPU pool with ``--workload``)."""
+    from components.scheduling.routes import team_sites
+    from components.spec.model import GcpGpuPoolSpec
+
+    sites = team_sites(spec, team)
+
+    def gpu(candidate) -> bool:
+        if isinstance(candidate, GcpGpuPoolSpec) and candidate.tpu is not None:
+            return False
+        instance = getattr(candidate, "instance_type", None)
+        if instance is not None:
+            from components.catalog import UnknownCatalogEntryError, aws_instance_type
+
+            try:
+                return aws_instance_type(instance).accelerator_kind == "gpu"
+            except UnknownCatalogEntryError:
+                return False
+        return True
+
+    if pool is not None:
+        site_name, _, pool_name = pool.rpartition("/")
+        found = [
+            (s.name, p.name) for s in sites for p in getattr(s, "gpu_pools", [])
+            if p.name == pool_name and (not site_name or s.name == site_name)
+        ]  # fmt: skip
+        if len(found) == 1:
+            return found[0]
+        where = ", ".join(f"{s}/{p}" for s, p in found) if found else "none of the team's sites"
+        raise UsageError(
+            f"lattice route: --pool '{pool}' names {where}; give SITE/POOL of a pool on team '{team.name}''s sites "
+            f"({', '.join(s.name for s in sites)})"
+        )
+    for site in sites:
+        for candidate in getattr(site, "gpu_pools", []):
+            if gpu(candidate) and (workload is not None or candidate.workload is not None):
+                return site.name, candidate.name
+    raise UsageError(
+        f"lattice route: team '{team.name}' has no GPU pool naming a workload on its sites; pass --pool and --workload"
+    )

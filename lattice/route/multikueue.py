@@ -167,3 +167,11 @@ def rounds(workers: list[str], dispatcher: Dispatcher) -> list[Round]:
             return out
         out.append(Round(len(out) + 1, ROUND_TIMEOUT * len(out), tuple(after[len(nominated) :])))
         nominated = after
+
+
+def planned_dispatch() -> str:
+    """How the Kueue Lattice plans on a manager dispatches: its Configuration and feature gates, read as Kueue
+    v0.19.2 reads them (the Dispatcher above)."""
+    from components.platform.cluster_addons import KUEUE_FEATURE_GATES, kueue_configuration
+
+    return Dispatcher.from_configuration(kueue_configuration(), KUEUE_FEATURE_GATES).describe()

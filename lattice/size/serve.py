@@ -1,9 +1,9 @@
-"""``lattice size --serve``: a model's weights and KV cache against a pool's GPUs, as vLLM accounts them
+"""A model served on a pool: its weights and KV cache against the pool's GPUs, as vLLM accounts them
 (components/serve_sizing.py), the smallest tensor-parallel degree inside a node that holds it, and what a million
-generated tokens cost at a stated throughput.
+generated tokens cost at a stated throughput (``lattice size --serve``, and ``lattice cost`` for a stack's endpoints).
 
 One model on one machine type (``--model`` or the shape flags, ``--machine-type`` or ``--gpu-memory-gib`` with
-``--gpus-per-node``), or every ``inference`` entry of a stack (``--stack``). Exit 1 when something does not fit.
+``--gpus-per-node``: ``machine_row``), or every ``inference`` entry of a stack (``endpoint_rows``).
 """
 
 from __future__ import annotations
@@ -15,44 +15,9 @@ from typing import TYPE_CHECKING
 from lattice.errors import UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    pass
 
 SHAPE_FLAGS = ("layers", "kv_heads", "head_dim")
-
-
-def add_arguments(size, positive) -> None:
-    serve = size.add_argument_group("serving (--serve)")
-    serve.add_argument(
-        "--serve",
-        action="store_true",
-        help="size serving instead of training: weights + KV cache on the pool's GPUs (vLLM's accounting)",
-    )
-    serve.add_argument("--model", help="a known model: llama-3-8b, llama-3-70b, llama-3.1-8b, llama-3.1-70b")
-    serve.add_argument("--layers", type=positive(int), help="another model: num_hidden_layers (with --parameters)")
-    serve.add_argument("--kv-heads", type=positive(int), help="another model: num_key_value_heads")
-    serve.add_argument("--head-dim", type=positive(int), help="another model: hidden_size / num_attention_heads")
-    serve.add_argument(
-        "--attention-heads", type=positive(int), help="another model: num_attention_heads (TP must divide them)"
-    )
-    serve.add_argument("--context", type=positive(int), help="tokens per sequence, vLLM's --max-model-len (8192)")
-    serve.add_argument(
-        "--concurrency", type=positive(int), help="sequences held at once at that context, --max-num-seqs (16)"
-    )
-    serve.add_argument("--kv-cache-dtype", choices=("auto", "fp8"), default="auto", help="vLLM's --kv-cache-dtype")
-    serve.add_argument(
-        "--gpu-memory-gib", type=positive(float), help="hardware outside the catalog: memory of each GPU (GiB)"
-    )
-    serve.add_argument("--gpus-per-node", type=positive(int), help="hardware outside the catalog: GPUs per node")
-    serve.add_argument(
-        "--gpu-hour",
-        type=positive(float),
-        help="hardware outside the catalog: what one GPU-hour costs (USD), for the price per million tokens",
-    )
-    serve.add_argument(
-        "--tokens-per-second",
-        type=positive(float),
-        help="generated tokens a second one replica sustains (measured): prices a million tokens",
-    )
 
 
 @dataclass(frozen=True)
@@ -64,19 +29,7 @@ class Row:
     tokens_per_second: float | None
     price: float | None  # USD per GPU-hour
     price_source: str | None
-
-
-def serve(args: argparse.Namespace, out: Console) -> int:
-    rows = _stack_rows(args) if getattr(args, "stack", None) is not None else [_machine_row(args)]
-    from lattice.tables import print_table
-
-    code = 0
-    for row in rows:
-        print_table(out, table(row))
-        out.print(row.plan.message, markup=False)
-        out.print(f"cost per million generated tokens: {cost_line(row)}", markup=False)
-        code = code or (0 if row.plan.fits else 1)
-    return code
+    endpoint: str | None = None  # a stack's endpoint: "<site>/<inference entry>"
 
 
 def _model(args: argparse.Namespace):
@@ -116,7 +69,7 @@ def _serving(args: argparse.Namespace, model):
         raise UsageError(f"lattice size --serve: {exc}") from None
 
 
-def _machine_row(args: argparse.Namespace) -> Row:
+def machine_row(args: argparse.Namespace) -> Row:
     from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
     from components.catalog.pricing import pricing_snapshot
     from components.serve_sizing import ServingPool, plan
@@ -163,25 +116,18 @@ def _machine_row(args: argparse.Namespace) -> Row:
     return Row(label, plan(serving, pool), args.tokens_per_second, price, source)
 
 
-def _stack_rows(args: argparse.Namespace) -> list[Row]:
+def endpoint_rows(spec) -> list[Row]:
+    """Each inference endpoint of the stack sized as its entry is written, with its GPU-hour rate."""
     from components.catalog.pricing import pricing_snapshot
     from components.serving.endpoints import endpoint_plan, endpoints
-    from lattice.cli.common import resolve_stack_file
 
-    if args.model is not None or args.parameters is not None or args.machine_type is not None:
-        raise UsageError("lattice size --serve --stack: every inference entry of the stack is sized as it is written; "
-                         "drop --model, --parameters and --machine-type")  # fmt: skip
-    spec = resolve_stack_file(argparse.Namespace(stack=args.stack, stack_file=None)).spec
-    entries = endpoints(spec)
-    if not entries:
-        raise UsageError(f"stacks/Pulumi.{args.stack}.yaml has no inference entries (sites[].inference)")
     rows = []
-    for site, entry in entries:
+    for site, entry in endpoints(spec):
         plan = endpoint_plan(site, entry)
         price, source = entry_rate(site, entry, pricing_snapshot())
         pool = f"{plan.pool.gpus_per_node} × {plan.pool.gpu_memory_gib:g} GiB"
         title = f"{site.name}/{entry.name}: pool {entry.pool} ({pool})"
-        rows.append(Row(title, plan, entry.tokens_per_second, price, source))
+        rows.append(Row(title, plan, entry.tokens_per_second, price, source, f"{site.name}/{entry.name}"))
     return rows
 
 
@@ -226,42 +172,3 @@ def cost_line(row: Row) -> str:
         f"${usd:,.2f} ({row.plan.tensor_parallel} × ${row.price:,.4g}/GPU-hour at {row.tokens_per_second:,.4g} "
         f"tokens/s a replica; {row.price_source})"
     )
-
-
-def table(row: Row):
-    from rich.table import Table
-
-    from components.serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, describe
-    from components.sizing import GB, human_gib
-
-    plan, f = row.plan, row.plan.fit
-    serving, model = plan.serving, plan.serving.model
-    grid = Table(title=f"serving {describe(serving)} on {row.title}", title_justify="left")
-    grid.add_column("quantity", no_wrap=True)
-    grid.add_column("value", justify="right")
-    grid.add_row("weights", f"{plan.weight_bytes / GB:,.1f} GB ({human_gib(plan.weight_bytes)})")
-    kv_bytes = 1 if serving.kv_cache_dtype == "fp8" else 2
-    grid.add_row(
-        "KV cache per token",
-        f"{plan.kv_bytes_per_token:,.0f} bytes (2 × {model.layers} layers × {model.kv_heads} KV heads × "
-        f"{model.head_dim} × {kv_bytes} bytes)",
-    )
-    grid.add_row(
-        f"KV cache for {serving.context:,} tokens × {serving.concurrency}",
-        human_gib(plan.kv_bytes_per_token * serving.tokens),
-    )
-    grid.add_row(
-        "GPU memory vLLM takes",
-        f"{GPU_MEMORY_UTILIZATION:g} × {plan.pool.gpu_memory_gib:.3g} GiB = {human_gib(f.usable_bytes)} a GPU "
-        f"(gpu_memory_utilization, vLLM {VLLM_VERSION})",
-    )
-    grid.add_row(
-        f"per GPU at TP {f.tensor_parallel}",
-        f"{human_gib(f.weight_bytes)} weights + {human_gib(f.reserve_bytes)} runtime + {human_gib(f.kv_needed_bytes)} "
-        f"KV cache ({human_gib(f.kv_available_bytes)} free for it)",
-    )
-    if plan.fits:
-        grid.add_row("tensor parallelism", f"TP {plan.tensor_parallel}: {plan.replicas_per_node} replicas a node")
-    else:
-        grid.add_row("sequences at full context", f"{f.sequences_at_full_context} at TP {f.tensor_parallel}")
-    return grid

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lattice.errors import UsageError
+
 BUCKET = "aws:s3/bucket:Bucket"
 OBJECT_LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
 BUCKET_LOGGING = "aws:s3/bucketLogging:BucketLogging"
@@ -64,6 +66,12 @@ class Emptied:
     delete_markers: int = 0
     missing: bool = False  # the bucket does not exist (destroyed already, or never created)
     errors: list[str] = field(default_factory=list)
+
+
+def adopted_buckets(spec) -> set[str]:
+    """The buckets the stack file adopts (``existing_bucket``): they predate the stack and are retained on destroy,
+    so their data is never emptied."""
+    return {b.existing_bucket for site in spec.sites for b in getattr(site.storage, "buckets", []) if b.existing_bucket}
 
 
 def stack_buckets(plan: dict[str, Any]) -> list[StackBucket]:
@@ -178,3 +186,29 @@ def _version_batches(s3, bucket: str, result: Emptied) -> Iterator[list[dict[str
                     batch = []
     if batch:
         yield batch
+
+
+def aws_session(profile: str | None):
+    """A boto3 session for ``--profile`` (the default chain without it), or bad input naming the profile."""
+    import boto3
+    from botocore.exceptions import ProfileNotFound
+
+    try:
+        return boto3.Session(profile_name=profile)
+    except ProfileNotFound:
+        raise UsageError(f"--profile {profile}: no such AWS profile; see `aws configure list-profiles`") from None
+
+
+def account_of(session) -> str:
+    """The account the session reaches (STS), or bad input saying how to give credentials."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        return session.client("sts").get_caller_identity()["Account"]
+    except NoCredentialsError:
+        raise UsageError(
+            "no AWS credentials: configure the account that runs the stack (AWS_PROFILE, --profile or `aws sso "
+            "login`), then retry"
+        ) from None
+    except (BotoCoreError, ClientError) as exc:
+        raise UsageError(f"cannot read the AWS account ({exc}); check the credentials, then retry") from None

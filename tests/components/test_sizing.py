@@ -37,7 +37,7 @@ from components.sizing import (
     weight_bytes,
 )
 from lattice.cli import _parser
-from lattice.cli.size import size_report
+from lattice.size.training import size_report
 from tests.conftest import ROOT
 
 H100_GIB = aws_instance_type("p5.48xlarge").accelerator_memory_gib

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -10,7 +11,6 @@ import pytest
 from lattice import cli
 from lattice.check.report import FORMATS
 from lattice.cli import common as cli_common
-from lattice.cli import size as size_cli
 from policies.registry import SEVERITY_ORDER
 from tests.conftest import ROOT
 
@@ -61,6 +61,7 @@ def test_size_help_states_the_sizing_standards_it_defaults_to():
         SIZING_MICRO_BATCH_SIZE,
         SIZING_SEQUENCE_LENGTH,
     )
+    from lattice.size.training import size_report
 
     size = cli._parser()._subparsers._group_actions[0].choices["size"]
     helps = {action.dest: action.help for action in size._actions}
@@ -68,7 +69,7 @@ def test_size_help_states_the_sizing_standards_it_defaults_to():
     assert helps["micro_batch_size"].endswith(f"(default {SIZING_MICRO_BATCH_SIZE})")
     assert helps["activation_checkpointing"].endswith("(default: on)") == SIZING_ACTIVATION_CHECKPOINTING
     args = cli._parser().parse_args(["size", "--parameters", "7B", "--machine-type", "g6.xlarge"])
-    size_cli.size_report(args)
+    size_report(args)
     assert (args.sequence_length, args.micro_batch_size, args.activation_checkpointing) == (
         SIZING_SEQUENCE_LENGTH,
         SIZING_MICRO_BATCH_SIZE,
@@ -88,8 +89,6 @@ def _package(path) -> str:
 def _imports(path, package: str | None = None) -> set[str]:
     """The modules a file imports, absolute (in ``lattice.cli``, ``from .common import x`` -> ``lattice.cli.common``
     and ``lattice.cli.common.x``), at module level or inside a function alike."""
-    import ast
-
     package = package if package is not None else _package(path)
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -108,15 +107,53 @@ def _imports_the_cli(path) -> bool:
     return any(name == "lattice.cli" or name.startswith("lattice.cli.") for name in _imports(path))
 
 
-def test_no_module_imports_the_cli_back_but_the_entry_points():
-    # lattice.cli imports every verb module to build the parser: a module importing it back would be a cycle. The
-    # entry points stand outside it: __main__, and docs (`python -m lattice.docs`), which writes the CLI reference
-    # from the whole parser and which nothing under lattice/ imports.
+ENGINES = ("engine", "check", "cost", "preflight", "audit", "teardown", "jobs", "route", "size")
+SHARED = ("lattice.errors", "lattice.tables")  # what every package of lattice/ uses
+
+
+def test_no_engine_imports_the_cli():
+    # The arrows inside lattice/ point one way: the verbs call the engines, an engine never calls back into a verb
+    # (nor borrows its stack resolution or rendering). Outside cli/ only the entry points import it: __main__, and
+    # docs (`python -m lattice.docs`), which writes the CLI reference from the whole parser and which nothing under
+    # lattice/ imports.
     outside = [path for path in LATTICE.rglob("*.py") if not path.is_relative_to(CLI)]
     importers = sorted(str(path.relative_to(LATTICE)) for path in outside if _imports_the_cli(path))
-    assert importers == ["__main__.py", "docs/pages.py", "jobs/sbatch.py", "jobs/template.py", "size/serve.py"]
+    assert importers == ["__main__.py", "docs/pages.py"]
+    assert _imports(LATTICE / "docs" / "pages.py") & {"lattice.cli", "lattice.cli._parser"} == {
+        "lattice.cli",
+        "lattice.cli._parser",
+    }
+    assert {m for m in _imports(LATTICE / "docs" / "pages.py") if m.startswith("lattice.cli.")} == {
+        "lattice.cli._parser"
+    }
     docs = [path for path in LATTICE.rglob("*.py") if not path.is_relative_to(LATTICE / "docs")]
     assert [path.name for path in docs if any(m.startswith("lattice.docs") for m in _imports(path))] == []
+
+
+@pytest.mark.parametrize("module", [*cli.VERBS, "common"])
+def test_the_cli_imports_engines_and_nothing_else_of_lattice(module):
+    # A verb parses, calls an engine (a package beside cli/, or the library in components/ and policies/) and
+    # renders: what it takes from lattice/ is an engine, what every package shares, or the cli's own modules.
+    imported = {m for m in _imports(CLI / f"{module}.py") if m.startswith("lattice.")}
+    engines = {m for m in imported if m.split(".")[1] in ENGINES}
+    others = {
+        m
+        for m in imported - engines
+        if not m.startswith("lattice.cli.") and m != "lattice.cli" and not m.startswith(SHARED)
+    }
+    assert others == set()
+    if module != "common":
+        library = {m for m in _imports(CLI / f"{module}.py") if m.split(".")[0] in ("components", "policies")}
+        assert engines or library, f"lattice/cli/{module}.py calls no engine"
+
+
+def test_every_engine_package_says_what_it_holds():
+    # Each engine is a package whose docstring names its modules: a newcomer reads lattice/<engine>/__init__.py.
+    for engine in ENGINES:
+        package = LATTICE / engine
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+        modules = sorted(path.stem for path in package.glob("*.py") if path.stem != "__init__")
+        assert [m for m in modules if f"``{m}``" not in doc] == [], f"lattice/{engine}/__init__.py"
 
 
 def test_a_verb_cannot_hide_an_import_of_the_cli(tmp_path):

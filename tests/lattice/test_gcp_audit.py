@@ -31,11 +31,11 @@ def recorded(**changes) -> dict:
 
 
 def audit(tmp_path, capsys, monkeypatch, responses) -> tuple[int, list[dict], FixtureApis]:
-    from lattice.cli import audit as audit_cli
+    from lattice.audit import gcp as gcp_audit
     from lattice.cli import main
 
     apis = FixtureApis(responses)
-    monkeypatch.setattr(audit_cli, "_apis", lambda: apis)
+    monkeypatch.setattr(gcp_audit, "client", lambda: apis)
     spec = adopting().model_dump(mode="json", exclude_unset=True)
     path = write_stack(tmp_path, spec)
     config = tmp_path / "policy-config.json"
@@ -84,10 +84,10 @@ def test_a_rotation_longer_than_the_pack_allows_is_named_with_its_days(tmp_path,
 def test_an_adopted_resource_that_cannot_be_read_is_never_passed_silently(tmp_path, capsys, monkeypatch):
     responses = recorded()
     del responses[SUBNET]
-    from lattice.cli import audit as audit_cli
+    from lattice.audit import gcp as gcp_audit
     from lattice.cli import main
 
-    monkeypatch.setattr(audit_cli, "_apis", lambda: FixtureApis(responses))
+    monkeypatch.setattr(gcp_audit, "client", lambda: FixtureApis(responses))
     path = write_stack(tmp_path, adopting().model_dump(mode="json", exclude_unset=True))
     assert main(["audit", "--stack-file", str(path)]) == 1
     out = capsys.readouterr().out

@@ -10,7 +10,8 @@ from rich.console import Console
 from components.spec import load_stack_file
 from lattice.cli import main
 from lattice.cli.common import progress
-from lattice.cli.plan import plan_details, render_tree, summary_line
+from lattice.cli.plan import render_tree, summary_line
+from lattice.engine.details import plan_details
 from tests.conftest import AWS_SITE, GCP_SITE, ROOT, spec_with, write_stack
 
 
