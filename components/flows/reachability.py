@@ -135,6 +135,7 @@ GCP_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 GCP_ROUTER = "gcp:compute/router:Router"
 GCP_ROUTER_PEER = "gcp:compute/routerPeer:RouterPeer"
 GCP_VPN_TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"
+GCP_ROUTER_INTERFACE = "gcp:compute/routerInterface:RouterInterface"
 GCP_FIREWALL = "gcp:compute/firewall:Firewall"
 GCP_GLOBAL_ADDRESS = "gcp:compute/globalAddress:GlobalAddress"
 GCP_PEERING_ROUTES = "gcp:compute/networkPeeringRoutesConfig:NetworkPeeringRoutesConfig"
@@ -580,11 +581,19 @@ class Estate:
         if cluster is not None and _get(cluster, "inputs", "privateClusterConfig", "enablePrivateNodes"):
             control_plane = _net(_get(cluster, "inputs", "privateClusterConfig", "masterIpv4CidrBlock"))
         export, export_records = False, []
+        network_name = _get(network, "inputs", "name") if network is not None else None
         if cluster is not None:
             for record in index.of_type(GCP_PEERING_ROUTES, site.name):
-                if index.depends_on(record, cluster) or record.get("parent") == cluster.get("parent"):
-                    export_records.append(record["name"])
-                    export = export or _truthy(_get(record, "inputs", "exportCustomRoutes"))
+                if not (index.depends_on(record, cluster) or record.get("parent") == cluster.get("parent")):
+                    continue
+                # The peering is the control plane's only on the cluster's own VPC: the same settings on another
+                # network's peering export nothing to this control plane (networks.updatePeering acts on the
+                # network it names). A name not known yet (a preview) is taken as the VPC's.
+                named = _get(record, "inputs", "network")
+                if isinstance(named, str) and network_name and named.rsplit("/", 1)[-1] != network_name:
+                    continue
+                export_records.append(record["name"])
+                export = export or _truthy(_get(record, "inputs", "exportCustomRoutes"))
         services = []
         for connection in index.of_type(SERVICE_NETWORKING, site.name):
             for address in index.dependencies(connection, GCP_GLOBAL_ADDRESS):
@@ -599,7 +608,7 @@ class Estate:
         return _GcpSite(
             site=site,
             network=network["name"] if network is not None else None,
-            network_name=_get(network, "inputs", "name") if network is not None else None,
+            network_name=network_name,
             routing_mode=_get(network, "inputs", "routingMode", default="REGIONAL") if network else "REGIONAL",
             region=site.region,
             subnets=subnets,
@@ -625,13 +634,49 @@ class Estate:
                 return int(asn)
         return self.sites[site].network.asn
 
+    def bgp_sessions(self, site: str, link: str) -> tuple[list[Mapping[str, Any]], str]:
+        """A GCP site's BGP sessions on ``link``: its Cloud Router's peers that are enabled and sit on a router
+        interface bound to one of the link's HA VPN tunnels, and, where there is none, why.
+
+        A Cloud Router exchanges routes only over a BGP peer on an interface with a tunnel (or VLAN attachment); a
+        peer with ``enable: false`` is shut down and neither announces nor learns
+        (https://cloud.google.com/network-connectivity/docs/router/how-to/manage-bgp-sessions; the ``enable``
+        argument of gcp.compute.RouterPeer). Joined by dependencies (peer -> interface -> tunnel), as a preview
+        leaves names unknown."""
+        index = self.index
+        peers = [p for p in index.of_type(GCP_ROUTER_PEER, site) if index.link_of(p) == link]
+        tunnels = [t for t in index.of_type(GCP_VPN_TUNNEL, site) if index.link_of(t) == link]
+        if not tunnels:
+            return [], f"{site} has no HA VPN tunnel of {link} in the plan"
+        if not peers:
+            return [], f"{site}'s Cloud Router has no BGP peer on {link}"
+        enabled = [p for p in peers if _get(p, "inputs", "enable") not in (False, "false")]
+        if not enabled:
+            names = ", ".join(p["name"] for p in peers)
+            return [], f"every BGP peer of {site}'s Cloud Router on {link} is disabled (enable: false: {names})"
+        bound = [
+            p for p in enabled
+            if any(
+                index.depends_on(interface, tunnel)
+                for interface in index.dependencies(p, GCP_ROUTER_INTERFACE)
+                for tunnel in tunnels
+            )
+        ]  # fmt: skip
+        if not bound:
+            names = ", ".join(p["name"] for p in enabled)
+            return [], f"no BGP peer of {site}'s Cloud Router on {link} is on an interface bound to a tunnel ({names})"
+        return bound, ""
+
     def cloud_router_advertisement(self, site: str, link: str) -> tuple[list[Net], str]:
         """What a GCP site's Cloud Router announces to the BGP peers of ``link``, and how it decided."""
         gcp = self.gcp[site]
         router = gcp.router
         if router is None:
             return [], "no Cloud Router with BGP"
-        peers = [p for p in self.index.of_type(GCP_ROUTER_PEER, site) if self.index.link_of(p) == link]
+        sessions, why = self.bgp_sessions(site, link)
+        if not sessions:
+            return [], f"Cloud Router {router['name']}: no BGP session: {why}"
+        peers = sessions
         custom_peer = next((p for p in peers if _get(p, "inputs", "advertiseMode") == "CUSTOM"), None)
         holder, where = (custom_peer["inputs"], f"BGP peer {custom_peer['name']}") if custom_peer else (
             _get(router, "inputs", "bgp", default={}), f"Cloud Router {router['name']}"
@@ -699,6 +744,8 @@ class Estate:
                     for c in ranges_behind(self.spec, plan)
                 ]
             return []
+        if self.sites[site].provider == "gcp" and not self.bgp_sessions(site, link)[0]:
+            return []  # the Cloud Router has no session on this link: it learns nothing over it
         if self.sites[far].provider == "aws":
             tgw = self.aws[far].tgw
             if tgw is None:
@@ -1022,14 +1069,19 @@ class Estate:
         gcp = self.gcp[site]
         if gcp.router is None:
             return "the site has no Cloud Router with BGP (no links)"
+        down = []
         for plan in self.links_of(site):
             far = plan.peer if plan.cloud == site else plan.cloud
+            sessions, why = self.bgp_sessions(site, plan.key)
+            if not sessions:
+                down.append(f"no BGP session over {plan.key}: {why}")
+                continue
             if self.sites[far].provider == "aws" and self.aws[far].tgw is not None:
                 _routes, table = self.tgw_announces(self.aws[far].tgw, plan.key)
                 if table is None:
                     return f"{far}'s attachments of {plan.key} are associated with no transit gateway route table"
                 return f"{far}'s transit gateway route table {table} announces no route covering it"
-        return "no link announces it"
+        return "; ".join(down) or "no link announces it"
 
     def _story(self, target: Net) -> str:
         """Why no route to ``target`` reached this far: the announcement or propagation that leaves it out."""
@@ -1120,7 +1172,10 @@ class Estate:
             return [Hop(where, "VPC peering", f"{target}: our subnet routes are always exchanged", True,
                         "gcp-peering-routes")], ("arrived", site, "gcp")  # fmt: skip
         if not gcp.export_to_control_plane:
-            records = ", ".join(gcp.export_records) or "no NetworkPeeringRoutesConfig"
+            records = ", ".join(gcp.export_records) or (
+                f"no NetworkPeeringRoutesConfig on {gcp.network_name}" if gcp.network_name
+                else "no NetworkPeeringRoutesConfig"
+            )  # fmt: skip
             return [Hop(where, "VPC peering",
                         f"custom routes are not exported to the control plane's network ({records}): it has no route "
                         f"back to {target}", False, "gke-route-export")], None  # fmt: skip

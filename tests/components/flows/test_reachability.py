@@ -27,6 +27,7 @@ PROPAGATION = "aws:ec2transitgateway/routeTablePropagation:RouteTablePropagation
 TGW_ROUTE = "aws:ec2transitgateway/route:Route"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"
+PEER = "gcp:compute/routerPeer:RouterPeer"
 SG_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 FIREWALL = "gcp:compute/firewall:Firewall"
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
@@ -270,6 +271,67 @@ def test_a_missing_peering_export_is_caught_on_the_return_leg(prod):
             assert path.dropped_at.what == "VPC peering"
             assert path.dropped_at.decision.startswith("custom routes are not exported to the control plane's network")
             assert path.dropped_at.decision.endswith(f"it has no route back to {need.source}")
+
+
+def test_a_gcp_link_without_a_bgp_session_delivers_nothing_over_it(prod):
+    """A Cloud Router exchanges routes only over an enabled BGP peer on an interface bound to one of the link's
+    tunnels. With the GCP end's HA VPN tunnels gone, its BGP peers gone, or every peer disabled (enable: false), the
+    model still announced gcp-usc1's subnets and the control plane's /28 over aws-use1--gcp-usc1 and called every
+    path across it delivered: the AWS end's VPN connections were all it looked at."""
+    plan, spec = prod
+    peers = [r["name"] for r in plan["resources"] if r["type"] == PEER]
+    disabled = plan
+    for name in peers:
+        disabled = edit(disabled, PEER, name, enable=False)
+    breaks = {
+        "gcp-usc1 has no HA VPN tunnel of aws-use1--gcp-usc1 in the plan": _without(
+            plan, TUNNEL, *(r["name"] for r in plan["resources"] if r["type"] == TUNNEL)
+        ),
+        "gcp-usc1's Cloud Router has no BGP peer on aws-use1--gcp-usc1": _without(plan, PEER, *peers),
+        "every BGP peer of gcp-usc1's Cloud Router on aws-use1--gcp-usc1 is disabled (enable: false: "
+        + ", ".join(peers)
+        + ")": disabled,
+    }
+    for why, broken in breaks.items():
+        announced, how = Estate(broken, spec).cloud_router_advertisement("gcp-usc1", "aws-use1--gcp-usc1")
+        assert (announced, how) == ([], f"Cloud Router gcp-usc1-vpn-router: no BGP session: {why}")
+        needs = needed_paths(broken, spec)
+        dropped = {(n.kind, n.source_site, n.source): n.path for n in needs if not n.path.delivered}
+        assert set(dropped) == {
+            ("multikueue", "grid-hpc", "10.50.0.0/16"),
+            ("multikueue", "grid-hpc", "10.51.0.0/16"),
+            ("metrics", "gcp-usc1", "10.30.128.0/17"),
+            ("served", "gcp-usc1", "10.30.128.0/17"),
+            ("served", "aws-use1", "10.20.0.0/16"),
+        }
+        assert str(dropped["multikueue", "grid-hpc", "10.50.0.0/16"].dropped_at).endswith(
+            f"gcp-usc1's Cloud Router gcp-usc1-vpn-router: no BGP session: {why}: it does not announce "
+            "10.30.127.240/28 (the GKE control plane's range) over aws-use1--gcp-usc1"
+        )
+        # gcp-usc1 learns nothing either: its pods' writes to the grid leave by the default route.
+        metrics = dropped["metrics", "gcp-usc1", "10.30.128.0/17"]
+        assert not metrics.dropped_on_return
+        assert str(metrics.dropped_at).endswith(f"no BGP session over aws-use1--gcp-usc1: {why}")
+
+
+def test_a_peering_export_on_another_network_does_not_reach_the_control_plane(prod):
+    """The export reaches the control plane only on the cluster's own VPC's peering: a NetworkPeeringRoutesConfig
+    naming another network (networks.updatePeering acts on the network it names) counted as the export, and the
+    control plane's replies were called routed."""
+    plan, spec = prod
+    broken = edit(plan, PEERING_ROUTES, "gcp-usc1-gke-control-plane-routes", network="campus-shared-vpc")
+    for need in _manager_to_gke(broken, spec):
+        assert need.path.dropped_on_return
+        assert str(need.path.dropped_at) == (
+            "gcp-usc1 GKE control-plane peering: VPC peering: custom routes are not exported to the control plane's "
+            f"network (no NetworkPeeringRoutesConfig on prod-gcp-usc1): it has no route back to {need.source}"
+        )
+    # Named by its self link, the VPC's own still counts.
+    link = edit(
+        plan, PEERING_ROUTES, "gcp-usc1-gke-control-plane-routes",
+        network="projects/lattice-prod-ml/global/networks/prod-gcp-usc1",
+    )  # fmt: skip
+    assert all(n.path.delivered for n in _manager_to_gke(link, spec))
 
 
 # --- each rule, held to its source -------------------------------------------------------------------------
