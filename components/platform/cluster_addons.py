@@ -188,7 +188,7 @@ KUEUE_FEATURE_GATES = {
     "MultiKueueIncrementalDispatcherConfig": True,  # beta since 0.19: without it Kueue ignores the stepSize below
 }
 # The incremental dispatcher nominates MultiKueueConfig's workers in its order, stepSize of them per round, and adds
-# the next stepSize once a round has gone 5 minutes without any of them reserving quota; the default all-at-once
+# the next stepSize once a round has gone 5 minutes without any worker admitting it; the default all-at-once
 # dispatcher copies a workload to every worker at once (pkg/controller/workloaddispatcher/incrementaldispatcher.go
 # at v0.19.2: getNextNominatedWorkers; incrementalDispatcherRoundTimeout is a constant 5 minutes there, not
 # configurable). stepSize defaults to 3, which sends a team's job to its first three workers at once — every worker

@@ -268,10 +268,23 @@ def render_text(document: dict) -> str:
         text = f"verdict: runs on {verdict['site']}, {nodes} of {verdict['pool']}, "
         text += "at once" if after == "at once" else f"after {after}"
         text += f" ({verdict['wait']})"
+        if verdict.get("unless"):
+            text += "; " + _unless(verdict)
     else:
         text = "verdict: never admitted (the reasons above)"
     lines += _wrap(text, "", "  ")
     return "\n".join(lines) + "\n"
+
+
+def _unless(verdict: dict) -> str:
+    """The race a ProvisioningRequest leaves open: Kueue's MultiKueue manager takes the first worker that admits."""
+    unless = verdict["unless"]
+    after = duration(timedelta(seconds=unless["after_seconds"] or 0))
+    return (
+        f"unless its nodes are not provisioned by the time {unless['site']} admits it "
+        f"({'at once' if after == 'at once' else 'after ' + after}, {unless['wait']}): the manager keeps every "
+        "worker's copy until one is admitted, and the first admitted takes the job"
+    )
 
 
 def markdown(document: dict) -> str:
@@ -284,6 +297,8 @@ def markdown(document: dict) -> str:
             f"**runs on `{verdict['site']}`**, {verdict['nodes']} nodes of `{verdict['pool']}`, "
             f"{'at once' if after == 'at once' else 'after ' + after} ({verdict['wait']})"
         )
+        if verdict.get("unless"):
+            head += "; " + _unless(verdict)
     else:
         head = "**never admitted**"
     lines = [

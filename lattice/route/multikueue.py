@@ -17,9 +17,13 @@ Follows kubernetes-sigs/kueue v0.19.2 (commit 8eab68778fc1b52affe165fdf5af29d1e9
   validation refuses a stepSize below 1 or the block beside another dispatcher (``pkg/config/validation.go``);
 - both gates are beta and on by default from 0.19 (``pkg/features/kube_features.go``).
 
-A worker that reserves quota ends the nomination (the manager sets ``clusterName`` and removes the workload's
-copies from the other workers: ``pkg/controller/admissionchecks/multikueue/workload.go``); a worker nominated
-keeps its copy while later rounds add more.
+A worker whose copy is *admitted* — quota reserved and every admission check of its own Ready, so for a flavor
+behind a ProvisioningRequest check only once the nodes are provisioned — ends the nomination: the manager converges
+on the first remote with the ``Admitted`` condition, sets ``clusterName`` and removes the copies from the other
+workers (``pkg/controller/admissionchecks/multikueue/workload.go``, ``reconcileGroup`` step 6:
+``bestMatchByCondition(kueue.WorkloadAdmitted)``, since MultiKueueWaitForWorkloadAdmitted went stable, kueue#10656;
+#13124 renamed "reserving" to "admitting" there). A worker's quota reservation alone ends nothing: every worker
+nominated keeps its copy, and later rounds keep adding workers, until one admits.
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ class Dispatcher:
         order = "in MultiKueueConfig order" if self.respects_order else "in alphabetical order"
         step = self.step_size
         each = "one worker" if step == 1 else f"up to {step} workers"
-        return f"{each} per round, {order}; the next round after {_minutes(ROUND_TIMEOUT)} without a quota reservation"
+        return f"{each} per round, {order}; the next round after {_minutes(ROUND_TIMEOUT)} without an admission"
 
 
 def _minutes(span: timedelta) -> str:

@@ -131,6 +131,15 @@ def report(walked: Route, stack: str, written_for: str | None, costs: dict[str, 
             "wait": chosen.wait if chosen is not None else None,
             "pool": chosen.pool.name if chosen is not None and chosen.pool is not None else None,
             "nodes": chosen.nodes if chosen is not None else 0,
+            # Behind a ProvisioningRequest the chosen worker admits only once its nodes are provisioned; until then
+            # the manager keeps every worker's copy, and this worker takes the job if it admits first.
+            "unless": None
+            if walked.unless is None
+            else {
+                "site": walked.unless.site,
+                "after_seconds": _seconds(walked.unless_after),
+                "wait": walked.unless.wait,
+            },
         },
     }
 

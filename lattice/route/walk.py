@@ -14,7 +14,9 @@ The walk, per cluster the job reaches (each step in the words of the component t
 3. flavor assignment and TAS placement (``kueue.FlavorAssigner``) with no other workload running, on the nodes Ready
    when the job arrives, and again on the nodes a capacity block brings at its start;
 4. on the MultiKueue manager: quota reserved on its dispatch queue, then the dispatcher's rounds
-   (``multikueue.rounds``); the worker that reserves quota first takes the job;
+   (``multikueue.rounds``); the worker that *admits* it first takes the job — for a flavor behind a
+   ProvisioningRequest check that is when the nodes are provisioned, a time the plan cannot know, so another worker
+   that admits at a known time later still wins if the nodes are not there by then (``Route.unless``);
 5. once admitted: the pods Kueue starts — the flavor's node labels and tolerations merged in — against the
    namespace's Pod Security level, its ResourceQuotas, and the labels and taints of the pool's nodes.
 
@@ -70,7 +72,9 @@ class Admission:
     local_queue: str
     cluster_queue: str | None = None
     admitted: bool = False
-    delay: timedelta | None = None  # from the job's arrival on this cluster to its quota reservation
+    # From the job's arrival on this cluster to its quota reservation: its admission too, but behind a
+    # ProvisioningRequest check (wait == PROVISIONING), where admission waits for the nodes, only a lower bound.
+    delay: timedelta | None = None
     wait: str | None = None
     wait_detail: str = ""
     assignment: Assignment | None = None
@@ -102,7 +106,12 @@ class Route:
     # kubeconfig names, the flow Lattice's network must carry).
     network: dict[str, Path] = field(default_factory=dict)
     chosen: Admission | None = None
-    chosen_after: timedelta | None = None  # from submission
+    chosen_after: timedelta | None = None  # from submission (behind a ProvisioningRequest: its earliest)
+    # Where the chosen worker admits only once a ProvisioningRequest is provisioned: the first other worker that
+    # admits at a known time after it, and when. The manager keeps both copies until one is admitted, so this one
+    # takes the job unless the nodes are there by then.
+    unless: Admission | None = None
+    unless_after: timedelta | None = None
     at: datetime | None = None
 
     @property
@@ -341,6 +350,7 @@ def route(estate: Estate, job: Job, site: str | None = None) -> Route:
     result.rounds = rounds(workers, result.dispatcher)
     result.network = dispatch_paths(estate, start, workers)
     best: tuple[timedelta, int] | None = None
+    known: list[tuple[timedelta, int, Admission]] = []  # workers that admit at a time the plan knows
     for number, dispatch_round in enumerate(result.rounds):
         for worker in dispatch_round.workers:
             # Walked even when the manager keeps the job: what each worker would say is every site's reason.
@@ -357,8 +367,16 @@ def route(estate: Estate, job: Job, site: str | None = None) -> Route:
             result.workers[worker] = verdict
             if first.admitted and verdict.runs and verdict.delay is not None:
                 when = (dispatch_round.after + verdict.delay, number)
+                if verdict.wait != PROVISIONING:
+                    known.append((*when, verdict))
                 if best is None or when < best:
                     best, result.chosen, result.chosen_after = when, verdict, when[0]
+    # The manager converges on the first worker whose copy is Admitted (Kueue 0.19.2 multikueue/workload.go,
+    # bestMatchByCondition(WorkloadAdmitted)); behind a ProvisioningRequest check that is when the nodes come.
+    if result.chosen is not None and result.chosen.wait == PROVISIONING and best is not None:
+        later = sorted((w for w in known if (w[0], w[1]) > best), key=lambda w: (w[0], w[1]))
+        if later:
+            result.unless_after, _, result.unless = later[0]
     return result
 
 

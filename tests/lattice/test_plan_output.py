@@ -91,7 +91,7 @@ def test_progress_stays_silent_for_a_quick_step_and_off_a_terminal():
 PROD_ROUTES = """\
 Routes (submit on grid-hpc, the MultiKueue manager):
   hybrid dispatch: one worker per round, in MultiKueueConfig order; the next
-    round after 5 minutes without a quota reservation
+    round after 5 minutes without an admission
   climate (confidential data, namespace climate)
     gpus: grid-hpc
     hybrid: aws-use1

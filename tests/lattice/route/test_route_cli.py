@@ -30,8 +30,9 @@ def _clusters(document: dict) -> dict[str, dict]:
 def test_fusions_job_goes_to_aws_first_and_to_gcp_only_after_the_documented_wait(capsys):
     """The A3 Mega job (no topology request, so either worker may run it): submitted on grid-hpc, quota reserved on
     hybrid-fusion, round 1 aws-use1 — which would admit it only when its capacity block starts, in 7 days 23.5 h — and,
-    5 minutes without a reservation later, round 2 gcp-usc1, whose queued-provisioning flavor reserves quota at once
-    and files a ProvisioningRequest: gcp-usc1 takes it 5 minutes after submission."""
+    5 minutes without an admission later, round 2 gcp-usc1, whose queued-provisioning flavor reserves quota at once
+    and files a ProvisioningRequest: gcp-usc1 takes it once its nodes are provisioned, at the earliest 5 minutes
+    after submission, unless aws-use1 admits it first when the block starts."""
     code, document = _route(capsys, "--team", "fusion", "--pool", "gcp-usc1/train-a3mega")
     assert code == 0
     assert document["submitted_on"] == "grid-hpc" and document["job"]["queue"] == "hybrid"
@@ -63,6 +64,7 @@ def test_fusions_job_goes_to_aws_first_and_to_gcp_only_after_the_documented_wait
         assert document["verdict"] == {
             "admitted": True, "site": "gcp-usc1", "after_seconds": 300, "wait": "ProvisioningRequest",
             "pool": "train-a3mega", "nodes": 8,
+            "unless": {"site": "aws-use1", "after_seconds": BLOCK_WAIT, "wait": "capacity-block start"},
         }  # fmt: skip
     else:
         # the manager's Kueue cannot connect to gcp-usc1, so the job waits for aws-use1's block
@@ -73,8 +75,33 @@ def test_fusions_job_goes_to_aws_first_and_to_gcp_only_after_the_documented_wait
         assert document["verdict"]["site"] == "aws-use1" and document["verdict"]["after_seconds"] == BLOCK_WAIT
 
 
+def test_a_provisioning_request_worker_takes_the_job_only_if_admitted_before_a_later_worker(capsys):
+    """Kueue 0.19.2's MultiKueue manager converges on the first worker whose copy is *Admitted*
+    (pkg/controller/admissionchecks/multikueue/workload.go, reconcileGroup: bestMatchByCondition(WorkloadAdmitted);
+    MultiKueueWaitForWorkloadAdmitted stable since kueue#10656), not the first to reserve quota: gcp-usc1's copy,
+    quota reserved behind its queued-provisioning check, is admitted only once Google provisions the nodes, and until
+    then aws-use1 keeps its copy. The route said gcp-usc1 takes the job 5 minutes after submission, and the docs that
+    the aws-use1 copy is deleted then; it runs on aws-use1 if the block starts first."""
+    code, document = _route(capsys, "--team", "fusion", "--pool", "gcp-usc1/train-a3mega")
+    assert code == 0
+    if not document["network"]["gcp-usc1"]["delivered"]:
+        pytest.skip("gcp-usc1 unreachable: no race")
+    verdict = document["verdict"]
+    assert (verdict["site"], verdict["wait"], verdict["after_seconds"]) == ("gcp-usc1", "ProvisioningRequest", 300)
+    assert verdict["unless"] == {"site": "aws-use1", "after_seconds": BLOCK_WAIT, "wait": "capacity-block start"}
+    assert document["dispatch"]["described"].endswith("the next round after 5 minutes without an admission")
+    code = main(["route", "--stack", "prod", "--team", "fusion", "--pool", "gcp-usc1/train-a3mega"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "unless its nodes are not provisioned by the time aws-use1 admits it (after " in text
+    assert "the manager keeps every worker's copy until one is admitted, and the first admitted takes the job" in text
+    # A worker that admits at a known time leaves no race.
+    with clock.frozen_at(datetime(2026, 12, 2, 12, tzinfo=UTC)):
+        code, document = _route(capsys, "--team", "fusion", "--pool", "gcp-usc1/train-a3mega")
+    assert document["verdict"]["site"] == "aws-use1" and document["verdict"]["unless"] is None
+
+
 def test_while_the_block_runs_aws_takes_fusions_job_at_once(capsys):
-    """At 2026-12-02 the p5 nodes are Ready: round 1's aws-use1 reserves quota at once and the manager never needs
+    """At 2026-12-02 the p5 nodes are Ready: round 1's aws-use1 admits it at once and the manager never needs
     round 2."""
     with clock.frozen_at(datetime(2026, 12, 2, 12, tzinfo=UTC)):
         code, document = _route(capsys, "--team", "fusion", "--pool", "gcp-usc1/train-a3mega")
