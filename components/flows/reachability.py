@@ -126,6 +126,7 @@ TGW_PROPAGATION = "aws:ec2transitgateway/routeTablePropagation:RouteTablePropaga
 TGW_ROUTE = "aws:ec2transitgateway/route:Route"
 TGW_VPC_ATTACHMENT = "aws:ec2transitgateway/vpcAttachment:VpcAttachment"
 VPN_CONNECTION = "aws:ec2/vpnConnection:VpnConnection"
+AWS_CUSTOMER_GATEWAY = "aws:ec2/customerGateway:CustomerGateway"
 SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
@@ -269,6 +270,16 @@ def _get(value: Any, *path: str | int, default: Any = None) -> Any:
 
 def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _int(value: Any) -> int | None:
+    """An ASN as the plan holds it (a float from the mock engine, a string for bgpAsn); None when not known yet."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _region(location: str) -> str:
@@ -665,7 +676,83 @@ class Estate:
         if not bound:
             names = ", ".join(p["name"] for p in enabled)
             return [], f"no BGP peer of {site}'s Cloud Router on {link} is on an interface bound to a tunnel ({names})"
-        return bound, ""
+        plan = self.links.get(link)
+        far = (plan.peer if plan.cloud == site else plan.cloud) if plan is not None else None
+        if far is None or self.sites[far].provider != "aws" or self.aws[far].tgw is None:
+            return bound, ""
+        return self._sessions_with_aws(site, link, far, bound)
+
+    def _sessions_with_aws(
+        self, site: str, link: str, far: str, bound: list[Mapping[str, Any]]
+    ) -> tuple[list[Mapping[str, Any]], str]:
+        """The peers of ``bound`` whose session with ``far``'s transit gateway comes up: the peer names the transit
+        gateway's ASN, and its addresses are the two ends of one of the link's AWS tunnels (AWS takes the first
+        address of a tunnel's inside /30, the customer gateway the second), on a VPN connection whose customer
+        gateway carries the Cloud Router's ASN. A BGP speaker refuses an OPEN from an AS it was not told to expect
+        (RFC 4271 6.2, Bad Peer AS), and a session is set up only between the addresses each end configures
+        (https://docs.aws.amazon.com/vpn/latest/s2svpn/VPNTunnels.html, inside tunnel IPv4 CIDR). Values the plan
+        does not know yet (a preview) are taken as matching."""
+        index = self.index
+        tgw = self.aws[far].tgw
+        connections = [a for a in tgw.attachments.values() if a.kind == "vpn" and a.link == link]
+        usable = [a for a in connections if not self.vpn_fault(far, a)]
+        if connections and not usable:
+            return [], "; ".join(self.vpn_fault(far, a) for a in connections)
+        inside: list[Net] = []
+        for connection in index.of_type(VPN_CONNECTION, far):
+            if connection["name"] in {a.key for a in usable}:
+                for key in ("tunnel1InsideCidr", "tunnel2InsideCidr"):
+                    net = _net(_get(connection, "inputs", key))
+                    if net is not None:
+                        inside.append(net)
+        wrong_asn, wrong_address, sessions = [], [], []
+        for peer in bound:
+            asn = _int(_get(peer, "inputs", "peerAsn"))
+            if asn is not None and tgw.asn is not None and asn != tgw.asn:
+                wrong_asn.append(f"{peer['name']} expects AS {asn}")
+                continue
+            ours, theirs = _get(peer, "inputs", "ipAddress"), _get(peer, "inputs", "peerIpAddress")
+            if inside and isinstance(ours, str) and isinstance(theirs, str):
+                try:
+                    ends = (ipaddress.ip_address(theirs), ipaddress.ip_address(ours))
+                except ValueError:
+                    ends = None
+                if ends is None or not any(ends == (net[1], net[2]) for net in inside if net.num_addresses == 4):
+                    wrong_address.append(f"{peer['name']} {ours} to {theirs}")
+                    continue
+            sessions.append(peer)
+        if sessions:
+            return sessions, ""
+        why = []
+        if wrong_asn:
+            why.append(f"{far}'s transit gateway speaks BGP as AS {tgw.asn}, but {', '.join(wrong_asn)}")
+        if wrong_address:
+            listed = ", ".join(str(n) for n in inside)
+            why.append(f"no peer's addresses are the two ends of an AWS tunnel of {link} ({listed}): "
+                       + ", ".join(wrong_address))  # fmt: skip
+        return [], "; ".join(why)
+
+    def vpn_fault(self, hub: str, attachment: _Attachment) -> str:
+        """Why the BGP sessions of an AWS site's VPN connection cannot come up, or "": its customer gateway must
+        carry the far end's ASN, the AS the transit gateway then expects to hear from (RFC 4271 6.2, Bad Peer AS;
+        https://docs.aws.amazon.com/vpn/latest/s2svpn/cgw-options.html, BGP ASN). Unknown values count as matching."""
+        if attachment.kind != "vpn" or attachment.static or attachment.link not in self.links:
+            return ""
+        plan = self.links[attachment.link]
+        far = plan.peer if plan.cloud == hub else plan.cloud
+        want = self.asn(far)
+        connection = next((c for c in self.index.of_type(VPN_CONNECTION, hub) if c["name"] == attachment.key), None)
+        if want is None or connection is None:
+            return ""
+        for gateway in self.index.dependencies(connection, AWS_CUSTOMER_GATEWAY):
+            asn = _int(_get(gateway, "inputs", "bgpAsn"))
+            asn = asn if asn is not None else _int(_get(gateway, "inputs", "bgpAsnExtended"))
+            if asn is not None and asn != want:
+                return (
+                    f"{hub}'s VPN connection {attachment.key} expects AS {asn} (customer gateway {gateway['name']}), "
+                    f"but {far} speaks BGP as AS {want}"
+                )
+        return ""
 
     def cloud_router_advertisement(self, site: str, link: str) -> tuple[list[Net], str]:
         """What a GCP site's Cloud Router announces to the BGP peers of ``link``, and how it decided."""
@@ -699,6 +786,8 @@ class Estate:
             return [_Route(self.aws[tgw.site].cidr, attachment.key, f"{attachment.key} (VPC CIDR)", False, "vpc")]
         if attachment.static or attachment.link is None or attachment.link not in self.links:
             return []  # a static VPN connection propagates nothing
+        if self.vpn_fault(tgw.site, attachment):
+            return []  # its BGP sessions do not come up: nothing is learned over them
         link = self.links[attachment.link]
         far = link.peer if link.cloud == tgw.site else link.cloud
         asn = self.asn(far)
@@ -721,7 +810,7 @@ class Estate:
     def tgw_announces(self, tgw: _Tgw, link: str) -> tuple[list[_Route], str | None]:
         """What a transit gateway announces over BGP to the VPN attachments of ``link``: the routes of the table they
         are associated with, its ASN prepended (None: their attachments are associated with no table)."""
-        keys = [a.key for a in tgw.attachments.values() if a.link == link]
+        keys = [a.key for a in tgw.attachments.values() if a.link == link and not self.vpn_fault(tgw.site, a)]
         tables = {tgw.association[k] for k in keys if k in tgw.association}
         if not tables:
             return [], None
@@ -1083,6 +1172,19 @@ class Estate:
                 return f"{far}'s transit gateway route table {table} announces no route covering it"
         return "; ".join(down) or "no link announces it"
 
+    def _sessions_down(self, site: str) -> list[str]:
+        """Why a grid or edge site's links to an AWS hub carry nothing: every VPN connection's session is down."""
+        down = []
+        for plan in self.links_of(site):
+            far = plan.peer if plan.cloud == site else plan.cloud
+            if self.sites[far].provider != "aws" or self.aws[far].tgw is None:
+                continue
+            attachments = [a for a in self.aws[far].tgw.attachments.values() if a.link == plan.key]
+            faults = [self.vpn_fault(far, a) for a in attachments]
+            if attachments and all(faults):
+                down.append(f"no BGP session over {plan.key}: " + "; ".join(faults))
+        return down
+
     def _story(self, target: Net) -> str:
         """Why no route to ``target`` reached this far: the announcement or propagation that leaves it out."""
         for name, gcp in self.gcp.items():
@@ -1115,6 +1217,9 @@ class Estate:
                     continue
                 table = tgw.association.get(key)
                 tables = [t for t, keys in tgw.propagations.items() if key in keys]
+                fault = self.vpn_fault(hub, attachment)
+                if fault and all(self.vpn_fault(hub, a) for a in tgw.attachments.values() if a.link == attachment.link):
+                    return f"no BGP session over {attachment.link}: {fault}"
                 if attachment.static:
                     statics = [r for r in tgw.static.get(table or "", []) if target.subnet_of(r.prefix)]
                     if not statics:
@@ -1138,7 +1243,7 @@ class Estate:
                         True, "site", assumed=True)], ("internet", site)  # fmt: skip
         best = _best(self.gateway_routes(site), target)
         if not best:
-            story = self._story(target)
+            story = "; ".join(filter(None, [self._story(target), *self._sessions_down(site)]))
             return [Hop(f"{site} gateways", "BGP routes", f"no route to {target}: no link announces it to {site}"
                         + (f"; {story}" if story else ""), False, "gateway")], None  # fmt: skip
         route = best[0]

@@ -28,6 +28,7 @@ TGW_ROUTE = "aws:ec2transitgateway/route:Route"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"
 PEER = "gcp:compute/routerPeer:RouterPeer"
+CUSTOMER_GATEWAY = "aws:ec2/customerGateway:CustomerGateway"
 SG_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 FIREWALL = "gcp:compute/firewall:Firewall"
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
@@ -312,6 +313,53 @@ def test_a_gcp_link_without_a_bgp_session_delivers_nothing_over_it(prod):
         metrics = dropped["metrics", "gcp-usc1", "10.30.128.0/17"]
         assert not metrics.dropped_on_return
         assert str(metrics.dropped_at).endswith(f"no BGP session over aws-use1--gcp-usc1: {why}")
+
+
+def test_a_bgp_session_whose_ends_disagree_on_asn_or_address_delivers_nothing(prod):
+    """A BGP session comes up only between the AS numbers and addresses each end expects (RFC 4271 6.2, Bad Peer AS;
+    an AWS tunnel's inside /30: AWS the first address, the customer gateway the second). With gcp-usc1's peers naming
+    another AS than aws-use1's transit gateway, aws-use1's customer gateways naming another AS than the Cloud Router
+    (or than grid-hpc's gateways), or the peers' addresses off the AWS tunnels, the model still called every path
+    across the link delivered: it looked only at whether a peer existed."""
+    plan, spec = prod
+    names = lambda t, part="": [r["name"] for r in plan["resources"] if r["type"] == t and part in r["name"]]  # noqa: E731
+
+    def each(type_token, part="", **inputs):
+        out = plan
+        for name in names(type_token, part):
+            out = edit(out, type_token, name, **inputs)
+        return out
+
+    peers = names(PEER)
+    gcp_breaks = {
+        "aws-use1's transit gateway speaks BGP as AS 64600, but "
+        + ", ".join(f"{p} expects AS 64601" for p in peers): each(PEER, peerAsn=64601),
+        "aws-use1's VPN connection aws-use1--gcp-usc1-vpn-0 expects AS 64701 (customer gateway "
+        "aws-use1--gcp-usc1-cgw-0), but gcp-usc1 speaks BGP as AS 64700": each(CUSTOMER_GATEWAY, "gcp", bgpAsn="64701"),
+        "no peer's addresses are the two ends of an AWS tunnel of aws-use1--gcp-usc1": each(
+            PEER, peerIpAddress="169.254.99.1"
+        ),
+    }
+    for why, broken in gcp_breaks.items():
+        sessions, because = Estate(broken, spec).bgp_sessions("gcp-usc1", "aws-use1--gcp-usc1")
+        assert sessions == [] and because.startswith(why), because
+        dropped = {(n.kind, n.source_site, n.source): n.path for n in needed_paths(broken, spec)
+                   if not n.path.delivered}  # fmt: skip
+        assert {("multikueue", "grid-hpc", "10.50.0.0/16"), ("metrics", "gcp-usc1", "10.30.128.0/17")} <= set(dropped)
+        assert f"no BGP session: {why}" in str(dropped["multikueue", "grid-hpc", "10.50.0.0/16"].dropped_at)
+    # The grid's end: customer gateways in another AS than the grid's gateways speak.
+    broken = each(CUSTOMER_GATEWAY, "grid", bgpAsnExtended="4200000101")
+    dropped = {(n.kind, n.source_site, n.source): n.path for n in needed_paths(broken, spec) if not n.path.delivered}
+    assert {("multikueue", "grid-hpc", "10.50.0.0/16"), ("metrics", "aws-use1", "10.20.0.0/16")} <= set(dropped)
+    assert (
+        "no BGP session over aws-use1--grid-hpc: aws-use1's VPN connection aws-use1--grid-hpc-vpn-0 expects AS "
+        "4200000101 (customer gateway aws-use1--grid-hpc-cgw-192-0-2-10), but grid-hpc speaks BGP as AS 4200000100"
+    ) in str(dropped["multikueue", "grid-hpc", "10.50.0.0/16"].dropped_at)
+    # One good session is enough: a peer of four in the wrong AS leaves the link up.
+    one = edit(plan, PEER, peers[0], peerAsn=64601)
+    sessions, _ = Estate(one, spec).bgp_sessions("gcp-usc1", "aws-use1--gcp-usc1")
+    assert [p["name"] for p in sessions] == peers[1:]
+    assert all(n.path.delivered for n in needed_paths(one, spec))
 
 
 def test_a_peering_export_on_another_network_does_not_reach_the_control_plane(prod):
