@@ -3,13 +3,16 @@
 rich shrinks a table that is wider than the terminal by wrapping its cells at spaces and, once a single word is
 wider than its column, by cutting it with an ellipsis ("aws-us…") — a link, site or machine name the reader can no
 longer tell from its neighbours. ``fitted`` prints the table when every word of every cell fits its column (and a
-``no_wrap`` column's whole cell), and otherwise the same rows stacked: the first column's value on a line of its
-own, then one "key: value" line per other column, each value wrapping under itself. ``keyed`` is that layout for
-one note: "key: text" with the text wrapping under the text, not under the key.
+``no_wrap`` column's whole cell); a two-column table (a quantity and its value, a name and its detail) whose first
+column is too wide for that keeps its two columns, the first wrapping at its words too (``wrapped``), as long as
+every word of both still fits; any other table is printed with the same rows stacked: the first column's value on a
+line of its own, then one "key: value" line per other column, each value wrapping under itself. ``keyed`` is that
+layout for one note: "key: text" with the text wrapping under the text, not under the key.
 """
 
 from __future__ import annotations
 
+from copy import copy
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,8 +52,39 @@ def print_note(console: Console, key: str, text: str) -> None:
 
 
 def fitted(table: Table, console: Console) -> RenderableType:
-    """``table`` if it fits ``console`` without cutting a word, else its rows stacked as "key: value" lines."""
-    return table if fits(table, console) else stacked(table)
+    """``table`` if it fits ``console`` without cutting a word; a two-column table with both columns wrapping if
+    that fits; else its rows stacked as "key: value" lines."""
+    if fits(table, console):
+        return table
+    if len(table.columns) == 2 and (two := wrapped(table, console)) is not None:
+        return two
+    return stacked(table)
+
+
+def wrapped(table: Table, console: Console) -> Table | None:
+    """A two-column table at the console's width with both columns wrapping at their words: the second (the value)
+    keeps its widest cell where the line has room for it and is otherwise as wide as the first leaves it, the first
+    no narrower than its longest word. None when their longest words side by side are wider than the line."""
+    from dataclasses import replace
+
+    from rich.measure import Measurement
+
+    width = min(console.width, table.width) if table.width else console.width
+    options = console.options.update_width(10_000)
+    spans = []
+    for column in table.columns:
+        widths = [Measurement.get(console, options, cell) for cell in (column.header, *column.cells)]
+        spans.append((max(w.minimum for w in widths), max(w.maximum for w in widths)))
+    (key_least, key_most), (value_least, value_most) = spans
+    room = width - table._extra_width - table._get_padding_width(0) - table._get_padding_width(1)
+    if key_least + value_least > room:
+        return None
+    key = min(key_most, room - value_least)
+    value = min(value_most, room - key)
+    two = copy(table)
+    first, second = table.columns
+    two.columns = [replace(first, width=key, no_wrap=False), replace(second, width=value, no_wrap=False)]
+    return two
 
 
 def stacked(table: Table) -> RenderableType:

@@ -205,26 +205,22 @@ def test_size_prints_gpu_hours_when_asked(capsys):
 
 
 def _rows(out: str) -> dict[str, str]:
-    """The size table's rows as the narrow terminal prints them (a label line, then ``value:`` and its wrapped
-    lines), each value joined back into one line."""
+    """The size table's rows, label to value, as a console wide enough for every row on one line prints them (the
+    tests that read them set COLUMNS; tests/lattice/test_width.py holds the table at 80 columns)."""
     rows: dict[str, str] = {}
-    label = ""
     for line in out.splitlines():
-        text = line.strip()
-        if text.startswith("value:"):
-            rows[label] = text.removeprefix("value:").strip()
-        elif line.startswith(" " * 9) and label in rows:
-            rows[label] += " " + text
-        elif text:
-            label = text
+        cells = line.split("│")
+        if len(cells) == 4 and cells[1].strip():
+            rows[cells[1].strip()] = cells[2].strip()
     return rows
 
 
-def test_size_estimates_gpu_hours_from_the_peak_and_an_mfu_without_a_measured_throughput(capsys):
+def test_size_estimates_gpu_hours_from_the_peak_and_an_mfu_without_a_measured_throughput(capsys, monkeypatch):
     """Issue 33's acceptance: 70 B on 8 × p5.48xlarge for 1e12 tokens prints GPU-hours and a cost with no
     --tokens-per-second-per-gpu, and says what it assumed: H100's dense BF16 peak 989.5 TFLOPS × 38 % MFU ÷
     (6 × 70e9 FLOPs a token) = 895.3 tokens/s per GPU."""
     argv = ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "8", "--tokens", "1e12"]
+    monkeypatch.setenv("COLUMNS", "400")
     main(argv)
     rows = _rows(capsys.readouterr().out)
     assert rows["throughput (assumed, not measured)"] == (

@@ -36,8 +36,9 @@ def test_time_and_money_lost_to_checkpoint_saves(save_minutes, interval_minutes,
     assert cost.lost_usd / cost.compute_usd == pytest.approx(save_minutes / (interval_minutes + save_minutes))
 
 
-def test_one_run_end_to_end_by_hand(capsys):
+def test_one_run_end_to_end_by_hand(capsys, monkeypatch):
     """70 B full training on 16 p5.48xlarge, 1 T tokens at 400 tokens/s per GPU, checkpoints on the sized FSx."""
+    monkeypatch.setenv("COLUMNS", "400")  # each row on one line: its value read whole
     args = [
         "size",
         "--parameters",
@@ -79,7 +80,8 @@ def test_a_run_on_a_capacity_block_is_priced_at_the_block_rate():
     assert cost.compute_usd == pytest.approx(hours.node_hours * _usd("ec2/p5.48xlarge/CapacityBlock"))
 
 
-def test_a_machine_the_snapshot_cannot_price_says_so(capsys):
+def test_a_machine_the_snapshot_cannot_price_says_so(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # each row on one line: its value read whole
     assert (
         main(
             [

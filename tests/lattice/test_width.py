@@ -139,3 +139,53 @@ def test_a_stack_warning_wraps_under_its_key_on_a_terminal_and_stays_one_line_in
     pipe = Console(file=io.StringIO(), width=80)
     warn(stack_file, pipe)
     assert pipe.file.getvalue().splitlines()[0] == first
+
+
+RUN_ON_A_POOL = ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "16", "--block-nodes", "4",
+                 "--cross-block-gbps", "400", "--tokens", "1e12", "--tokens-per-second-per-gpu", "3000"]  # fmt: skip
+
+
+def test_size_piped_prints_its_two_column_table_not_stacked_blocks(at_80, capsys):
+    # `lattice size ... | cat` (a console 80 columns wide, not a terminal): the quantity column's longest label and the
+    # value column's longest word ("fsx-lustre/PERSISTENT_2/SSD/1000:") do not fit side by side unwrapped, which
+    # stacked every row as "quantity" / "value: ..." blocks; the table now wraps its columns instead.
+    out = _run(capsys, *RUN_ON_A_POOL)
+    lines = out.splitlines()
+    assert any(line.startswith("┃ quantity") and line.rstrip().endswith("value ┃") for line in lines)
+    assert not [line for line in lines if line.lstrip().startswith("value:")]
+    table = lines[lines.index(next(line for line in lines if line.startswith("┏"))) : lines.index(
+        next(line for line in lines if line.startswith("└"))) + 1]  # fmt: skip
+    assert max(len(line.rstrip()) for line in table) <= 80
+    assert all(line.startswith("│") for line in table[3:-1])
+    assert "fsx-lustre/PERSISTENT_2/SSD/1000:" in out  # the longest word, whole
+    assert "│ model state (sharded)" in out  # a row label on its row, not stacked above it
+
+
+def _two_columns(value: str) -> Table:
+    table = Table(title="sized")
+    table.add_column("quantity", no_wrap=True)
+    table.add_column("value", justify="right")
+    table.add_row("compute (on-demand, us-east-1, $55.04/node-hour)", "11,958.2 node-hours = $658,177")
+    table.add_row("the sized Lustre through the run (16,800 GiB)", value)
+    return table
+
+
+def test_a_two_column_table_too_wide_wraps_both_columns_at_their_words():
+    console = Console(file=io.StringIO(), width=80)
+    table = _two_columns("not priced: fsx-lustre/PERSISTENT_2/SSD/1000: no published rate " * 3)
+    assert minimum_width(table, console) > 80  # the no_wrap label and the longest word: the table stacked before
+    print_table(console, table)
+    lines = console.file.getvalue().splitlines()
+    assert lines[1].startswith("┏") and max(len(line.rstrip()) for line in lines) <= 80
+    assert "fsx-lustre/PERSISTENT_2/SSD/1000:" in console.file.getvalue()
+    assert not CUT.search(console.file.getvalue())
+    assert any(line.startswith("│ compute (on-demand, us-east-1,") for line in lines)  # the label wraps at a space
+
+
+def test_a_two_column_table_whose_longest_words_cannot_sit_side_by_side_is_stacked():
+    console = Console(file=io.StringIO(), width=80)
+    word = "x" * 60  # with the label's longest word, wider than 80 columns: no two columns can hold both whole
+    print_table(console, _two_columns(f"not priced: {word}"))
+    out = console.file.getvalue()
+    assert "┏" not in out and word in out
+    assert "  value: 11,958.2 node-hours = $658,177" in [line.rstrip() for line in out.splitlines()]
