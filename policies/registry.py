@@ -9,7 +9,9 @@ policies by ``policies/__main__.py`` for ``pulumi preview --policy-pack`` and ev
 
 Each rule also carries a *counterexample*: how to turn a compliant resource of its type into
 a violating one. The mutation test flips exactly that on a compliant plan and checks that
-this rule, and no other, fires.
+this rule, and no other, fires. And a *fix*: the stack-file key or the command that fixes a
+finding, which every report of a finding carries (``remediation`` says the same for a
+hand-written Pulumi program, in its arguments).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class Rule:
     name: str
     description: str
     severity: Severity
+    # What fixes a finding, in a line: the stack-file key (``observability.receivers``) or the command (``aws
+    # cloudtrail start-logging``) in backquotes. Every output of lattice check and audit carries it beside the
+    # finding; tests/policies/test_registry.py resolves each key against the stack file's schema.
+    fix: str
     remediation: str
     resource_types: tuple[str, ...]
     counterexample: Counterexample
@@ -84,7 +90,7 @@ class Rule:
             "name": self.name,
             "description": self.description,
             "severity": policy.Severity(self.severity),
-            "remediation_steps": self.remediation,
+            "remediation_steps": f"Fix: {self.fix}. {self.remediation}",
             "tags": [self.category, *self.checkov, *self.trivy],
             "config_schema": policy.PolicyConfigSchema(properties=dict(self.config)) if self.config else None,
         }

@@ -199,3 +199,28 @@ def test_make_docs_regenerates_then_builds_strictly():
     ]
     pins = (ROOT / "requirements-dev.txt").read_text().splitlines()
     assert {"mkdocs==1.6.1", "mkdocs-material==9.8.1"} <= set(pins)
+
+
+def test_the_upgrade_guide_names_the_key_each_rule_it_lists_asks_for(tmp_path, capsys):
+    # Each rule the guide says an earlier stack file now meets is a rule of the pack, and the key the guide gives is
+    # the one that rule's finding names as its fix; and a stack file without it fails that rule saying so.
+    import json
+
+    import yaml
+
+    from lattice.cli import main
+    from policies.registry import all_rules
+
+    rules = all_rules()
+    guide = (ROOT / "docs" / "how-to" / "upgrade-a-stack-file.md").read_text()
+    listed = re.findall(r"^\| `([a-z0-9-]+)` \| .+ \| `([^`]+)`", guide, flags=re.M)
+    assert [name for name, _ in listed] == ["critical-alerts-routed", "cloudtrail-bucket-object-lock"]
+    for name, key in listed:
+        assert f"`{key}`" in rules[name].fix, name
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    del document["config"]["lattice:spec"]["observability"]["receivers"]
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    main(["check", "--stack-file", str(tmp_path / "Pulumi.dev.yaml"), "--format", "json"])
+    violations = json.loads(capsys.readouterr().out)["violations"]
+    routed = [v for v in violations if v["policy"] == "critical-alerts-routed"]
+    assert routed and all(v["fix"].startswith("`observability.receivers`") for v in routed)

@@ -54,6 +54,7 @@ MENTIONS = {
     "lattice cost --base",
     "lattice diff --base",
     "lattice size --serve",
+    "lattice check --stack-file",
 }
 
 

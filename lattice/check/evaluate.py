@@ -50,6 +50,7 @@ class Finding:
     message: str
     waived: bool = False
     waiver: Any = None
+    fix: str = ""  # the stack-file key or the command that fixes it (the rule's)
 
     @property
     def blocking(self) -> bool:
@@ -321,5 +322,6 @@ def _collect(result: CheckResult, rule: Rule, config: PolicyConfig, run, urn: st
                 enforcement=_reported_level(config.level(rule.name)),
                 urn=violation_urn or urn,
                 message=message,
+                fix=rule.fix,
             )
         )

@@ -4,7 +4,8 @@ Pulumi's own JSON output leaves policy results out (pulumi/pulumi#18851) and PR 
 do not surface policy warnings (pulumi/actions#1373); these formats carry them to code
 scanning, test reporters and the PR diff. Every SARIF result points at the line of the
 stack file that declares the site the resource belongs to, and carries a fingerprint
-that is stable across runs (policy + URN), so code scanning tracks it over time.
+that is stable across runs (policy + URN), so code scanning tracks it over time. Every
+format carries each finding's fix: the stack-file key or the command that fixes it.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def verdict_line(result: CheckResult) -> str:
 
 
 def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator, width: int = 0) -> str:
-    from lattice.tables import print_table
+    from lattice.tables import print_note, print_table
 
     console = Console(record=True, width=width or TEXT_WIDTH, file=io.StringIO())
     if result.findings:
@@ -125,6 +126,8 @@ def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator
             level = f"{f.enforcement} (waived)" if f.waived else f.enforcement
             table.add_row(f.policy, f.severity, level, escape(_short(f.urn)), escape(f.message))
         print_table(console, table)
+        for policy, fix in _fixes(result.findings).items():
+            print_note(console, f"fix {policy}", fix)
     for note in result.not_checked:
         console.print(f"[dim]not checked[/] {note.policy} {escape(_short(note.urn))}: {escape(note.message)}")
     for error in result.errors:
@@ -141,6 +144,11 @@ def to_text(result: CheckResult, problems: list[WaiverProblem], locator: Locator
     return console.export_text()
 
 
+def _fixes(findings: list[Finding]) -> dict[str, str]:
+    """Each failing policy's fix, once, in the order the findings name them."""
+    return {f.policy: f.fix for f in findings if f.fix}
+
+
 def _finding_json(f: Finding) -> dict[str, Any]:
     record = {
         "policy": f.policy,
@@ -148,6 +156,7 @@ def _finding_json(f: Finding) -> dict[str, Any]:
         "enforcement": f.enforcement,
         "urn": f.urn,
         "message": f.message,
+        "fix": f.fix,
         "waived": f.waived,
     }
     if f.waiver is not None:
@@ -206,7 +215,7 @@ def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locato
             "ruleId": f.policy,
             "ruleIndex": names.index(f.policy),
             "level": _level(f.enforcement),
-            "message": {"text": f"{f.message} ({_short(f.urn)})"},
+            "message": {"text": f"{f.message} ({_short(f.urn)}); fix: {f.fix}"},
             "locations": [
                 {
                     "physicalLocation": {
@@ -217,6 +226,7 @@ def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locato
                 }
             ],
             "partialFingerprints": {"latticeFinding/v1": fingerprint(f)},
+            "properties": {"fix": f.fix},
         }
         if f.waived:
             entry["suppressions"] = [
@@ -250,8 +260,10 @@ def to_sarif(result: CheckResult, problems: list[WaiverProblem], locator: Locato
 
 
 def _rule_help(rule: Rule) -> dict[str, str]:
-    """How to fix, and where the rule's verdict deliberately differs from a scanner ID it names."""
-    text, markdown = rule.remediation, f"**Fix:** {rule.remediation}"
+    """How to fix (the stack-file key or command, then the Pulumi arguments), and where the rule's verdict deliberately
+    differs from a scanner ID it names."""
+    text = f"Fix: {rule.fix}\n\n{rule.remediation}"
+    markdown = f"**Fix:** {rule.fix}\n\n{rule.remediation}"
     if rule.scanner_notes:
         text += f"\n\nDiffers from the scanners: {rule.scanner_note()}"
         markdown += "\n\n**Differs from the scanners:**\n" + "".join(
@@ -283,7 +295,9 @@ def to_junit(result: CheckResult, problems: list[WaiverProblem], locator: Locato
             skipped += 1
         else:
             failure = ET.SubElement(case, "failure", message=f.message, type=f"{f.enforcement}/{f.severity}")
-            failure.text = f"{result.rules[f.policy].remediation}\n{locator.stack_file}:{locator.line(f.urn)}"
+            failure.text = (
+                f"fix: {f.fix}\n{result.rules[f.policy].remediation}\n{locator.stack_file}:{locator.line(f.urn)}"
+            )
             failures += 1
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
@@ -310,9 +324,10 @@ def to_github(result: CheckResult, problems: list[WaiverProblem], locator: Locat
             continue
         command = "error" if f.enforcement == "mandatory" else "warning"
         title = _escape_property(f"{f.policy} ({f.severity})")
+        message = f"{f.message} [{f.urn}]" + (f"\nfix: {f.fix}" if f.fix else "")
         lines.append(
             f"::{command} file={_escape_property(locator.stack_file)},line={locator.line(f.urn)},title={title}::"
-            f"{_escape_data(f'{f.message} [{f.urn}]')}"
+            f"{_escape_data(message)}"
         )
     for problem in problems:
         lines.append(f"::warning title=lattice waiver::{_escape_data(problem.message)}")
@@ -347,11 +362,16 @@ def to_markdown(result: CheckResult, problems: list[WaiverProblem], locator: Loc
         _row(f"**{verdict}**", *(counts[key] for key in SUMMARY_COLUMNS)),
     ]
     if result.findings:
-        lines += ["", _row("policy", "severity", "enforcement", "resource", "where", "message"), _row(*["---"] * 6)]
+        lines += [
+            "",
+            _row("policy", "severity", "enforcement", "resource", "where", "message", "fix"),
+            _row(*["---"] * 7),
+        ]
         for f in result.findings:
             level = f"{f.enforcement} (waived)" if f.waived else f.enforcement
             where = f"{locator.stack_file}:{locator.line(f.urn)}"
-            lines.append(_row(f.policy, f.severity, level, _cell(_short(f.urn)), _cell(where), _cell(f.message)))
+            cells = (_cell(_short(f.urn)), _cell(where), _cell(f.message), _cell(f.fix))
+            lines.append(_row(f.policy, f.severity, level, *cells))
     notes = [f"- rule error: {e.policy} on {_cell(_short(e.urn))}: {_cell(e.message)}" for e in result.errors]
     notes += [f"- waiver {problem.kind}: {_cell(problem.message)}" for problem in problems]
     if notes:

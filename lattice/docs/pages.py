@@ -249,7 +249,8 @@ def policies_reference(rules, configs) -> str:
             lines.append(
                 f"- **Setting `{key}`**{default}: {_prose(setting.get('description', setting.get('type', '')))}"
             )
-        lines.append(f"- **Fix**: {_prose(rule.remediation)}")
+        lines.append(f"- **Fix**: {_prose(rule.fix)}")
+        lines.append(f"- **In a Pulumi program**: {_prose(rule.remediation)}")
     return "\n".join(lines) + "\n"
 
 

@@ -39,6 +39,8 @@ def _gcp_ports(allow) -> list[tuple[int, int]]:
     name="no-world-admin-ingress",
     description="Security groups and firewalls do not open SSH, RDP, etcd, the Kubernetes API or kubelet to 0.0.0.0/0.",
     severity="critical",
+    fix="`aws ec2 revoke-security-group-ingress --group-id SG --cidr 0.0.0.0/0` (GCP: `gcloud compute firewall-rules "
+    "update RULE --source-ranges`) to your VPN or campus ranges",
     remediation="Restrict the source to your VPN or campus ranges, or reach the hosts through SSM / IAP.",
     resource_types=(GROUP, GROUP_RULE, INGRESS_RULE, FIREWALL),
     counterexample=Counterexample(GROUP, put("ingress", 0, "cidrBlocks", value=["0.0.0.0/0"])),

@@ -20,6 +20,8 @@ WORKSPACE = "aws:amp/workspace:Workspace"
     description="Amazon Managed Service for Prometheus workspaces use a customer-managed KMS key and log to a "
     "CloudWatch log group.",
     severity="high",
+    fix="`sites[].encryption.key_arn` (or the site key Lattice makes) encrypts the workspace Lattice creates; a "
+    "hand-written one: recreate it with kms_key_arn",
     remediation="Set kms_key_arn to your key's ARN when the workspace is created (Lattice uses the site key) and "
     "logging_configuration.log_group_arn to a log group's ARN ending in :*.",
     resource_types=(WORKSPACE,),

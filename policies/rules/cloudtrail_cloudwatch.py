@@ -11,6 +11,8 @@ TRAIL = "aws:cloudtrail/trail:Trail"
     name="cloudtrail-cloudwatch-logs",
     description="CloudTrail trails deliver to a CloudWatch Logs group, with the role CloudTrail writes through.",
     severity="medium",
+    fix="`sites[].audit.cloudtrail`: true makes Lattice's trail, which delivers to CloudWatch Logs; an adopted "
+    "trail: `aws cloudtrail update-trail --cloud-watch-logs-log-group-arn`",
     remediation="Set cloud_watch_logs_group_arn ('<log group ARN>:*') and cloud_watch_logs_role_arn (a role "
     "cloudtrail.amazonaws.com assumes, allowed logs:CreateLogStream and logs:PutLogEvents on the group); Lattice's "
     "AWS site does.",

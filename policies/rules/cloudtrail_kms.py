@@ -11,6 +11,8 @@ TRAIL = "aws:cloudtrail/trail:Trail"
     name="cloudtrail-kms",
     description="CloudTrail encrypts log files with a customer-managed KMS key.",
     severity="high",
+    fix="`sites[].audit.cloudtrail`: true makes Lattice's trail, encrypted with the site key; an adopted trail: `aws "
+    "cloudtrail update-trail --kms-key-id`",
     remediation="Set kms_key_id to a key whose policy lets cloudtrail.amazonaws.com encrypt.",
     resource_types=(TRAIL,),
     counterexample=Counterexample(TRAIL, drop("kmsKeyId")),

@@ -11,6 +11,7 @@ TRAIL = "aws:cloudtrail/trail:Trail"
     name="cloudtrail-logging-enabled",
     description="CloudTrail trails are switched on.",
     severity="high",
+    fix="`aws cloudtrail start-logging --name TRAIL` switches the trail back on",
     remediation="Set enable_logging=True (the default), or start the trail with `aws cloudtrail start-logging`.",
     resource_types=(TRAIL,),
     counterexample=Counterexample(TRAIL, put("enableLogging", value=False)),

@@ -27,6 +27,8 @@ def _drop_management(props: dict) -> dict:
     name="cloudtrail-management-events",
     description="CloudTrail trails record every management event (reads and writes), with global service events.",
     severity="high",
+    fix="`sites[].audit.cloudtrail`: true makes Lattice's trail, which records every management event; an adopted "
+    "trail: `aws cloudtrail put-event-selectors`",
     remediation="With advanced_event_selectors, add one selecting eventCategory = Management (no readOnly filter); "
     "with event_selectors, keep include_management_events=True and read_write_type='All'; keep "
     "include_global_service_events=True.",

@@ -11,6 +11,8 @@ TRAIL = "aws:cloudtrail/trail:Trail"
     name="cloudtrail-multi-region",
     description="CloudTrail trails are multi-region.",
     severity="high",
+    fix="`aws cloudtrail update-trail --name TRAIL --is-multi-region-trail` (Lattice's trail, "
+    "`sites[].audit.cloudtrail`: true, is)",
     remediation="Set is_multi_region_trail=True.",
     resource_types=(TRAIL,),
     counterexample=Counterexample(TRAIL, put("isMultiRegionTrail", value=False)),

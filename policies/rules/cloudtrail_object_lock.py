@@ -33,6 +33,8 @@ def _trail_bucket(bucket: dict, plan: dict) -> bool:
     description="CloudTrail buckets have object lock with a default retention of at least the minimum, and at least "
     "as long as the trail's CloudWatch Logs group keeps its records.",
     severity="high",
+    fix="`sites[].audit.immutable_days` (or the audit bucket's `sites[].storage.buckets[].immutable`): at least 365 "
+    "in prod and as long as `sites[].audit.log_retention_days`",
     remediation="Create the trail bucket with object_lock_enabled=True (or the inline object_lock_configuration) "
     "and add an aws.s3.BucketObjectLockConfiguration with default_retention of at least minimumDays, in the "
     "configured mode or a stronger one (COMPLIANCE in prod; dev and staging accept GOVERNANCE, Lattice's default "

@@ -11,6 +11,8 @@ TRAIL = "aws:cloudtrail/trail:Trail"
     name="cloudtrail-log-validation",
     description="CloudTrail log file validation is on.",
     severity="medium",
+    fix="`aws cloudtrail update-trail --name TRAIL --enable-log-file-validation` (Lattice's trail, "
+    "`sites[].audit.cloudtrail`: true, has it on)",
     remediation="Set enable_log_file_validation=True.",
     resource_types=(TRAIL,),
     counterexample=Counterexample(TRAIL, put("enableLogFileValidation", value=False)),

@@ -18,6 +18,8 @@ BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
     name="no-cluster-admin-for-non-admin-groups",
     description="Only the configured admin groups are bound to the cluster-admin ClusterRole.",
     severity="critical",
+    fix="`teams[].groups` binds a team's groups to 'edit' in its namespace; a genuinely administrative group goes in "
+    "the rule's adminGroups (`lattice policies`)",
     remediation="Bind research teams to 'edit' (or a narrower role) inside their namespace; add genuinely "
     "administrative groups to this policy's adminGroups config.",
     resource_types=(CLUSTER_BINDING, BINDING),

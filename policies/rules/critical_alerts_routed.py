@@ -36,6 +36,8 @@ def _alertmanager(release) -> bool:
     f"({', '.join(CRITICAL_GPU_ALERTS)}) to a receiver with an integration (PagerDuty, Slack, email), not only "
     "to the chart's default 'null' receiver.",
     severity="high",
+    fix="`observability.receivers` names where alerts go (PagerDuty, Slack, email); Lattice writes every "
+    "Alertmanager's routes from it",
     remediation="Name where alerts go in observability.receivers (docs/concepts/observability.md, 'How to add a "
     "receiver'): Lattice writes every Alertmanager's routes from it.",
     resource_types=(),

@@ -11,6 +11,8 @@ VOLUME = "aws:ebs/volume:Volume"
     name="ebs-volume-encryption",
     description="EBS volumes are encrypted with a customer-managed KMS key.",
     severity="high",
+    fix="`sites[].encryption.key_arn` (or the site key Lattice makes) encrypts Lattice's volumes; a hand-written "
+    "volume: recreate it with kms_key_id",
     remediation="Set encrypted=True and kms_key_id to your key's ARN on the volume.",
     resource_types=(VOLUME,),
     counterexample=Counterexample(VOLUME, drop("kmsKeyId")),

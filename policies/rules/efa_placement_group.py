@@ -12,6 +12,8 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
     name="efa-placement-group",
     description="Launch templates that use EFA name a placement group.",
     severity="medium",
+    fix="`sites[].gpu_pools[].placement_group`: true (the default for EFA pools) gives the pool a cluster placement "
+    "group",
     remediation="Create an aws.ec2.PlacementGroup with strategy 'cluster' and set placement.group_name, unless the "
     "capacity comes from a capacity block or reservation that fixes placement itself.",
     resource_types=(TEMPLATE,),

@@ -23,6 +23,7 @@ def efa_requested(props) -> list:
     description="Launch templates that use EFA attach one EFA interface to every EFA-capable network card of "
     "the instance type (primary on card 0 / device 0, the others efa-only on device 1).",
     severity="high",
+    fix="`sites[].gpu_pools[].efa`: true (the default where the type has EFA) wires every EFA card",
     remediation="Build the node pool with Lattice's AwsGpuNodePool, or add network_interfaces for every card "
     "that components.catalog.efa_interfaces(<instance type>) lists.",
     resource_types=(TEMPLATE,),

@@ -12,6 +12,8 @@ WORLD = ("0.0.0.0/0", "::/0")
     name="eks-private-endpoint",
     description="EKS API endpoints are private, or public only to listed networks (never 0.0.0.0/0).",
     severity="high",
+    fix="`sites[].kubernetes.endpoint_public_access`: false, or list your networks in "
+    "`sites[].kubernetes.public_access_cidrs`",
     remediation="Set vpc_config.endpoint_public_access=False (reach the API over the VPN), or list your "
     "networks in vpc_config.public_access_cidrs.",
     resource_types=(CLUSTER,),

@@ -11,6 +11,7 @@ CLUSTER = "aws:eks/cluster:Cluster"
     name="eks-control-plane-logging",
     description="EKS clusters send at least the api, audit and authenticator control-plane logs to CloudWatch.",
     severity="high",
+    fix="`aws eks update-cluster-config --logging` with api, audit and authenticator (Lattice's clusters log all five)",
     remediation="Set enabled_cluster_log_types to include api, audit and authenticator (Lattice enables all five).",
     resource_types=(CLUSTER,),
     counterexample=Counterexample(CLUSTER, put("enabledClusterLogTypes", value=["api"])),

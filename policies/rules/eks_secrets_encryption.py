@@ -11,6 +11,8 @@ CLUSTER = "aws:eks/cluster:Cluster"
     name="eks-secrets-encryption",
     description="EKS clusters envelope-encrypt Kubernetes secrets with a customer-managed KMS key.",
     severity="high",
+    fix="`aws eks associate-encryption-config` with the site key (`sites[].encryption.key_arn`) on an adopted "
+    "cluster; Lattice's clusters have it",
     remediation="Set encryption_config = {provider: {key_arn: <KMS key ARN>}, resources: ['secrets']}.",
     resource_types=(CLUSTER,),
     counterexample=Counterexample(CLUSTER, drop("encryptionConfig")),

@@ -20,6 +20,7 @@ CLUSTER = "aws:eks/cluster:Cluster"
     description="EKS clusters run a Kubernetes version in EKS standard or extended support on the day of the check "
     "(the catalog's EKS release calendar).",
     severity="high",
+    fix="`sites[].kubernetes.version` one minor version up at a time, to one in standard support",
     remediation="Upgrade the cluster one minor version at a time (kubernetes.version in the stack spec) to a version "
     "in standard support; add the row to components/catalog/eks.py when EKS releases a version.",
     resource_types=(CLUSTER,),

@@ -15,6 +15,8 @@ REPOSITORY = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
     description="Persistent FSx for Lustre file systems keep automatic daily backups for at least the minimum, "
     "unless they are linked to S3 by data repository associations (S3 is then the durable copy).",
     severity="medium",
+    fix="`sites[].storage.lustre[].durability.backups.retention_days` (at least the rule's minimumDays), or link it "
+    "to S3: `sites[].storage.lustre[].durability.repositories`",
     remediation="Set automatic_backup_retention_days to at least minimumDays (1-90), or link the file system to "
     "S3 with aws.fsx.DataRepositoryAssociation (FSx does not back up linked file systems).",
     resource_types=(LUSTRE, REPOSITORY),

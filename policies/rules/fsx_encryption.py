@@ -11,6 +11,7 @@ LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
     name="fsx-lustre-kms",
     description="FSx for Lustre file systems use a customer-managed KMS key.",
     severity="high",
+    fix="`sites[].storage.lustre[].deployment_type`: PERSISTENT_2 (SCRATCH file systems cannot take the site key)",
     remediation="Use a PERSISTENT_1 or PERSISTENT_2 deployment and set kms_key_id to your key's ARN "
     "(SCRATCH file systems can only use an AWS-owned key).",
     resource_types=(LUSTRE,),

@@ -22,6 +22,7 @@ AUDIT_LOGS = "cloudaudit.googleapis.com"
     description="Every GCP project with resources in the stack sinks its Cloud Audit Logs into a locked log bucket "
     "with a customer-managed key and at least the minimum retention.",
     severity="high",
+    fix="`sites[].audit.immutable_days` sets the locked audit log bucket's retention (at least 365 in prod)",
     remediation="Add gcp.logging.ProjectBucketConfig(locked=True, retention_days>=minimumDays, cmek_settings=…) "
     "and a gcp.logging.ProjectSink with filter 'logName:\"cloudaudit.googleapis.com\"' into it (Lattice's GCP "
     "site does).",

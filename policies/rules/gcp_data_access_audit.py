@@ -20,6 +20,7 @@ REQUIRED = ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
     description="Every GCP project with resources in the stack has data-access audit logs (ADMIN_READ, DATA_READ, "
     "DATA_WRITE) for the required services (Cloud Storage, GKE, Cloud KMS by default) or allServices.",
     severity="medium",
+    fix="`sites[].audit.data_access_services` lists the services (or 'allServices') whose Data Access logs are on",
     remediation="Add gcp.projects.IAMAuditConfig(project=…, service=<each required service, or 'allServices'>, "
     "audit_log_configs=[ADMIN_READ, DATA_READ, DATA_WRITE]) (Lattice's GCP site does).",
     resource_types=(AUDIT,),

@@ -17,6 +17,8 @@ KEY = "gcp:kms/cryptoKey:CryptoKey"
     name="gcp-kms-key-enabled",
     description="Cloud KMS keys in use have an ENABLED primary version (judged live by lattice audit).",
     severity="high",
+    fix="`gcloud kms keys versions enable VERSION --key KEY --keyring RING --location LOCATION` (the key's owner: "
+    "`sites[].encryption.key_name` is adopted)",
     remediation="Ask the key's owner to enable the primary version, or to make an enabled version primary: `gcloud "
     "kms keys versions enable VERSION --key KEY --keyring RING --location LOCATION`.",
     resource_types=(KEY,),

@@ -14,6 +14,8 @@ KEY = "gcp:kms/cryptoKey:CryptoKey"
     description="Cloud KMS encryption keys have a rotation period of at least one day (Cloud KMS's floor) and at "
     "most the maximum.",
     severity="medium",
+    fix="`sites[].encryption.key_rotation_days` (at most the rule's maximumDays); an adopted key: `gcloud kms keys "
+    "update KEY --rotation-period`",
     remediation="Set rotation_period (e.g. '7776000s' for 90 days) to at most maximumDays.",
     resource_types=(KEY,),
     counterexample=Counterexample(KEY, drop("rotationPeriod")),

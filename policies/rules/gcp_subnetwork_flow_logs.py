@@ -18,6 +18,8 @@ SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
     name="gcp-subnetwork-flow-logs",
     description="GCP subnetworks with secondary ranges (GKE node subnetworks) record VPC flow logs.",
     severity="medium",
+    fix="`gcloud compute networks subnets update SUBNET --enable-flow-logs` (a Shared VPC's host project; Lattice's "
+    "own subnetworks log)",
     remediation="Set log_config on the subnetwork (Lattice's: aggregation_interval INTERVAL_5_SEC, flow_sampling "
     "0.5, metadata INCLUDE_ALL_METADATA); on a Shared VPC, ask the host project's network team: `gcloud compute "
     "networks subnets update SUBNET --project HOST --region REGION --enable-flow-logs`.",

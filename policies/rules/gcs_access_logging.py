@@ -22,6 +22,8 @@ WRITER_ROLES = ("roles/storage.objectCreator", "roles/storage.legacyBucketWriter
     description="GCS buckets send usage logs to a log bucket (log buckets themselves — named by other buckets' "
     "logging, or writable by Cloud Storage's usage-log writer — excepted).",
     severity="medium",
+    fix="`sites[].storage.buckets[]`: a bucket Lattice makes logs to the site's access-log bucket; an adopted one: "
+    "`gcloud storage buckets update --log-bucket`",
     remediation="Set logging = {log_bucket: <the site's access-log bucket>} and grant "
     "cloud-storage-analytics@google.com roles/storage.objectCreator on it (Lattice's GCP site storage does).",
     resource_types=(BUCKET,),

@@ -11,6 +11,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
     name="gcs-cmek",
     description="GCS buckets use a customer-managed Cloud KMS key by default.",
     severity="high",
+    fix="`gcloud storage buckets update gs://BUCKET --default-encryption-key KEY` (Lattice's buckets use the site key)",
     remediation="Set encryption.default_kms_key_name to a Cloud KMS key in the bucket's location and grant the "
     "Cloud Storage service agent encrypter/decrypter on it.",
     resource_types=(BUCKET,),

@@ -13,6 +13,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
     name="gcs-locked-retention",
     description="GCS buckets labelled immutable have a locked retention policy of at least the minimum.",
     severity="high",
+    fix="`sites[].storage.buckets[].immutable`: true locks the bucket's retention (in prod)",
     remediation="Set retention_policy = {retention_period: <seconds>, is_locked: True}. Locking is permanent: "
     "the period can then only grow.",
     resource_types=(BUCKET,),

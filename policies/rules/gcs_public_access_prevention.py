@@ -11,6 +11,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
     name="gcs-public-access-prevention",
     description="GCS buckets enforce public access prevention.",
     severity="high",
+    fix="`gcloud storage buckets update gs://BUCKET --public-access-prevention` (Lattice's buckets enforce it)",
     remediation="Set public_access_prevention='enforced'.",
     resource_types=(BUCKET,),
     counterexample=Counterexample(BUCKET, put("publicAccessPrevention", value="inherited")),

@@ -11,6 +11,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
     name="gcs-uniform-access",
     description="GCS buckets have uniform bucket-level access on.",
     severity="medium",
+    fix="`gcloud storage buckets update gs://BUCKET --uniform-bucket-level-access` (Lattice's buckets have it on)",
     remediation="Set uniform_bucket_level_access=True.",
     resource_types=(BUCKET,),
     counterexample=Counterexample(BUCKET, put("uniformBucketLevelAccess", value=False)),

@@ -16,6 +16,8 @@ BUCKET = "gcp:storage/bucket:Bucket"
     description="GCS buckets have versioning on (buckets with a retention policy, and hierarchical-namespace buckets "
     "with soft delete, excepted: GCS refuses versioning on them).",
     severity="medium",
+    fix="`gcloud storage buckets update gs://BUCKET --versioning` (Lattice's buckets are versioned; "
+    "`sites[].storage.buckets[].lifecycle` expires old versions)",
     remediation="Set versioning = {enabled: True} with a lifecycle rule that deletes noncurrent versions after a "
     "while (Lattice's GcsBucket does); on a hierarchical-namespace bucket keep soft_delete_policy on.",
     resource_types=(BUCKET,),

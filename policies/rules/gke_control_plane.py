@@ -20,6 +20,7 @@ def _world(cidr) -> bool:
     name="gke-control-plane-access",
     description="GKE clusters turn master authorized networks on and never authorize 0.0.0.0/0.",
     severity="high",
+    fix="`sites[].kubernetes.master_authorized_cidrs` lists your VPN, runner and campus ranges only (never 0.0.0.0/0)",
     remediation="Set master_authorized_networks_config with cidr_blocks for your VPN, runner and campus ranges only "
     "(an empty list admits the cluster's own networks alone); reach the API from elsewhere through the IAM-gated DNS "
     "endpoint.",

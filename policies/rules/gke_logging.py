@@ -13,6 +13,7 @@ GKE_LOGGING = "logging.googleapis.com/kubernetes"
     name="gke-logging",
     description="GKE clusters log system components and workloads to Cloud Logging.",
     severity="medium",
+    fix="`gcloud container clusters update CLUSTER --logging=SYSTEM,WORKLOAD` (Lattice's clusters log both)",
     remediation="Leave logging_service at its default (logging.googleapis.com/kubernetes) and set "
     "logging_config.enable_components to include SYSTEM_COMPONENTS and WORKLOADS (Lattice adds APISERVER, "
     "CONTROLLER_MANAGER, SCHEDULER).",

@@ -13,6 +13,8 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
     description="GKE node pools (and a cluster's default node config) use the GKE metadata server "
     "(workload_metadata_config.mode = GKE_METADATA).",
     severity="high",
+    fix="`gcloud container node-pools update POOL --cluster CLUSTER --workload-metadata=GKE_METADATA` (Lattice's "
+    "pools use it)",
     remediation="Set node_config.workload_metadata_config = {mode: 'GKE_METADATA'} on every node pool and on the "
     "cluster's node_config, with Workload Identity on the cluster (Lattice's GKE components do).",
     resource_types=(CLUSTER, NODE_POOL),

@@ -13,6 +13,7 @@ DATAPLANE_V2 = "ADVANCED_DATAPATH"
     description="GKE clusters enforce NetworkPolicy: Dataplane V2 (datapath_provider ADVANCED_DATAPATH), the "
     "network_policy add-on, or Autopilot.",
     severity="high",
+    fix="`gcloud container clusters update CLUSTER --enable-network-policy` (Lattice's clusters run Dataplane V2)",
     remediation="Create the cluster with datapath_provider='ADVANCED_DATAPATH' (Dataplane V2, fixed at creation; "
     "Lattice's GkeCluster does), or network_policy = {enabled: True} with the network_policy_config add-on.",
     resource_types=(CLUSTER,),

@@ -17,6 +17,8 @@ def is_default_account(account) -> bool:
     description="GKE node pools, a cluster's remaining default pool and node auto-provisioning run as a dedicated "
     "service account, not the Compute Engine default account.",
     severity="high",
+    fix="`gcloud container node-pools create POOL --service-account SA` (a pool's account is fixed at creation; "
+    "Lattice's use a dedicated one)",
     remediation="Create a gcp.serviceaccount.Account with the node roles (logging.logWriter, monitoring.metricWriter, "
     "monitoring.viewer, stackdriver.resourceMetadata.writer, artifactregistry.reader) and set it as "
     "node_config.service_account (and cluster_autoscaling.auto_provisioning_defaults.service_account); Lattice's "

@@ -11,6 +11,7 @@ CLUSTER = "gcp:container/cluster:Cluster"
     name="gke-private-nodes",
     description="GKE clusters use private nodes (no external IPs on GPU nodes).",
     severity="high",
+    fix="`gcloud container clusters update CLUSTER --enable-private-nodes` (Lattice's clusters have private nodes)",
     remediation="Set private_cluster_config.enable_private_nodes=True and give the network Cloud NAT for egress.",
     resource_types=(CLUSTER,),
     counterexample=Counterexample(CLUSTER, put("privateClusterConfig", "enablePrivateNodes", value=False)),

@@ -11,6 +11,8 @@ CLUSTER = "gcp:container/cluster:Cluster"
     name="gke-secrets-encryption",
     description="GKE clusters use application-layer secrets encryption with a customer-managed Cloud KMS key.",
     severity="high",
+    fix="`gcloud container clusters update CLUSTER --database-encryption-key KEY` with the site key "
+    "(`sites[].encryption.key_name`)",
     remediation="Set database_encryption = {state: 'ENCRYPTED', key_name: <crypto key id>} and grant the GKE "
     "service agent roles/cloudkms.cryptoKeyEncrypterDecrypter on the key.",
     resource_types=(CLUSTER,),

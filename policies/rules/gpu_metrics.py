@@ -36,6 +36,8 @@ def _enabled_fields(csv: str) -> set[str]:
     "what the critical GPU alerts read, and its ServiceMonitor on; runs a Prometheus that scrapes it; and evaluates "
     f"the critical GPU alerts ({', '.join(CRITICAL_GPU_ALERTS)}).",
     severity="high",
+    fix="`lattice plan` shows the GPU operator, DCGM counters and alert rules Lattice installs on every cluster it "
+    "builds; a hand-built cluster needs them too",
     remediation="Build clusters with Lattice's ClusterWorkloads (components/observability): it ships the counters "
     "file (dcgmExporter.config), turns the ServiceMonitor on, installs kube-prometheus-stack and the lattice-alerts "
     "PrometheusRule.",

@@ -30,6 +30,8 @@ NETWORK = "kubernetes:networking.gke.io/v1:Network"
     "gVNIC) of the machine type, each with a GKENetworkParamSet of the right device mode and a Device Network "
     "referring to it.",
     severity="high",
+    fix="`sites[].gpu_pools[].machine_type`: Lattice wires every GPU NIC of the catalog's machine type (`lattice "
+    "catalog --gpu-nic` lists them)",
     remediation="Build the pool with Lattice's GcpGpuNodePool on a GcpGpuFabric (GkeGpuDirect creates the param sets "
     "and networks), or add network_config.additional_node_network_configs for every NIC that "
     "components.catalog.gcp_machine_type(<machine>) counts and a GKENetworkParamSet + Network per NIC.",

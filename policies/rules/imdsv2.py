@@ -14,6 +14,8 @@ LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
     description="Launch templates, instances and launch configurations require IMDSv2 session tokens "
     "(metadata_options.http_tokens = required) or switch the metadata endpoint off.",
     severity="high",
+    fix="`aws ec2 modify-instance-metadata-options --http-tokens required --instance-id ID` (Lattice's launch "
+    "templates require IMDSv2)",
     remediation="Set metadata_options = {http_endpoint: 'enabled', http_tokens: 'required', "
     "http_put_response_hop_limit: 2} (2 lets containers on the node reach it, as EKS's own templates do).",
     resource_types=(TEMPLATE, INSTANCE, LAUNCH_CONFIGURATION),

@@ -19,6 +19,8 @@ LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
     description="EC2 instances encrypt their root and EBS volumes with a customer-managed key; launch configurations "
     "(which cannot name a key) encrypt theirs.",
     severity="high",
+    fix="`sites[].encryption.key_arn` (or the site key Lattice makes) encrypts Lattice's volumes; a hand-written "
+    "instance: encrypt its block devices",
     remediation="Declare root_block_device (and every ebs_block_device) with encrypted=True and, on instances, "
     "kms_key_id; better, launch through a launch template with encrypted block device mappings.",
     resource_types=(INSTANCE, LAUNCH_CONFIGURATION),

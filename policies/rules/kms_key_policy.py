@@ -33,6 +33,8 @@ def _unconditioned(props: dict) -> dict:
     name="kms-key-policy-no-wildcard",
     description="KMS key policies do not allow a wildcard (*) principal without a condition.",
     severity="critical",
+    fix="`aws kms put-key-policy` naming the principals (`sites[].encryption.key_arn` adopts a key whose policy is "
+    "its owner's)",
     remediation="Name the principals (account root, roles, service principals), or keep Principal '*' only with a "
     "condition that narrows it (kms:CallerAccount, kms:ViaService, aws:PrincipalOrgID …).",
     resource_types=(KEY, KEY_POLICY),

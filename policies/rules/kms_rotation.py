@@ -14,6 +14,8 @@ AWS_DEFAULT_ROTATION_DAYS = 365
     name="kms-key-rotation",
     description="Symmetric KMS keys have automatic rotation on, within the maximum period.",
     severity="medium",
+    fix="`sites[].encryption.key_rotation_days` (at most the rule's maximumDays); an adopted key: `aws kms "
+    "enable-key-rotation --rotation-period-in-days`",
     remediation="Set enable_key_rotation=True and rotation_period_in_days to at most maximumDays.",
     resource_types=(KEY,),
     counterexample=Counterexample(KEY, put("enableKeyRotation", value=False)),

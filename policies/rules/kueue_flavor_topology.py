@@ -36,6 +36,8 @@ def _accelerator_flavor(props) -> bool:
     "references a Topology on its cluster, and that Topology lists only labels the platform writes for the "
     "flavor's instance type, kubernetes.io/hostname last.",
     severity="medium",
+    fix="`sites[].gpu_pools[].fabric_levels` on a grid site names the topology labels; Lattice writes cloud pools' "
+    "Topologies itself",
     remediation="Build flavors with Lattice's KueueScheduler, which gives each pool the Topology of its platform "
     "(components/scheduling/topology.py); for a hand-written one, use the levels components/catalog/topology.py "
     "lists for its instance type.",

@@ -11,6 +11,8 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
     name="launch-template-volume-encryption",
     description="Launch template block device mappings encrypt their EBS volumes with a customer-managed key.",
     severity="high",
+    fix="`sites[].encryption.key_arn` (or the site key Lattice makes) encrypts every volume of Lattice's launch "
+    "templates",
     remediation="On every block_device_mappings[].ebs set encrypted='true' and kms_key_id to the site key's ARN.",
     resource_types=(TEMPLATE,),
     counterexample=Counterexample(TEMPLATE, put("blockDeviceMappings", 0, "ebs", "encrypted", value="false")),

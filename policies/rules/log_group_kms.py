@@ -11,6 +11,8 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
     name="log-group-kms",
     description="CloudWatch log groups are encrypted with a customer-managed KMS key.",
     severity="medium",
+    fix="`sites[].encryption.key_arn` (or the site key Lattice makes) encrypts Lattice's log groups; another: `aws "
+    "logs associate-kms-key`",
     remediation="Set kms_key_id to a key whose policy admits logs.<region>.amazonaws.com (Lattice's site key does).",
     resource_types=(LOG_GROUP,),
     counterexample=Counterexample(LOG_GROUP, drop("kmsKeyId")),

@@ -14,6 +14,7 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
     description="CloudWatch log groups set a retention of at least the minimum (default 365 days); 0 (never "
     "expire) is refused.",
     severity="medium",
+    fix="`sites[].audit.log_retention_days` (at least 365 in prod) sets every log group the site creates",
     remediation="Set retention_in_days to at least minimumDays (a value CloudWatch accepts: 365, 400, 545, 731, …).",
     resource_types=(LOG_GROUP,),
     counterexample=Counterexample(LOG_GROUP, put("retentionInDays", value=30)),

@@ -54,6 +54,8 @@ def _budget(resource_type: str, props, config) -> tuple[float, float]:
     description="Lustre file systems write a model checkpoint within the target time "
     "(capacity × per-unit write throughput ≥ checkpoint size ÷ target seconds).",
     severity="medium",
+    fix="`sites[].storage.lustre[].workload` sizes the file system for the workload's checkpoint; or raise "
+    "`sites[].storage.lustre[].capacity_gib`",
     remediation="Raise storage capacity or per-unit throughput (FSx PERSISTENT_2: 125/250/500/1000 MB/s/TiB; "
     "Managed Lustre: 125-1000), or let Lattice size the file system for its workload; file systems Lattice "
     "sized carry their checkpoint in lattice:checkpoint-gb / -seconds, others are judged against this policy's "

@@ -22,6 +22,8 @@ GKE_LUSTRE_DRIVER = "lustre.csi.storage.gke.io"
     description="Managed Lustre instances use a customer-managed Cloud KMS key, except instances GKE mounts, which "
     "Google documents cannot be CMEK-protected.",
     severity="high",
+    fix="`sites[].storage.lustre[].cmek` stays off: Lattice serves every Managed Lustre instance to GKE, which "
+    "cannot mount a CMEK one",
     remediation="Set kms_key to a Cloud KMS key in the instance's region on instances served to Compute Engine "
     "clients only; on an instance a GKE PersistentVolume mounts (driver lustre.csi.storage.gke.io), remove kms_key "
     "(Google-default encryption): CMEK instances can only be accessed from Compute Engine clients.",

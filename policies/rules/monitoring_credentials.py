@@ -87,6 +87,8 @@ def _grafana(values) -> list[str]:
     "from Secret keys, Grafana's admin password from admin.existingSecret and its datasources' secure fields from "
     "environment or file references, never as values of the release.",
     severity="high",
+    fix="`observability.receivers[].pagerduty.routing_key_secret` (or slack's webhook_secret) names a secret config "
+    "key Lattice mounts as a file",
     remediation="Name the credential in observability.receivers (a secret stack config key) and let Lattice mount "
     "it; in hand-written values use the *_file field, a SecretKeySelector, admin.existingSecret, or a ${VAR} that "
     "grafana.envFromSecrets fills. Rotate any credential that was a value of the release.",

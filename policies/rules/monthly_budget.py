@@ -79,6 +79,7 @@ def _team_urns(resources: Sequence[Any]) -> dict[str, str]:
     "is within the stack's budget.monthly_usd, and each team's chargeback share within its teams[].budget; each "
     "row the budget's column depends on that the pricing snapshot cannot price is a finding (fails closed).",
     severity="medium",
+    fix="`budget.monthly_usd` and `teams[].budget.monthly_usd`; `lattice cost --by team` shows where the money goes",
     remediation="Lower max_nodes or the pools' machine types, move work to a cheaper capacity type or site, or "
     "raise the budget in the stack spec; `lattice cost --by team` shows where the money goes (dev; --stack names "
     "another). A "

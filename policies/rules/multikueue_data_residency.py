@@ -26,6 +26,7 @@ def _cluster(resource) -> str | None:
     description="Every MultiKueueConfig names its team's data classification, and lists only worker clusters of "
     "tiers that classification may be dispatched to (restricted: grid only).",
     severity="high",
+    fix="`teams[].sites` keeps a team's sites to what `teams[].data_classification` allows (restricted: grid only)",
     remediation="Keep the team's sites to what its data_classification allows (stack spec teams[].sites); Lattice "
     "then leaves the other sites out of its MultiKueueConfig.",
     # Kueue objects are custom resources, not SDK types: the stack rule reads them from the whole plan.

@@ -76,6 +76,8 @@ def _refusal(text: str) -> str | None:
     description="Every MultiKueueCluster's kubeconfig is a Secret in kueue-system held as a Pulumi secret, with a "
     "static token and inline CA data (no exec plugin, token file or CA file path).",
     severity="critical",
+    fix="`multikueue.manager` names the manager site; Lattice composes each worker's kubeconfig and keeps it a "
+    "Pulumi secret",
     remediation="Let Lattice compose worker kubeconfigs (components/scheduling/multikueue_worker.py) and pass them "
     "with pulumi.Output.secret; never write a token into the program or the stack file.",
     resource_types=(SECRET,),

@@ -77,6 +77,7 @@ def _compliant_router(resource: dict[str, Any], plan: dict[str, Any]) -> bool:
     "the central metrics store, nodes to their file systems, served ports) is routed there and back through the "
     "planned route tables, transit gateway, VPN, Cloud Router advertisements, peerings and firewalls.",
     severity="high",
+    fix="`links[]` and `links[].admit` route and admit the path; `lattice links reach --hops` prints it hop by hop",
     remediation="Read the finding's hop and key: a missing link or admit rule is fixed in the stack file (links[], "
     "links[].admit, kubernetes.runner_cidrs, kubernetes.master_authorized_cidrs, teams[].serve); a hop Lattice "
     "builds itself (a Cloud Router's advertisement, a GKE peering's route export) is fixed by planning with "

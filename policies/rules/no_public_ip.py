@@ -13,6 +13,8 @@ LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
     name="ec2-no-public-ip",
     description="Launch templates, instances and launch configurations do not ask for a public IP address.",
     severity="high",
+    fix="`sites[].network.nat` gives private nodes egress: Lattice's pools ask for no public IP; a hand-written "
+    "template drops associate_public_ip_address",
     remediation="Leave associate_public_ip_address unset or False (on launch templates: on every network "
     "interface), place the nodes in private subnets and reach them through the VPN or SSM.",
     resource_types=(TEMPLATE, INSTANCE, LAUNCH_CONFIGURATION),

@@ -33,6 +33,7 @@ SAMPLE_KEY = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example access key ID
     description="No input of any resource holds a credential in plain text (AWS keys, PEM private keys, vendor "
     "tokens, passwords in URLs, literal credential assignments); Pulumi secrets are not judged.",
     severity="critical",
+    fix="`pulumi config set --secret KEY` keeps a credential a Pulumi secret; rotate any that was in plain text",
     remediation="Pass the value as a Pulumi secret (a secure stack config value, pulumi.Output.secret, or "
     "random.RandomPassword's result), or have the workload read it at run time from Secrets Manager / Secret "
     "Manager; rotate any credential that was in plain text.",

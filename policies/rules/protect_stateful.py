@@ -46,6 +46,7 @@ PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
     "(retain_on_delete: checked by lattice check; the CrossGuard analyzer is not given it); Kubernetes "
     "PersistentVolumes keep their data (reclaim policy Retain).",
     severity="high",
+    fix="`protect_stateful`: true (the default in prod) protects and retains every stateful resource",
     remediation="Pass opts=pulumi.ResourceOptions(protect=True, retain_on_delete=True) (Lattice does when "
     "protect_stateful is on, the default in prod), and give PersistentVolumes persistentVolumeReclaimPolicy: Retain "
     "(Lattice's storage access does). Enforced in prod; advisory or off elsewhere.",

@@ -41,6 +41,8 @@ class _AnyTaggable(tuple):
     description="Taggable resources carry the stack, site, component, environment, owner, cost-centre and "
     "data-classification tags (AWS tags, GCP and Kubernetes labels).",
     severity="low",
+    fix="`owner`, `cost_centre` and `data_classification` (and `tags`) at the top of the stack file tag everything "
+    "Lattice makes",
     remediation="Create resources through Lattice components (they apply components.tagging.TagContext), or "
     "add the lattice:* tags / lattice-* labels yourself.",
     resource_types=_AnyTaggable(TAGGABLE_EXAMPLES),

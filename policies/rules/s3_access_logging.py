@@ -17,6 +17,8 @@ LOGGING = LOGGING_TYPES[0]
     name="s3-access-logging",
     description="S3 buckets send server access logs to a log bucket (log destinations themselves excepted).",
     severity="medium",
+    fix="`sites[].storage.buckets[]`: a bucket Lattice makes logs to the site's access-log bucket; an adopted one: "
+    "`aws s3api put-bucket-logging`",
     remediation="Add an aws.s3.BucketLogging for the bucket with target_bucket set to the site's access-log bucket "
     "and a target_prefix of its own (Lattice's S3Bucket does with the site's log bucket).",
     resource_types=(*S3_BUCKETS, *LOGGING_TYPES),

@@ -15,6 +15,7 @@ LIFECYCLE = LIFECYCLE_TYPES[0]
     description="Buckets tagged as checkpoint stores have an enabled lifecycle rule (a lifecycle configuration "
     "resource or the bucket's inline lifecycle_rules).",
     severity="low",
+    fix="`sites[].storage.buckets[].lifecycle` (expire_days, noncurrent_expire_days) on the checkpoints bucket",
     remediation="Add an aws.s3.BucketLifecycleConfiguration with an Enabled rule that expires or transitions "
     "old checkpoints (and noncurrent versions).",
     resource_types=(*S3_BUCKETS, *LIFECYCLE_TYPES),

@@ -17,6 +17,8 @@ DEFAULT = ("rules", 0, "applyServerSideEncryptionByDefault")
     "buckets others log into or that admit S3 log delivery — may use SSE-S3, the only encryption log delivery "
     "accepts).",
     severity="high",
+    fix="`aws s3api put-bucket-encryption` with aws:kms and the site key (Lattice's buckets use "
+    "`sites[].encryption.key_arn`)",
     remediation="Add an aws.s3.BucketServerSideEncryptionConfiguration for the bucket with sse_algorithm "
     "'aws:kms' and kms_master_key_id set to your key's ARN.",
     resource_types=(*S3_BUCKETS, *SSE_TYPES),

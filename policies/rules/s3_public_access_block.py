@@ -13,6 +13,7 @@ SETTINGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restric
     name="s3-public-access-block",
     description="S3 buckets have a public access block with all four settings on.",
     severity="high",
+    fix="`aws s3api put-public-access-block` with all four settings true (Lattice's buckets have it)",
     remediation="Add an aws.s3.BucketPublicAccessBlock for the bucket with block_public_acls, "
     "block_public_policy, ignore_public_acls and restrict_public_buckets all True.",
     resource_types=(*S3_BUCKETS, *BLOCK_TYPES),

@@ -27,6 +27,7 @@ def denies_insecure_transport(document) -> bool:
     description="S3 bucket policies (a BucketPolicy or the bucket's inline policy) deny requests without TLS "
     "(aws:SecureTransport false).",
     severity="medium",
+    fix="`aws s3api put-bucket-policy` with a Deny on aws:SecureTransport false (Lattice's buckets have it)",
     remediation="Add a bucket policy statement: Effect Deny, Principal *, Action s3:*, Resource the bucket and "
     "its objects, Condition Bool aws:SecureTransport 'false'.",
     resource_types=(*S3_BUCKETS, *POLICY_TYPES),

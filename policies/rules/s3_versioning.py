@@ -12,6 +12,7 @@ VERSIONING = VERSIONING_TYPES[0]
     name="s3-bucket-versioning",
     description="S3 buckets have versioning enabled.",
     severity="medium",
+    fix="`aws s3api put-bucket-versioning --versioning-configuration Status=Enabled` (Lattice's buckets are versioned)",
     remediation="Add an aws.s3.BucketVersioning for the bucket with versioning_configuration.status 'Enabled'.",
     resource_types=(*S3_BUCKETS, *VERSIONING_TYPES),
     counterexample=Counterexample(VERSIONING, put("versioningConfiguration", "status", value="Suspended")),

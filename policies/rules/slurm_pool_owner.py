@@ -58,6 +58,7 @@ def may_share_nodes(a: dict, b: dict) -> bool:
     "NodeSet's node selector and every flavor's node labels disagree on a shared label, and no flavor tolerates "
     "Slinky's worker taint.",
     severity="high",
+    fix="`sites[].gpu_pools[].scheduler`: kueue or slurm, one owner per pool",
     remediation="Give the pool one owner: gpu_pools[].scheduler is kueue or slurm (docs/how-to/slurm-on-the-grid.md); "
     "a hand-written NodeSet or ResourceFlavor must select nodes the other does not.",
     resource_types=(),

@@ -41,6 +41,8 @@ def _team_namespace(resource, plan) -> bool:
     "a default-deny NetworkPolicy (empty pod selector, Ingress and Egress, no rules), a Pod Security enforce "
     "label and, where the cluster runs Kueue, a LocalQueue.",
     severity="high",
+    fix="`teams[]` in the stack file: Lattice builds each team's namespace with its quota, limits, default-deny "
+    "policy and queue",
     remediation="Build team namespaces with Lattice's TeamNamespace (teams[] in the stack spec), or add the missing "
     "object to the namespace.",
     resource_types=(NAMESPACE, QUOTA, LIMIT_RANGE, NETWORK_POLICY),

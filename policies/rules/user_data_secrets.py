@@ -30,6 +30,8 @@ def _with_key(props: dict) -> dict:
     description="User data of launch templates, instances and launch configurations holds no credentials (AWS keys, "
     "private keys, tokens, literal passwords), decoded from base64 where it is encoded.",
     severity="critical",
+    fix="`pulumi config set --secret KEY` holds the credential; the node fetches it at boot (Secrets Manager), never "
+    "user data",
     remediation="Fetch credentials at boot from Secrets Manager or SSM Parameter Store with the instance role (or "
     "use EKS Pod Identity for pods); rotate any key that was in user data.",
     resource_types=(TEMPLATE, INSTANCE, LAUNCH_CONFIGURATION),

@@ -27,6 +27,7 @@ AEAD = ("AES-GCM-16-128", "AES-GCM-16-192", "AES-GCM-16-256")
     description="VPN tunnels pin AES-256, SHA-2 integrity and DH groups of at least 2048-bit strength "
     "(AWS tunnel options; Cloud VPN cipher suites).",
     severity="high",
+    fix="`links[].ike` (encryption, integrity, dh_groups): leave them to Lattice's AES-256-GCM, SHA2-384 and group 20",
     remediation="AWS: set every tunnelN_phaseM_encryption_algorithms (e.g. ['AES256-GCM-16']), "
     "_integrity_algorithms (['SHA2-384']) and _dh_group_numbers ([20]); unset lists let AWS offer AES128, SHA1 "
     "and DH group 2. GCP: set cipher_suite (phase1 encryptions ['AES-GCM-16-256'], prves ['PRF-HMAC-SHA2-384'], "

@@ -15,6 +15,7 @@ TUNNELS = ("tunnel1", "tunnel2")
     name="vpn-ikev2",
     description="Site-to-site VPN tunnels allow IKEv2 only.",
     severity="high",
+    fix="`links[].ike`: Lattice's links are IKEv2 only; an adopted connection: `aws ec2 modify-vpn-tunnel-options`",
     remediation="AWS: set tunnel1_ike_versions and tunnel2_ike_versions to ['ikev2']. GCP: set ike_version=2.",
     resource_types=(AWS_VPN, GCP_TUNNEL),
     counterexample=Counterexample(AWS_VPN, put("tunnel1IkeVersions", value=["ikev1", "ikev2"])),

@@ -15,6 +15,7 @@ AWS_VPN = "aws:ec2/vpnConnection:VpnConnection"
     name="vpn-tunnel-logging",
     description="AWS VPN tunnels log to CloudWatch Logs, with BGP logs on dynamically routed connections.",
     severity="medium",
+    fix="`aws ec2 modify-vpn-tunnel-options` with CloudWatch log options (Lattice's links log both tunnels)",
     remediation="Set tunnelN_log_options.cloudwatch_log_options with log_enabled=True and log_group_arn on both "
     "tunnels, and bgp_log_enabled=True with bgp_log_group_arn unless the connection is static_routes_only.",
     resource_types=(AWS_VPN,),

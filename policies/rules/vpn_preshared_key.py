@@ -27,6 +27,8 @@ AWS_ALPHABET = re.compile(r"^[A-Za-z0-9._]+$")
     description="VPN tunnels set pre-shared keys of at least the minimum length in AWS's alphabet, kept as "
     "Pulumi secrets.",
     severity="high",
+    fix="`lattice links plan` lists each link's tunnels, whose keys Lattice generates (32 characters, Pulumi "
+    "secrets); a hand-written tunnel needs the same",
     remediation="Generate each tunnel's key (random.RandomPassword with override_special='._', length >= 32) and "
     "pass it as a secret: AWS tunnelN_preshared_key, GCP shared_secret.",
     resource_types=(AWS_VPN, GCP_TUNNEL),

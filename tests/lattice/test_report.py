@@ -80,8 +80,9 @@ def test_github_annotations(outcome):
     assert len(lines) == 2  # the waived finding is not annotated
 
 
-def test_markdown_summary_has_the_verdict_table_and_the_findings(outcome):
+def test_markdown_summary_has_the_verdict_table_and_the_findings(outcome, rules):
     result, problems, locator = outcome
+    eks_fix, gcs_fix = rules["eks-private-endpoint"].fix, rules["gcs-cmek"].fix
     assert render("markdown", result, problems, locator).splitlines() == [
         "### lattice check: stack baseline",
         "",
@@ -89,12 +90,12 @@ def test_markdown_summary_has_the_verdict_table_and_the_findings(outcome):
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| **FAIL** | {len(result.rules)} | {result.resources} | 2 | 2 | 1 | 1 | 0 |",
         "",
-        "| policy | severity | enforcement | resource | where | message |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| policy | severity | enforcement | resource | where | message | fix |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
         "| eks-private-endpoint | high | mandatory | eks | stacks/Pulumi.baseline.yaml:1 "
-        "| the API endpoint is public to 0.0.0.0/0 |",
+        f"| the API endpoint is public to 0.0.0.0/0 | {eks_fix} |",
         "| gcs-cmek | high | mandatory (waived) | gcs | stacks/Pulumi.baseline.yaml:1 "
-        "| no default KMS key: objects are encrypted with a Google-managed key |",
+        f"| no default KMS key: objects are encrypted with a Google-managed key | {gcs_fix} |",
         "",
         "- waiver unused: waivers[1] (gcs-cmek, x) matched no violation; remove it",
         "",
@@ -115,7 +116,7 @@ def test_markdown_summary_escapes_what_the_pull_request_controls(outcome):
     assert lines[4].startswith("| **ERROR** | 0 | 0 | 1 | 0 | 0 | 0 | 1 |")
     assert lines[8] == (
         "| s3-tls-only | medium | advisory | evil\\|&lt;img src=x onerror=alert(1)&gt; "
-        "| stacks/Pulumi.baseline.yaml:1 | line one<br>line \\| two |"
+        "| stacks/Pulumi.baseline.yaml:1 | line one<br>line \\| two |  |"
     )
     assert "- rule error: vpn-ikev2 on (stack): rule failed: KeyError: 'x'" in lines
     assert "<img" not in text
@@ -191,3 +192,35 @@ def test_sarif_rule_help_says_where_a_rule_differs_from_the_scanners(baseline, r
     assert "Differs from the scanners: CKV_AWS_66: Stricter" in retention["text"]
     assert "\n- `CKV_AWS_338`: Stricter: refuses retention_in_days 0" in retention["markdown"]
     assert "Differs from the scanners" not in help_of["gcs-cmek"]["text"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_every_format_says_how_to_fix_each_finding(outcome, rules, fmt):
+    # A finding names the resource and the problem; the reader also needs the key or the command that fixes it.
+    result, problems, locator = outcome
+    fix = rules["eks-private-endpoint"].fix
+    assert "`sites[].kubernetes.endpoint_public_access`" in fix
+    out = render(fmt, result, problems, locator)
+    if fmt == "json":
+        (eks,) = [v for v in json.loads(out)["violations"] if v["policy"] == "eks-private-endpoint"]
+        assert eks["fix"] == fix
+    elif fmt == "sarif":
+        run = json.loads(out)["runs"][0]
+        (eks,) = [r for r in run["results"] if r["ruleId"] == "eks-private-endpoint"]
+        assert eks["message"]["text"].endswith(f"; fix: {fix}") and eks["properties"]["fix"] == fix
+        rule = run["tool"]["driver"]["rules"][eks["ruleIndex"]]
+        assert rule["help"]["text"].startswith(f"Fix: {fix}\n\n") and rule["help"]["markdown"].startswith(
+            f"**Fix:** {fix}"
+        )
+    elif fmt == "junit":
+        (failure,) = ET.fromstring(out.split("\n", 1)[1]).iter("failure")
+        assert failure.text.splitlines()[0] == f"fix: {fix}"
+    elif fmt == "github":
+        (error,) = [line for line in out.splitlines() if line.startswith("::error")]
+        assert error.endswith(f"%0Afix: {fix}")
+    elif fmt == "markdown":
+        (row,) = [line for line in out.splitlines() if line.startswith("| eks-private-endpoint |")]
+        assert row.endswith(f"| {fix} |")
+    else:
+        flat = " ".join(out.split())
+        assert f"fix eks-private-endpoint: {fix}" in flat and f"fix gcs-cmek: {rules['gcs-cmek'].fix}" in flat

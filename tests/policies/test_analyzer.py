@@ -138,7 +138,7 @@ def test_the_served_pack_lists_every_rule_with_its_metadata(served_pack, rules):
     for name, rule in rules.items():
         policy = served[name]
         assert policy.description == rule.description
-        assert policy.remediation_steps == rule.remediation
+        assert policy.remediation_steps == f"Fix: {rule.fix}. {rule.remediation}"
         assert policy.severity == {"low": 1, "medium": 2, "high": 3, "critical": 4}[rule.severity]
         defaults = {k: v["default"] for k, v in rule.config.items()}
         served_defaults = {k: v["default"] for k, v in dict(policy.configSchema.properties).items()}

@@ -100,3 +100,82 @@ def test_scanner_notes_name_ids_the_rule_claims(rules):
     for name, rule in rules.items():
         assert set(rule.scanner_notes) <= set(rule.scanner_ids), name
         assert all(note.endswith(".") and len(note) > 20 for note in rule.scanner_notes.values()), name
+
+
+# A fix names the stack-file key that fixes a finding or the command that does; the keys resolve in the stack file's
+# schema (a key renamed in the spec fails here), the lattice commands in the CLI's parser.
+COMMANDS = ("lattice", "aws", "gcloud", "pulumi", "kubectl")
+SPAN = re.compile(r"`([^`]+)`")
+
+
+def _alternatives(node: dict, defs: dict) -> list[dict]:
+    """``node`` and every schema it stands for: its $ref, anyOf / oneOf / allOf branches and if / then (a site's kind
+    picks its schema by ``provider``)."""
+    if "$ref" in node:
+        return _alternatives(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    found = [node]
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in node.get(key, []):
+            found += _alternatives(branch, defs)
+    if "then" in node:
+        found += _alternatives(node["then"], defs)
+    return found
+
+
+def key_resolves(path: str) -> bool:
+    """Whether ``sites[].audit.cloudtrail`` (say) is a key of a stack file's ``lattice:spec`` (any site kind)."""
+    import json
+
+    schema = json.loads((ROOT / "schema" / "stack-file.schema.json").read_text())
+    defs = schema.get("$defs", {})
+    nodes = [schema["properties"]["config"]["properties"]["lattice:spec"]]
+    for part in re.findall(r"[a-z_]+|\[\]", path):
+        nodes = [alternative for node in nodes for alternative in _alternatives(node, defs)]
+        if part == "[]":
+            nodes = [node["items"] for node in nodes if "items" in node]
+        else:
+            nodes = [node["properties"][part] for node in nodes if part in node.get("properties", {})]
+        if not nodes:
+            return False
+    return True
+
+
+def lattice_command_exists(command: str) -> bool:
+    """``lattice links reach --hops``: its verbs are the parser's and each --option one of the last verb's."""
+    import argparse
+
+    from lattice.cli import _parser
+
+    parser = _parser()
+    for word in command.split()[1:]:
+        if word.startswith("--"):
+            if word not in parser._option_string_actions:
+                return False
+            continue
+        verbs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not verbs:
+            continue  # a positional argument
+        if word not in verbs[0].choices:
+            return False
+        parser = verbs[0].choices[word]
+    return True
+
+
+def test_every_rule_says_the_key_or_the_command_that_fixes_it(rules):
+    for name, rule in rules.items():
+        assert rule.fix and "\n" not in rule.fix and len(rule.fix) <= 200, name
+        keys, commands = [], []
+        for span in SPAN.findall(rule.fix):
+            (commands if span.split()[0] in COMMANDS else keys).append(span)
+        assert keys or commands, f"{name}: its fix names no stack-file key and no command"
+        assert [key for key in keys if not key_resolves(key)] == [], name
+        assert [c for c in commands if c.startswith("lattice ") and not lattice_command_exists(c)] == [], name
+        assert all(len(c.split()) >= 3 for c in commands if not c.startswith("lattice ")), name  # tool, service, verb
+
+
+def test_a_fix_naming_a_key_the_spec_does_not_have_is_caught():
+    assert key_resolves("observability.receivers") and key_resolves("sites[].audit.cloudtrail")
+    assert key_resolves("sites[].gpu_pools[].scheduler")  # a grid site's pool only: every site kind is walked
+    assert not key_resolves("observability.receiver") and not key_resolves("sites[].audit.trail")
+    assert lattice_command_exists("lattice links reach --hops") and lattice_command_exists("lattice cost --by team")
+    assert not lattice_command_exists("lattice links reach --hop") and not lattice_command_exists("lattice lint")
