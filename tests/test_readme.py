@@ -191,3 +191,45 @@ def test_the_docs_name_exactly_the_rules_staging_makes_mandatory():
     text = " ".join((ROOT / "docs" / "concepts" / "policies.md").read_text().split())
     sentence = text[text.index("**staging** advisory except") :].split(";", 1)[0]
     assert set(re.findall(r"`([a-z0-9-]+)`", sentence)) == mandatory
+
+
+# --- the first screen: a line per feature, the detail and the caveats on the page each links to ---------------------
+
+README_MAX_LINES = 200
+FEATURE_ROW_MAX = 200
+STATUS = ROOT / "docs" / "status.md"
+PROVEN = ("planned offline", "run ", "works", "checked", "enforced", "built")  # how far, in the row's own words
+
+
+def _feature_rows() -> list[str]:
+    text = README.read_text()
+    table = text[text.index("## Features") : text.index("\n## ", text.index("## Features") + 1)]
+    return [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| feature |")]
+
+
+def _anchors(page) -> set[str]:
+    return {re.sub(r"[^a-z0-9]+", "-", m.group(1).lower()).strip("-") for m in re.finditer(r"^## (.+)$", page, re.M)}
+
+
+def test_the_readme_fits_a_first_reading():
+    assert len(README.read_text().splitlines()) <= README_MAX_LINES
+
+
+def test_every_feature_is_one_line_linking_to_its_detail():
+    rows = _feature_rows()
+    assert len(rows) >= 40
+    anchors = _anchors(STATUS.read_text())
+    for row in rows:
+        assert len(row) <= FEATURE_ROW_MAX, row
+        link = re.search(r"\]\(docs/status\.md#([a-z0-9-]+)\)", row)
+        assert link and link.group(1) in anchors, row
+        proven = row.strip("| ").rsplit(" | ", 1)[1]
+        assert proven.startswith(PROVEN), row
+
+
+def test_the_status_page_holds_each_features_detail_and_caveats():
+    # Each section keeps what the feature does and how far it is proven, with every caveat README's row once held.
+    sections = STATUS.read_text().split("\n## ")[1:]
+    assert len(sections) == len(_feature_rows())
+    for section in sections:
+        assert "**What**: " in section and "**How far it is proven**: " in section, section.splitlines()[0]
