@@ -14,20 +14,24 @@ only, and user data that RAID0-mounts the instance-store NVMe at the scratch pat
 EFA / NCCL environment; where the site has FSx for Lustre, installs the Lustre client, and where a file system is
 EFA-enabled and the type can be its EFA client, configures LNet over EFA on every boot before the kubelet starts
 (``lustre_efa_setup``).
-"""
 
-from __future__ import annotations
+It is one of Lattice's public components (``components/package``): any Pulumi program adds it with
+``AwsGpuNodePoolInputs``, the stack-file path with ``AwsGpuNodePoolArgs``; both build the same resources. No
+``from __future__ import annotations`` here: Pulumi's analyzer reads the schema from the evaluated annotations.
+"""
 
 import base64
 from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
 from .. import clock
-from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, efa_interfaces
+from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, aws_instance_type, efa_interfaces
 from ..catalog.storage import EFA_LUSTRE_MIN_CLIENT, EFA_LUSTRE_MIN_DRIVER, fsx_efa_client_interfaces
 from ..clock import utc_timestamp
+from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
 from ..platform.accelerators import EFA_DEVICE, NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
@@ -77,6 +81,8 @@ GIB_PER_GB = 1e9 / 2**30
 
 @dataclass
 class AwsGpuNodePoolArgs:
+    """The stack-file path's args: the validated pool spec, the catalog's instance type, the site's tag context."""
+
     pool: AwsGpuPoolSpec
     instance: AwsInstanceType
     cluster_name: pulumi.Input[str]
@@ -84,7 +90,7 @@ class AwsGpuNodePoolArgs:
     kubernetes_version: pulumi.Input[str]
     cluster_security_group_id: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
-    subnet_ids: list[pulumi.Input[str]]
+    subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
     kms_key_arn: pulumi.Input[str]
     tags: TagContext
     # The site has FSx for Lustre: install the Lustre client the EKS AL2023 AMIs do not ship.
@@ -94,19 +100,134 @@ class AwsGpuNodePoolArgs:
     lustre_efa: bool = False
 
 
-class AwsGpuNodePool(pulumi.ComponentResource):
-    node_group: aws.eks.NodeGroup
-    launch_template: aws.ec2.LaunchTemplate
-    security_group: aws.ec2.SecurityGroup | None
-    placement_group: aws.ec2.PlacementGroup | None
-    role: aws.iam.Role
-    efa: bool
-    efa_bandwidth_gbps: float
-    lustre_efa_client: bool  # configures LNet over EFA for the site's EFA-enabled FSx
-    scratch: StorageTier | None  # the instance-store NVMe RAID0, where the type has any
+class AwsPoolCapacity(TypedDict):
+    """How the pool's instances are bought (the stack file's gpu_pools[].capacity)."""
 
-    def __init__(self, name: str, args: AwsGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:compute:AwsGpuNodePool", name, None, opts)
+    type: NotRequired[str]
+    """on-demand (the default), spot, capacity-block (EC2 Capacity Blocks for ML) or reservation."""
+    reservation_id: NotRequired[str]
+    """The capacity reservation or capacity block (cr-...) for reservation and capacity-block."""
+    starts_at: NotRequired[str]
+    """capacity-block: when the block starts, ISO 8601 with its time zone; the pool scales up to maxNodes then."""
+    ends_at: NotRequired[str]
+    """capacity-block: when the block ends; the pool scales to zero ahead of it, as AWS asks."""
+    roll_nodes: NotRequired[bool]
+    """capacity-block: move the nodes to the current launch template on this update (set it between blocks)."""
+
+
+class AwsGpuPool(TypedDict):
+    """One accelerator node pool: the keys of the stack file's sites[].gpu_pools[] entry, validated by the same
+    model."""
+
+    name: str
+    """Pool name, unique in the cluster; names the node group and its Kubernetes label lattice.dev/pool."""
+    instance_type: str
+    """An accelerator instance type from Lattice's catalog, e.g. p5.48xlarge."""
+    max_nodes: int
+    """Most nodes the pool runs."""
+    min_nodes: NotRequired[int]
+    """Fewest nodes the autoscaler keeps (default 0: an idle pool scales to nothing)."""
+    desired_nodes: NotRequired[int]
+    """Nodes at creation; defaults to minNodes. Later changes belong to the autoscaler."""
+    labels: NotRequired[dict[str, str]]
+    """Extra Kubernetes node labels."""
+    efa: NotRequired[bool]
+    """Wire every EFA interface of the type (default: on where the type supports EFA)."""
+    placement_group: NotRequired[bool]
+    """A cluster placement group (default: on for EFA pools unless the capacity source fixes placement)."""
+    capacity: NotRequired[AwsPoolCapacity]
+    """How the instances are bought (default on-demand)."""
+    autoscale: NotRequired[bool]
+    """Let the cluster autoscaler size the pool between minNodes and maxNodes (default on; capacity blocks follow
+    their schedule instead)."""
+    root_volume_gib: NotRequired[int]
+    """The encrypted gp3 root volume in GiB (default 200)."""
+    scratch_path: NotRequired[str]
+    """Where the instance-store NVMe RAID0 is mounted (default /scratch)."""
+
+
+class AwsGpuNodePoolInputs(TypedDict):
+    """The public inputs of AwsGpuNodePool: the pool, the EKS cluster it joins, and the tags."""
+
+    pool: AwsGpuPool
+    """The pool: instance type, size, capacity source."""
+    cluster_name: pulumi.Input[str]
+    """The EKS cluster the nodes join."""
+    kubernetes_version: pulumi.Input[str]
+    """The cluster's Kubernetes minor version, e.g. 1.33: the node group follows the control plane."""
+    cluster_security_group_id: pulumi.Input[str]
+    """The cluster security group every node carries."""
+    vpc_id: pulumi.Input[str]
+    """The cluster's VPC (the EFA fabric security group is created in it)."""
+    subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
+    """Private subnets for the nodes; an EFA pool takes one (its placement group is in one zone)."""
+    kms_key_arn: pulumi.Input[str]
+    """The customer-managed KMS key that encrypts the root volumes."""
+    tagging: Tagging
+    """The standard tags every resource of the pool carries."""
+    lustre_client: NotRequired[bool]
+    """Install the Lustre client on the nodes (they mount an FSx for Lustre file system)."""
+    lustre_efa: NotRequired[bool]
+    """An FSx for Lustre file system the nodes mount is EFA-enabled: types that can be its EFA client configure
+    LNet over EFA on every boot."""
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> AwsGpuNodePoolArgs:
+    """The public inputs as the stack-file path's args, validated by the stack file's own pool model."""
+    pool = validated("AwsGpuNodePool", AwsGpuPoolSpec, inputs["pool"], "pool")
+    try:
+        instance = aws_instance_type(pool.instance_type)
+    except ValueError as exc:
+        raise invalid("AwsGpuNodePool", [{"property_path": "pool.instanceType", "reason": str(exc)}]) from None
+    return AwsGpuNodePoolArgs(
+        pool=pool,
+        instance=instance,
+        cluster_name=inputs["cluster_name"],
+        kubernetes_version=inputs["kubernetes_version"],
+        cluster_security_group_id=inputs["cluster_security_group_id"],
+        vpc_id=inputs["vpc_id"],
+        subnet_ids=inputs["subnet_ids"],
+        kms_key_arn=inputs["kms_key_arn"],
+        tags=tag_context(inputs["tagging"]),
+        lustre_client=bool(inputs.get("lustre_client", False)),
+        lustre_efa=bool(inputs.get("lustre_efa", False)),
+    )
+
+
+class AwsGpuNodePool(pulumi.ComponentResource):
+    """An EKS managed node group of accelerator instances wired to their full EFA fabric: one EFA interface per
+    EFA-capable network card of the type (a p5.48xlarge gets 32), the fabric security group that admits SRD
+    traffic both ways, a cluster placement group, an encrypted root volume, IMDSv2 only, instance-store NVMe as
+    RAID0 scratch, the GPU taint, and scale-from-zero hints for the cluster autoscaler (or a capacity block's
+    schedule)."""
+
+    node_group_name: pulumi.Output[str]
+    """The EKS node group's name."""
+    node_group_arn: pulumi.Output[str]
+    """The EKS node group's ARN."""
+    launch_template_id: pulumi.Output[str]
+    """The launch template the node group runs."""
+    node_role_arn: pulumi.Output[str]
+    """The nodes' IAM role."""
+    fabric_security_group_id: pulumi.Output[str] | None
+    """The EFA fabric security group (EFA pools only); give it to what must share the fabric, e.g. an
+    EFA-enabled FSx for Lustre."""
+    efa_interface_count: pulumi.Output[int]
+    """EFA interfaces per node (0 when the pool does not use EFA)."""
+    efa_bandwidth_gbps: pulumi.Output[float]
+    """Scale-out bandwidth per node over EFA, in Gbps (0 without EFA)."""
+
+    # Built by both paths, read by the stack-file path (sites, observability, policies): not part of the schema.
+    # node_group, launch_template, security_group, placement_group, role, efa, lustre_efa_client, scratch, schedules
+
+    def __init__(self, name: str, args: AwsGpuNodePoolInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``AwsGpuNodePoolArgs``."""
+        if isinstance(args, AwsGpuNodePoolArgs):
+            super().__init__("lattice:compute:AwsGpuNodePool", name, None, opts)
+        else:
+            built = args_from_inputs(args)
+            super().__init__(package_token("AwsGpuNodePool"), name, None, opts)
+            args = built
         pool, instance = args.pool, args.instance
         tags = args.tags.for_component("AwsGpuNodePool")
         child = pulumi.ResourceOptions(parent=self)
@@ -238,6 +359,12 @@ class AwsGpuNodePool(pulumi.ComponentResource):
                 capacity_gib=int(instance.instance_store.total_size_gb * GIB_PER_GB),
                 node_selector={"lattice.dev/pool": pool.name},
             )
+        self.node_group_name = self.node_group.node_group_name
+        self.node_group_arn = self.node_group.arn
+        self.launch_template_id = self.launch_template.id
+        self.node_role_arn = self.role.arn
+        self.fabric_security_group_id = self.security_group.id if self.security_group is not None else None
+        self.efa_interface_count = len([i for i in interfaces if i.carries_efa])
         self.register_outputs(
             {
                 "node_group": self.node_group.node_group_name,

@@ -249,7 +249,7 @@ class AwsSiteNetwork(pulumi.ComponentResource):
         )
         # The VPC's CIDR in the table: the transit gateway routes, and announces over BGP, the site to its links.
         join_route_table(
-            f"{name}-tgw-vpc", self.transit_attachment.id, self.transit_route_table, propagate=True, opts=child
+            f"{name}-tgw-vpc", self.transit_attachment.id, self.transit_route_table.id, propagate=True, opts=child
         )
         # Tunnel and BGP logs of every VPN connection on the transit gateway.
         self.vpn_log_group = encrypted_log_group(
@@ -405,7 +405,7 @@ class AwsSiteNetwork(pulumi.ComponentResource):
 def join_route_table(
     name: str,
     attachment_id: pulumi.Input[str],
-    table: aws.ec2transitgateway.RouteTable,
+    table_id: pulumi.Input[str],
     *,
     propagate: bool,
     opts: pulumi.ResourceOptions,
@@ -413,9 +413,9 @@ def join_route_table(
     """Associate a transit gateway attachment with the links' route table and, where its routes are learned
     (the VPC, BGP connections), propagate them into it."""
     aws.ec2transitgateway.RouteTableAssociation(
-        name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table.id, opts=opts
+        name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table_id, opts=opts
     )
     if propagate:
         aws.ec2transitgateway.RouteTablePropagation(
-            name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table.id, opts=opts
+            name, transit_gateway_attachment_id=attachment_id, transit_gateway_route_table_id=table_id, opts=opts
         )

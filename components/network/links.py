@@ -25,8 +25,7 @@ from .link_plan import (  # noqa: F401  (linked_ranges, transit_routes, vpn_gate
     transit_routes,
     vpn_gateway_count,
 )
-from .peer_config import PeerConfig, render_all
-from .vpn import KEY_WITHHELD, AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink
+from .vpn import AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink, peer_gateway_files
 
 
 @dataclass
@@ -105,8 +104,8 @@ class CrossSiteLinks(pulumi.ComponentResource):
             site=site.name,
             asn=site.network.asn,
             provider=built.provider,
-            transit_gateway=network.transit_gateway,
-            route_table=network.transit_route_table,
+            transit_gateway_id=network.transit_gateway.id,
+            route_table_id=network.transit_route_table.id,
             log_group_arn=network.vpn_log_group.arn,
             tags=args.tags[site.name],
             cluster_security_group_id=built.eks.cluster_security_group_id,
@@ -130,25 +129,4 @@ class CrossSiteLinks(pulumi.ComponentResource):
 
     @staticmethod
     def _peer_config(site: KubernetesSite, tunnels: list[PeerTunnelOut]) -> dict[str, pulumi.Output]:
-        advertised = gateway_announcements(site)
-
-        def config(remote_ips: list[str], keys: list[str]) -> PeerConfig:
-            return PeerConfig(
-                site=site.name,
-                local_asn=site.network.asn,
-                advertised=advertised,
-                tunnels=tuple(t.filled(ip, key) for t, ip, key in zip(tunnels, remote_ips, keys, strict=True)),
-            )
-
-        remote = pulumi.Output.all(*[t.remote_public_ip for t in tunnels])
-        # Everything but the keys is public: rendered from the addresses alone, so it stays a plain output.
-        public = remote.apply(lambda ips: render_all(config(ips, [KEY_WITHHELD] * len(ips)), redact=True))
-        secret = pulumi.Output.all(remote, *[t.psk for t in tunnels]).apply(
-            lambda values: render_all(config(values[0], list(values[1:])), redact=False)["swanctl.conf"]
-        )
-        return {
-            "swanctl.conf": pulumi.Output.secret(secret),
-            "swanctl.redacted.conf": public.apply(lambda files: files["swanctl.conf"]),
-            "frr.conf": public.apply(lambda files: files["frr.conf"]),
-            "xfrm-interfaces.sh": public.apply(lambda files: files["xfrm-interfaces.sh"]),
-        }
+        return peer_gateway_files(site.name, site.network.asn, gateway_announcements(site), tunnels)

@@ -23,23 +23,28 @@ edge site, the second when it faces AWS.
 Sources: ../shared/reference/storage-network-audit-facts.md rows 33-41; Google Cloud, "Connect HA VPN to AWS
 peer gateways", "Supported IKE ciphers", "Topologies to increase bandwidth"; AWS Site-to-Site VPN "Tunnel
 options".
-"""
 
-from __future__ import annotations
+``VpnLink`` is one of Lattice's public components (``components/package``) for a cloud <-> on-prem link on
+AWS: any Pulumi program adds it with ``VpnLinkInputs`` and gets the gateway hosts' files as outputs; the stack-file
+path builds every kind with ``LinkArgs``. No ``from __future__ import annotations`` here: Pulumi's analyzer reads
+the schema from the evaluated annotations; annotations naming a cloud SDK's classes are quoted instead, so reading
+them never loads an SDK a stack does not use (``components/sdk.py``).
+"""
 
 import ipaddress
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_random as random
 
 from ..observability.cloud_alarms import vpn_tunnel_alarm
+from ..package.inputs import Tagging, invalid, package_token, tag_context, validated, whole
 from ..sdk import aws, gcp
 from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
 from .link_plan import BLOCKS, LinkPlan, Tunnel
-from .peer_config import AWS_TUNNEL_MTU, GCP_TUNNEL_MTU, PeerTunnel
+from .peer_config import AWS_TUNNEL_MTU, GCP_TUNNEL_MTU, PeerConfig, PeerTunnel, render_all
 
 PSK_LENGTH = 48
 # What the gateway's public files (frr.conf, the interface script, the redacted swanctl.conf) carry as the key.
@@ -116,7 +121,7 @@ def aws_tunnel_options(
     }
 
 
-def gcp_cipher_suite(ike: IkeSpec) -> gcp.compute.VPNTunnelCipherSuiteArgs:
+def gcp_cipher_suite(ike: IkeSpec) -> "gcp.compute.VPNTunnelCipherSuiteArgs":
     dhs = [GCP_DH[g] for g in ike.dh_groups]
     encryptions = [GCP_ENCRYPTION[e] for e in ike.encryption]
     return gcp.compute.VPNTunnelCipherSuiteArgs(
@@ -133,9 +138,9 @@ class AwsEnd:
 
     site: str
     asn: int
-    provider: aws.Provider
-    transit_gateway: aws.ec2transitgateway.TransitGateway
-    route_table: aws.ec2transitgateway.RouteTable
+    provider: "aws.Provider | None"  # None: the component's own (inherited from its parent or opts.providers)
+    transit_gateway_id: pulumi.Input[str]
+    route_table_id: pulumi.Input[str]  # the transit gateway route table the links' attachments join
     log_group_arn: pulumi.Input[str]
     tags: TagContext
     cluster_security_group_id: pulumi.Input[str] | None = None  # admit rules land here (every node has it)
@@ -150,9 +155,9 @@ class GcpEnd:
     project: str
     region: str
     asn: int
-    provider: gcp.Provider
-    router: gcp.compute.Router
-    gateways: list[gcp.compute.HaVpnGateway]
+    provider: "gcp.Provider"
+    router: "gcp.compute.Router"
+    gateways: "list[gcp.compute.HaVpnGateway]"
     tags: TagContext
     network_id: pulumi.Input[str] | None = None  # admit firewall rules land here
 
@@ -195,17 +200,257 @@ class LinkArgs:
     far_ranges: tuple[str, ...] = ()  # the far end's ranges (the grid / edge site's, or the GCP site's)
 
 
+class AwsLinkEnd(TypedDict):
+    """The AWS end of a link: a site's transit gateway, with the route table the links' attachments join."""
+
+    site: str
+    """The AWS site's name (names the tunnels and the gateway's files)."""
+    asn: int
+    """The transit gateway's Amazon side ASN."""
+    transit_gateway_id: pulumi.Input[str]
+    """The transit gateway the VPN connections attach to."""
+    route_table_id: pulumi.Input[str]
+    """The transit gateway route table the VPN attachments associate with (and, with BGP, propagate into)."""
+    vpn_log_group_arn: pulumi.Input[str]
+    """The KMS-encrypted CloudWatch log group the tunnels log to."""
+    ranges: list[str]
+    """The AWS site's ranges (CIDRs): what the on-prem gateway routes into a static link."""
+    region: NotRequired[str]
+    """The AWS region: large (5 Gbps) tunnels are not offered in every region."""
+    cluster_security_group_id: NotRequired[pulumi.Input[str]]
+    """The security group admit rules land on (the EKS cluster security group every node carries)."""
+    alarm_actions: NotRequired[list[pulumi.Input[str]]]
+    """SNS topics the tunnel-down alarms notify."""
+
+
+class OnPremGateway(TypedDict):
+    """A grid or edge site's own IPsec / BGP gateway: one or more hosts running strongSwan and FRR."""
+
+    site: str
+    """The on-prem site's name."""
+    asn: int
+    """The site's BGP ASN."""
+    public_ips: list[str]
+    """The outside (public) IPv4 address of each gateway host; each gets a customer gateway and its own files."""
+    ranges: list[str]
+    """The site's ranges (CIDRs): announced over BGP (or routed statically) and admitted where admit says."""
+
+
+class IkeProposals(TypedDict):
+    """IKEv2 proposals for both phases; a link may only narrow the strong defaults."""
+
+    encryption: NotRequired[list[str]]
+    """Ciphers (default AES256-GCM-16)."""
+    integrity: NotRequired[list[str]]
+    """Integrity algorithms: SHA2-384 (the default) or SHA2-512."""
+    dh_groups: NotRequired[list[int]]
+    """Diffie-Hellman groups: 20 (the default) or 21."""
+    phase1_lifetime_seconds: NotRequired[int]
+    """IKE SA lifetime (900-28800, default 28800)."""
+    phase2_lifetime_seconds: NotRequired[int]
+    """IPsec SA lifetime (900-3600, default 3600)."""
+
+
+class AdmitRule(TypedDict):
+    """Traffic the on-prem site may start towards the cloud end's nodes and pods."""
+
+    protocol: NotRequired[str]
+    """tcp (the default), udp, icmp or all."""
+    ports: NotRequired[str]
+    """A port or range, e.g. 443 or 8000-8100 (tcp and udp only)."""
+
+
+class LinkSettings(TypedDict):
+    """The link's keys as a stack file's links[] entry writes them, validated by the same model."""
+
+    bandwidth_gbps: NotRequired[float]
+    """Traffic the link must carry (both directions together); Lattice builds the tunnels for it (default 1)."""
+    routing: NotRequired[str]
+    """bgp (the default: dynamic, ECMP across tunnels) or static (one tunnel)."""
+    inside_block: NotRequired[str]
+    """The link-local block the tunnels' inside /30s come from (default: derived from the two site names)."""
+    tunnel_size: NotRequired[str]
+    """standard (1.25 Gbps) or large (5 Gbps) AWS tunnels (default: large above 1.25 Gbps where offered)."""
+    ike: NotRequired[IkeProposals]
+    """IKE / IPsec proposals."""
+    admit: NotRequired[list[AdmitRule]]
+    """What the on-prem site may start towards the cloud end (default: nothing; replies always pass)."""
+
+
+class VpnLinkInputs(TypedDict):
+    """The public inputs of VpnLink: an AWS site's transit gateway linked to an on-prem gateway."""
+
+    cloud: AwsLinkEnd
+    """The AWS end."""
+    peer: OnPremGateway
+    """The grid or edge site's gateway."""
+    tagging: Tagging
+    """The standard tags every resource carries."""
+    link: NotRequired[LinkSettings]
+    """Bandwidth, routing and proposals (defaults: 1 Gbps, BGP, the strong proposals)."""
+
+
+@dataclass(frozen=True)
+class _LinkSite:
+    """What ``link_plan.plan_pair`` reads of a site."""
+
+    name: str
+    provider: str
+    region: str | None = None
+    network: Any = None
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> LinkArgs:
+    """The public inputs as the stack-file path's args, the link validated by the stack file's own model."""
+    from types import SimpleNamespace
+
+    from ..spec.links import LinkSpec
+    from .link_plan import plan_pair
+
+    cloud = {**inputs["cloud"], "asn": whole(inputs["cloud"]["asn"])}
+    peer = {**inputs["peer"], "asn": whole(inputs["peer"]["asn"])}
+    errors = [*_address_errors("cloud", cloud, ips=False), *_address_errors("peer", peer, ips=True)]
+    if cloud["site"] == peer["site"]:
+        errors.append({"property_path": "peer.site", "reason": "the two ends need different site names"})
+    if errors:
+        raise invalid("VpnLink", errors)
+    link = validated(
+        "VpnLink", LinkSpec, {**(inputs.get("link") or {}), "sites": [cloud["site"], peer["site"]]}, "link"
+    )
+    (_, _, bandwidth, routing, pinned, _), size = link.pairs()[0], link.tunnel_sizes()[0]
+    ips = tuple(peer["public_ips"])
+    plan = plan_pair(
+        _LinkSite(cloud["site"], "aws", cloud.get("region")),
+        _LinkSite(
+            peer["site"],
+            "kubernetes",
+            network=SimpleNamespace(vpn_gateway=SimpleNamespace(public_ips=ips)),
+        ),
+        bandwidth=bandwidth,
+        routing=routing,
+        pinned=pinned,
+        path="link",
+        mean_packet_bytes=link.mean_packet_bytes,
+        tunnel_size=size,
+    )
+    if plan.routing == "static" and plan.bandwidth_gbps > plan.tunnel_gbps:
+        raise invalid(
+            "VpnLink",
+            [
+                {
+                    "property_path": "link.bandwidthGbps",
+                    "reason": f"a static link sends everything down one tunnel ({plan.tunnel_gbps:g} Gbps); lower "
+                    "bandwidthGbps or use routing: bgp",
+                }
+            ],
+        )
+    return LinkArgs(
+        plan=plan,
+        ike=link.ike,
+        stack=inputs["tagging"]["stack"],
+        remote_cidrs=tuple(cloud["ranges"]),
+        aws=AwsEnd(
+            site=cloud["site"],
+            asn=cloud["asn"],
+            provider=None,
+            transit_gateway_id=cloud["transit_gateway_id"],
+            route_table_id=cloud["route_table_id"],
+            log_group_arn=cloud["vpn_log_group_arn"],
+            tags=tag_context(inputs["tagging"]),
+            cluster_security_group_id=cloud.get("cluster_security_group_id"),
+            alarm_actions=tuple(cloud.get("alarm_actions") or ()),
+        ),
+        peer=PeerEnd(site=peer["site"], asn=peer["asn"], public_ips=ips, ranges=tuple(peer["ranges"])),
+        admit=list(link.admit),
+        cloud_ranges=tuple(cloud["ranges"]),
+        far_ranges=tuple(peer["ranges"]),
+    )
+
+
+def _address_errors(key: str, end: dict[str, Any], *, ips: bool) -> list[dict[str, str]]:
+    errors = []
+    if not isinstance(end["asn"], int) or not 1 <= end["asn"] <= 4_294_967_294:
+        errors.append({"property_path": f"{key}.asn", "reason": f"{end['asn']} is not a BGP ASN (1-4294967294)"})
+    for i, cidr in enumerate(end["ranges"]):
+        try:
+            ipaddress.IPv4Network(cidr)
+        except ValueError:
+            errors.append({"property_path": f"{key}.ranges[{i}]", "reason": f"{cidr!r} is not an IPv4 CIDR"})
+    for i, ip in enumerate(end.get("public_ips", []) if ips else []):
+        try:
+            ipaddress.IPv4Address(ip)
+        except ValueError:
+            errors.append({"property_path": f"{key}.publicIps[{i}]", "reason": f"{ip!r} is not an IPv4 address"})
+    if ips and not end.get("public_ips"):
+        errors.append({"property_path": f"{key}.publicIps", "reason": "name the outside address of each gateway host"})
+    return errors
+
+
+def peer_gateway_files(
+    site: str, asn: int, advertised: tuple[str, ...], tunnels: list[PeerTunnelOut]
+) -> dict[str, pulumi.Output]:
+    """One gateway host's strongSwan and FRR files from its tunnels: swanctl.conf holds the pre-shared keys and is
+    a Pulumi secret; frr.conf, the interface script and a redacted swanctl.conf are rendered from the addresses
+    alone and stay plain."""
+
+    def config(remote_ips: list[str], keys: list[str]) -> PeerConfig:
+        return PeerConfig(
+            site=site,
+            local_asn=asn,
+            advertised=advertised,
+            tunnels=tuple(t.filled(ip, key) for t, ip, key in zip(tunnels, remote_ips, keys, strict=True)),
+        )
+
+    remote = pulumi.Output.all(*[t.remote_public_ip for t in tunnels])
+    public = remote.apply(lambda ips: render_all(config(ips, [KEY_WITHHELD] * len(ips)), redact=True))
+    secret = pulumi.Output.all(remote, *[t.psk for t in tunnels]).apply(
+        lambda values: render_all(config(values[0], list(values[1:])), redact=False)["swanctl.conf"]
+    )
+    return {
+        "swanctl.conf": pulumi.Output.secret(secret),
+        "swanctl.redacted.conf": public.apply(lambda files: files["swanctl.conf"]),
+        "frr.conf": public.apply(lambda files: files["frr.conf"]),
+        "xfrm-interfaces.sh": public.apply(lambda files: files["xfrm-interfaces.sh"]),
+    }
+
+
 class VpnLink(pulumi.ComponentResource):
-    """One planned pair of sites, built by the kind of the pair."""
+    """An IPsec link from an AWS site's transit gateway to a grid or edge site's own gateway, sized for its
+    bandwidth: a customer gateway per gateway host, one VPN connection (two tunnels) per redundant pair with
+    IKEv2-only strong proposals, dead-peer detection, logs to the encrypted log group and a tunnel-down alarm,
+    pre-shared keys generated as secrets, BGP propagation (or static routes) in the transit gateway route table,
+    and the files each gateway host applies: swanctl.conf (a secret: it holds the keys), frr.conf and the XFRM
+    interface script."""
 
-    # aws.ec2.VpnConnection and gcp.compute.VPNTunnel: Pulumi evaluates a component's annotations when it registers
-    # its outputs, and a link with no GCP end (or no AWS end) must not import that SDK (components/sdk.py).
-    connections: list[pulumi.CustomResource]
-    tunnels: list[pulumi.CustomResource]
-    peer_tunnels: list[PeerTunnelOut]
+    tunnel_count: pulumi.Output[int]
+    """Tunnels built (two per VPN connection)."""
+    capacity_gbps: pulumi.Output[float]
+    """What the link carries with any one tunnel down."""
+    inside_block: pulumi.Output[str]
+    """The link-local block the tunnels' inside /30s come from."""
+    connection_ids: pulumi.Output[list[str]]
+    """The AWS VPN connections."""
+    swanctl_conf: pulumi.Output[dict[str, str]]
+    """Per gateway host (its outside address), its swanctl.conf with the pre-shared keys: a secret."""
+    swanctl_redacted_conf: pulumi.Output[dict[str, str]]
+    """Per gateway host, its swanctl.conf with the keys withheld."""
+    frr_conf: pulumi.Output[dict[str, str]]
+    """Per gateway host, its frr.conf (BGP over the tunnels, announcing the site's ranges)."""
+    xfrm_interfaces_sh: pulumi.Output[dict[str, str]]
+    """Per gateway host, the script that creates the tunnels' XFRM interfaces and inside addresses."""
 
-    def __init__(self, name: str, args: LinkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:network:VpnLink", name, None, opts)
+    # aws.ec2.VpnConnection and gcp.compute.VPNTunnel in connections / tunnels (not part of the schema): a link with
+    # no GCP end (or no AWS end) must not import that SDK (components/sdk.py).
+
+    def __init__(self, name: str, args: VpnLinkInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict: AWS <-> on-prem), or the stack-file path's ``LinkArgs``."""
+        public = not isinstance(args, LinkArgs)
+        if public:
+            built = args_from_inputs(args)
+            super().__init__(package_token("VpnLink"), name, None, opts)
+            args = built
+        else:
+            super().__init__("lattice:network:VpnLink", name, None, opts)
         self.connections, self.tunnels, self.peer_tunnels = [], [], []
         self._keys: dict[int, pulumi.Output[str]] = {}
         plan = args.plan
@@ -216,9 +461,35 @@ class VpnLink(pulumi.ComponentResource):
         else:
             self._aws_gcp(name, args)
         self._admit(name, args)
+        if public:
+            self._public_outputs(args)
         self.register_outputs(
             {"tunnels": plan.tunnel_count, "capacity_gbps": plan.capacity_gbps, "inside_block": plan.inside_block}
         )
+
+    def _public_outputs(self, args: LinkArgs) -> None:
+        plan, peer = args.plan, args.peer
+        self.tunnel_count, self.capacity_gbps, self.inside_block = (
+            plan.tunnel_count,
+            plan.capacity_gbps,
+            plan.inside_block,
+        )
+        self.connection_ids = pulumi.Output.all(*[c.id for c in self.connections])
+        hosts = {
+            ip: peer_gateway_files(
+                peer.site, peer.asn, peer.ranges, [t for t in self.peer_tunnels if t.tunnel.local_public_ip == ip]
+            )
+            for ip in peer.public_ips
+            if any(t.tunnel.local_public_ip == ip for t in self.peer_tunnels)
+        }
+
+        def by_host(file: str) -> pulumi.Output[dict[str, str]]:
+            return pulumi.Output.all(**{ip: files[file] for ip, files in hosts.items()})
+
+        self.swanctl_conf = pulumi.Output.secret(by_host("swanctl.conf"))
+        self.swanctl_redacted_conf = by_host("swanctl.redacted.conf")
+        self.frr_conf = by_host("frr.conf")
+        self.xfrm_interfaces_sh = by_host("xfrm-interfaces.sh")
 
     def _key(self, name: str, tunnel: Tunnel) -> pulumi.Output[str]:
         # Named after the tunnel's index in its link: adding tunnels or links never replaces a key.
@@ -242,7 +513,7 @@ class VpnLink(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
         )
 
-    def _connection(self, name: str, args: LinkArgs, index: int, gateway, bgp: bool) -> aws.ec2.VpnConnection:
+    def _connection(self, name: str, args: LinkArgs, index: int, gateway, bgp: bool) -> "aws.ec2.VpnConnection":
         end, plan = args.aws, args.plan
         tags = end.tags.for_component("VpnLink")
         first, second = plan.tunnels[2 * index], plan.tunnels[2 * index + 1]
@@ -250,7 +521,7 @@ class VpnLink(pulumi.ComponentResource):
             f"{name}-vpn-{index}",
             type="ipsec.1",
             customer_gateway_id=gateway.id,
-            transit_gateway_id=end.transit_gateway.id,
+            transit_gateway_id=end.transit_gateway_id,
             static_routes_only=not bgp,
             tunnel_bandwidth="large" if plan.large else "standard",
             tunnel_inside_ip_version="ipv4",
@@ -268,7 +539,7 @@ class VpnLink(pulumi.ComponentResource):
         join_route_table(
             f"{name}-vpn-{index}",
             connection.transit_gateway_attachment_id,
-            end.route_table,
+            end.route_table_id,
             propagate=bgp,
             opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
         )
@@ -306,7 +577,7 @@ class VpnLink(pulumi.ComponentResource):
                     f"{name}-route-{cidr.replace('.', '-').replace('/', '-')}",
                     destination_cidr_block=cidr,
                     transit_gateway_attachment_id=connection.transit_gateway_attachment_id,
-                    transit_gateway_route_table_id=end.route_table.id,
+                    transit_gateway_route_table_id=end.route_table_id,
                     opts=pulumi.ResourceOptions(parent=self, provider=end.provider),
                 )
 
@@ -342,7 +613,7 @@ class VpnLink(pulumi.ComponentResource):
 
     def _gcp_tunnel(
         self, name: str, args: LinkArgs, tunnel: Tunnel, *, gateway, interface: int, external, peer_interface: int
-    ) -> gcp.compute.VPNTunnel:
+    ) -> "gcp.compute.VPNTunnel":
         end = args.gcp
         tags = end.tags.for_component("VpnLink")
         opts = pulumi.ResourceOptions(parent=self, provider=end.provider)
@@ -551,8 +822,8 @@ class GcpVpnGateways(pulumi.ComponentResource):
     GoogleCloudPlatform/magic-modules mmv1/products/compute/Router.yaml@057ced2e; only name, network, region are).
     """
 
-    router: gcp.compute.Router
-    gateways: list[gcp.compute.HaVpnGateway]
+    router: "gcp.compute.Router"
+    gateways: "list[gcp.compute.HaVpnGateway]"
 
     def __init__(self, name: str, args: GcpVpnGatewaysArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("lattice:network:GcpVpnGateways", name, None, opts)
@@ -584,7 +855,7 @@ class GcpVpnGateways(pulumi.ComponentResource):
         self.register_outputs({"router": self.router.name})
 
 
-def router_bgp(asn: int, control_plane_cidr: str | None) -> gcp.compute.RouterBgpArgs:
+def router_bgp(asn: int, control_plane_cidr: str | None) -> "gcp.compute.RouterBgpArgs":
     """The VPN Cloud Router's BGP: the subnets, and the control plane's private endpoint range where there is one."""
     if control_plane_cidr is None:
         return gcp.compute.RouterBgpArgs(asn=asn, advertise_mode="DEFAULT")

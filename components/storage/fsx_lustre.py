@@ -11,25 +11,31 @@
 - Durability as the spec chose it: data repository associations to the site's buckets (S3 is then the
   durable copy), or automatic daily backups with ``skip_final_backup=False`` where the file system is
   protected.
-"""
 
-from __future__ import annotations
+It is one of Lattice's public components (``components/package``): any Pulumi program adds it with
+``FsxLustreInputs`` (the file system as a stack file writes it, and the workload to size it for), the stack-file
+path with ``FsxLustreArgs``; both build the same resources. No ``from __future__ import annotations`` here:
+Pulumi's analyzer reads the schema from the evaluated annotations.
+"""
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
-from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
+from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG, LOG_RETENTION_MIN_DAYS
 
 from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, fsx_lustre_class
 from ..observability.cloud_alarms import fsx_capacity_alarm
+from ..package.inputs import Tagging, camel_case, invalid, package_token, tag_context, validated, whole
 from ..security.aws_log_group import encrypted_log_group
+from ..spec.model import WorkloadSpec
 from ..spec.storage import FsxLustreSpec
 from ..tagging import AWS_PREFIX, TagContext
 from .contract import StorageTier
-from .sizing import LustreSize
+from .sizing import LustreSize, fsx_size
 
 LUSTRE_VERSION = "2.15"
 CSI_DRIVER = "fsx.csi.aws.com"
@@ -56,16 +62,204 @@ class FsxLustreArgs:
     alarm_actions: list[pulumi.Input[str]] = field(default_factory=list)  # the site's alarm topic, if any
 
 
-class FsxLustre(pulumi.ComponentResource):
-    file_system: aws.fsx.LustreFileSystem
-    security_group: aws.ec2.SecurityGroup
-    log_group: aws.cloudwatch.LogGroup
-    repositories: dict[str, aws.fsx.DataRepositoryAssociation]
-    alarm: aws.cloudwatch.MetricAlarm | None
-    tier: StorageTier
+class FsxBackups(TypedDict):
+    """Automatic daily backups (persistent file systems not linked to S3)."""
 
-    def __init__(self, name: str, args: FsxLustreArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:storage:FsxLustre", name, None, opts)
+    retention_days: NotRequired[int]
+    """Days each daily backup is kept (1-90, default 14)."""
+    start_time: NotRequired[str]
+    """Daily start, UTC HH:MM (default 03:00)."""
+
+
+class FsxDataRepository(TypedDict):
+    """A directory of the file system linked to a bucket (an FSx data repository association)."""
+
+    bucket: str
+    """A key of bucketNames: the bucket it links to."""
+    path: str
+    """The file system's directory, e.g. /datasets."""
+    prefix: NotRequired[str]
+    """Key prefix in the bucket (default: its root)."""
+    auto_import: NotRequired[bool]
+    """New, changed and deleted objects appear in the file system (default true)."""
+    auto_export: NotRequired[bool]
+    """New, changed and deleted files are written back to the bucket (default false)."""
+
+
+class FsxDurability(TypedDict):
+    """How the file system's data survives it: linked to S3 (S3 is the durable copy) or backed up, not both."""
+
+    repositories: NotRequired[list[FsxDataRepository]]
+    """Data repository associations."""
+    backups: NotRequired[FsxBackups]
+    """Automatic daily backups."""
+
+
+class FsxLustreFileSystem(TypedDict):
+    """An FSx for Lustre file system: the keys of the stack file's sites[].storage.lustre[] entry, validated by the
+    same model and checked against the same FSx rules (capacity steps, throughput tiers, EFA)."""
+
+    name: str
+    """File system name; names its resources and its mount path /lustre/<name>."""
+    deployment_type: NotRequired[str]
+    """SCRATCH_1, SCRATCH_2, PERSISTENT_1 or PERSISTENT_2 (the default)."""
+    storage_type: NotRequired[str]
+    """SSD (the default) or HDD (PERSISTENT_1)."""
+    capacity_gib: NotRequired[int]
+    """Storage capacity in GiB. Default: sized from the workload's checkpoints; pin the sized value once created."""
+    throughput_mbps_per_tib: NotRequired[int]
+    """Per-unit throughput tier (persistent classes). Default: sized from the workload."""
+    metadata_iops: NotRequired[int]
+    """PERSISTENT_2: provisioned metadata IOPS (default AUTOMATIC)."""
+    efa: NotRequired[bool]
+    """EFA-enabled (PERSISTENT_2 only, fixed at creation)."""
+    compression: NotRequired[str]
+    """LZ4 (the default) or NONE."""
+    root_squash: NotRequired[str]
+    """UID:GID root on a client is mapped to, except on adminCidrs (default 65534:65534)."""
+    checkpoint_seconds: NotRequired[float]
+    """Save budget for the workload's checkpoint (default: its target, else 60 s)."""
+    mount_path: NotRequired[str]
+    """Where pods see it (default /lustre/<name>)."""
+    durability: NotRequired[FsxDurability]
+    """Backups or data repository associations."""
+
+
+class TrainingWorkload(TypedDict):
+    """A training job to size storage for: the keys of the stack file's workloads[] entry."""
+
+    name: str
+    """The workload's name."""
+    parameters: str
+    """Model parameters: 70B, 7e9 or 7000000000."""
+    precision: NotRequired[str]
+    """fp32, bf16 (the default), fp16, fp8, int8 or int4."""
+    optimizer: NotRequired[str]
+    """adam, adamw (the default), sgd or adafactor: sets the optimizer state per parameter."""
+    method: NotRequired[str]
+    """full (the default), lora or qlora."""
+    checkpoint_interval_minutes: NotRequired[float]
+    """Minutes of training between checkpoint saves (default 30)."""
+    target_checkpoint_seconds: NotRequired[float]
+    """How long one checkpoint save may take; the file system is sized to meet it (default 60)."""
+
+
+class FsxLustreInputs(TypedDict):
+    """The public inputs of FsxLustre."""
+
+    file_system: FsxLustreFileSystem
+    """The file system; without capacityGib and throughputMbpsPerTib, sized from the workload."""
+    subnet_id: pulumi.Input[str]
+    """The subnet it lives in: the zone of the pools that write to it."""
+    vpc_id: pulumi.Input[str]
+    """The VPC of its security group."""
+    kms_key_arn: pulumi.Input[str]
+    """The customer-managed KMS key for persistent file systems and the log group."""
+    tagging: Tagging
+    """The standard tags every resource carries."""
+    workload: NotRequired[TrainingWorkload]
+    """The workload whose checkpoints it takes: sizes capacity and throughput to save one within its budget."""
+    client_security_group_ids: NotRequired[dict[str, pulumi.Input[str]]]
+    """Security groups of the clients, by a stable name (e.g. cluster: the EKS cluster security group; the EFA
+    pools' fabric groups for an EFA-enabled file system): Lustre's ports are opened both ways with each."""
+    bucket_names: NotRequired[dict[str, pulumi.Input[str]]]
+    """Buckets the data repository associations name, by the key they use."""
+    admin_cidrs: NotRequired[list[str]]
+    """Client ranges whose root is not squashed (the administrative clients)."""
+    alarm_actions: NotRequired[list[pulumi.Input[str]]]
+    """SNS topics the capacity alarm notifies."""
+    log_retention_days: NotRequired[int]
+    """Days the file system's log group keeps events (default and minimum 365)."""
+    protect: NotRequired[bool]
+    """Protect the file system and its log group from deletion (and keep a final backup)."""
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> FsxLustreArgs:
+    """The public inputs as the stack-file path's args: the file system validated and sized by the stack file's
+    own model, FSx rules and sizing."""
+    from ..spec.storage_validators import _fsx_size, _sized  # the stack file's own FSx size rules
+
+    spec = validated("FsxLustre", FsxLustreSpec, inputs["file_system"], "fileSystem")
+    workload = None
+    if inputs.get("workload") is not None:
+        workload = validated("FsxLustre", WorkloadSpec, inputs["workload"], "workload")
+        spec = spec.model_copy(update={"workload": workload.name})
+    kind = fsx_lustre_class(spec.deployment_type, spec.storage_type)
+    errors = []
+    if kind is None or kind.storage_type == "INTELLIGENT_TIERING":
+        errors.append(
+            {
+                "property_path": "fileSystem.storageType",
+                "reason": "use SSD on any deployment type or HDD on PERSISTENT_1",
+            }
+        )
+    else:
+        issues = list(_fsx_size(spec, kind, "fileSystem", workload is not None))
+        sizing = _sized(spec, workload, "fileSystem")
+        try:
+            while True:
+                issues.append(next(sizing))
+        except StopIteration:
+            pass
+        errors = [{"property_path": _schema_key(issue.path), "reason": issue.message} for issue in issues]
+    retention = whole(inputs.get("log_retention_days", LOG_RETENTION_MIN_DAYS))
+    if retention < LOG_RETENTION_MIN_DAYS:
+        errors.append(
+            {"property_path": "logRetentionDays", "reason": f"keep logs at least {LOG_RETENTION_MIN_DAYS} days"}
+        )
+    if errors:
+        raise invalid("FsxLustre", errors)
+    return FsxLustreArgs(
+        spec=spec,
+        size=fsx_size(spec, workload),
+        subnet_id=inputs["subnet_id"],
+        vpc_id=inputs["vpc_id"],
+        kms_key_arn=inputs["kms_key_arn"],
+        log_retention_days=retention,
+        tags=tag_context(inputs["tagging"]),
+        protect=bool(inputs.get("protect", False)),
+        client_security_groups=dict(inputs.get("client_security_group_ids") or {}),
+        bucket_names=dict(inputs.get("bucket_names") or {}),
+        admin_cidrs=list(inputs.get("admin_cidrs") or []),
+        alarm_actions=list(inputs.get("alarm_actions") or []),
+    )
+
+
+def _schema_key(path: str) -> str:
+    return ".".join(camel_case(part) for part in path.split("."))
+
+
+class FsxLustre(pulumi.ComponentResource):
+    """An FSx for Lustre file system sized and checked before it is created: capacity and throughput tier given,
+    or sized so one checkpoint of the workload saves within its budget; its own security group with Lustre's
+    ports both ways to its clients, the customer key, LZ4, root squash, logging to an encrypted log group, a
+    capacity alarm, and backups or data repository associations."""
+
+    file_system_id: pulumi.Output[str]
+    """The file system's ID."""
+    dns_name: pulumi.Output[str]
+    """The DNS name clients mount."""
+    mount_name: pulumi.Output[str]
+    """The mount name: mount -t lustre <dnsName>@tcp:/<mountName> <path>."""
+    security_group_id: pulumi.Output[str] | None
+    """The file system's security group."""
+    capacity_gib: pulumi.Output[int]
+    """The capacity it was created with (given, or sized from the workload)."""
+    throughput_mbps_per_tib: pulumi.Output[int] | None
+    """The per-unit throughput tier (given, or sized from the workload)."""
+    write_mbps: pulumi.Output[float]
+    """The write throughput the size gives, in MB/s: what a checkpoint saves at."""
+
+    # Read by the stack-file path: file_system, security_group, log_group, repositories, alarm, tier.
+
+    def __init__(self, name: str, args: FsxLustreInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``FsxLustreArgs``."""
+        if isinstance(args, FsxLustreArgs):
+            super().__init__("lattice:storage:FsxLustre", name, None, opts)
+        else:
+            built = args_from_inputs(args)
+            super().__init__(package_token("FsxLustre"), name, None, opts)
+            args = built
         spec, size = args.spec, args.size
         kind = fsx_lustre_class(spec.deployment_type, spec.storage_type)
         tags = args.tags.for_component("FsxLustre")
@@ -197,6 +391,13 @@ class FsxLustre(pulumi.ComponentResource):
             # Lustre mounts a directory of the file system given after the mount name ("Mounting specific
             # filesets", docs.aws.amazon.com/fsx/latest/LustreGuide/mounting-from-fileset.html).
             team_volume_source=lambda team: _volume_source(fs, pulumi.Output.concat(fs.mount_name, f"/{team}")),
+        )
+        self.file_system_id, self.dns_name, self.mount_name = fs.id, fs.dns_name, fs.mount_name
+        self.security_group_id = self.security_group.id if self.security_group is not None else None
+        self.capacity_gib, self.throughput_mbps_per_tib, self.write_mbps = (
+            size.capacity_gib,
+            size.per_unit,
+            size.write_mbps,
         )
         self.register_outputs({"file_system_id": fs.id, "dns_name": fs.dns_name, "mount_name": fs.mount_name})
 

@@ -1,0 +1,319 @@
+"""Lattice's public components served by Pulumi's component provider host, called over gRPC as the engine calls it.
+
+One provider process for the module (started as the engine starts a plugin: tests/components/package/served.py).
+Construct of each public component, against a stand-in resource monitor that answers as ``lattice plan``'s mock
+engine does, must register exactly the child resources the offline plan of a shipped stack registers for the same
+spec: same types, names, providers, options, inputs (in Pulumi's wire form) and dependencies. The inputs given to
+Construct are the stack's own values: the pool / file system / link as the stack file writes it, and the ids the
+site's resources have in the offline plan, with the URNs they come from as the engine's input dependencies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from pulumi.runtime import rpc
+
+from components.network.link_plan import link_plans, ranges_behind
+from components.spec import load_stack_file
+from lattice.engine.plan import Plan
+from tests.components.package.served import output_value as out
+from tests.components.package.served import serve
+from tests.conftest import ROOT
+
+DEV = ROOT / "stacks" / "Pulumi.dev.yaml"
+PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
+
+
+@pytest.fixture(scope="module")
+def served():
+    served, process, server = serve()
+    try:
+        yield served
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        server.stop(None)
+
+
+# --- what the offline plan and the Construct registered ------------------------------------------------------
+
+
+def _local(urn: str, inside: str) -> str:
+    """A URN as a comparable key: a child of the component by its type and name, anything else as it is."""
+    if urn.startswith(inside.split("::", maxsplit=1)[0]) and "::" in urn:
+        qualified, name = urn.split("::")[-2], urn.rsplit("::", maxsplit=1)[-1]
+        if qualified.split("$")[:-1] and qualified.split("$")[-2] == inside.split("::")[-2].rsplit("$", maxsplit=1)[-1]:
+            return f"{qualified.split('$')[-1]}::{name}"
+    return urn
+
+
+def registered(records: list[dict[str, Any]], component_urn: str) -> dict[str, dict[str, Any]]:
+    """The component's children (and theirs) keyed by type::name, each with what the engine would act on."""
+    inside = {component_urn}
+    out = {}
+    for record in sorted(records, key=lambda r: r["urn"]):
+        if record["parent"] not in inside:
+            continue
+        inside.add(record["urn"])
+        key = f"{record['type']}::{record['name']}"
+        out[key] = {
+            "custom": record["custom"],
+            "provider": record["provider"],
+            "protect": record["protect"],
+            "retainOnDelete": record["retainOnDelete"],
+            "parent": "component" if record["parent"] == component_urn else _key(record["parent"]),
+            "dependencies": sorted(
+                _key(u) if u in inside or _is_child(u, component_urn) else u for u in record["dependencies"]
+            ),
+            "inputs": record["inputs"],
+        }
+    return out
+
+
+def _key(urn: str) -> str:
+    return f"{urn.split('::')[-2].rsplit('$', maxsplit=1)[-1]}::{urn.rsplit('::', maxsplit=1)[-1]}"
+
+
+def _is_child(urn: str, component_urn: str) -> bool:
+    component_type = component_urn.split("::")[-2]
+    return urn.split("::")[-2].startswith(f"{component_type}$")
+
+
+def offline(plan: Plan, component_type: str, name: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    component = plan.one(component_type, name)
+    return component, registered(plan.resources, component["urn"])
+
+
+def state(plan: Plan, type_token: str, name: str) -> tuple[dict[str, Any], str]:
+    resource = plan.one(type_token, name)
+    return plan.state(resource), resource["urn"]
+
+
+def tagging(stack_file, site_name: str) -> dict[str, Any]:
+    spec = stack_file.spec
+    site = next(s for s in spec.sites if s.name == site_name)
+    return {
+        "stack": stack_file.stack,
+        "site": site_name,
+        "environment": spec.environment,
+        "owner": spec.owner,
+        "cost_centre": spec.cost_centre,
+        "data_classification": spec.data_classification,
+        "extra_tags": {**spec.tags, **site.tags},
+    }
+
+
+def stack_entry(stack_file, site_name: str, key: str, name: str) -> dict[str, Any]:
+    """An entry of the stack file as written (sites[].gpu_pools[] / sites[].storage.lustre[]), defaults left out."""
+    site = next(s for s in stack_file.spec.sites if s.name == site_name)
+    entries = getattr(site, key) if key == "gpu_pools" else getattr(site.storage, key)
+    entry = next(e for e in entries if e.name == name)
+    return entry.model_dump(mode="json", exclude_unset=True)
+
+
+def constructed(served, response) -> dict[str, dict[str, Any]]:
+    return registered(served.monitor.recording.records, response.urn)
+
+
+# --- the schema -----------------------------------------------------------------------------------------------
+
+
+def test_the_served_schema_names_every_public_component(served):
+    schema = served.schema()
+    assert schema["name"] == "lattice"
+    assert set(schema["resources"]) == {
+        "lattice:index:AwsGpuNodePool",
+        "lattice:index:FsxLustre",
+        "lattice:index:VpnLink",
+    }
+    assert all(r["isComponent"] for r in schema["resources"].values())
+
+
+# --- Construct: the same children as the offline plan ----------------------------------------------------------
+
+
+def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(served, dev_plan):
+    stack_file = load_stack_file(DEV)
+    cluster, cluster_urn = state(dev_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    vpc, vpc_urn = state(dev_plan, "aws:ec2/vpc:Vpc", "aws-use1-net-vpc")
+    subnet, subnet_urn = state(dev_plan, "aws:ec2/subnet:Subnet", "aws-use1-net-private-us-east-1a")
+    key, key_urn = state(dev_plan, "aws:kms/key:Key", "aws-use1-key-key")
+    _, expected = offline(dev_plan, "lattice:compute:AwsGpuNodePool", "aws-use1-train-p5")
+    pool = stack_entry(stack_file, "aws-use1", "gpu_pools", "train-p5")
+    pool.pop("availability_zones"), pool.pop("workload")  # the site's choice of subnet and its sizing check
+
+    response = served.construct(
+        "AwsGpuNodePool",
+        "aws-use1-train-p5",
+        {
+            "pool": {_camel(k): v for k, v in pool.items()},
+            "clusterName": out(cluster["name"], cluster_urn),
+            "kubernetesVersion": out(cluster["version"], cluster_urn),
+            "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
+            "vpcId": out(vpc["id"], vpc_urn),
+            "subnetIds": [out(subnet["id"], subnet_urn)],
+            "kmsKeyArn": out(key["arn"], key_urn),
+            "tagging": {_camel(k): v for k, v in tagging(stack_file, "aws-use1").items()},
+            "lustreClient": True,
+        },
+        stack="dev",
+        providers={"aws": _provider_of(expected)},
+        known=_providers_state(dev_plan, expected),
+    )
+
+    assert response.urn == "urn:pulumi:dev::lattice::lattice:index:AwsGpuNodePool::aws-use1-train-p5"
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    assert len(got) == 12  # role + 4 policies, fabric group + 2 rules, placement, template, node group, ASG tag
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    state_ = json_format.MessageToDict(response.state)
+    assert state_["efaInterfaceCount"] == 32 and state_["efaBandwidthGbps"] == 3200
+    node_group = dev_plan.one("aws:eks/nodeGroup:NodeGroup", "aws-use1-train-p5-nodes")
+    assert state_["nodeGroupName"] == dev_plan.state(node_group)["nodeGroupName"]
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _providers_state(plan: Plan, children: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    urns = {c["provider"].rsplit("::", 1)[0] for c in children.values() if c["provider"]}
+    return {urn: plan.states[urn] for urn in urns}
+
+
+def _provider_of(children: dict[str, dict[str, Any]]) -> str:
+    (provider,) = {c["provider"] for c in children.values() if c["custom"] and c["provider"]}
+    return provider
+
+
+def test_construct_of_the_lustre_tier_sized_from_a_workload_registers_what_the_offline_plan_registers(served, dev_plan):
+    from components.spec.storage_validators import admin_client_ranges
+
+    stack_file = load_stack_file(DEV)
+    site = next(s for s in stack_file.spec.sites if s.name == "aws-use1")
+    cluster, cluster_urn = state(dev_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    vpc, vpc_urn = state(dev_plan, "aws:ec2/vpc:Vpc", "aws-use1-net-vpc")
+    subnet, subnet_urn = state(dev_plan, "aws:ec2/subnet:Subnet", "aws-use1-net-private-us-east-1a")
+    key, key_urn = state(dev_plan, "aws:kms/key:Key", "aws-use1-key-key")
+    topic, topic_urn = state(dev_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
+    bucket, bucket_urn = state(dev_plan, "aws:s3/bucket:Bucket", "aws-use1-storage-datasets-bucket")
+    _, expected = offline(dev_plan, "lattice:storage:FsxLustre", "aws-use1-storage-shared")
+    file_system = stack_entry(stack_file, "aws-use1", "lustre", "shared")
+    workload_name = file_system.pop("workload")
+    workload = next(w for w in stack_file.spec.workloads if w.name == workload_name)
+    assert "capacity_gib" not in file_system and "throughput_mbps_per_tib" not in file_system  # sized by Lattice
+
+    response = served.construct(
+        "FsxLustre",
+        "aws-use1-storage-shared",
+        {
+            "fileSystem": _camel_keys(file_system),
+            "workload": _camel_keys(workload.model_dump(mode="json", exclude_unset=True)),
+            "subnetId": out(subnet["id"], subnet_urn),
+            "vpcId": out(vpc["id"], vpc_urn),
+            "kmsKeyArn": out(key["arn"], key_urn),
+            "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
+            "clientSecurityGroupIds": {"cluster": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn)},
+            "bucketNames": {"datasets": out(bucket["bucket"], bucket_urn)},
+            "adminCidrs": admin_client_ranges(site, site.storage.lustre[0]),
+            "alarmActions": [out(topic["arn"], topic_urn)],
+            "logRetentionDays": site.audit.log_retention_days,
+        },
+        stack="dev",
+        providers={"aws": _provider_of(expected)},
+        known=_providers_state(dev_plan, expected),
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    file_system_inputs = got["aws:fsx/lustreFileSystem:LustreFileSystem::aws-use1-storage-shared-fs"]["inputs"]
+    state_ = json_format.MessageToDict(response.state)
+    assert (state_["capacityGib"], state_["throughputMbpsPerTib"]) == (
+        file_system_inputs["storageCapacity"],
+        file_system_inputs["perUnitStorageThroughput"],
+    )
+
+
+def _camel_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_camel(k): _camel_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel_keys(v) for v in value]
+    return value
+
+
+def test_construct_of_the_link_registers_what_the_offline_plan_registers_and_renders_the_gateway_files(
+    served, prod_plan
+):
+    from components.spec.link_validators import routed_networks
+
+    stack_file = load_stack_file(PROD)
+    spec = stack_file.spec
+    aws_site, grid = (next(s for s in spec.sites if s.name == name) for name in ("aws-use1", "grid-hpc"))
+    (plan,) = [p for p in link_plans(spec) if p.key == "aws-use1--grid-hpc"]
+    hub = spec.links[plan.link_index]
+    (spoke,) = [s for s in hub.spokes if getattr(s, "site", s) == "grid-hpc"]
+    cluster, cluster_urn = state(prod_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    tgw, tgw_urn = state(prod_plan, "aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
+    table, table_urn = state(prod_plan, "aws:ec2transitgateway/routeTable:RouteTable", "aws-use1-net-tgw-routes")
+    logs, logs_urn = state(prod_plan, "aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-vpn-logs")
+    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
+    _, expected = offline(prod_plan, "lattice:network:VpnLink", "aws-use1--grid-hpc")
+
+    response = served.construct(
+        "VpnLink",
+        "aws-use1--grid-hpc",
+        {
+            "cloud": {
+                "site": "aws-use1",
+                "asn": aws_site.network.asn,
+                "transitGatewayId": out(tgw["id"], tgw_urn),
+                "routeTableId": out(table["id"], table_urn),
+                "vpnLogGroupArn": out(logs["arn"], logs_urn),
+                "ranges": list(ranges_behind(spec, plan)),
+                "region": aws_site.region,
+                "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
+                "alarmActions": [out(topic["arn"], topic_urn)],
+            },
+            "peer": {
+                "site": "grid-hpc",
+                "asn": grid.network.asn,
+                "publicIps": list(grid.network.vpn_gateway.public_ips),
+                "ranges": [str(net) for net in routed_networks(grid)],
+            },
+            "link": {
+                "bandwidthGbps": spoke.bandwidth_gbps,
+                "tunnelSize": spoke.tunnel_size,
+                "admit": [_camel_keys(rule.model_dump(mode="json", exclude_unset=True)) for rule in hub.admit],
+            },
+            "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
+        },
+        stack="prod",
+        providers={"aws": _provider_of(expected)},
+        known=_providers_state(prod_plan, expected),
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    # The gateway hosts' files: what `lattice links render` writes from the stack's outputs, the keys a secret.
+    outputs = json_format.MessageToDict(response.state)
+    exported = prod_plan.revealed_outputs["sites"]["grid-hpc"]["vpn"]
+    assert set(exported) == {"192.0.2.10", "192.0.2.11"}
+    for ip, files in exported.items():
+        assert outputs["frrConf"][ip] == files["frr.conf"]
+        assert outputs["xfrmInterfacesSh"][ip] == files["xfrm-interfaces.sh"]
+        assert outputs["swanctlRedactedConf"][ip] == files["swanctl.redacted.conf"]
+    secret = outputs["swanctlConf"]
+    assert secret[rpc._special_sig_key] == rpc._special_secret_sig  # reaches the engine as a secret
+    for ip, files in exported.items():
+        assert "withheld" not in secret["value"][ip]
+        assert secret["value"][ip] == files["swanctl.conf"]
