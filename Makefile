@@ -88,6 +88,8 @@ validate-sarif: $(STAMP)
 schema: $(STAMP)
 	@echo "make: writing schema/stack-file.schema.json"
 	@$(PY) -m lattice schema --output schema/stack-file.schema.json
+	@echo "make: writing schema/package.schema.json (refused if it breaks consumers without a version bump)"
+	@$(PY) -m components.package.schema
 
 # The docs' policy table (docs/concepts/policies.md) and README's rule count, from the registry
 # (tests/policies/test_registry.py holds them equal).

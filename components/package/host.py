@@ -9,10 +9,13 @@ which the CLI prints per property. The stock host wraps every exception of a com
 message followed by a Python traceback.
 """
 
+import inspect
+import json
 import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from pulumi import InputPropertiesError
 from pulumi.provider import main
@@ -41,6 +44,9 @@ def version() -> str:
 class LatticeComponentProvider(ComponentProvider):
     def __init__(self) -> None:
         super().__init__(COMPONENTS, PACKAGE, None, version())
+        # Docstrings keep their source indentation on Python 3.11 (3.13 strips it); a description is Markdown,
+        # where an indented line after a blank one is a code block.
+        self.schema = json.dumps(_dedented(json.loads(self.schema)))
 
     def construct(self, name, resource_type, inputs, options=None):
         try:
@@ -49,6 +55,17 @@ class LatticeComponentProvider(ComponentProvider):
             if isinstance(exc.inner, InputPropertiesError):
                 raise exc.inner from None
             raise
+
+
+def _dedented(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: inspect.cleandoc(v) if k == "description" and isinstance(v, str) else _dedented(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_dedented(v) for v in node]
+    return node
 
 
 def serve(args: list[str] | None = None) -> None:

@@ -10,11 +10,17 @@ site's resources have in the offline plan, with the URNs they come from as the e
 
 from __future__ import annotations
 
+import json
+import re
+import tomllib
 from typing import Any
 
+import grpc
 import pytest
 from google.protobuf import json_format
+from jsonschema import Draft202012Validator, FormatChecker, _keywords, validators
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import errors_pb2, status_pb2
 
 from components.network.link_plan import link_plans, ranges_behind
 from components.spec import load_stack_file
@@ -120,16 +126,121 @@ def constructed(served, response) -> dict[str, dict[str, Any]]:
 
 # --- the schema -----------------------------------------------------------------------------------------------
 
+METASCHEMA = ROOT / "tests" / "fixtures" / "pulumi-v3.259.0" / "pulumi.json"
+PUBLIC = {
+    "lattice:index:AwsGpuNodePool": (
+        {"pool", "clusterName", "kubernetesVersion", "clusterSecurityGroupId", "vpcId", "subnetIds", "kmsKeyArn",
+         "tagging", "lustreClient", "lustreEfa"},
+        {"nodeGroupName", "nodeGroupArn", "launchTemplateId", "nodeRoleArn", "fabricSecurityGroupId",
+         "efaInterfaceCount", "efaBandwidthGbps"},
+    ),
+    "lattice:index:FsxLustre": (
+        {"fileSystem", "subnetId", "vpcId", "kmsKeyArn", "tagging", "workload", "clientSecurityGroupIds",
+         "bucketNames", "adminCidrs", "alarmActions", "logRetentionDays", "protect"},
+        {"fileSystemId", "dnsName", "mountName", "securityGroupId", "capacityGib", "throughputMbpsPerTib",
+         "writeMbps"},
+    ),
+    "lattice:index:VpnLink": (
+        {"cloud", "peer", "link", "tagging"},
+        {"tunnelCount", "capacityGbps", "insideBlock", "connectionIds", "swanctlConf", "swanctlRedactedConf",
+         "frrConf", "xfrmInterfacesSh"},
+    ),
+}  # fmt: skip
 
-def test_the_served_schema_names_every_public_component(served):
+
+def metaschema_validator() -> Draft202012Validator:
+    """Pulumi's package metaschema as Pulumi reads it. Its patterns are ECMA-262 regular expressions (the Go
+    validator, santhosh-tekuri/jsonschema, takes named groups as (?<name>...)); Python's re spells those (?P<name>...),
+    the one difference among the patterns it uses."""
+
+    def pattern(validator, regex, instance, schema):
+        yield from _keywords.pattern(validator, re.sub(r"\(\?<(?=[A-Za-z])", "(?P<", regex), instance, schema)
+
+    ecma = validators.extend(Draft202012Validator, {"pattern": pattern})
+    return ecma(json.loads(METASCHEMA.read_text()), format_checker=FormatChecker())
+
+
+def test_the_served_schema_is_a_pulumi_package_schema_naming_every_public_component_input_and_output(served):
     schema = served.schema()
-    assert schema["name"] == "lattice"
-    assert set(schema["resources"]) == {
-        "lattice:index:AwsGpuNodePool",
-        "lattice:index:FsxLustre",
-        "lattice:index:VpnLink",
+    validator = metaschema_validator()
+    assert [error.message for error in validator.iter_errors(schema)] == []
+    assert (schema["name"], schema["version"]) == (
+        "lattice",
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],
+    )
+    assert set(schema["resources"]) == set(PUBLIC)
+    for token, (inputs, outputs) in PUBLIC.items():
+        resource = schema["resources"][token]
+        assert resource["isComponent"] is True
+        assert set(resource["inputProperties"]) == inputs, token
+        assert set(resource["properties"]) == outputs, token
+        assert all(prop.get("description") for prop in [*resource["inputProperties"].values(), resource])
+    # The served schema is the committed contract (schema/package.schema.json, make schema).
+    assert schema == json.loads((ROOT / "schema" / "package.schema.json").read_text())
+
+
+def test_the_metaschema_refuses_what_is_not_a_package_schema(served):
+    validator = metaschema_validator()
+    schema = served.schema()
+    schema["resources"]["lattice:index:AwsGpuNodePool"]["inputProperties"]["vpcId"] = {"type": "uuid"}
+    schema["resources"]["lattice:index:2Bad"] = {}
+    assert len(list(validator.iter_errors(schema))) == 2
+
+
+# --- bad input ------------------------------------------------------------------------------------------------
+
+
+def test_bad_inputs_are_refused_with_every_property_path_before_anything_is_registered(served, dev_plan):
+    stack_file = load_stack_file(DEV)
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "AwsGpuNodePool",
+            "pool",
+            {
+                "pool": {"name": "train", "instanceType": "p5.48xlarge", "maxNodes": 0,
+                         "capacity": {"type": "spot-ish"}, "rootVolumeGib": 20},
+                "clusterName": "c", "kubernetesVersion": "1.33", "clusterSecurityGroupId": "sg-1", "vpcId": "vpc-1",
+                "subnetIds": ["subnet-1"], "kmsKeyArn": "arn:aws:kms:us-east-1:1:key/k",
+                "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
+            },
+            stack="dev",
+        )  # fmt: skip
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(refused.value) == {
+        "pool.maxNodes": "Input should be greater than or equal to 1 (got 0.0)",
+        "pool.capacity.type": "Input should be 'on-demand', 'spot', 'capacity-block' or 'reservation' (got 'spot-ish')",
+        "pool.rootVolumeGib": "Input should be greater than or equal to 50 (got 20.0)",
     }
-    assert all(r["isComponent"] for r in schema["resources"].values())
+    assert "Traceback" not in refused.value.details()
+    assert served.monitor.recording.records == []  # refused before the component registered itself
+
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "FsxLustre",
+            "fs",
+            {
+                "fileSystem": {"name": "shared", "capacityGib": 3000, "throughputMbpsPerTib": 250},
+                "subnetId": "subnet-1", "vpcId": "vpc-1", "kmsKeyArn": "k",
+                "tagging": _camel_keys(tagging(stack_file, "aws-use1")), "logRetentionDays": 30,
+            },
+            stack="dev",
+        )  # fmt: skip
+    assert property_errors(refused.value) == {
+        "fileSystem.capacityGib": "3,000 GiB is not a PERSISTENT_2/SSD size (1,200, then multiples of 2,400 GiB); "
+        "nearest valid: 2,400 or 4,800 GiB",
+        "logRetentionDays": "keep logs at least 365 days",
+    }
+    assert served.monitor.recording.records == []
+
+
+def property_errors(error: grpc.RpcError) -> dict[str, str]:
+    """The engine's view of an input error: the property paths and reasons in the status details."""
+    details = dict(error.trailing_metadata())["grpc-status-details-bin"]
+    status = status_pb2.Status.FromString(details)
+    found = errors_pb2.InputPropertiesError()
+    (detail,) = status.details
+    detail.Unpack(found)
+    return {e.property_path: e.reason for e in found.errors}
 
 
 # --- Construct: the same children as the offline plan ----------------------------------------------------------
