@@ -37,7 +37,8 @@ DRY_RUN_ONLY = {
     "integration": "needs root, installs Debian packages and builds the policy pack's virtualenv from PyPI; "
     ".ci/run runs it after `make test`",
     "bench": "plans generated 1k / 3k / 10k-resource stacks several times in fresh processes (several minutes)",
-    "schema": "rewrites the tracked schema file, which tests/components/spec checks is current",
+    "schema": "rewrites the tracked schema files, which tests/components/spec and tests/components/package check are "
+    "current",
     "validate-sarif": "needs the npm registry",
     "docs": "rewrites the generated pages and builds the site; tests/test_docs.py checks the pages are current and "
     "builds the site with mkdocs build --strict",

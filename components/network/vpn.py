@@ -214,7 +214,8 @@ class AwsLinkEnd(TypedDict):
     vpn_log_group_arn: pulumi.Input[str]
     """The KMS-encrypted CloudWatch log group the tunnels log to."""
     ranges: list[str]
-    """The AWS site's ranges (CIDRs): what the on-prem gateway routes into a static link."""
+    """The ranges (CIDRs) the on-prem site reaches over this link: the AWS site's, and those its transit gateway
+    routes to (other linked sites); a static link's gateway routes exactly these into its tunnel."""
     region: NotRequired[str]
     """The AWS region: large (5 Gbps) tunnels are not offered in every region."""
     cluster_security_group_id: NotRequired[pulumi.Input[str]]

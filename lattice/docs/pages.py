@@ -10,6 +10,8 @@
 - ``docs/concepts/dashboards/*.svg``: the panel layout of each dashboard prod's Grafana shows (from the dashboard
   models: a layout, not a screenshot);
 - ``docs/reference/cli.md``: every verb of ``lattice`` from its argparse parser — usage, help and arguments;
+- ``docs/reference/components/<Component>.md``: every public component of the ``lattice`` Pulumi package from the
+  schema its provider serves (``lattice/docs/package_reference.py``);
 - ``docs/concepts/prod-estate.md``: the prod stack's diagram (``lattice diagram --stack prod``), which README.md
   shows too, between its estate-diagram markers.
 
@@ -363,10 +365,12 @@ def readme_with_diagram(readme: str, mermaid_text: str) -> str:
 
 def pages(prod_plan=None) -> dict[Path, str]:
     """Each generated page's path and the text the code gives it now (``prod_plan``: prod's plan, if run)."""
+    from components.package.schema import current as package_schema
     from components.spec import load_stack_file
     from components.spec.schema import stack_file_schema
     from lattice.check.evaluate import config_path_for, load_policy_config
     from lattice.cli import _parser
+    from lattice.docs.package_reference import component_pages
     from lattice.engine.diagram import draw
     from policies.registry import all_rules
 
@@ -381,6 +385,7 @@ def pages(prod_plan=None) -> dict[Path, str]:
         DOCS / "reference" / "policies.md": policies_reference(rules, configs),
         DOCS / "reference" / "cli.md": cli_reference(_parser()),
         DOCS / "concepts" / "prod-estate.md": estate_page(diagram),
+        **component_pages(package_schema(), DOCS / "reference" / "components"),
     }
 
 
