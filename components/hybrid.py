@@ -1,9 +1,15 @@
-"""HybridStack: one component that builds every site of a stack spec by tier and provider."""
+"""HybridStack: one component that builds every site of a stack spec by tier and provider.
 
-from __future__ import annotations
+It is one of Lattice's public components (``components/package``): any Pulumi program builds a whole estate with
+``HybridStackInputs`` (the spec document a stack file holds under ``lattice:spec``, and the secret values it names),
+the stack-file program with ``HybridStackArgs``; its type token is ``lattice:index:HybridStack`` either way. No
+``from __future__ import annotations`` here: Pulumi's analyzer reads the schema from the evaluated annotations.
+"""
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
@@ -17,6 +23,8 @@ from .spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 from .spec.link_validators import routed_networks
 from .tagging import TagContext
 
+TOKEN = "lattice:index:HybridStack"
+
 
 @dataclass
 class HybridStackArgs:
@@ -26,15 +34,72 @@ class HybridStackArgs:
     secret: Callable[[str], pulumi.Output[str]] | None = None
 
 
-class HybridStack(pulumi.ComponentResource):
-    # name -> AwsCloudSite | GcpCloudSite | ExistingClusterSite; Pulumi evaluates a component's annotations, and
-    # the cloud sites' modules are imported only for a stack that has one (components/sdk.py).
-    sites: dict[str, pulumi.ComponentResource]
-    links: CrossSiteLinks | None
-    outputs: dict[str, dict[str, pulumi.Output]]
+class HybridStackInputs(TypedDict):
+    """The public inputs of HybridStack: a whole estate from its spec document."""
 
-    def __init__(self, name: str, args: HybridStackArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:index:HybridStack", name, None, opts)
+    spec: str
+    """The stack spec document: what a stack file holds under lattice:spec (environment, owner, sites, links, teams,
+    workloads, ...), as YAML or JSON text. Validated as a stack file is: every problem at once, each at its key path."""
+    secrets: NotRequired[dict[str, pulumi.Input[str]]]
+    """The secret values the spec names by config key (e.g. a receiver's key, Slurm's database password); each is
+    kept a Pulumi secret."""
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> HybridStackArgs:
+    """The spec document parsed and validated as the stack-file program does it (``__main__.py``)."""
+    import yaml
+    from pulumi import InputPropertiesError
+
+    from .spec import SpecError, ValidationContext, parse_spec
+
+    stack = pulumi.get_stack()
+    text = inputs["spec"]
+    try:
+        raw = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        problem = str(exc).replace("\n", " ")
+        raise InputPropertiesError(
+            f"{TOKEN}: spec is not YAML or JSON", [{"property_path": "spec", "reason": problem}]
+        ) from None
+    try:
+        spec = parse_spec(raw, source="spec", ctx=ValidationContext(knows_config=False, stack=stack))
+    except SpecError as error:
+        errors = [{"property_path": f"spec.{issue.path}", "reason": issue.message} for issue in error.issues]
+        raise InputPropertiesError(f"{TOKEN}: {error}", errors) from None
+    given = dict(inputs.get("secrets") or {})
+
+    def secret(key: str) -> pulumi.Output[str]:
+        if key not in given:
+            raise InputPropertiesError(
+                f"{TOKEN}: the spec needs the secret {key}",
+                [{"property_path": f"secrets.{key}", "reason": f"the spec names the secret {key}; give its value"}],
+            )
+        return pulumi.Output.secret(given[key])
+
+    return HybridStackArgs(spec=spec, stack=stack, secret=secret)
+
+
+class HybridStack(pulumi.ComponentResource):
+    """Every site of a stack spec, by tier and provider (AWS and GCP cloud sites, grid and edge clusters), the
+    cross-site links, the metrics federation and the one queue across sites: what a stack file builds."""
+
+    environment: pulumi.Output[str]
+    """The spec's environment."""
+    site_outputs: pulumi.Output[dict[str, Any]]
+    """Per site, what the stack file exports under sites: cluster endpoints, kubeconfigs (secrets), storage, the
+    gateway hosts' VPN files (swanctl.conf a secret)."""
+    link_summary: pulumi.Output[dict[str, Any]]
+    """Per link: kind, routing, bandwidth asked and carried, tunnels, inside ranges."""
+
+    # Read by the stack-file program and lattice (not part of the schema): sites (name -> the site's component),
+    # links, outputs, routes, receivers, metrics. The cloud sites' modules are imported only for a stack that has
+    # one (components/sdk.py).
+
+    def __init__(self, name: str, args: HybridStackInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file program's ``HybridStackArgs``."""
+        if not isinstance(args, HybridStackArgs):
+            args = args_from_inputs(args)
+        super().__init__(TOKEN, name, None, opts)
         spec = args.spec
         stack_tags = TagContext(
             stack=args.stack,
@@ -159,6 +224,7 @@ class HybridStack(pulumi.ComponentResource):
             )
             self.link_summary = self.links.summary
         self.outputs = {name: site.outputs for name, site in self.sites.items()}
+        self.environment, self.site_outputs = spec.environment, self.outputs
         if self.links is not None:
             for peer, files in self.links.peer_configs.items():
                 self.outputs[peer] = {**self.outputs[peer], "vpn": files}

@@ -21,6 +21,8 @@ def _cell(text: str) -> str:
 
 
 def _type(prop: dict[str, Any]) -> str:
+    if prop.get("$ref") == "pulumi.json#/Any":
+        return "any"
     if "$ref" in prop:
         name = prop["$ref"].rsplit(":", 1)[1]
         return f"[{name}](#{name.lower()})"
@@ -59,7 +61,7 @@ def _rows(properties: dict[str, Any], required: list[str], *, inputs: bool) -> l
 
 
 def _referenced(prop: dict[str, Any]) -> list[str]:
-    if "$ref" in prop:
+    if "#/types/" in prop.get("$ref", ""):
         return [prop["$ref"].split("#/types/", 1)[1]]
     nested = [prop[key] for key in ("items", "additionalProperties") if key in prop]
     return [token for inner in nested for token in _referenced(inner)]

@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
+import yaml
 from google.protobuf import json_format
 from jsonschema import Draft202012Validator, FormatChecker, _keywords, validators
 from pulumi.runtime import rpc
@@ -145,6 +146,7 @@ PUBLIC = {
         {"tunnelCount", "capacityGbps", "insideBlock", "connectionIds", "swanctlConf", "swanctlRedactedConf",
          "frrConf", "xfrmInterfacesSh"},
     ),
+    "lattice:index:HybridStack": ({"spec", "secrets"}, {"environment", "siteOutputs", "linkSummary"}),
 }  # fmt: skip
 
 
@@ -428,3 +430,39 @@ def test_construct_of_the_link_registers_what_the_offline_plan_registers_and_ren
     for ip, files in exported.items():
         assert "withheld" not in secret["value"][ip]
         assert secret["value"][ip] == files["swanctl.conf"]
+
+
+def test_construct_of_the_whole_stack_from_its_spec_document_registers_the_offline_plan(served, dev_plan):
+    """The stack file's own path, through the package: dev's spec document in, every resource of dev's offline plan
+    registered, URN for URN (HybridStack's type token is lattice:index:HybridStack on both paths)."""
+    spec = yaml.safe_load(DEV.read_text())["config"]["lattice:spec"]
+    response = served.construct("HybridStack", "lattice", {"spec": json.dumps(spec)}, stack="dev")
+
+    assert response.urn == "urn:pulumi:dev::lattice::lattice:index:HybridStack::lattice"
+    recording = served.monitor.recording
+    got = {r["urn"]: {**r, "options": recording.options[r["urn"]]} for r in recording.records}
+    expected = {
+        r["urn"]: {**r, "options": dev_plan.options[r["urn"]]}
+        for r in dev_plan.resources
+        if r["type"] != "pulumi:pulumi:Stack"
+    }
+    component = response.urn
+    got[component]["parent"] = expected[component]["parent"]  # the consumer's stack, not the provider's concern
+    assert sorted(got) == sorted(expected)
+    for urn, record in expected.items():
+        assert got[urn] == record, urn
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs["environment"] == "dev"
+    assert outputs["siteOutputs"] == dev_plan.revealed_outputs["sites"]
+    assert outputs["linkSummary"] == {}
+
+
+def test_a_spec_document_with_mistakes_is_refused_with_every_key_path(served):
+    spec = yaml.safe_load(DEV.read_text())["config"]["lattice:spec"]
+    spec["sites"][0]["gpu_pools"][0]["max_nodes"] = 0
+    spec["environment"] = "qa"
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct("HybridStack", "lattice", {"spec": yaml.safe_dump(spec)}, stack="dev")
+    errors = property_errors(refused.value)
+    assert set(errors) == {"spec.environment", "spec.sites[0].gpu_pools[0].max_nodes"}
+    assert served.monitor.recording.records == []
