@@ -86,8 +86,9 @@ class HybridStack(pulumi.ComponentResource):
     environment: pulumi.Output[str]
     """The spec's environment."""
     site_outputs: pulumi.Output[dict[str, Any]]
-    """Per site, what the stack file exports under sites: cluster endpoints, kubeconfigs (secrets), storage, the
-    gateway hosts' VPN files (swanctl.conf a secret)."""
+    """Per site, what the stack file exports under sites: its cluster's name and endpoint, network and key IDs,
+    namespaces, GPU pools and storage, and for a grid or edge site its gateway hosts' VPN files (swanctl.conf a
+    secret)."""
     link_summary: pulumi.Output[dict[str, Any]]
     """Per link: kind, routing, bandwidth asked and carried, tunnels, inside ranges."""
 

@@ -26,10 +26,11 @@ from ..compute.aws_gpu_node_pool import AwsGpuNodePool
 from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
 from ..storage.fsx_lustre import FsxLustre
+from ..storage.managed_lustre import ManagedLustre
 from .inputs import PACKAGE
 
 # The curated public set: each class is the one the stack-file path builds (the same resources from either args).
-COMPONENTS = [AwsGpuNodePool, FsxLustre, VpnLink, HybridStack]
+COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, HybridStack]
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

@@ -55,6 +55,25 @@ class Tagging(TypedDict):
     """Further tags; the standard keys (lattice:*) are reserved and always win."""
 
 
+class TrainingWorkload(TypedDict):
+    """A training job to size storage for: the keys of the stack file's workloads[] entry."""
+
+    name: str
+    """The workload's name."""
+    parameters: str
+    """Model parameters: 70B, 7e9 or 7000000000."""
+    precision: NotRequired[str]
+    """fp32, bf16 (the default), fp16, fp8, int8 or int4."""
+    optimizer: NotRequired[str]
+    """adam, adamw (the default), sgd or adafactor: sets the optimizer state per parameter."""
+    method: NotRequired[str]
+    """full (the default), lora or qlora."""
+    checkpoint_interval_minutes: NotRequired[float]
+    """Minutes of training between checkpoint saves (default 30)."""
+    target_checkpoint_seconds: NotRequired[float]
+    """How long one checkpoint save may take; the file system is sized to meet it (default 60)."""
+
+
 def tag_context(tagging: dict[str, Any]) -> TagContext:
     return TagContext(
         stack=tagging["stack"],

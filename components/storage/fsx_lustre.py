@@ -29,7 +29,16 @@ from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG, LOG_
 
 from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, fsx_lustre_class
 from ..observability.cloud_alarms import fsx_capacity_alarm
-from ..package.inputs import Tagging, camel_case, invalid, package_token, tag_context, validated, whole
+from ..package.inputs import (
+    Tagging,
+    TrainingWorkload,
+    camel_case,
+    invalid,
+    package_token,
+    tag_context,
+    validated,
+    whole,
+)
 from ..security.aws_log_group import encrypted_log_group
 from ..spec.model import WorkloadSpec
 from ..spec.storage import FsxLustreSpec
@@ -123,25 +132,6 @@ class FsxLustreFileSystem(TypedDict):
     """Where pods see it (default /lustre/<name>)."""
     durability: NotRequired[FsxDurability]
     """Backups or data repository associations."""
-
-
-class TrainingWorkload(TypedDict):
-    """A training job to size storage for: the keys of the stack file's workloads[] entry."""
-
-    name: str
-    """The workload's name."""
-    parameters: str
-    """Model parameters: 70B, 7e9 or 7000000000."""
-    precision: NotRequired[str]
-    """fp32, bf16 (the default), fp16, fp8, int8 or int4."""
-    optimizer: NotRequired[str]
-    """adam, adamw (the default), sgd or adafactor: sets the optimizer state per parameter."""
-    method: NotRequired[str]
-    """full (the default), lora or qlora."""
-    checkpoint_interval_minutes: NotRequired[float]
-    """Minutes of training between checkpoint saves (default 30)."""
-    target_checkpoint_seconds: NotRequired[float]
-    """How long one checkpoint save may take; the file system is sized to meet it (default 60)."""
 
 
 class FsxLustreInputs(TypedDict):

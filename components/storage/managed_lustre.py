@@ -10,21 +10,27 @@ Google Kubernetes Engine or Cluster Toolkit. They can only be accessed from Comp
 (https://docs.cloud.google.com/managed-lustre/docs/cmek, Limitations), and every instance Lattice makes is served
 to the site's GKE pods. Root squash spares the administrative clients (an access rule with NO_SQUASH for the
 system nodes' range), from which the teams' directory Job creates and chowns their directories.
+
+It is one of Lattice's public components (``components/package``): any Pulumi program adds it with
+``ManagedLustreInputs`` (the instance as a stack file writes it, and the workload to size it for), the stack-file
+path with ``ManagedLustreArgs``; both build the same resources. No ``from __future__ import annotations`` here:
+Pulumi's analyzer reads the schema from the evaluated annotations.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
 
+from ..package.inputs import Tagging, TrainingWorkload, camel_case, invalid, package_token, tag_context, validated
+from ..spec.model import WorkloadSpec
 from ..spec.storage import ManagedLustreSpec
 from ..tagging import TagContext
 from .contract import StorageTier
-from .sizing import LustreSize
+from .sizing import LustreSize, managed_lustre_size
 
 CSI_DRIVER = "lustre.csi.storage.gke.io"
 ADMIN_RULE = "lattice_admin"  # an access rule's name: at most 16 letters, digits or '_'
@@ -43,12 +49,127 @@ class ManagedLustreArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # private services access
 
 
-class ManagedLustre(pulumi.ComponentResource):
-    instance: gcp.lustre.Instance
-    tier: StorageTier
+class ManagedLustreInstance(TypedDict):
+    """A Managed Lustre instance: the keys of the stack file's sites[].storage.lustre[] entry on a GCP site,
+    validated by the same model and checked against the same tier and step rules."""
 
-    def __init__(self, name: str, args: ManagedLustreArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:storage:ManagedLustre", name, None, opts)
+    name: str
+    """Instance name; its first 8 letters and digits name the Lustre file system, and it prefixes the instance ID."""
+    tier: NotRequired[str]
+    """MB/s per TiB (1000, 500, 250, 125) or dynamic, fixed at creation. Default: sized from the workload."""
+    capacity_gib: NotRequired[int]
+    """Capacity in GiB. Default: sized from the workload; pin the sized value once created."""
+    checkpoint_seconds: NotRequired[float]
+    """Save budget for the workload's checkpoint (default: its target, else 60 s)."""
+    root_squash: NotRequired[str]
+    """UID:GID root is mapped to on clients other than adminCidrs (default 65534:65534)."""
+    mount_path: NotRequired[str]
+    """Where pods mount it (default /lustre/<name>)."""
+
+
+class ManagedLustreInputs(TypedDict):
+    """The public inputs of ManagedLustre."""
+
+    instance: ManagedLustreInstance
+    """The instance; without tier and capacityGib, sized from the workload."""
+    project: str
+    """The GCP project."""
+    zone: str
+    """The zone of the instance: the zone of the pools that write to it."""
+    network_id: pulumi.Input[str]
+    """The VPC network, with private services access already connected (Managed Lustre lives in a Google-owned
+    network peered into it): give the connection in the component's dependsOn."""
+    tagging: Tagging
+    """The standard labels the instance carries."""
+    workload: NotRequired[TrainingWorkload]
+    """The workload whose checkpoints it takes: sizes tier and capacity to save one within its budget."""
+    admin_cidrs: NotRequired[list[str]]
+    """Client ranges whose root is not squashed (the administrative clients)."""
+    protect: NotRequired[bool]
+    """Protect the instance from deletion."""
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> ManagedLustreArgs:
+    """The public inputs as the stack-file path's args: the instance validated and sized by the stack file's own
+    model, Managed Lustre rules and sizing."""
+    from ..catalog.storage import MANAGED_LUSTRE_TIERS
+    from ..spec.storage_validators import _sized  # the stack file's own sizing check
+
+    spec = validated("ManagedLustre", ManagedLustreSpec, inputs["instance"], "instance")
+    workload = None
+    if inputs.get("workload") is not None:
+        workload = validated("ManagedLustre", WorkloadSpec, inputs["workload"], "workload")
+        spec = spec.model_copy(update={"workload": workload.name})
+    errors = []
+    if spec.tier is None or spec.capacity_gib is None:
+        if workload is None:
+            errors += [
+                {"property_path": f"instance.{camel_case(key)}", "reason": "set it, or give a workload to size for"}
+                for key in ("tier", "capacity_gib")
+                if getattr(spec, key) is None
+            ]
+        else:
+            sizing = _sized(spec, workload, "instance")
+            try:
+                while True:
+                    issue = next(sizing)
+                    errors.append({"property_path": "workload", "reason": issue.message})
+            except StopIteration:
+                pass
+    else:
+        tier = MANAGED_LUSTRE_TIERS[spec.tier]
+        if not tier.valid(spec.capacity_gib):
+            errors.append(
+                {
+                    "property_path": "instance.capacityGib",
+                    "reason": f"{spec.capacity_gib:,} GiB is not a Managed Lustre size at tier {spec.tier} "
+                    f"({tier.describe()})",
+                }
+            )
+    if errors:
+        raise invalid("ManagedLustre", errors)
+    return ManagedLustreArgs(
+        spec=spec,
+        size=managed_lustre_size(spec, workload),
+        project=inputs["project"],
+        zone=inputs["zone"],
+        network_id=inputs["network_id"],
+        tags=tag_context(inputs["tagging"]),
+        protect=bool(inputs.get("protect", False)),
+        admin_cidrs=list(inputs.get("admin_cidrs") or []),
+    )
+
+
+class ManagedLustre(pulumi.ComponentResource):
+    """A GCP Managed Lustre instance sized and checked before it is created: tier and capacity given, or sized so
+    one checkpoint of the workload saves within its budget; root squash except on the administrative clients;
+    served on port 988 to GKE's Managed Lustre CSI driver."""
+
+    instance_id: pulumi.Output[str]
+    """The instance's ID."""
+    mount_point: pulumi.Output[str]
+    """<ip>@tcp:/<filesystem>: what a client mounts."""
+    capacity_gib: pulumi.Output[int]
+    """The capacity it was created with (given, or sized from the workload)."""
+    throughput_tier: pulumi.Output[str]
+    """The throughput tier (MB/s per TiB) or dynamic (given, or sized from the workload)."""
+    write_mbps: pulumi.Output[float]
+    """The write throughput the size gives, in MB/s."""
+
+    # Read by the stack-file path (not part of the schema): instance, tier (the StorageTier).
+
+    def __init__(self, name: str, args: ManagedLustreInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``ManagedLustreArgs``."""
+        if isinstance(args, ManagedLustreArgs):
+            super().__init__("lattice:storage:ManagedLustre", name, None, opts)
+        else:
+            built = args_from_inputs(args)
+            super().__init__(package_token("ManagedLustre"), name, None, opts)
+            # The instance waits for what the component waits for (private services access, as the stack-file path
+            # hands it over): a component's dependsOn does not reach its children by itself.
+            waits = opts.depends_on if opts is not None else None
+            built.depends_on = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            args = built
         spec, size = args.spec, args.size
         tags = args.tags.for_component("ManagedLustre")
         dynamic = size.tier == "dynamic"
@@ -116,4 +237,6 @@ class ManagedLustre(pulumi.ComponentResource):
             # directory with subPath <team>.
             team_directories=True,
         )
+        self.instance_id, self.mount_point = self.instance.instance_id, mount_point
+        self.capacity_gib, self.throughput_tier, self.write_mbps = size.capacity_gib, size.tier, size.write_mbps
         self.register_outputs({"mount_point": mount_point})

@@ -126,6 +126,7 @@ class Served:
         stack: str,
         providers: dict[str, str] | None = None,
         known: dict[str, dict[str, Any]] | None = None,
+        depends_on: list[str] | None = None,
     ) -> provider_pb2.ConstructResponse:
         """Construct ``lattice:index:<component>`` as the engine does for a consumer's ``new lattice.X(name, inputs)``;
         a value that came from another resource is an output value (``output_value``), as the engine passes it."""
@@ -140,6 +141,7 @@ class Served:
             name=name,
             inputs=struct,
             providers=providers or {},
+            dependencies=depends_on or [],
             monitorEndpoint=self.address,
             parallel=4,
             dryRun=False,

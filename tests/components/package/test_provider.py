@@ -147,6 +147,10 @@ PUBLIC = {
          "frrConf", "xfrmInterfacesSh"},
     ),
     "lattice:index:HybridStack": ({"spec", "secrets"}, {"environment", "siteOutputs", "linkSummary"}),
+    "lattice:index:ManagedLustre": (
+        {"instance", "project", "zone", "networkId", "tagging", "workload", "adminCidrs", "protect"},
+        {"instanceId", "mountPoint", "capacityGib", "throughputTier", "writeMbps"},
+    ),
 }  # fmt: skip
 
 
@@ -232,6 +236,25 @@ def test_bad_inputs_are_refused_with_every_property_path_before_anything_is_regi
         "nearest valid: 2,400 or 4,800 GiB",
         "logRetentionDays": "keep logs at least 365 days",
     }
+    assert served.monitor.recording.records == []
+
+
+def test_a_managed_lustre_size_off_its_tiers_steps_is_refused(served):
+    stack_file = load_stack_file(PROD)
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "ManagedLustre",
+            "ml",
+            {
+                "instance": {"name": "shared", "tier": "1000", "capacityGib": 10_000},
+                "project": "p", "zone": "us-central1-a", "networkId": "n",
+                "tagging": _camel_keys(tagging(stack_file, "gcp-usc1")),
+            },
+            stack="prod",
+        )  # fmt: skip
+    (reason,) = property_errors(refused.value).values()
+    assert set(property_errors(refused.value)) == {"instance.capacityGib"}
+    assert reason.startswith("10,000 GiB is not a Managed Lustre size at tier 1000")
     assert served.monitor.recording.records == []
 
 
@@ -466,3 +489,49 @@ def test_a_spec_document_with_mistakes_is_refused_with_every_key_path(served):
     errors = property_errors(refused.value)
     assert set(errors) == {"spec.environment", "spec.sites[0].gpu_pools[0].max_nodes"}
     assert served.monitor.recording.records == []
+
+
+def test_construct_of_managed_lustre_sized_from_a_workload_registers_what_the_offline_plan_registers(served, prod_plan):
+    from components.spec.storage_validators import admin_client_ranges
+
+    stack_file = load_stack_file(PROD)
+    site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")
+    network, network_urn = state(prod_plan, "gcp:compute/network:Network", "gcp-usc1-net-network")
+    connection = prod_plan.one(
+        "gcp:servicenetworking/connection:Connection", "gcp-usc1-storage-private-services-peering"
+    )
+    _, expected = offline(prod_plan, "lattice:storage:ManagedLustre", "gcp-usc1-storage-shared")
+    instance = stack_entry(stack_file, "gcp-usc1", "lustre", "shared")
+    workload_name, zone = instance.pop("workload"), instance.pop("zone")
+    workload = next(w for w in stack_file.spec.workloads if w.name == workload_name)
+    assert "tier" not in instance and "capacity_gib" not in instance  # sized by Lattice
+
+    response = served.construct(
+        "ManagedLustre",
+        "gcp-usc1-storage-shared",
+        {
+            "instance": _camel_keys(instance),
+            "workload": _camel_keys(workload.model_dump(mode="json", exclude_unset=True)),
+            "project": site.project,
+            "zone": zone,
+            "networkId": out(network["id"], network_urn),
+            "tagging": _camel_keys(tagging(stack_file, "gcp-usc1")),
+            "adminCidrs": admin_client_ranges(site, site.storage.lustre[0]),
+            "protect": stack_file.spec.protects_stateful,
+        },
+        stack="prod",
+        providers={"gcp": _provider_of(expected)},
+        known=_providers_state(prod_plan, expected),
+        depends_on=[connection["urn"]],
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == ["gcp:lustre/instance:Instance::gcp-usc1-storage-shared-instance"]
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    state_ = json_format.MessageToDict(response.state)
+    inputs = got["gcp:lustre/instance:Instance::gcp-usc1-storage-shared-instance"]["inputs"]
+    assert (str(int(state_["capacityGib"])), state_["throughputTier"]) == (
+        inputs["capacityGib"],
+        inputs["perUnitStorageThroughput"],
+    )

@@ -105,16 +105,18 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
     as unknown, a key renamed in the model would silently stop working in the package."""
     from components.compute.aws_gpu_node_pool import AwsGpuPool, AwsPoolCapacity
     from components.network.vpn import AdmitRule, IkeProposals, LinkSettings
+    from components.package.inputs import TrainingWorkload
     from components.spec.links import AdmitSpec, IkeSpec, LinkSpec
     from components.spec.model import AwsCapacitySpec, AwsGpuPoolSpec, WorkloadSpec
-    from components.spec.storage import BackupSpec, DataRepositorySpec, DurabilitySpec, FsxLustreSpec
-    from components.storage.fsx_lustre import (
-        FsxBackups,
-        FsxDataRepository,
-        FsxDurability,
-        FsxLustreFileSystem,
-        TrainingWorkload,
+    from components.spec.storage import (
+        BackupSpec,
+        DataRepositorySpec,
+        DurabilitySpec,
+        FsxLustreSpec,
+        ManagedLustreSpec,
     )
+    from components.storage.fsx_lustre import FsxBackups, FsxDataRepository, FsxDurability, FsxLustreFileSystem
+    from components.storage.managed_lustre import ManagedLustreInstance
 
     same = [
         (AwsPoolCapacity, AwsCapacitySpec),
@@ -134,6 +136,7 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
                                                "throughput_mbps", "read_cache"}),
         (TrainingWorkload, WorkloadSpec, {"sequence_length", "micro_batch_size", "activation_checkpointing"}),
         (LinkSettings, LinkSpec, {"sites", "hub", "spokes", "mean_packet_bytes"}),
+        (ManagedLustreInstance, ManagedLustreSpec, {"zone", "workload", "admin_clients", "cmek"}),
     ]  # fmt: skip
     for public, model, left_out in subsets:
         assert _keys(public) == set(model.model_fields) - left_out, public.__name__
