@@ -16,8 +16,8 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
     description="GKE clusters keep shielded nodes on, and node pools (and a cluster's node_config) turn on secure "
     "boot and keep integrity monitoring on.",
     severity="high",
-    fix="`gcloud container node-pools update POOL --cluster CLUSTER --shielded-secure-boot` (Lattice's pools have it "
-    "on)",
+    fix="`gcloud container node-pools create POOL --cluster CLUSTER --shielded-secure-boot`: secure boot is fixed "
+    "at a pool's creation, so a new pool replaces the old (Lattice's pools have it on)",
     remediation="Leave enable_shielded_nodes at True and set node_config.shielded_instance_config = "
     "{enable_secure_boot: True, enable_integrity_monitoring: True} on every node pool and the cluster's node_config; "
     "use GKE-installed (signed) GPU drivers.",
