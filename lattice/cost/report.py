@@ -42,7 +42,8 @@ FREE_TYPES: dict[str, str] = {
     "aws:ec2/flowLog:FlowLog": "counted as ingestion into its log group",
     "aws:ec2/internetGateway:InternetGateway": "no charge",
     "aws:ec2/placementGroup:PlacementGroup": "no charge",
-    "aws:ec2/launchTemplate:LaunchTemplate": "counted with its node group (instances and root volumes)",
+    "aws:ec2/launchTemplate:LaunchTemplate": "no charge of its own; the gp3 root volumes it gives each node are its "
+    "row, counted at its node group's nodes",
     "aws:ec2/route:Route": "no charge",
     "aws:ec2/routeTable:RouteTable": "no charge",
     "aws:ec2/routeTableAssociation:RouteTableAssociation": "no charge",
@@ -132,6 +133,8 @@ class CostRow:
     charged: tuple[bool, bool, bool] = (True, True, True)
     # A prepaid row (a capacity block): its fee per calendar month ("2026-12": USD) it falls in.
     prepaid: dict[str, float] = field(default_factory=dict)
+    # The row whose nodes this one's charge follows (a node group's root volumes: the node group's resource name).
+    of: str | None = None
 
     def monthly(self, hours: int) -> tuple[float, float, float] | None:
         return None if self.hourly is None else tuple(h * hours for h in self.hourly)  # type: ignore[return-value]
@@ -208,12 +211,16 @@ class _Context:
         """The inputs of the launch template a node group launches from: the one it takes its ``launchTemplate``
         from (its dependency; a real engine's template ID is ``lt-…`` and unknown in a preview), else the one the
         mock engine's ID names (``<name>-id``)."""
+        return self.launch_template_resource(node_group).get("inputs") or {}
+
+    def launch_template_resource(self, node_group: dict) -> dict:
+        """The launch template resource itself (``launch_template``'s), or {} when the plan has none."""
         for urn in node_group.get("dependencies") or []:
             if urn in self.launch_templates:
-                return self.launch_templates[urn]["inputs"]
+                return self.launch_templates[urn]
         template_id = str((node_group["inputs"].get("launchTemplate") or {}).get("id", ""))
         name = template_id.rsplit("-", 1)[0]
-        return next((r["inputs"] for r in self.launch_templates.values() if r["name"] == name), {})
+        return next((r for r in self.launch_templates.values() if r["name"] == name), {})
 
     def assume(self, key: str, text: str) -> None:
         self.used_assumptions[key] = text
@@ -337,23 +344,44 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
             ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
     nodes = (low, desired, high)
     charged = tuple(n > 0 for n in nodes)
-    volumes_part = (gp3, lambda usd: tuple(n * root_gib * usd / ctx.snapshot.hours_per_month for n in nodes))
+    volumes = _root_volumes(ctx, r, nodes, root_gib, gp3)
     if market == "CapacityBlock":
         block = _capacity_block(ctx, site, inputs, high)
         if block is not None:
-            return _capacity_block_row(
-                ctx, r, instance=instance, rate=rate, block=block, root_gib=root_gib, volumes_part=volumes_part
-            )
+            return _capacity_block_row(ctx, r, instance=instance, rate=rate, block=block) + volumes
         what += capacity_block_note(rate, ctx.snapshot.date)
-    item = f"{low}/{desired}/{high} nodes × {what} + {root_gib:,.0f} GiB gp3 each"
-    return _row(
-        ctx,
-        r,
-        "compute",
-        item,
-        [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes)), volumes_part],
-        charged=charged,  # type: ignore[arg-type]
+    item = f"{low}/{desired}/{high} nodes × {what}"
+    return (
+        _row(
+            ctx,
+            r,
+            "compute",
+            item,
+            [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes))],
+            charged=charged,  # type: ignore[arg-type]
+        )
+        + volumes
     )
+
+
+def _root_volumes(ctx: _Context, node_group: dict, nodes: tuple[int, int, int], root_gib: float, gp3: Price):
+    """The gp3 root volumes each running node of a node group has (its launch template's block device mappings),
+    a row of their own under the launch template: an EBS rate missing in a region leaves the node group's instances
+    priced and only this row unpriced. None when the template gives no volume."""
+    template = ctx.launch_template_resource(node_group)
+    if not root_gib or not template:
+        return []
+    rows = _row(
+        ctx,
+        template,
+        "storage",
+        f"{nodes[0]}/{nodes[1]}/{nodes[2]} nodes of {node_group['name']} × {root_gib:,.0f} GiB gp3 root volume each",
+        [(gp3, lambda usd: tuple(n * root_gib * usd / ctx.snapshot.hours_per_month for n in nodes))],
+        charged=tuple(n > 0 for n in nodes),  # type: ignore[arg-type]
+    )
+    for row in rows:  # the node group's site and component, whatever provider the template was made with
+        row.site, row.component, row.of = ctx.site_of(node_group), ctx.component_of(node_group), node_group["name"]
+    return rows
 
 
 @dataclass(frozen=True)
@@ -406,14 +434,13 @@ def _capacity_block_row(
     instance: str,
     rate: Price,
     block: CapacityBlockWindow,
-    root_gib: float,
-    volumes_part: tuple[Price, Callable[[float], Any]],
 ) -> list[CostRow]:
     """A capacity block is paid up front for its instances over its whole window, whether nodes run or not
     (AWS EC2 User Guide, "Capacity Blocks for ML": the price is charged when the block is bought). So every column
     carries the block's fee, independent of the pool's node counts. A month's column is the fee of the block's
     hours in one calendar month; a block spanning two months shows the larger month's share (the month a budget
-    is hit hardest) and the item lists each month's. The root volumes exist only while nodes run: per column."""
+    is hit hardest) and the item lists each month's. The root volumes exist only while nodes run: their own row,
+    per column (``_root_volumes``)."""
     by_month = block.hours_by_month()
     month, hours_in_month = max(by_month.items(), key=lambda item: (item[1], item[0]))
     hours = ctx.snapshot.hours_per_month
@@ -422,14 +449,14 @@ def _capacity_block_row(
         f"capacity block, prepaid: {block.instances} × {instance} × {block.hours:,.0f} h "
         f"({block.starts_at:%Y-%m-%d %H:%M} to {block.ends_at:%Y-%m-%d %H:%M} UTC: {spans}) × {_money(rate.usd)}/h"
         f"{capacity_block_note(rate, ctx.snapshot.date)}; every column shows the fee for {month}'s "
-        f"{hours_in_month:,.0f} h, whatever the node count; + {root_gib:,.0f} GiB gp3 per running node"
+        f"{hours_in_month:,.0f} h, whatever the node count"
     )
     rows = _row(
         ctx,
         r,
         "compute",
         item,
-        [(rate, lambda usd: _same(block.instances * hours_in_month * usd / hours)), volumes_part],
+        [(rate, lambda usd: _same(block.instances * hours_in_month * usd / hours))],
     )
     if rate.known:
         rows[0].prepaid = {name: block.instances * hours_of * (rate.usd or 0.0) for name, hours_of in by_month.items()}
@@ -932,9 +959,9 @@ def cost_report(plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot | Non
 
 
 def node_hour(report: CostReport, plan: dict[str, Any], spec: Any, site: str, pool: str) -> tuple[float | None, str]:
-    """What one node of ``site``'s ``pool`` costs an hour at this report's rates — its row's cost at the pool's most
-    nodes, divided by them; a capacity block's rate, prepaid — and the row's item (its rates); None and why where the
-    row is unpriced or missing."""
+    """What one node of ``site``'s ``pool`` costs an hour at this report's rates — its row's cost, and its root
+    volumes' (the launch template's row) where priced, at the pool's most nodes, divided by them; a capacity block's
+    rate, prepaid — and the rows' items (their rates); None and why where the pool's row is unpriced or missing."""
     names = {f"{site}-{pool}-nodes": EKS_NODE_GROUP, f"{site}-{pool}-pool": GKE_NODE_POOL, f"{site}-{pool}": None}
     row = next((r for r in report.rows if r.site == site and r.resource in names and r.kind == "compute"), None)
     if row is None:
@@ -957,7 +984,14 @@ def node_hour(report: CostReport, plan: dict[str, Any], spec: Any, site: str, po
             most = _gke_nodes(inputs)[2]
     if not most:
         return None, f"{row.resource} has no nodes at its most"
-    return row.hourly[2] / most, row.item
+    usd, item = row.hourly[2] / most, row.item
+    for volumes in (r for r in report.rows if r.site == site and r.of == row.resource):
+        if volumes.hourly is None:
+            item += f"; its root volumes not priced: {volumes.unpriced}"
+        else:
+            usd += volumes.hourly[2] / most
+            item += f"; + {volumes.item.split(' × ', 1)[1]}"
+    return usd, item
 
 
 CHARGEBACK_METHOD = (

@@ -13,7 +13,16 @@ import yaml
 from components.catalog.pricing import pricing_snapshot
 from components.spec import SpecError, load_stack_file
 from lattice.cli import main
-from lattice.cost.report import FREE_PREFIXES, FREE_TYPES, PRICERS, by_team, classify, cost_changes, cost_report
+from lattice.cost.report import (
+    FREE_PREFIXES,
+    FREE_TYPES,
+    PRICERS,
+    by_team,
+    classify,
+    cost_changes,
+    cost_report,
+    node_hour,
+)
 from tests.conftest import AWS_SITE, ROOT, STACKS, cached_plan, spec_with, write_stack
 
 HOURS = 730
@@ -51,17 +60,27 @@ def test_no_type_is_both_priced_and_free():
 
 def test_a_p5_capacity_block_pool_month_by_hand(prod_plan):
     """The block is prepaid: 8 instances × its 336 h (2026-12-01 to 2026-12-15) × the block rate in every column,
-    although the pool's min and desired are 0; the root volumes only while nodes run."""
+    although the pool's min and desired are 0; the root volumes, a row of their own under the launch template, only
+    while nodes run."""
     report = cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec)
     row = _row(report, "aws-use1-train-p5-nodes")
     block = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")
     gp3 = _snapshot_usd("ebs/gp3-storage")
     fee = 8 * 336 * block
-    assert row.monthly(HOURS) == pytest.approx((fee, fee, fee + 8 * 200 * gp3))
+    assert row.monthly(HOURS) == pytest.approx((fee, fee, fee))
     assert fee == pytest.approx(105_719.04)  # 8 × 336 h × $39.33
     assert row.prepaid == pytest.approx({"2026-12": fee})
-    assert [price.key for price in row.prices] == ["ec2/p5.48xlarge/CapacityBlock", "ebs/gp3-storage"]
+    assert [price.key for price in row.prices] == ["ec2/p5.48xlarge/CapacityBlock"]
     assert "capacity block, prepaid: 8 × p5.48xlarge × 336 h" in row.item
+    volumes = _row(report, "aws-use1-train-p5-template")
+    assert (volumes.type, volumes.kind, volumes.site) == (
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "storage",
+        "aws-use1",
+    )
+    assert volumes.monthly(HOURS) == pytest.approx((0, 0, 8 * 200 * gp3))
+    assert [price.key for price in volumes.prices] == ["ebs/gp3-storage"]
+    assert volumes.charged == (False, False, True)
 
 
 def test_a_capacity_block_spanning_two_months_shows_the_larger_month_in_every_column(tmp_path):
@@ -88,8 +107,9 @@ def test_a_capacity_block_spanning_two_months_shows_the_larger_month_in_every_co
     row = _row(report, "aws-use1-block-nodes")
     block = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")
     assert row.prepaid == pytest.approx({"2026-12": 2 * 154.5 * block, "2027-01": 2 * 181.5 * block})
+    assert row.monthly(HOURS) == pytest.approx((2 * 181.5 * block,) * 3)
     gp3 = 2 * 200 * _snapshot_usd("ebs/gp3-storage")
-    assert row.monthly(HOURS) == pytest.approx((2 * 181.5 * block,) * 2 + (2 * 181.5 * block + gp3,))
+    assert _row(report, "aws-use1-block-template").monthly(HOURS) == pytest.approx((0, 0, gp3))
     assert "154 h in 2026-12, 182 h in 2027-01" in row.item
 
 
@@ -126,17 +146,26 @@ def test_an_on_demand_p5_pool_and_a_persistent_2_file_system_month_by_hand(tmp_p
     pool = _row(report, "aws-use1-train-nodes")
     on_demand = _snapshot_usd("ec2/p5.48xlarge/OnDemand")
     gp3 = _snapshot_usd("ebs/gp3-storage")
-    assert pool.monthly(HOURS) == pytest.approx((0, 0, 2 * (on_demand * HOURS + 200 * gp3)))
-    assert pool.monthly(HOURS)[2] == pytest.approx(80_390.4)  # 2 × ($55.04 × 730 h + 200 GiB × $0.08)
+    assert pool.monthly(HOURS) == pytest.approx((0, 0, 2 * on_demand * HOURS))
+    volumes = _row(report, "aws-use1-train-template")
+    assert volumes.monthly(HOURS) == pytest.approx((0, 0, 2 * 200 * gp3))
+    assert pool.monthly(HOURS)[2] + volumes.monthly(HOURS)[2] == pytest.approx(
+        80_390.4
+    )  # 2 × ($55.04 × 730 h + 200 GiB × $0.08)
     file_system = _row(report, "aws-use1-storage-shared-fs")
     per_gib = _snapshot_usd("fsx-lustre/PERSISTENT_2/SSD/125")
     assert file_system.monthly(HOURS) == pytest.approx((2400 * per_gib,) * 3)
     assert file_system.monthly(HOURS)[0] == pytest.approx(348.0)  # 2,400 GiB × $0.145
+    # A node-hour of the pool (what `lattice route` charges a job) is an instance and its root volume.
+    usd, item = node_hour(report, cached_plan(path).to_dict(), load_stack_file(path).spec, "aws-use1", "train")
+    assert usd == pytest.approx(on_demand + 200 * gp3 / HOURS)
+    assert item.endswith("; + 200 GiB gp3 root volume each")
 
 
 def test_one_more_p5_node_costs_exactly_that_node(tmp_path, prod_plan):
-    """prod against prod with one more p5 node in its capacity block: one row changes, by one more instance's
-    block fee (336 h, prepaid: every column) and, at max, its root volume."""
+    """prod against prod with one more p5 node in its capacity block: two rows change, the node group by one more
+    instance's block fee (336 h, prepaid: every column) and its launch template's root volumes, at max, by one
+    more volume."""
     document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
     pools = document["config"]["lattice:spec"]["sites"][0]["gpu_pools"]
     assert pools[0]["name"] == "train-p5" and pools[0]["max_nodes"] == 8
@@ -146,10 +175,12 @@ def test_one_more_p5_node_costs_exactly_that_node(tmp_path, prod_plan):
     spec = load_stack_file(head_path).spec
     base = cost_report(prod_plan.to_dict(), spec)
     head = cost_report(cached_plan(head_path).to_dict(), spec)
-    [change] = cost_changes(base, head)
+    change, volumes = cost_changes(base, head)
     assert (change.resource, change.change) == ("aws-use1-train-p5-nodes", "changed")
     fee = _snapshot_usd("ec2/p5.48xlarge/CapacityBlock") * 336
-    assert change.delta == pytest.approx((fee, fee, fee + 200 * _snapshot_usd("ebs/gp3-storage")))
+    assert change.delta == pytest.approx((fee, fee, fee))
+    assert (volumes.resource, volumes.change) == ("aws-use1-train-p5-template", "changed")
+    assert volumes.delta == pytest.approx((0, 0, 200 * _snapshot_usd("ebs/gp3-storage")))
     assert fee == pytest.approx(13_214.88)
 
 
@@ -163,12 +194,13 @@ def test_cost_diff_through_the_cli(tmp_path, prod_plan, capsys):
     head_path.write_text(json.dumps(head))
     assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert [c["resource"] for c in document["changes"]] == ["aws-use1-train-p5-nodes"]
+    assert [c["resource"] for c in document["changes"]] == ["aws-use1-train-p5-nodes", "aws-use1-train-p5-template"]
     fee = 336 * _snapshot_usd("ec2/p5.48xlarge/CapacityBlock")  # one more instance in the prepaid block
     assert document["monthly_delta"] == pytest.approx([fee, fee, fee + 200 * _snapshot_usd("ebs/gp3-storage")])
     assert main(["cost", "--stack", "prod", "--plan", str(head_path), "--base", str(base), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "| `aws-use1-train-p5-nodes` | changed | +$13,215 | +$13,215 | +$13,231 |" in markdown
+    assert "| `aws-use1-train-p5-nodes` | changed | +$13,215 | +$13,215 | +$13,215 |" in markdown
+    assert "| `aws-use1-train-p5-template` | changed | ±$0 | ±$0 | +$16 |" in markdown
 
 
 def test_the_text_report_fits_80_columns_and_never_cuts_a_name(prod_plan, tmp_path, capsys):

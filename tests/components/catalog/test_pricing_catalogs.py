@@ -479,15 +479,16 @@ def test_a_us_west_2_stack_prices_its_instances_from_the_layer_and_names_each_se
     layer = load_layer()["prices"]["aws"]["us-west-2"]
     [p5] = [r for r in rows if r.type == "aws:eks/nodeGroup:NodeGroup" and "train-p5" in r.resource]
     [g6e] = [r for r in rows if r.type == "aws:eks/nodeGroup:NodeGroup" and "infer-g6e" in r.resource]
+    # The pools are priced: their gp3 root volumes are the launch templates' rows, unpriced here.
     assert [(p.key, p.usd, p.known) for p in p5.prices] == [
         ("ec2/p5.48xlarge/OnDemand", layer["ec2/p5.48xlarge/OnDemand"]["usd"], True),
-        ("ebs/gp3-storage", None, False),
     ]
     assert [(p.key, p.usd) for p in g6e.prices] == [
-        ("ec2-spot/g6e.12xlarge", layer["ec2-spot/g6e.12xlarge"]["usd_high"]),
-        ("ebs/gp3-storage", None),
+        ("ec2-spot/g6e.12xlarge", layer["ec2-spot/g6e.12xlarge"]["usd_high"])
     ]
-    assert p5.unpriced.startswith("ebs/gp3-storage (aws us-west-2): the pricing snapshot has no row")
+    assert p5.hourly is not None and g6e.hourly is not None
+    [volumes] = [r for r in rows if r.resource == "aws-usw2-train-p5-template"]
+    assert volumes.unpriced.startswith("ebs/gp3-storage (aws us-west-2): the pricing snapshot has no row")
     missing = {p.key: p.missing for r in rows for p in r.prices if p.cloud == "aws" and not p.known}
     assert {
         "ebs/gp3-storage",
