@@ -36,12 +36,20 @@ A region whose zones disagree gets no row, nor one whose figure is SkyPilot's $7
 ``TPU_V6E_MAX_PRICE``) or zero. The same file's A3 Ultra, A4 and N1 rows price the host apart from its GPUs (and A4
 at $0), so they are not read.
 
+AWS service rates come from the AWS pricing pages' own feeds (``b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/``),
+as two public repositories commit them: QuinnyPig/aws-price-watcher's ``processed/<service>.json`` (metric ->
+location -> USD; ``AWS_SERVICE_METRICS`` says which metric is which item: transit gateway, Site-to-Site VPN, public
+IPv4, PrivateLink, CloudWatch Logs and alarms, CloudTrail data events, S3, KMS, EKS, data transfer out, and the
+system node types on demand) and yeo/ec2.shop's copy of the EBS feed (gp3 storage, IOPS, throughput). A feed's
+location is matched to its region by botocore's region descriptions. Rates the provider publishes once for every
+region (``data/pricing-uniform.json``: EKS extended support, GKE's fee, Cloud KMS, Logging, Monitoring alerting,
+Cloud NAT's gateway), each quoting its page, are written into every region of their cloud, and the build refuses
+one that a region's own feed contradicts.
+
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore,
-Managed Lustre, GKE's cluster fee, Cloud KMS, Cloud Logging and Monitoring, Cloud NAT's per-VM gateway rate (the
-file's ``nat.gateway`` is the 32-VM cap, not the per-VM rate); and on AWS every service row (EKS, NAT gateway,
-transit gateway, Site-to-Site VPN, EBS, FSx for Lustre, S3, CloudWatch, KMS, data transfer) and the
-non-accelerator system node types (m7i): no public catalog of them per region could be read here
-(``AWS_SEARCHED`` says which were tried).
+Managed Lustre; on AWS NAT gateways, FSx for Lustre (the FSx feed's metrics are opaque hashes naming no deployment
+type or tier), large VPN tunnels and FSx metadata IOPS: no public per-region catalog of them could be read here
+(``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ from pathlib import Path
 from typing import Any
 
 CATALOG_LAYER = Path(__file__).parent / "data" / "pricing-catalogs.json.gz"
+# Service rates the provider publishes once for every region, each quoting the page that says so (data file).
+UNIFORM_RATES = Path(__file__).parent / "data" / "pricing-uniform.json"
 
 
 @dataclass(frozen=True)
@@ -92,13 +102,186 @@ AWS_SPOT = CatalogSource(
     path="data/gpu_instances_raw.json",
     generated="2025-11-30",
 )
+# QuinnyPig/aws-price-watcher: the AWS pricing pages' own per-service feeds (b0.p.awsstatic.com/pricing/2.0/
+# meteredUnitMaps/<service>/USD/current/<service>.json), polled and committed with each metric's price per region
+# (processed/<service>.json: metric -> location -> USD). The files read were last updated 2025-06-05 (cloudwatch,
+# cloudtrail, datatransfer, eks, kms, s3) and 2025-06-13 (ec2, vpc).
+AWS_SERVICES = CatalogSource(
+    repo="QuinnyPig/aws-price-watcher",
+    commit="a6645eb2e53e9399396a714cdc4f3c346c7f06c0",
+    path="processed",
+    generated="2025-06-13",
+)
+# yeo/ec2.shop: a copy of the EBS pricing page's feed (meteredUnitMaps/ec2/USD/current/ebs.json, its manifest's
+# hawkFilePublicationDate 2024-07-18).
+AWS_EBS = CatalogSource(
+    repo="yeo/ec2.shop",
+    commit="74c9fd8ab5acfd9511cd6535f914d47071601ad2",
+    path="data/ebs/ebs.json",
+    generated="2024-07-18",
+)
+
+
+@dataclass(frozen=True)
+class ServiceMetric:
+    """One metric of a pricing-page feed read into a snapshot item: ``file``'s ``metric`` at a location (with the
+    location's ``suffix``, for tiered metrics), × ``scale`` into the item's ``unit``. ``agrees_with``: another
+    metric of the same file that must have the same price in the region (an item Lattice charges for both)."""
+
+    file: str
+    metric: str
+    key: str
+    unit: str
+    evidence: str
+    scale: float = 1.0
+    suffix: str = ""
+    agrees_with: str | None = None
+
+
+AWS_SERVICE_METRICS = (
+    ServiceMetric(
+        "vpc",
+        "Hourly charge for Transit Gateway VPC Attachments per hour",
+        "tgw/attachment-hour",
+        "attachment-hour",
+        "a VPC or Site-to-Site VPN attachment (Lattice charges both at this item: the region's two rates agree)",
+        agrees_with="Hourly charge for Transit Gateway Site to-Site VPN attachments per hour",
+    ),
+    ServiceMetric(
+        "vpc",
+        "Charge for per GB data processed by AWS Transit Gateways for VPC attachments per GigaBytes",
+        "tgw/data-processing-gb",
+        "GB",
+        "data sent from a VPC attachment into the transit gateway",
+    ),
+    ServiceMetric(
+        "vpc",
+        "CreateVpnConnection per Hrs",
+        "vpn/connection-hour-standard",
+        "connection-hour",
+        "a Site-to-Site VPN connection with standard tunnels (the feed predates large tunnels)",
+    ),
+    ServiceMetric(
+        "vpc",
+        "Hourly charge for In use Public IPv4 Addresses per Hrs",
+        "vpc/public-ipv4-hour",
+        "address-hour",
+        "a public IPv4 address in use",
+    ),
+    ServiceMetric(
+        "vpc",
+        "Hourly charge for VPC Endpoints per Hrs",
+        "privatelink/interface-endpoint-hour",
+        "endpoint-zone-hour",
+        "an interface endpoint, per Availability Zone it is in",
+    ),
+    ServiceMetric(
+        "cloudwatch",
+        "Logs Collected Data Ingestion",
+        "cloudwatch-logs/ingestion-gb",
+        "GB",
+        "CloudWatch Logs ingestion, standard log class",
+    ),
+    ServiceMetric(
+        "cloudwatch",
+        "Stored Data",
+        "cloudwatch-logs/storage-gb-month",
+        "GB-month",
+        "CloudWatch Logs storage (archived)",
+    ),
+    ServiceMetric(
+        "cloudwatch", "Alarm Standard", "cloudwatch/alarm-month", "alarm-month", "a standard-resolution metric alarm"
+    ),
+    ServiceMetric(
+        "cloudtrail",
+        "Data Events Recorded",
+        "cloudtrail/data-events-100k",
+        "100,000 events",
+        "CloudTrail data events, the feed's per-event price × 100,000",
+        scale=100_000,
+    ),
+    ServiceMetric(
+        "s3",
+        "Standard Storage First 50 TB per GB Mo",
+        "s3/standard-storage",
+        "GB-month",
+        "S3 Standard, first 50 TB a month",
+    ),
+    ServiceMetric(
+        "s3", "Express One Zone Storage Inf per GB Mo", "s3-express/storage", "GB-month", "S3 Express One Zone storage"
+    ),
+    ServiceMetric("kms", "Encryption Key", "kms/key-month", "key-month", "a customer managed KMS key"),
+    ServiceMetric(
+        "eks", "Compute per Hours", "eks/cluster-standard", "cluster-hour", "an EKS cluster, standard support"
+    ),
+    ServiceMetric(
+        "datatransfer",
+        "DataTransfer External Outbound Next 10 TB",
+        "data-transfer/internet-out-gb",
+        "GB",
+        "data transfer out to the internet, the first 10 TB a month (traffic leaving AWS over a VPN is billed at it)",
+        suffix=" (StartingRange: 0, EndingRange: 10240)",
+    ),
+)
+AWS_SERVICE_FILES = tuple(sorted({m.file for m in AWS_SERVICE_METRICS} | {"ec2"}))
+AWS_EBS_METRICS = (
+    ("Storage General Purpose gp3 GB Mo", "ebs/gp3-storage", "GB-month", "gp3 storage"),
+    ("Provisioned EBS IOPS gp3 Volumes per IOPS Mo", "ebs/gp3-iops", "IOPS-month", "gp3 IOPS above the baseline 3,000"),
+    ("Provisioned Throughput gp3 per GiBps mo", "ebs/gp3-throughput", "GiBps-month", "gp3 throughput above 125 MiB/s"),
+)
+
+
+def aws_service_source(name: str) -> CatalogSource:
+    """One of AWS_SERVICES' feeds, ``processed/<name>.json``, as a source of its own."""
+    return CatalogSource(
+        AWS_SERVICES.repo, AWS_SERVICES.commit, f"{AWS_SERVICES.path}/{name}.json", AWS_SERVICES.generated
+    )
+
+
+def aws_system_types() -> list[str]:
+    """General-purpose types a site's system nodes may use: the spec's default and its family's common sizes."""
+    from components.spec.model import SystemNodesSpec
+
+    default = SystemNodesSpec.model_fields["instance_type"].default
+    family = default.split(".")[0]
+    return sorted({default} | {f"{family}.{size}" for size in ("large", "xlarge", "2xlarge", "4xlarge")})
+
+
+def aws_locations() -> dict[str, str]:
+    """The AWS pricing feeds' location names -> region codes, from botocore's endpoints.json descriptions (the
+    feeds name the European regions "EU (…)", where botocore says "Europe (…)")."""
+    import botocore
+
+    document = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
+    [aws] = [p for p in document["partitions"] if p["partition"] == "aws"]
+    locations = {}
+    for code, region in aws["regions"].items():
+        description = region.get("description", "")
+        locations[description] = code
+        if description.startswith("Europe ("):
+            locations["EU (" + description.removeprefix("Europe (")] = code
+    return locations
+
+
 AWS_SEARCHED = (
-    "no public per-region catalog of AWS service rates (EKS, NAT gateway, transit gateway, Site-to-Site VPN, EBS, "
-    "FSx for Lustre, S3, CloudWatch, KMS, data transfer) or of non-accelerator EC2 types (the m7i system nodes) "
-    "could be read here: skypilot-org/skypilot-catalog (catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the "
-    "snapshot tool cannot bring, anycloud-sh/catalog's copy of that file is over 4 MiB and absent from its "
-    "snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing commit no price data, and Karpenter's "
-    "generated pricing holds us-east-1 only"
+    "no public per-region catalog of NAT gateway rates (the AmazonEC2 offer's NAT Gateway family, the VPC pricing "
+    "page's natgateway feed), of FSx for Lustre rates by deployment type and throughput tier (QuinnyPig/"
+    "aws-price-watcher keeps the FSx feed, but its metrics are opaque hashes naming no deployment type or tier), "
+    "of large (5 Gbps) VPN tunnels or of FSx metadata IOPS could be read here; other sources searched: "
+    "skypilot-org/skypilot-catalog "
+    "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring, anycloud-sh/catalog's copy "
+    "of that file is over 4 MiB and absent from its snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing "
+    "commit no price data, Karpenter's generated pricing holds us-east-1 only, rshade/finfocus-plugin-aws-public "
+    "generates its per-region Price List extracts at build time and ignores them in git (internal/pricing/data), "
+    "SpareCores/sc-data-dumps dumps its storage table without prices, and the Price List offer files and usage "
+    "types (NatGateway-Hours, TransitGateway-Hours, EBS:VolumeUsage.gp3, TimedStorage-ByteHrs) appear in public "
+    "code only as one-region test fixtures"
+)
+GCP_SEARCHED = (
+    "no public per-region catalog of Filestore or Managed Lustre rates, flex-start (DWS) rates or the A3 Ultra, A4 "
+    "and N1 GPU machines could be read here: the calculator's pricing.yml has no Filestore, Managed Lustre or "
+    "flex-start rows, the Filestore pricing page renders its table per region client-side (the stored copies hold "
+    "no figures), and the SkyPilot-format catalog prices A3 Ultra, A4 and N1 hosts apart from their GPUs"
 )
 # TPU slices: anycloud-sh/catalog keeps a SkyPilot-format GCP catalog (the columns and TPU rows of
 # skypilot-org/skypilot's sky/catalog/data_fetchers/fetch_gcp.py, priced from the Cloud Billing Catalog's TPU SKUs),
@@ -308,6 +491,183 @@ def gcp_tpu_rows(
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
 
 
+@dataclass(frozen=True)
+class UniformRate:
+    """A rate the provider publishes once for every region, quoting its page (``data/pricing-uniform.json``)."""
+
+    cloud: str
+    key: str
+    usd: float
+    unit: str
+    url: str
+    read: str  # the date the page's stored copy was read: the rows' as_of
+    quote: str
+    evidence: str
+    confirm_field: str | None = None  # a per-region catalog field (``<region>`` in it) that must agree, if any
+    confirm_usd: float | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "usd": round(float(self.usd), 9),
+            "unit": self.unit,
+            "source": self.url,
+            "as_of": self.read,
+            "evidence": f'{self.evidence}; the page, read {self.read}: "{self.quote}"',
+        }
+
+
+UNIFORM_FIELDS = {"cloud": str, "key": str, "usd": (int, float), "unit": str, "url": str, "read": str, "quote": str}
+
+
+def parse_uniform_rates(text: str | bytes) -> list[UniformRate]:
+    """``data/pricing-uniform.json``: its ``rates``, each checked (key path, type); an error names the key."""
+    import datetime
+
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at line {error.lineno})") from None
+    rates = document.get("rates") if isinstance(document, dict) else None
+    if not isinstance(rates, list):
+        raise CatalogFormatError("it has no rates list")
+    parsed = []
+    for i, item in enumerate(rates):
+        if not isinstance(item, dict):
+            raise CatalogFormatError(f"rates[{i}] is not an object")
+        for name, kind in UNIFORM_FIELDS.items():
+            if not isinstance(item.get(name), kind) or item.get(name) in ("", None):
+                raise CatalogFormatError(f"rates[{i}].{name} is missing or not a {getattr(kind, '__name__', 'number')}")
+        if item["cloud"] not in ("aws", "gcp"):
+            raise CatalogFormatError(f"rates[{i}].cloud is {item['cloud']!r}: use aws or gcp")
+        if not item["usd"] > 0:
+            raise CatalogFormatError(f"rates[{i}].usd is {item['usd']}: a rate is above zero")
+        if not item["url"].startswith("https://"):
+            raise CatalogFormatError(f"rates[{i}].url is {item['url']!r}: the provider's page, an https URL")
+        try:
+            datetime.date.fromisoformat(item["read"])
+        except ValueError:
+            raise CatalogFormatError(f"rates[{i}].read is {item['read']!r}: the date read, YYYY-MM-DD") from None
+        confirm = item.get("confirm") or {}
+        if confirm and ("<region>" not in str(confirm.get("field", "")) or not isinstance(confirm.get("usd"), float)):
+            raise CatalogFormatError(f"rates[{i}].confirm needs a field with <region> in it and a usd figure")
+        parsed.append(
+            UniformRate(
+                item["cloud"],
+                item["key"],
+                float(item["usd"]),
+                item["unit"],
+                item["url"],
+                item["read"],
+                item["quote"],
+                str(item.get("evidence", "")),
+                confirm.get("field"),
+                confirm.get("usd"),
+            )
+        )
+    return parsed
+
+
+def _field(document: dict[str, Any], path: str) -> Any:
+    node: Any = document
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def uniform_rows(
+    rates: Iterable[UniformRate], regions: dict[str, Iterable[str]], gcp_calculator: dict[str, Any]
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """Each uniform rate in every region of its cloud (``regions``); a rate with ``confirm`` only where the
+    calculator's per-region field there equals its figure."""
+    rows: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    for rate in rates:
+        for region in regions.get(rate.cloud, ()):
+            if rate.confirm_field is not None:
+                confirmed = _field(gcp_calculator, rate.confirm_field.replace("<region>", region))
+                if not isinstance(confirmed, (int, float)) or abs(confirmed - (rate.confirm_usd or 0.0)) > 1e-9:
+                    continue
+            rows.setdefault(rate.cloud, {}).setdefault(region, {})[rate.key] = rate.row()
+    return rows
+
+
+def parse_service_feed(text: str | bytes) -> dict[str, dict[str, float]]:
+    """A processed feed of QuinnyPig/aws-price-watcher (``processed/<service>.json``): metric -> location -> USD."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
+        raise CatalogFormatError("it holds no object of metrics, each an object of locations and prices")
+    feed: dict[str, dict[str, float]] = {}
+    for metric, locations in document.items():
+        for location, price in locations.items():
+            try:
+                feed.setdefault(metric, {})[location] = float(price)
+            except (TypeError, ValueError):
+                continue  # a conflicting pair ("0.1;0.2") or an empty price: no figure
+    return feed
+
+
+def parse_ebs_feed(text: str | bytes) -> dict[str, dict[str, float]]:
+    """The EBS pricing page's feed (``meteredUnitMaps/ec2/USD/current/ebs.json``): metric -> location -> USD."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    regions = document.get("regions") if isinstance(document, dict) else None
+    if not isinstance(regions, dict):
+        raise CatalogFormatError("it has no regions object (a meteredUnitMaps feed has one)")
+    feed: dict[str, dict[str, float]] = {}
+    for location, metrics in regions.items():
+        for metric, rate in (metrics or {}).items():
+            try:
+                feed.setdefault(metric, {})[location] = float(rate["price"])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return feed
+
+
+def aws_service_rows(
+    feeds: dict[str, dict[str, dict[str, float]]],
+    ebs: dict[str, dict[str, float]],
+    regions: Iterable[str],
+    system_types: Iterable[str] = (),
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Snapshot rows per commercial region from the pricing pages' feeds: each mapped metric at the region's
+    location, the system node types' Linux on-demand rate, and gp3. A region the feed does not name gets no row."""
+    codes = aws_locations()
+    wanted = set(regions)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def add(region: str, key: str, usd: float, unit: str, *cite: str | CatalogSource) -> None:
+        source, where, evidence = cite
+        if region in wanted and usd > 0:
+            rows.setdefault(region, {})[key] = _row(usd, unit, source, where, evidence)  # type: ignore[arg-type]
+
+    for m in AWS_SERVICE_METRICS:
+        feed = feeds.get(m.file, {})
+        for location, usd in sorted(feed.get(m.metric, {}).items()):
+            if not location.endswith(m.suffix) or (code := codes.get(location.removesuffix(m.suffix))) is None:
+                continue
+            if m.agrees_with is not None and feed.get(m.agrees_with, {}).get(location) != usd:
+                continue
+            where = f"[{m.metric!r}][{location!r}]" + (f" × {m.scale:,.0f}" if m.scale != 1 else "")
+            add(code, m.key, usd * m.scale, m.unit, aws_service_source(m.file), where, m.evidence)
+    ec2 = feeds.get("ec2", {})
+    for name in sorted(set(system_types)):
+        metric = f"OnDemand Linux-instancetype-{name}"
+        for location, usd in sorted(ec2.get(metric, {}).items()):
+            if (code := codes.get(location)) is not None:
+                where = f"[{metric!r}][{location!r}]"
+                evidence = "Linux, shared tenancy, on-demand: a system node type"
+                add(code, f"ec2/{name}/OnDemand", usd, "instance-hour", aws_service_source("ec2"), where, evidence)
+    for metric, key, unit, evidence in AWS_EBS_METRICS:
+        for location, usd in sorted(ebs.get(metric, {}).items()):
+            if (code := codes.get(location)) is not None:
+                add(code, key, usd, unit, AWS_EBS, f"[regions][{location!r}][{metric!r}]", evidence)
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
+
+
 def aws_catalog_rows(
     on_demand: dict[str, dict[str, float]],
     spot: dict[str, dict[str, tuple[float, float]]],
@@ -348,12 +708,17 @@ def build_layer(
     aws_spot: dict[str, dict[str, tuple[float, float]]] | None = None,
     aws_instance_types: Iterable[str] | None = None,
     gcp_tpu_slices: dict[str, dict[str, set[tuple[float, float | None]]]] | None = None,
+    uniform_rates: Iterable[UniformRate] = (),
+    aws_service_feeds: dict[str, dict[str, dict[str, float]]] | None = None,
+    aws_ebs: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """The generated layer's document from the parsed catalogs."""
+    """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
+    rate's for the same item and region."""
     from components.catalog.regions import gcp_regions
 
+    gcp_region_names = [r.name for r in gcp_regions()]
     gcp = gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines)
-    for region, items in gcp_tpu_rows(gcp_tpu_slices or {}, tpu_hosts(), [r.name for r in gcp_regions()]).items():
+    for region, items in gcp_tpu_rows(gcp_tpu_slices or {}, tpu_hosts(), gcp_region_names).items():
         gcp[region] = dict(sorted((gcp.get(region, {}) | items).items()))
     aws = aws_catalog_rows(
         aws_on_demand or {},
@@ -361,22 +726,44 @@ def build_layer(
         aws_types() if aws_instance_types is None else aws_instance_types,
         aws_commercial_regions(),
     )
+    services = aws_service_rows(aws_service_feeds or {}, aws_ebs or {}, aws_commercial_regions(), aws_system_types())
+    for region, items in services.items():
+        aws[region] = dict(sorted((aws.get(region, {}) | items).items()))
+    rates = list(uniform_rates)
+    uniform = uniform_rows(rates, {"aws": aws_commercial_regions(), "gcp": gcp_region_names}, gcp_calculator)
+    for cloud, rows in (("aws", aws), ("gcp", gcp)):
+        for region, items in uniform.get(cloud, {}).items():
+            for key, row in items.items():
+                other = rows.get(region, {}).get(key)
+                if other is not None and abs(other["usd"] - row["usd"]) > 1e-9:
+                    raise CatalogFormatError(
+                        f"{cloud} {region} {key}: {other['source']} gives ${other['usd']}, but {row['source']} "
+                        f"publishes ${row['usd']} for every region; drop the uniform rate or find which is current"
+                    )
+            rows[region] = dict(sorted((items | rows.get(region, {})).items()))
+    pages = "; ".join(sorted({f"{rate.url} (read {rate.read})" for rate in rates}))
+    uniform_cite = f"{UNIFORM_RATES.name}: rates each provider page publishes once for every region ({pages})"
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
         "sources": {
-            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}",
+            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}",
             "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}",
-        },
+        }
+        | ({"uniform": uniform_cite} if rates else {}),
         "searched": {
-            "gcp": f"{GCP_CALCULATOR.cite}, which prices machine types only where Compute Engine offers them, and "
-            f"no flex-start, TPU, N1 GPU, Filestore, Managed Lustre, GKE, KMS, Logging or Monitoring rows; "
+            "gcp": f"{GCP_CALCULATOR.cite}, which prices machine types only where Compute Engine offers them; "
             f"{GCP_TPU_CATALOG.cite} for TPU hosts (its single-host slices, where its zones agree and the figure is "
-            "no placeholder), whose A3 Ultra, A4 and N1 rows price the host apart from the GPUs and are not read",
+            "no placeholder); the provider pages of the rates published once for every region (GKE, Cloud KMS, "
+            f"Logging, Monitoring alerting, Cloud NAT's gateway); {GCP_SEARCHED}",
             "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
-            f"types only, in the regions instances.vantage.sh listed them; {AWS_SEARCHED}",
+            f"types only, in the regions instances.vantage.sh listed them; {AWS_SERVICES.cite} (the pricing pages' "
+            "feeds: transit gateway, Site-to-Site VPN, public IPv4, PrivateLink, CloudWatch, CloudTrail, S3, KMS, "
+            f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types) and {AWS_EBS.cite} "
+            "(gp3), each only in the regions its feed names; the provider page of the rate published once for every "
+            f"region (EKS extended support); {AWS_SEARCHED}",
         },
         "prices": {
-            "aws": aws,
+            "aws": dict(sorted(aws.items())),
             "gcp": dict(sorted(gcp.items())),
         },
     }
@@ -459,6 +846,9 @@ def refresh_layer(
     aws_on_demand_file: Path | None = None,
     aws_spot_file: Path | None = None,
     gcp_tpu_file: Path | None = None,
+    uniform_file: Path = UNIFORM_RATES,
+    aws_services_dir: Path | None = None,
+    aws_ebs_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -476,6 +866,16 @@ def refresh_layer(
         on_demand_text = _read(AWS_ON_DEMAND, aws_on_demand_file, "--aws-on-demand", opener)
         spot_text = _read(AWS_SPOT, aws_spot_file, "--aws-spot", opener)
         tpu_text = _read(GCP_TPU_CATALOG, gcp_tpu_file, "--gcp-tpu", opener)
+        ebs_text = _read(AWS_EBS, aws_ebs_file, "--aws-ebs", opener)
+        feed_texts = {
+            name: _read(
+                aws_service_source(name),
+                None if aws_services_dir is None else aws_services_dir / f"{name}.json",
+                "--aws-services",
+                opener,
+            )
+            for name in AWS_SERVICE_FILES
+        }
     except CatalogFormatError as error:
         return fail(str(error))
     try:
@@ -498,7 +898,37 @@ def refresh_layer(
         tpus = parse_gcp_tpu_slices(tpu_text)
     except CatalogFormatError as error:
         return fail(f"{gcp_tpu_file or GCP_TPU_CATALOG.url} is not {GCP_TPU_CATALOG.path}: {error}")
-    layer = build_layer(document, aws_on_demand=on_demand, aws_spot=spot, gcp_tpu_slices=tpus)
+    feeds = {}
+    for name, feed_text in feed_texts.items():
+        try:
+            feeds[name] = parse_service_feed(feed_text)
+        except CatalogFormatError as error:
+            where = (
+                aws_services_dir / f"{name}.json" if aws_services_dir else f"{AWS_SERVICES.repo} processed/{name}.json"
+            )
+            return fail(f"{where} is not a processed feed of {AWS_SERVICES.repo}: {error}")
+    try:
+        ebs = parse_ebs_feed(ebs_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_ebs_file or AWS_EBS.url} is not {AWS_EBS.path}: {error}")
+    try:
+        uniform = parse_uniform_rates(uniform_file.read_bytes())
+    except OSError as error:
+        return fail(f"--uniform-rates {uniform_file}: cannot read it ({error.strerror}); check the path")
+    except CatalogFormatError as error:
+        return fail(f"--uniform-rates {uniform_file}: {error}; fix it from the page the rate cites")
+    try:
+        layer = build_layer(
+            document,
+            aws_on_demand=on_demand,
+            aws_spot=spot,
+            gcp_tpu_slices=tpus,
+            uniform_rates=uniform,
+            aws_service_feeds=feeds,
+            aws_ebs=ebs,
+        )
+    except CatalogFormatError as error:
+        return fail(str(error))
     lines = changes(load_layer(output), layer)
     try:
         write_layer(layer, output)
@@ -508,8 +938,9 @@ def refresh_layer(
         print(line)
     rows = sum(len(items) for regions in layer["prices"].values() for items in regions.values())
     print(
-        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {AWS_ON_DEMAND.cite} "
-        f"and {AWS_SPOT.cite}; "
+        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {AWS_ON_DEMAND.cite}, "
+        f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_EBS.cite} and the {len(uniform)} rates of "
+        f"{uniform_file.name}; "
         f"{len(lines)} changed"
     )
     return 0

@@ -85,6 +85,26 @@ def add_parser(verbs, stack_arguments) -> None:
         help="with --catalogs: a copy of tsaol/aws-gpu's data/gpu_instances_raw.json at the pinned commit (default: "
         "download it)",
     )
+    refresh.add_argument(
+        "--aws-services",
+        metavar="DIR",
+        type=Path,
+        help="with --catalogs: a folder with copies of QuinnyPig/aws-price-watcher's processed/<service>.json feeds "
+        "at the pinned commit (default: download them)",
+    )
+    refresh.add_argument(
+        "--aws-ebs",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of yeo/ec2.shop's data/ebs/ebs.json at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
+        "--uniform-rates",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: the rates providers publish once for every region, each quoting its page "
+        "(default: components/catalog/data/pricing-uniform.json)",
+    )
     refresh.set_defaults(handler=_pricing_refresh)
 
 
@@ -410,12 +430,12 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from .common import STACKS_DIR
 
     writable(args.output, "--output")
-    for flag in ("gcp_calculator", "gcp_tpu", "aws_on_demand", "aws_spot"):
+    for flag in ("gcp_calculator", "gcp_tpu", "aws_on_demand", "aws_spot", "aws_services", "aws_ebs", "uniform_rates"):
         if getattr(args, flag) is not None and not args.catalogs:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
     if args.catalogs:
-        from components.catalog.pricing_catalogs import CATALOG_LAYER, refresh_layer
+        from components.catalog.pricing_catalogs import CATALOG_LAYER, UNIFORM_RATES, refresh_layer
 
         return refresh_layer(
             args.output or CATALOG_LAYER,
@@ -423,6 +443,9 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             gcp_tpu_file=args.gcp_tpu,
             aws_on_demand_file=args.aws_on_demand,
             aws_spot_file=args.aws_spot,
+            uniform_file=args.uniform_rates or UNIFORM_RATES,
+            aws_services_dir=args.aws_services,
+            aws_ebs_file=args.aws_ebs,
         )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(

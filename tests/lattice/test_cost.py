@@ -303,7 +303,7 @@ def test_the_snapshot_date_is_printed(prod_plan, tmp_path, capsys):
     plan.write_text(prod_plan.to_json())
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["snapshot_date"] == pricing_snapshot().date == "2026-11-26"
+    assert document["snapshot_date"] == pricing_snapshot().date == "2026-11-28"
     assert document["total"]["monthly"][2] == pytest.approx(
         sum(r["monthly"][2] for r in document["rows"] if r["monthly"])
     )

@@ -810,7 +810,7 @@ def test_a_capacity_block_pool_gets_the_cheapest_offering_in_its_zone_with_its_u
             "pass",
             "cbr-0123456789abcdef0 in us-east-1a: 2 × p5en.48xlarge for 336 h from 2026-01-05T11:30:00Z, 24,192.00 "
             "USD up front (36.00 USD per instance-hour), 2026-01-05T11:30:00Z to 2026-01-19T11:30:00Z; the pricing "
-            "snapshot of 2026-11-26 has no such rate for p5en.48xlarge in us-east-1, so `lattice cost` shows the "
+            "snapshot of 2026-11-28 has no such rate for p5en.48xlarge in us-east-1, so `lattice cost` shows the "
             "pool as not priced: this up-front fee is the block's cost",
         )
     ]

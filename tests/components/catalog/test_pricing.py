@@ -128,7 +128,7 @@ def _stubbed_ec2(prices: list[str], instance_type: str = "p5.48xlarge"):
 
 def test_every_snapshot_row_has_a_source_a_date_and_a_price_or_the_reason_it_has_none():
     snapshot = load_snapshot()
-    assert snapshot.date == "2026-11-26" and snapshot.hours_per_month == 730
+    assert snapshot.date == "2026-11-28" and snapshot.hours_per_month == 730
     for price in snapshot.rows():
         assert price.source and price.unit, price.key
         assert date.fromisoformat(price.as_of) <= date.fromisoformat(snapshot.date), price.key
