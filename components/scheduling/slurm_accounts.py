@@ -6,9 +6,21 @@ Each team gets (sacctmgr(1), Slurm 25.11; the limits as resource_limits.shtml de
   (``Preempt=standby``): the team's guarantee, never preempted;
 - account ``<team>`` under ``root``: ``GrpTRES=gres/gpu=<its Slurm share of gpu_quota>``
   (components/scheduling/quota.py), QOS ``<team>`` (its default) and ``standby``;
-- and one shared QOS ``standby`` (priority 0, ``PreemptMode=requeue``): what a team runs beyond its guarantee, up to
-  its quota, requeued when a guaranteed job needs the GPUs — Kueue's borrowing and ``reclaimWithinCohort`` in
-  Slurm's terms.
+- and one shared QOS ``standby`` (priority 0, ``PreemptMode=requeue``, ``GrpTRES=gres/gpu=<every GPU of Slurm's
+  pools>``): what a team runs beyond its guarantee, on any GPU no guaranteed job holds, requeued when a guaranteed
+  job needs it — Kueue's borrowing of idle cohort capacity and ``reclaimWithinCohort`` in Slurm's terms.
+
+Which limit holds a job is Slurm's hierarchy (resource_limits.shtml, "Hierarchy": the job's QOS before its
+association; "the point in this list where the limit is first defined will be used"), and in slurmctld's code a
+GPU limit its QOS sets is never checked against the association again (src/slurmctld/acct_policy.c at
+slurm-25-11-7-1, ``_validate_tres_usage_limits``: an association's TRES limit is skipped where the QOS's
+``grp_tres_ctld`` is not INFINITE64). So both of Lattice's QOS set their own GPU limit: the guarantee's, counted
+over the team's guaranteed jobs alone, so that its standby jobs never hold its guarantee back (an association's
+usage counts every job of the account, and Slurm preempts for nodes, not for limits); and standby's, which lets
+standby jobs past the account's share onto idle GPUs — without it the account's ``GrpTRES`` caps them, the
+guarantee included, and the GPUs of Slurm's pools beyond the teams' shares can never be given out (64 H100s in
+prod's pool, 24 in the shares). The account's ``GrpTRES`` is the team's Slurm share of record (``sshare``,
+``sacctmgr show association``) and the cap of any QOS without a GPU limit the centre may give the account.
 
 How it gets there: a Kubernetes Job runs this script with ``sacctmgr`` against the site's slurmdbd on every change
 of it. The script is idempotent: it reads what slurmdbd holds (``sacctmgr --noheader --parsable2 show``) and adds
@@ -85,7 +97,7 @@ fi
 if ! exists qos where name={standby} format=Name; then
   apply add qos {standby}
 fi
-apply modify qos where name={standby} set Priority=0 PreemptMode=requeue
+apply modify qos where name={standby} set Priority=0 PreemptMode=requeue GrpTRES={standby_tres}
 """
 
 TEAM = """
@@ -102,9 +114,15 @@ apply modify account where name={team_q} cluster="$CLUSTER" set GrpTRES={grp_tre
 """
 
 
-def accounts_script(cluster: str, accounts: list[SlurmAccount]) -> str:
-    """The Job's script: bash, checked by ``bash -n`` and ShellCheck in the suite."""
-    text = PRELUDE.format(cluster=cluster, cluster_q=shlex.quote(cluster), standby=STANDBY_QOS)
+def accounts_script(cluster: str, accounts: list[SlurmAccount], standby_gpus: int) -> str:
+    """The Job's script: bash, checked by ``bash -n`` and ShellCheck in the suite. ``standby_gpus``: every GPU of the
+    site's Slurm pools, which standby jobs may hold when no guaranteed job needs them."""
+    text = PRELUDE.format(
+        cluster=cluster,
+        cluster_q=shlex.quote(cluster),
+        standby=STANDBY_QOS,
+        standby_tres=f"gres/{GRES_NAME}={standby_gpus}",
+    )
     for account in accounts:
         text += TEAM.format(
             team=account.team,

@@ -110,6 +110,11 @@ class SlurmNodePool:
 
     pool: slurm_config.SlurmPool
     node_selector: dict[str, str]
+    nodes: int  # the pool's nodes (max_nodes): with its GPUs per node, what standby jobs may hold
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.pool.gpus_per_node
 
 
 @dataclass(frozen=True)
@@ -417,7 +422,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 [self.controller],
             )
         self.network_policies = network_policies(name, args, labels, self)
-        script = accounts_script(args.cluster_name, args.accounts)
+        script = accounts_script(args.cluster_name, args.accounts, sum(p.gpus for p in args.pools))
         self.accounts_script = script
         self.accounts = accounts_job(name, script, labels, [self.controller, self.accounting], self)
         self.register_outputs({"cluster": args.cluster_name, "partitions": sorted(self.nodesets)})

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import yaml
-
 from ..catalog.topology import HOSTNAME_LABEL
 
 SLURM_DOCS = "https://slurm.schedmd.com"
@@ -155,6 +153,9 @@ def topology_entries(pools: list[SlurmPool]) -> list[dict]:
 
 
 def topology_yaml(pools: list[SlurmPool]) -> str:
+    # imported here: `lattice size` reads this module and loads no YAML library (tests/lattice/test_cli_imports.py)
+    import yaml
+
     return "---\n" + yaml.safe_dump(topology_entries(pools), sort_keys=False, default_flow_style=False)
 
 

@@ -161,7 +161,9 @@ def slurm_cluster(
         SlurmClusterArgs(
             cluster_name=site.name,
             pools=[
-                SlurmNodePool(slurm_pool(pool), dict(pool.node_selector) or {"lattice.dev/pool": pool.name})
+                SlurmNodePool(
+                    slurm_pool(pool), dict(pool.node_selector) or {"lattice.dev/pool": pool.name}, pool.max_nodes
+                )
                 for pool in site.slurm_pools
             ],
             accounts=[

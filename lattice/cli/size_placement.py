@@ -143,6 +143,7 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
 
 def sbatch_lines(out: Console, placement: Placement, levels: tuple[str, ...]) -> None:
     from components.placement import sbatch_topology
+    from components.scheduling.slurm_config import STANDBY_QOS
     from lattice.size.placement import sbatch_options
 
     out.print(
@@ -151,6 +152,12 @@ def sbatch_lines(out: Console, placement: Placement, levels: tuple[str, ...]) ->
         soft_wrap=False,
     )
     out.print(f"  {' '.join(sbatch_options(placement, levels))}", markup=False, soft_wrap=False)
+    out.print(
+        f"  beyond your account's guarantee: add --qos={STANDBY_QOS} (idle GPUs of the partition, preemptible: "
+        "requeued when a guaranteed job needs them)",
+        markup=False,
+        soft_wrap=False,
+    )
     block = sbatch_topology(levels, placement, block=True)
     if block:
         out.print(

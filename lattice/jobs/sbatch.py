@@ -5,7 +5,8 @@ DP × TP × PP, one task per node holding all its GPUs, ``torchrun`` with Megatr
 terms (sbatch(1) at Slurm 25.11, SchedMD/slurm slurm-25-11-7-1 doc/man/man1/sbatch.1):
 
 - ``--partition`` the pool's (its NodeSet's partition), ``--account`` the team's account and ``--qos`` its QOS
-  (components/scheduling/slurm_accounts.py: the guarantee, or ``standby`` beyond it);
+  (components/scheduling/slurm_accounts.py: the guarantee, or ``standby`` beyond it; the script says how to ask
+  for standby, which runs on any idle GPU of the partition, preemptible);
 - ``--nodes``, ``--ntasks-per-node=1``, ``--gpus-per-node=<type>:<count>`` with the pool's GRES type, ``--exclusive``;
 - the topology: ``--switches=<leaf switches>@<wait>`` on a pool whose declared fabric Slurm sees as a tree
   (components/placement.py ``sbatch_topology``); nothing on a flat pool;
@@ -50,6 +51,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     from components.catalog.accelerators import slurm_gres_type
     from components.placement import sbatch_topology
     from components.scheduling.slurm_accounts import SlurmAccount
+    from components.scheduling.slurm_config import STANDBY_QOS
     from components.spec.model import KubernetesSite
     from components.spec.teams import team_on_site
     from lattice.size.placement import placement_of
@@ -133,7 +135,9 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
         f"# {target.workload.name} on {target.site.name}/{target.pool.name} (Slurm partition {target.pool.name}): "
         f"{placement.nodes} nodes x {gpus} GPUs as DP {layout.data} x TP {layout.tensor} x PP {layout.pipeline}",
         f"# account {target.team.name}: {on_site.slurm_gpus} GPUs under Slurm (GrpTRES), {on_site.slurm_guarantee} "
-        f"guaranteed (QOS {target.team.name}); beyond that, --qos=standby runs preemptible",
+        f"guaranteed (QOS {target.team.name}); beyond that, `sbatch --qos={STANDBY_QOS} --nodes=<up to "
+        f"{target.pool.max_nodes}>` runs on the partition's idle GPUs,",
+        "# preemptible: requeued (restarted from its last checkpoint) when a guaranteed job needs them",
         where,
         *(f"#SBATCH {flag}" if value is None else f"#SBATCH {flag}={value}" for flag, value in options),
         "set -euo pipefail",

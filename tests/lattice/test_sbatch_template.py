@@ -58,6 +58,14 @@ def test_prods_slurm_pool_gets_the_teams_account_and_its_share():
     assert "PP 1: no pipeline spans nodes" in text
 
 
+def test_the_script_tells_the_user_how_to_run_on_idle_gpus_beyond_the_share():
+    """Standby (components/scheduling/slurm_accounts.py) reaches every GPU of the partition: the script says how to
+    ask for it and what it costs (preemption)."""
+    text = script_for(load_stack_file(PROD).spec)
+    assert "beyond that, `sbatch --qos=standby --nodes=<up to 8>` runs on the partition's idle GPUs," in text
+    assert "# preemptible: requeued (restarted from its last checkpoint) when a guaranteed job needs them" in text
+
+
 def test_a_pipeline_job_asks_for_the_fewest_leaf_switches(tmp_path):
     config = yaml.safe_load(PROD.read_text())
     spec = config["config"]["lattice:spec"]
@@ -133,4 +141,5 @@ def test_lattice_size_prints_the_sbatch_options_beside_the_kueue_annotations(cap
     # 64 GPUs as DP 4 x TP 8 x PP 2: blocks of 2 nodes (one pipeline each), so 4 leaf switches for 8 nodes
     assert "--nodes=8 --ntasks-per-node=1 --gpus-per-node=8 --switches=4@1:00:00" in text
     assert "on a block topology: --segment=2 instead of --switches" in text
+    assert "beyond your account's guarantee: add --qos=standby (idle GPUs of the partition, preemptible" in text
     assert text.index("sbatch options") < text.index("Kueue annotations")

@@ -305,11 +305,49 @@ def test_each_teams_kueue_and_slurm_shares_add_up_to_its_one_quota(prod_plan):
 
 
 def test_the_guarantee_is_a_qos_up_to_the_teams_slurm_share():
-    script = accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16), SlurmAccount("ops", 4, 0)])
+    script = accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16), SlurmAccount("ops", 4, 0)], 64)
     assert "apply modify qos where name=climate set Priority=100 GrpTRES=gres/gpu=16 Preempt=standby" in script
+    assert "apply modify qos where name=standby set Priority=0 PreemptMode=requeue GrpTRES=gres/gpu=64" in script
     assert "set GrpTRES=gres/gpu=16 QOS=climate,standby \\\n  DefaultQOS=climate" in script
     # no guarantee: its jobs run preemptible by default
     assert "set GrpTRES=gres/gpu=4 QOS=ops,standby \\\n  DefaultQOS=standby" in script
+
+
+def test_standby_leaves_no_gpu_of_slurms_pool_idle_forever(prod_plan):
+    """prod's Slurm pool holds 64 H100s and the accounts' shares sum to 24 (climate 16, materials 8). Read from the
+    planned sacctmgr script with Slurm's limit hierarchy (tests/slurm_limits.py, acct_policy.c at slurm-25-11-7-1),
+    the teams' own QOS reach their 24, and the standby QOS every GPU of the pool: its own GrpTRES holds standby jobs,
+    not the accounts' shares. On the previous main standby set no GPU limit, so the accounts' GrpTRES capped it and
+    at most 48 of the 64 could ever be given out (16 of them only when standby jobs started first)."""
+    from tests.slurm_limits import parse, reachable_gpus
+
+    script = prod_plan.one(CONFIG_MAP, "grid-hpc-slurm-accounts-script")["inputs"]["data"]["accounts.sh"]
+    limits = parse(script)
+    pool = 8 * 8  # ib-h100-slurm: 8 nodes of 8 H100s
+    assert reachable_gpus(limits, pool, without=frozenset({"standby"})) == 24
+    assert reachable_gpus(limits, pool) == pool
+    assert limits.accounts == {"climate": (16, ("climate", "standby")), "materials": (8, ("materials", "standby"))}
+    assert limits.qos == {"standby": pool, "climate": 16, "materials": 8}
+    # The guarantee preempts standby, which is requeued (sacctmgr(1) Preempt, PreemptMode; slurm.conf PreemptType).
+    assert "set Priority=100 GrpTRES=gres/gpu=16 Preempt=standby" in script
+    conf = slinky(prod_plan, "Controller")[0]["inputs"]["spec"]["extraConf"]
+    assert "PreemptType=preempt/qos\n" in conf and "PreemptMode=REQUEUE\n" in conf and "JobRequeue=1\n" in conf
+
+
+def test_the_limit_model_follows_slurms_hierarchy():
+    """tests/slurm_limits.py against the cases resource_limits.shtml and acct_policy.c decide: a QOS limit replaces
+    the association's for its jobs; a QOS without one leaves them to the account's, counted over all its jobs."""
+    from tests.slurm_limits import Limits, reachable_gpus
+
+    # no QOS limit: the account's GrpTRES caps everything it runs
+    assert reachable_gpus(Limits({"normal": None}, {"a": (16, ("normal",))}), 64) == 16
+    # a QOS limit above the account's: the QOS's holds (first defined in the hierarchy)
+    assert reachable_gpus(Limits({"big": 40}, {"a": (16, ("big",))}), 64) == 40
+    # one QOS with a limit, one without: both can run, the second under the account's cap
+    assert reachable_gpus(Limits({"g": 16, "s": None}, {"a": (16, ("g", "s"))}), 64) == 32
+    # a QOS's GrpTRES is shared by every account that uses it, and the pool bounds it all
+    assert reachable_gpus(Limits({"s": 30}, {"a": (8, ("s",)), "b": (8, ("s",))}), 64) == 30
+    assert reachable_gpus(Limits({"s": 100}, {"a": (8, ("s",))}), 64) == 64
 
 
 @pytest.mark.parametrize(
@@ -361,7 +399,7 @@ def test_the_accounts_script_converges_against_a_stand_in_sacctmgr(tmp_path):
     stand_in.write_text(SACCTMGR_STAND_IN.replace("@STATE@", str(state)))
     stand_in.chmod(0o755)
     script = tmp_path / "accounts.sh"
-    script.write_text(accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16)]))
+    script.write_text(accounts_script("grid-hpc", [SlurmAccount("climate", 16, 16)], 64))
     env = {"PATH": f"{stand_in.parent}:/usr/bin:/bin"}
     first = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, check=False)
     assert first.returncode == 0, first.stderr
