@@ -78,6 +78,15 @@ TEAM_NAMESPACE_LABEL = "lattice.dev/team"
 # (224 threads, 2 TiB) — gives each GPU 24-28 CPUs and 256 GiB. Catalog pools use their own figures.
 TEAM_CPU_PER_ACCELERATOR = 24
 TEAM_MEMORY_GIB_PER_ACCELERATOR = 256
+# Slurm's per-GPU job defaults on a Slurm-owned pool (slurm.conf(5) partition DefMemPerGPU / DefCpuPerGPU;
+# components/scheduling/slurm_config.py): without them a job that asks for no memory is given all of a node's
+# (DefMemPerNode defaults to 0, "unlimited"), so two 1-GPU jobs never share a node. From the pool's declared host
+# (gpu_pools[].host): its memory less what the OS, the kubelet and the node's daemonsets keep (and what the kernel
+# holds back from MemTotal, which slurmd reports as RealMemory), split over its GPUs; its CPUs split likewise. A
+# default above what the node holds would refuse every whole-node job that names no --mem, so with no host declared
+# the fallback is small: a job that needs more asks (--mem-per-gpu), rather than one never running.
+SLURM_HOST_MEMORY_HELD_BACK = 0.10
+SLURM_FALLBACK_MEM_GIB_PER_GPU = 16
 # What a team runs besides its accelerator pods (notebooks, data preparation, small services): the whole quota
 # of a team with no accelerators on a site.
 TEAM_BASE_CPU = 16

@@ -73,3 +73,44 @@ def reachable_gpus(limits: Limits, pool_gpus: int, *, without: frozenset[str] = 
             total += pool_gpus if account_gpus is None else account_gpus
     total += sum(limits.qos[q] for q in limited)
     return min(total, pool_gpus)
+
+
+# --- memory and CPUs a job is given when it names none ---------------------------------------------------------------
+#
+# src/slurmctld/job_mgr.c at slurm-25-11-7-1 (_get_def_mem): a GPU job that names no memory is given the partition's
+# DefMemPerGPU, else the cluster's, times its GPUs; otherwise the per-node default (DefMemPerNode, partition then
+# cluster), whose default is 0 — and a memory of 0 is "all of the memory on each node" (sbatch(1) --mem).
+# src/plugins/select/cons_tres/job_test.c (_set_gpu_defaults): DefCpuPerGPU, partition then cluster, times its GPUs
+# when the job names no --cpus-per-task; else one CPU per task (cons_tres counts a job's CPUs per task).
+
+
+def _conf_value(text: str, key: str) -> int | None:
+    for item in text.split():
+        name, _, value = item.partition("=")
+        if name.lower() == key.lower():
+            return int(value)
+    return None
+
+
+def default_job(partition: str, cluster: str, gpus: int, node_memory_mb: int) -> tuple[int, int]:
+    """Memory (MB) and CPUs a job of ``gpus`` GPUs and one task is given when it names neither, on a node of
+    ``node_memory_mb`` (its RealMemory), by the partition's options and the cluster's slurm.conf lines."""
+    per_gpu = _conf_value(partition, "DefMemPerGPU")
+    if per_gpu is None:
+        per_gpu = _conf_value(cluster, "DefMemPerGPU")
+    if per_gpu is not None:
+        memory = per_gpu * gpus
+    else:
+        per_node = _conf_value(partition, "DefMemPerNode") or _conf_value(cluster, "DefMemPerNode") or 0
+        memory = per_node or node_memory_mb
+    cpus = _conf_value(partition, "DefCpuPerGPU") or _conf_value(cluster, "DefCpuPerGPU")
+    return memory, (cpus * gpus if cpus else 1)
+
+
+def jobs_per_node(
+    partition: str, cluster: str, gpus: int, *, node_gpus: int, node_cpus: int, node_memory_mb: int
+) -> int:
+    """How many such jobs one node runs at once: its GPUs, CPUs and memory each bound it (cons_tres with
+    CR_Core_Memory: cores and memory consumable)."""
+    memory, cpus = default_job(partition, cluster, gpus, node_memory_mb)
+    return min(node_gpus // gpus, node_cpus // cpus, node_memory_mb // memory)

@@ -28,6 +28,12 @@ f56e676b; tests/slurm_grammar.py holds the rendered files to them):
   topology_tree.c, topology_p_add_rm_node: the first name must exist, the rest are created, the last must be a
   leaf), from the annotation ``topology.slinky.slurm.net/spec`` on each Kubernetes node, which the operator copies
   to the Slurm node (internal/controller/nodeset/nodeset_sync.go, syncSlurmTopology).
+- each partition's per-GPU job defaults, ``DefMemPerGPU`` and ``DefCpuPerGPU`` (slurm.conf(5), PARTITION
+  CONFIGURATION): with ``CR_Core_Memory`` memory is consumable, and a job that names no memory takes
+  ``DefMemPerNode``, 0 by default, which is all of a node's (sbatch(1) ``--mem``: "A memory size specification of
+  zero ... grants the job access to all of the memory on each node"; src/slurmctld/job_mgr.c at slurm-25-11-7-1 sets
+  a GPU job's memory from ``DefMemPerGPU`` x its GPUs before falling back to the partition's per-node default), so
+  without them two 1-GPU jobs never share a node. Sized from the pool's declared host (components/standards.py).
 - slurm.conf extra lines: GPUs as a tracked TRES with limits enforced (the accounts' ``GrpTRES``), cons_tres,
   QOS preemption (a team's guarantee preempts the shared ``standby`` QOS: components/scheduling/quota.py).
 """
@@ -37,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog.topology import HOSTNAME_LABEL
+from ..standards import SLURM_FALLBACK_MEM_GIB_PER_GPU, SLURM_HOST_MEMORY_HELD_BACK
 
 SLURM_DOCS = "https://slurm.schedmd.com"
 TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"  # api/v1beta1/well_known.go, AnnotationNodeTopologySpec
@@ -92,6 +99,23 @@ class SlurmPool:
     gres_type: str
     gpus_per_node: int
     fabric_levels: tuple[str, ...] = ()  # node labels, coarsest first (hostname not included)
+    host_cpus: int | None = None  # each node's logical CPUs (gpu_pools[].host), None: not declared
+    host_memory_gib: int | None = None
+
+    @property
+    def mem_per_gpu_mb(self) -> int:
+        """``DefMemPerGPU`` (megabytes, as Slurm counts them: MiB): the node's memory less what it holds back, split
+        over its GPUs; the small fallback where the host is not declared."""
+        if self.host_memory_gib is None:
+            return SLURM_FALLBACK_MEM_GIB_PER_GPU * 1024
+        return int(self.host_memory_gib * 1024 * (1 - SLURM_HOST_MEMORY_HELD_BACK)) // self.gpus_per_node
+
+    @property
+    def cpus_per_gpu(self) -> int | None:
+        """``DefCpuPerGPU``: the node's CPUs split over its GPUs; None (Slurm's one CPU per task) undeclared."""
+        if self.host_cpus is None:
+            return None
+        return max(1, self.host_cpus // self.gpus_per_node)
 
     @property
     def gres(self) -> str:
@@ -124,7 +148,9 @@ def node_conf(pool: SlurmPool) -> str:
 def partition_conf(pool: SlurmPool) -> str:
     """The NodeSet's partition.config: what follows ``PartitionName=<pool> Nodes=<pool>`` (slurm.conf(5),
     PARTITION CONFIGURATION); one line (the CRD's pattern ``^[^\\n]+$``)."""
-    options = ["State=UP", "MaxTime=UNLIMITED"]
+    options = ["State=UP", "MaxTime=UNLIMITED", f"DefMemPerGPU={pool.mem_per_gpu_mb}"]
+    if pool.cpus_per_gpu is not None:
+        options.append(f"DefCpuPerGPU={pool.cpus_per_gpu}")
     if pool.topology is not None:
         options.append(f"Topology={pool.topology}")
     return " ".join(options)

@@ -218,8 +218,14 @@ def slurm_mounts(site: KubernetesSite) -> list[SlurmMount]:
 
 def slurm_pool(pool) -> SlurmPool:
     """A Slurm-owned pool as its configuration sees it (the validators have checked its GPU model)."""
+    host = pool.host
     return SlurmPool(
-        pool.name, slurm_gres_type(pool.gpu_model) or "", pool.gpus_per_node, tuple(pool.fabric_levels or ())
+        pool.name,
+        slurm_gres_type(pool.gpu_model) or "",
+        pool.gpus_per_node,
+        tuple(pool.fabric_levels or ()),
+        host_cpus=host.cpus if host is not None else None,
+        host_memory_gib=host.memory_gib if host is not None else None,
     )
 
 

@@ -759,6 +759,18 @@ class GcpGpuPoolSpec(PoolSize):
         return self
 
 
+class PoolHostSpec(Strict):
+    """One node of an existing pool as its host: what Lattice cannot read from a catalog for hardware it did not buy."""
+
+    cpus: int = Field(
+        ge=1,
+        le=4096,
+        description="Logical CPUs of each node (hardware threads, as `nproc` counts them: what slurmd reports).",
+        examples=[224],
+    )
+    memory_gib: int = Field(ge=1, le=65536, description="Memory of each node, in GiB, as installed.", examples=[2048])
+
+
 def _fabric_levels(levels: list[str]) -> list[str]:
     from components.scheduling.topology import fabric_level_issues
 
@@ -801,6 +813,13 @@ class ClusterPoolSpec(PoolSize):
         examples=[0],
     )
     max_nodes: int = Field(ge=1, le=100_000, description="Nodes in this pool.", examples=[4])
+    host: PoolHostSpec | None = Field(
+        None,
+        description="Each node's CPUs and memory. A Slurm pool's per-GPU job defaults (DefCpuPerGPU, DefMemPerGPU) "
+        "come from it, so jobs that name no --mem share a node; unset, Slurm gives such a job a small fallback "
+        "(16 GiB per GPU) and `lattice check` warns.",
+        examples=[{"cpus": 224, "memory_gib": 2048}],
+    )
     scheduler: Literal["kueue", "slurm"] = Field(
         "kueue",
         description="Who schedules the pool's GPUs: kueue (a Kueue ResourceFlavor in the site's cohort) or slurm "

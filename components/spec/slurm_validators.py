@@ -10,6 +10,8 @@
 - ``login_from`` / ``rest_from`` name other sites reached over the stack's links.
 - Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' ``kubeVersion``).
 - No inference endpoint on a Slurm pool: its pods could never land there.
+- A Slurm pool declares its host (CPUs, memory), which its per-GPU job defaults come from; without one it plans with a
+  small fallback and a warning.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
                 )
                 continue
             shapes.setdefault((gres, pool.gpus_per_node), pool.name)
+        yield from _host_issues(path, slurm_pools)
         if len(shapes) > 1:
             listed = ", ".join(f"'{name}' gpu:{gres}:{count}" for (gres, count), name in shapes.items())
             yield Issue(
@@ -108,6 +111,30 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
                         "never reach Slurm there; link the two sites or remove it",
                         depends_on=OVER_LINKS,
                     )
+
+
+def _host_issues(path: str, slurm_pools) -> Iterator[Issue]:
+    """A Slurm pool's per-GPU job defaults come from its host (components/scheduling/slurm_config.py): undeclared,
+    a small fallback and a warning; declared, it must hold a CPU per GPU."""
+    from components.standards import SLURM_FALLBACK_MEM_GIB_PER_GPU
+
+    for j, pool in slurm_pools:
+        where = f"{path}.gpu_pools[{j}]"
+        if pool.host is None:
+            yield Issue(
+                f"{where}.host",
+                f"pool '{pool.name}' is Slurm's but declares no host, so Lattice cannot size Slurm's per-GPU job "
+                f"defaults from its nodes: a job that names no --mem gets {SLURM_FALLBACK_MEM_GIB_PER_GPU} GiB per "
+                "GPU (DefMemPerGPU) and one CPU per task, and one that needs more must ask; add host: {cpus: "
+                "<threads per node>, memory_gib: <GiB per node>}",
+                warning=True,
+            )
+        elif pool.host.cpus < pool.gpus_per_node:
+            yield Issue(
+                f"{where}.host.cpus",
+                f"pool '{pool.name}' gives each node {pool.host.cpus} CPUs for {pool.gpus_per_node} GPUs, and Slurm "
+                "gives every GPU job at least one CPU per GPU; give the node's logical CPUs (`nproc` on it)",
+            )
 
 
 def _linked(spec: StackSpec, name: str) -> set[str]:

@@ -7,7 +7,9 @@ terms (sbatch(1) at Slurm 25.11, SchedMD/slurm slurm-25-11-7-1 doc/man/man1/sbat
 - ``--partition`` the pool's (its NodeSet's partition), ``--account`` the team's account and ``--qos`` its QOS
   (components/scheduling/slurm_accounts.py: the guarantee, or ``standby`` beyond it; the script says how to ask
   for standby, which runs on any idle GPU of the partition, preemptible);
-- ``--nodes``, ``--ntasks-per-node=1``, ``--gpus-per-node=<type>:<count>`` with the pool's GRES type, ``--exclusive``;
+- ``--nodes``, ``--ntasks-per-node=1``, ``--gpus-per-node=<type>:<count>`` with the pool's GRES type, ``--exclusive``
+  and ``--mem=0`` (all of each node's memory: sbatch(1), "a memory size specification of zero ... grants the job
+  access to all of the memory on each node"; the partition's ``DefMemPerGPU`` is sized for jobs sharing a node);
 - the topology: ``--switches=<leaf switches>@<wait>`` on a pool whose declared fabric Slurm sees as a tree
   (components/placement.py ``sbatch_topology``); nothing on a flat pool;
 - NCCL for the fabric: InfiniBand and RoCE through the nodes' mlx5 HCAs (``NCCL_IB_HCA``), plain Ethernet over
@@ -127,6 +129,8 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
         ("--ntasks-per-node", "1"),
         ("--gpus-per-node", f"{gres}:{gpus}"),
         ("--exclusive", None),
+        # all of each node's memory: the partition's DefMemPerGPU is a share for jobs that split a node
+        ("--mem", "0"),
         *topology.items(),
         ("--output", "%x-%j.out"),
     ]

@@ -50,6 +50,7 @@ def test_prods_slurm_pool_gets_the_teams_account_and_its_share():
         "--ntasks-per-node": "1",
         "--gpus-per-node": "h100:8",
         "--exclusive": "",
+        "--mem": "0",  # the whole node's memory, not the partition's per-GPU default
         "--output": "%x-%j.out",
     }
     assert "export NCCL_IB_HCA=mlx5" in text

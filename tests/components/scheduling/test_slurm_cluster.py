@@ -220,7 +220,10 @@ def test_the_slurm_pool_is_a_nodeset_and_no_kueue_flavor(prod_plan):
     }
     (login,) = slinky(prod_plan, "LoginSet")
     assert login["inputs"]["spec"]["login"]["volumeMounts"] == spec["slurmd"]["volumeMounts"]
-    assert spec["partition"] == {"enabled": True, "config": "State=UP MaxTime=UNLIMITED Topology=ib-h100-slurm"}
+    assert spec["partition"] == {
+        "enabled": True,
+        "config": "State=UP MaxTime=UNLIMITED DefMemPerGPU=235929 DefCpuPerGPU=28 Topology=ib-h100-slurm",
+    }
     # The cohort's capacity is Kueue's pool alone: 32 nodes x 8.
     cohort = prod_plan.one("kubernetes:kueue.x-k8s.io/v1beta2:Cohort", "grid-hpc-kueue-cohort")
     assert set(quotas(cohort)) == {"ib-h100"}
@@ -350,6 +353,59 @@ def test_the_limit_model_follows_slurms_hierarchy():
     assert reachable_gpus(Limits({"s": 100}, {"a": (8, ("s",))}), 64) == 64
 
 
+# --- what a job that names no memory is given ----------------------------------------------------------------------
+
+# An 8 x H100 node of prod's Slurm pool (host: 224 CPUs, 2 TiB): slurmd reports the kernel's MemTotal as RealMemory,
+# a little under what is installed; 95% is a floor (an HGX H100 with 2 TiB reports about 98%).
+NODE_CPUS, NODE_GPUS, NODE_MEMORY_MB = 224, 8, int(2048 * 1024 * 0.95)
+
+
+def test_one_gpu_jobs_without_mem_share_a_slurm_node(prod_plan):
+    """CR_Core_Memory makes memory consumable; with no DefMem* a job that names no --mem takes all of a node's
+    (tests/slurm_limits.py, job_mgr.c at slurm-25-11-7-1), so two 1-GPU jobs never shared a node on the previous
+    main. Each partition now sets DefMemPerGPU and DefCpuPerGPU from the pool's declared host."""
+    from tests.slurm_limits import default_job, jobs_per_node
+
+    nodeset = next(n for n in slinky(prod_plan, "NodeSet") if n["inputs"]["metadata"]["name"] == "ib-h100-slurm")
+    partition = nodeset["inputs"]["spec"]["partition"]["config"]
+    cluster = slinky(prod_plan, "Controller")[0]["inputs"]["spec"]["extraConf"]
+    assert (
+        jobs_per_node(partition, cluster, 1, node_gpus=NODE_GPUS, node_cpus=NODE_CPUS, node_memory_mb=NODE_MEMORY_MB)
+        == 8
+    )
+    assert "DefMemPerGPU=235929" in partition.split() and "DefCpuPerGPU=28" in partition.split()
+    # and a whole-node job that names no memory still fits the node (a default above it would refuse the job)
+    memory, cpus = default_job(partition, cluster, NODE_GPUS, NODE_MEMORY_MB)
+    assert memory <= NODE_MEMORY_MB and cpus == NODE_CPUS
+
+
+def test_a_slurm_pool_without_a_host_plans_with_a_small_default_and_a_warning(plan_spec, tmp_path):
+    spec, config = prod_stack()
+    i = next(i for i, site in enumerate(spec["sites"]) if site["name"] == "grid-hpc")
+    pool = next(p for p in spec["sites"][i]["gpu_pools"] if p["name"] == "ib-h100-slurm")
+    del pool["host"]
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text(yaml.safe_dump({"config": {**config, "lattice:spec": spec}}))
+    found = [w for w in load_stack_file(stack).warnings if w.path.endswith(".host")]
+    assert [w.path for w in found] == [f"sites[{i}].gpu_pools[1].host"]
+    assert "16 GiB per GPU (DefMemPerGPU)" in found[0].message and "add host: {cpus:" in found[0].message
+    plan = plan_spec(spec, **config)
+    nodeset = next(n for n in slinky(plan, "NodeSet") if n["inputs"]["metadata"]["name"] == "ib-h100-slurm")
+    partition = nodeset["inputs"]["spec"]["partition"]["config"]
+    assert "DefMemPerGPU=16384" in partition.split() and "DefCpuPerGPU" not in partition
+
+
+def test_a_host_with_fewer_cpus_than_gpus_is_refused():
+    from components.spec import SpecError, parse_spec
+
+    spec, _ = prod_stack()
+    i = next(i for i, site in enumerate(spec["sites"]) if site["name"] == "grid-hpc")
+    pool = next(p for p in spec["sites"][i]["gpu_pools"] if p["name"] == "ib-h100-slurm")
+    pool["host"] = {"cpus": 4, "memory_gib": 2048}
+    with pytest.raises(SpecError, match=rf"sites\[{i}\]\.gpu_pools\[1\]\.host\.cpus"):
+        parse_spec(spec, "Pulumi.prod.yaml")
+
+
 @pytest.mark.parametrize(
     ("quota", "kueue", "slurm", "expected"),
     [(80, 256, 64, (64, 16)), (40, 256, 64, (32, 8)), (0, 256, 64, (0, 0)), (64, 0, 64, (0, 64)),
@@ -472,7 +528,8 @@ def test_a_pool_without_fabric_levels_gets_the_flat_topology(plan_spec):
     assert yaml.safe_load(files["topology.yaml"]) == [{"topology": "flat", "cluster_default": True, "flat": True}]
     assert slurm_grammar.topology_yaml_errors(files["topology.yaml"]) == []
     (nodeset,) = slinky(plan, "NodeSet")
-    assert nodeset["inputs"]["spec"]["partition"]["config"] == "State=UP MaxTime=UNLIMITED"  # the cluster default
+    # the cluster default topology; no host declared: the small memory fallback, Slurm's one CPU per task
+    assert nodeset["inputs"]["spec"]["partition"]["config"] == "State=UP MaxTime=UNLIMITED DefMemPerGPU=16384"
     assert files["gres.conf"] == "AutoDetect=off\nName=gpu Type=a100_80gb File=/dev/nvidia[0-3] Count=4\n"
     assert plan.outputs["sites"]["grid"]["slurm"]["pools"]["a100"].get("topology_annotation") is None
     # A site of Slurm pools alone still gets the GPU operator (the device plugin slurmd's GPUs come from).
