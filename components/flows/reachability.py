@@ -1827,11 +1827,22 @@ SLURM_CLIENT_PORTS = {"login_from": ("login", 22, "Slurm's login pods (ssh)"),
                       "rest_from": ("slurmrestd", 6820, "slurmrestd")}  # fmt: skip
 
 
+# The Slinky object whose Service fronts each client-facing app (components/scheduling/slurm_cluster.py).
+SLURM_SERVICE_KINDS = {"login": "LoginSet", "slurmrestd": "RestApi"}
+
+
 def slurm_endpoint(world: Estate, site: str, app: str, port: int, what: str = "") -> Endpoint:
     """Slinky's pods of ``app`` on ``site``, reached at ``port`` (LoadBalancer Services keep the client's address:
-    externalTrafficPolicy Local), judged by namespace slurm's NetworkPolicies."""
+    externalTrafficPolicy Local), judged by namespace slurm's NetworkPolicies. At the address the planned LoginSet /
+    RestApi gives its Service (``service.spec.loadBalancerIP``: slurm.login_address / rest_address); without one, the
+    site's first range stands in for wherever its load balancer puts it."""
+    address = None
+    kind = SLURM_SERVICE_KINDS.get(app)
+    if kind is not None:
+        for record in world.index.of_type(f"kubernetes:slinky.slurm.net/v1beta1:{kind}", site):
+            address = _get(record, "inputs", "spec", "service", "spec", "loadBalancerIP") or address
     return Endpoint(
-        site, str(source_ranges(world, site)[0]), port, "tcp", "pods", what or f"Slurm's {app} pods",
+        site, str(address or source_ranges(world, site)[0]), port, "tcp", "pods", what or f"Slurm's {app} pods",
         namespace="slurm", labels=(("app.kubernetes.io/name", app),),
     )  # fmt: skip
 

@@ -159,7 +159,23 @@ class SlurmClusterArgs:
     login_sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
     rest_sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
     mounts: list[SlurmMount] = field(default_factory=list)
+    # The LoadBalancer addresses of the login pods and slurmrestd (slurm.login_address / rest_address); None: the
+    # site's load balancer picks one.
+    login_address: str | None = None
+    rest_address: str | None = None
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+
+
+def reachable_service(address: str | None) -> dict:
+    """The ``spec`` of a Slinky object's Service (the CRDs' ``service.spec``): the operator copies it into the Service
+    it builds, clearing only ``externalIPs`` (loginbuilder/login_service.go, restapibuilder/restapi_service.go and
+    common/service.go at v1.2.1). A LoadBalancer keeping the client's address, at ``address`` where the spec names
+    one: ``loadBalancerIP``, as Lattice's other LoadBalancer Services on grid and edge sites
+    (components/observability/cluster_metrics.py) — deprecated upstream, still what MetalLB honours."""
+    spec = dict(REACHABLE_SERVICE)
+    if address is not None:
+        spec["loadBalancerIP"] = address
+    return spec
 
 
 def operator_values() -> dict:
@@ -365,6 +381,7 @@ class SlurmCluster(pulumi.ComponentResource):
             {"name": f"site-{m.name}", "mountPath": m.path, **({"readOnly": True} if m.read_only else {})}
             for m in args.mounts
         ]
+        reachable_rest = bool(args.rest_sources) or args.rest_address is not None
         self.restapi = custom(
             "restapi",
             "RestApi",
@@ -373,7 +390,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 **controller_ref,
                 "replicas": 1,
                 "slurmrestd": {"image": IMAGES["slurmrestd"]},
-                **({"service": {"spec": dict(REACHABLE_SERVICE)}} if args.rest_sources else {}),
+                **({"service": {"spec": reachable_service(args.rest_address)}} if reachable_rest else {}),
             },
             [self.controller],
         )
@@ -389,7 +406,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 **({"template": {"spec": {"volumes": volumes}}} if volumes else {}),
                 "sssdConfRef": {"name": "slurm-sssd-conf", "key": SSSD_KEY},
                 # Reached from other sites over the links (their admit lists): a LoadBalancer, as the chart's default.
-                "service": {"spec": dict(REACHABLE_SERVICE)},
+                "service": {"spec": reachable_service(args.login_address)},
             },
             [self.controller, sssd],
         )

@@ -25,7 +25,9 @@ from ..platform.kueue_scheduler import Flavor
 from ..platform.team_policies import TeamNetwork
 from ..scheduling.slurm_accounts import SlurmAccount
 from ..scheduling.slurm_cluster import (
+    CLUSTER,
     SLURM_NAMESPACE,
+    SLURMRESTD_PORT,
     WORKER_TAINT,
     SlurmCluster,
     SlurmClusterArgs,
@@ -189,6 +191,8 @@ def slurm_cluster(
             login_sources={other: tuple(args.site_ranges.get(other, ())) for other in spec.login_from},
             rest_sources={other: tuple(args.site_ranges.get(other, ())) for other in spec.rest_from},
             service_monitor=workloads.metrics is not None,
+            login_address=spec.login_address,
+            rest_address=spec.rest_address,
             depends_on=after,
         ),
         opts=opts,
@@ -255,7 +259,18 @@ def slurm_outputs(site: KubernetesSite) -> dict:
             )
         pools[pool.name] = entry
     gpus = sum(pool.gpus_per_node * pool.max_nodes for pool in site.slurm_pools)
-    return pulumi.Output.from_input({"cluster": site.name, "namespace": SLURM_NAMESPACE, "gpus": gpus, "pools": pools})
+    spec = site.slurm
+    out = {"cluster": site.name, "namespace": SLURM_NAMESPACE, "gpus": gpus, "pools": pools}
+    # Where users connect: the addresses the LoadBalancer Services take (slurm.login_address / rest_address).
+    out["login"] = (
+        f"ssh <user>@{spec.login_address}"
+        if spec.login_address
+        else f"the address the site's load balancer gives the LoginSet's Service ({SLURM_NAMESPACE}/{CLUSTER}: "
+        f"`kubectl -n {SLURM_NAMESPACE} get service {CLUSTER}`); set slurm.login_address to fix it"
+    )
+    if spec.rest_address:
+        out["rest"] = f"http://{spec.rest_address}:{SLURMRESTD_PORT}/"
+    return pulumi.Output.from_input(out)
 
 
 def existing_tiers(site: KubernetesSite) -> list[StorageTier]:

@@ -888,6 +888,20 @@ class SlurmSpec(Strict):
         description="Linked sites whose clients call slurmrestd (port 6820 over the links). Empty: the site only.",
         examples=[["aws-use1"]],
     )
+    login_address: Ipv4Address | None = Field(
+        None,
+        description="The IPv4 address the login pods' LoadBalancer Service takes (the site's MetalLB or load balancer "
+        "assigns it; inside the site's network or routed ranges): where users ssh, printed in the site's outputs. "
+        "Unset: the load balancer picks one, which Lattice cannot tell users, and `lattice check` warns.",
+        examples=["10.50.0.42"],
+    )
+    rest_address: Ipv4Address | None = Field(
+        None,
+        description="The IPv4 address slurmrestd's LoadBalancer Service takes (inside the site's network or routed "
+        "ranges); setting it makes slurmrestd reachable from the site's network. Unset with rest_from: the load "
+        "balancer picks one and `lattice check` warns; unset without it: slurmrestd stays inside the cluster.",
+        examples=["10.50.0.43"],
+    )
 
 
 class AwsSite(SiteBase):

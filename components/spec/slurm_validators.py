@@ -10,6 +10,8 @@
 - ``login_from`` / ``rest_from`` name other sites reached over the stack's links.
 - Slinky v1.2.1 needs Kubernetes 1.29 or newer (its charts' ``kubeVersion``).
 - No inference endpoint on a Slurm pool: its pods could never land there.
+- The login and slurmrestd addresses lie in the site's routed ranges and are taken by nothing else; unset where
+  users or REST clients need them, a warning.
 - A Slurm pool declares its host (CPUs, memory), which its per-GPU job defaults come from; without one it plans with a
   small fallback and a warning.
 """
@@ -66,6 +68,7 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
                 continue
             shapes.setdefault((gres, pool.gpus_per_node), pool.name)
         yield from _host_issues(path, slurm_pools)
+        yield from _address_issues(spec, i, site)
         if len(shapes) > 1:
             listed = ", ".join(f"'{name}' gpu:{gres}:{count}" for (gres, count), name in shapes.items())
             yield Issue(
@@ -111,6 +114,49 @@ def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: froz
                         "never reach Slurm there; link the two sites or remove it",
                         depends_on=OVER_LINKS,
                     )
+
+
+def _address_issues(spec: StackSpec, index: int, site: KubernetesSite) -> Iterator[Issue]:
+    """The login and slurmrestd LoadBalancer addresses: inside the site's routed ranges (as the central metrics
+    store's address), each its own, and a warning where users or REST clients are left without one."""
+    import ipaddress
+
+    from .link_validators import routed_networks
+
+    path = f"sites[{index}].slurm"
+    central = spec.observability.central
+    taken = {central.address: "observability.central.address"} if central and central.address else {}
+    for i, other in enumerate(spec.sites):
+        for j, entry in enumerate(other.inference):
+            if entry.weights.address is not None:
+                taken.setdefault(entry.weights.address, f"sites[{i}].inference[{j}].weights.address")
+    networks = routed_networks(site)
+    for key, what, needed in (
+        ("login_address", "the login pods' ssh", True),
+        ("rest_address", "slurmrestd", bool(site.slurm.rest_from)),
+    ):
+        address = getattr(site.slurm, key)
+        where = f"{path}.{key}"
+        if address is None:
+            if needed:
+                yield Issue(
+                    where,
+                    f"no address for {what} on '{site.name}': its LoadBalancer Service takes whatever the site's "
+                    "load balancer picks, so Lattice cannot print where to connect, and the reachability model "
+                    "assumes the site's network reaches it; name an address inside "
+                    f"{', '.join(map(str, networks))} that the site's MetalLB or load balancer assigns",
+                    warning=True,
+                )
+            continue
+        if not any(ipaddress.ip_address(address) in network for network in networks):
+            yield Issue(
+                where,
+                f"{address} is outside '{site.name}' ({', '.join(map(str, networks))}); give {what} an address of "
+                "the site's network, which its links route",
+            )
+        elif address in taken:
+            yield Issue(where, f"{address} is already {taken[address]}'s; give {what} an address of its own")
+        taken.setdefault(address, where)
 
 
 def _host_issues(path: str, slurm_pools) -> Iterator[Issue]:

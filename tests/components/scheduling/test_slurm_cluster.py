@@ -645,7 +645,11 @@ def test_linked_sites_reach_only_the_login_and_rest_ports_they_are_given(prod_pl
     assert rest["ingress"][0]["ports"] == [{"protocol": "TCP", "port": SLURMRESTD_PORT}]
     # slurmctld (6817), slurmdbd and slurmd are reached from the site only: no policy admits a linked range to them.
     (login_set,) = slinky(prod_plan, "LoginSet")
-    assert login_set["inputs"]["spec"]["service"]["spec"] == {"type": "LoadBalancer", "externalTrafficPolicy": "Local"}
+    assert login_set["inputs"]["spec"]["service"]["spec"] == {
+        "type": "LoadBalancer",
+        "externalTrafficPolicy": "Local",
+        "loadBalancerIP": "10.50.0.42",
+    }
 
 
 SLURM_SITE = {
@@ -695,3 +699,29 @@ def test_node_exporter_and_npd_stay_on_slurms_nodes(prod_plan):
         "tolerations"
         not in prod_plan.one(RELEASE, "edge-beamline-addons-gpu-health-node-problem-detector")["inputs"]["values"]
     )
+
+
+def test_a_stack_without_login_or_rest_addresses_plans_with_a_warning(plan_spec, tmp_path):
+    """Stack files written before slurm.login_address / rest_address keep planning: the load balancer picks the
+    addresses, the outputs say where to look, and lattice check warns (rest_address only where rest_from needs it)."""
+    spec, config = prod_stack()
+    i = next(i for i, site in enumerate(spec["sites"]) if site["name"] == "grid-hpc")
+    slurm = spec["sites"][i]["slurm"]
+    del slurm["login_address"], slurm["rest_address"]
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text(yaml.safe_dump({"config": {**config, "lattice:spec": spec}}))
+    found = {w.path: w.message for w in load_stack_file(stack).warnings if ".slurm." in w.path}
+    assert sorted(found) == [f"sites[{i}].slurm.login_address", f"sites[{i}].slurm.rest_address"]
+    assert "no address for the login pods' ssh on 'grid-hpc'" in found[f"sites[{i}].slurm.login_address"]
+    assert "inside 10.50.0.0/16, 10.51.0.0/16" in found[f"sites[{i}].slurm.login_address"]
+    plan = plan_spec(spec, **config)
+    (login,) = slinky(plan, "LoginSet")
+    assert login["inputs"]["spec"]["service"]["spec"] == {"type": "LoadBalancer", "externalTrafficPolicy": "Local"}
+    outputs = plan.outputs["sites"]["grid-hpc"]["slurm"]
+    assert "set slurm.login_address" in outputs["login"] and "rest" not in outputs
+    # without rest_from, slurmrestd stays inside the cluster and needs no address
+    slurm["rest_from"] = []
+    stack.write_text(yaml.safe_dump({"config": {**config, "lattice:spec": spec}}))
+    assert [w.path for w in load_stack_file(stack).warnings if ".slurm." in w.path] == [
+        f"sites[{i}].slurm.login_address"
+    ]
