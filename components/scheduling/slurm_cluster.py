@@ -22,6 +22,7 @@ here without Helm, whereas every object below is checked against the pinned CRDs
   nodes, tolerating their GPU taint and holding all their GPUs (``nvidia.com/gpu`` limits: Kubernetes then books
   the GPUs to slurmd, so no other pod is given them), ``Gres=gpu:<type>:<count>`` and its partition.
 - The teams' accounts and QOS, by a Job that runs ``sacctmgr`` (``slurm_accounts.py``).
+- GPU health in Slurm: a node whose kernel log holds a fatal Xid is drained (``slurm_health.py``).
 
 The Slurm auth key and the JWT key are ``random.RandomPassword`` results in Secrets, as the ``slurm`` chart makes
 them (``randAscii 1024``, templates/secrets/slurmkey.yaml and jwtkey.yaml), Pulumi secrets end to end.
@@ -39,7 +40,7 @@ import pulumi_random as random
 
 from ..platform.accelerators import NVIDIA_GPU
 from ..tagging import TagContext
-from . import slurm_config
+from . import slurm_config, slurm_health
 from .slurm_accounts import SlurmAccount, accounts_script
 
 SLINKY_VERSION = "1.2.1"
@@ -238,6 +239,8 @@ class SlurmCluster(pulumi.ComponentResource):
     nodesets: dict[str, k8s.apiextensions.CustomResource]
     network_policies: dict[str, k8s.networking.v1.NetworkPolicy]
     accounts: k8s.batch.v1.Job
+    health: k8s.core.v1.ConfigMap  # the GPU health script (slurm_health.py)
+    health_script: str
     files: dict[str, str]  # the configuration files Lattice writes, by name
     accounts_script: str
 
@@ -314,6 +317,17 @@ class SlurmCluster(pulumi.ComponentResource):
             data=self.files,
             opts=in_namespace,
         )
+        # The GPU health check: Slurm's HealthCheckProgram (mounted into slurmd's pods) and Prolog (shipped by
+        # the operator through prologScriptRefs), slurm_health.py.
+        self.health_script = slurm_health.health_script()
+        self.health = k8s.core.v1.ConfigMap(
+            f"{name}-gpu-health",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=slurm_health.HEALTH_CONFIG_MAP, namespace=SLURM_NAMESPACE, labels=labels
+            ),
+            data={slurm_health.HEALTH_SCRIPT: self.health_script},
+            opts=in_namespace,
+        )
         keys = {"slurmKeyRef": {"name": "slurm-auth-slurm", "key": SLURM_KEY}}
         keys["jwtKeyRef"] = {"name": "slurm-auth-jwt", "key": JWT_KEY}
         crs = pulumi.ResourceOptions(
@@ -368,12 +382,13 @@ class SlurmCluster(pulumi.ComponentResource):
                 "accountingRef": {"name": CLUSTER},
                 # The webhook reads the ConfigMap when the Controller is created: it comes first.
                 "configFileRefs": [{"name": "slurm-config-files"}],
-                "extraConf": slurm_config.slurm_conf_extra(),
+                "prologScriptRefs": [{"name": slurm_health.HEALTH_CONFIG_MAP}],
+                "extraConf": slurm_config.slurm_conf_extra() + slurm_config.lines(slurm_health.SLURM_CONF),
                 "persistence": copy.deepcopy(STATE_SAVE),
                 "logfile": dict(HELPER),
                 "metrics": metrics,
             },
-            [self.config, self.accounting],
+            [self.config, self.health, self.accounting],
         )
         controller_ref = {"controllerRef": {"name": CLUSTER}}
         volumes = [{"name": f"site-{m.name}", **m.source} for m in args.mounts]
@@ -410,6 +425,11 @@ class SlurmCluster(pulumi.ComponentResource):
             },
             [self.controller, sssd],
         )
+        health_volume = {
+            "name": "lattice-gpu-health",
+            "configMap": {"name": slurm_health.HEALTH_CONFIG_MAP, "defaultMode": 0o755},
+        }
+        health_mount = {"name": "lattice-gpu-health", "mountPath": slurm_health.HEALTH_DIR, "readOnly": True}
         self.nodesets = {}
         for node_pool in args.pools:
             pool = node_pool.pool
@@ -425,14 +445,14 @@ class SlurmCluster(pulumi.ComponentResource):
                     "slurmd": {
                         "image": IMAGES["slurmd"],
                         "resources": {"limits": {NVIDIA_GPU: pool.gpus_per_node}},
-                        **({"volumeMounts": mounts} if mounts else {}),
+                        "volumeMounts": [*mounts, health_mount],
                     },
                     "logfile": dict(HELPER),
                     "template": {
                         "spec": {
                             "nodeSelector": dict(node_pool.node_selector),
                             "tolerations": [dict(GPU_TOLERATION)],
-                            **({"volumes": volumes} if volumes else {}),
+                            "volumes": [*volumes, health_volume],
                         }
                     },
                 },

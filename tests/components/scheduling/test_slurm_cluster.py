@@ -212,14 +212,17 @@ def test_the_slurm_pool_is_a_nodeset_and_no_kueue_flavor(prod_plan):
         {"name": "site-lustre", "mountPath": "/lustre"},
         {"name": "site-home", "mountPath": "/home"},
         {"name": "site-scratch", "mountPath": "/scratch"},
+        # and the GPU health check (tests/components/scheduling/test_slurm_health.py)
+        {"name": "lattice-gpu-health", "mountPath": "/etc/lattice/gpu-health", "readOnly": True},
     ]
     assert {v["name"]: {k: x for k, x in v.items() if k != "name"} for v in spec["template"]["spec"]["volumes"]} == {
         "site-lustre": {"hostPath": {"path": "/lustre", "type": "Directory"}},
         "site-home": {"nfs": {"server": "nfs.grid.example.edu", "path": "/export/home", "readOnly": False}},
         "site-scratch": {"hostPath": {"path": "/scratch"}},
+        "lattice-gpu-health": {"configMap": {"name": "slurm-gpu-health", "defaultMode": 0o755}},
     }
     (login,) = slinky(prod_plan, "LoginSet")
-    assert login["inputs"]["spec"]["login"]["volumeMounts"] == spec["slurmd"]["volumeMounts"]
+    assert login["inputs"]["spec"]["login"]["volumeMounts"] == spec["slurmd"]["volumeMounts"][:3]
     assert spec["partition"] == {
         "enabled": True,
         "config": "State=UP MaxTime=UNLIMITED DefMemPerGPU=235929 DefCpuPerGPU=28 Topology=ib-h100-slurm",
