@@ -32,7 +32,10 @@ VALUES = {
     "proctracktype": {"proctrack/cgroup", "proctrack/linuxproc", "proctrack/pgid"},
     "jobacctgathertype": {"jobacct_gather/cgroup", "jobacct_gather/linux", "jobacct_gather/none"},
 }  # fmt: skip
+# slurm.conf(5) PropagateResourceLimits: the limit names Slurm supports (besides ALL and NONE).
+RESOURCE_LIMITS = ("AS", "CORE", "CPU", "DATA", "FSIZE", "MEMLOCK", "NOFILE", "NPROC", "RSS", "STACK")
 LIST_VALUES = {
+    "propagateresourcelimitsexcept": {"ALL", "NONE", *RESOURCE_LIMITS},
     "taskplugin": {"task/affinity", "task/cgroup", "task/none"},
     "accountingstorageenforce": {"all", "associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"},
 }

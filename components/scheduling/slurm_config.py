@@ -74,6 +74,11 @@ SLURM_CONF = (
     ("ProctrackType", "proctrack/cgroup"),
     ("TaskPlugin", "task/affinity,task/cgroup"),
     ("JobAcctGatherType", "jobacct_gather/cgroup"),
+    # A job takes slurmd's locked-memory limit, not the one of the login pod it was submitted from: by default Slurm
+    # applies the submitting shell's limits to the job (slurm.conf(5) PropagateResourceLimits: "the default action
+    # is to propagate all limits"), and a login pod's small MEMLOCK breaks RDMA memory registration (NCCL over
+    # InfiniBand / RoCE). doc/html/faq.shtml#memlock at slurm-25-11-7-1 gives this very line.
+    ("PropagateResourceLimitsExcept", "MEMLOCK"),
 )
 # cgroup.conf(5): Slinky's own default is CgroupPlugin=cgroup/v2 and IgnoreSystemd=yes (controller_config.go,
 # buildCgroupConf), which a cgroup.conf of the Controller's replaces whole: both kept, the constraints added.

@@ -356,6 +356,18 @@ def test_the_limit_model_follows_slurms_hierarchy():
     assert reachable_gpus(Limits({"s": 100}, {"a": (8, ("s",))}), 64) == 64
 
 
+def test_an_rdma_job_takes_slurmds_locked_memory_limit_not_the_login_pods(prod_plan):
+    """slurm.conf(5) PropagateResourceLimits at slurm-25-11-7-1: without PropagateResourceLimits(Except) every limit of
+    the submitting shell (the login pod's) is applied to the job; with MEMLOCK excepted the job keeps slurmd's, as
+    Slurm's FAQ (#memlock) advises for RDMA. On the previous main the login pod's MEMLOCK followed every job."""
+    conf = dict(
+        line.split("=", 1) for line in slinky(prod_plan, "Controller")[0]["inputs"]["spec"]["extraConf"].splitlines()
+    )
+    assert "PropagateResourceLimits" not in conf  # only one of the two may be set
+    propagated = set(slurm_grammar.RESOURCE_LIMITS) - set(conf.get("PropagateResourceLimitsExcept", "").split(","))
+    assert "MEMLOCK" not in propagated and "STACK" in propagated
+
+
 # --- what a job that names no memory is given ----------------------------------------------------------------------
 
 # An 8 x H100 node of prod's Slurm pool (host: 224 CPUs, 2 TiB): slurmd reports the kernel's MemTotal as RealMemory,
