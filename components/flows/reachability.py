@@ -763,22 +763,30 @@ class Estate:
         sessions, why = self.bgp_sessions(site, link)
         if not sessions:
             return [], f"Cloud Router {router['name']}: no BGP session: {why}"
-        peers = sessions
-        custom_peer = next((p for p in peers if _get(p, "inputs", "advertiseMode") == "CUSTOM"), None)
-        holder, where = (custom_peer["inputs"], f"BGP peer {custom_peer['name']}") if custom_peer else (
-            _get(router, "inputs", "bgp", default={}), f"Cloud Router {router['name']}"
-        )  # fmt: skip
-        mode = holder.get("advertiseMode") or "DEFAULT"
         regional = gcp.routing_mode != "GLOBAL"
         router_region = _get(router, "inputs", "region", default=gcp.region)
         subnets = [net for net, _, region in gcp.subnets if not regional or region == router_region]
-        if mode != "CUSTOM":
-            return subnets, f"{where}: DEFAULT mode, the VPC's subnet ranges only"
-        groups = holder.get("advertisedGroups") or []
-        ranges = [_net(r.get("range")) for r in holder.get("advertisedIpRanges") or []]
-        announced = [*(subnets if "ALL_SUBNETS" in groups else []), *(r for r in ranges if r is not None)]
-        listed = ", ".join(str(r) for r in ranges if r is not None) or "none"
-        return announced, f"{where}: CUSTOM mode, groups {groups or 'none'}, ranges {listed}"
+        # Each session announces by its own peer's mode, or the router's where the peer has none (a peer in CUSTOM
+        # mode overrides the router for that session only): the far end learns what any session announces.
+        announced: list[Net] = []
+        decisions: list[str] = []
+        for peer in sessions:
+            custom = _get(peer, "inputs", "advertiseMode") == "CUSTOM"
+            holder, where = (peer["inputs"], f"BGP peer {peer['name']}") if custom else (
+                _get(router, "inputs", "bgp", default={}), f"Cloud Router {router['name']}"
+            )  # fmt: skip
+            if (holder.get("advertiseMode") or "DEFAULT") != "CUSTOM":
+                got, how = subnets, f"{where}: DEFAULT mode, the VPC's subnet ranges only"
+            else:
+                groups = holder.get("advertisedGroups") or []
+                ranges = [_net(r.get("range")) for r in holder.get("advertisedIpRanges") or []]
+                got = [*(subnets if "ALL_SUBNETS" in groups else []), *(r for r in ranges if r is not None)]
+                listed = ", ".join(str(r) for r in ranges if r is not None) or "none"
+                how = f"{where}: CUSTOM mode, groups {groups or 'none'}, ranges {listed}"
+            announced += [net for net in got if net not in announced]
+            if how not in decisions:
+                decisions.append(how)
+        return announced, "; ".join(decisions)
 
     def propagated(self, tgw: _Tgw, attachment: _Attachment) -> list[_Route]:
         """The routes an attachment propagates into a transit gateway route table."""

@@ -398,14 +398,28 @@ def test_a_custom_router_without_all_subnets_stops_announcing_them(prod):
     assert metrics.dropped_at.where == "grid-hpc gateways"
 
 
-def test_a_bgp_peer_in_custom_mode_overrides_its_router(prod):
+def test_a_bgp_peer_in_custom_mode_overrides_its_router_for_its_own_session_only(prod):
+    """A peer's advertise_mode CUSTOM replaces the router's advertisement on that peer's session alone
+    (gcp.compute.RouterPeer advertise_mode; Cloud Router docs, custom route advertisements: set on the router or per
+    peer, a peer's own overriding the router's for that peer). The model took the first CUSTOM peer's list for the
+    whole link: one of gcp-usc1's four peers announcing only 10.30.0.0/18 dropped the grid manager's path to the
+    control plane's /28, which the other three sessions still announce."""
     plan, spec = prod
     peers = [r for r in plan["resources"] if r["type"] == "gcp:compute/routerPeer:RouterPeer"]
     custom = {"advertiseMode": "CUSTOM", "advertisedGroups": [], "advertisedIpRanges": [{"range": "10.30.0.0/18"}]}
-    broken = edit(plan, peers[0]["type"], peers[0]["name"], **custom)
-    announced, how = Estate(broken, spec).cloud_router_advertisement("gcp-usc1", "aws-use1--gcp-usc1")
+    one = edit(plan, peers[0]["type"], peers[0]["name"], **custom)
+    announced, how = Estate(one, spec).cloud_router_advertisement("gcp-usc1", "aws-use1--gcp-usc1")
+    assert "10.30.127.240/28" in [str(n) for n in announced] and "10.30.0.0/18" in [str(n) for n in announced]
+    assert how.startswith(f"BGP peer {peers[0]['name']}: CUSTOM mode, groups none, ranges 10.30.0.0/18; ")
+    assert "; Cloud Router gcp-usc1-vpn-router: CUSTOM mode, groups ['ALL_SUBNETS'], ranges 10.30.127.240/28" in how
+    assert all(n.path.delivered for n in _manager_to_gke(one, spec))
+    # Every session so overridden: only what the peers list is announced, and the /28 is not.
+    every = plan
+    for peer in peers:
+        every = edit(every, peer["type"], peer["name"], **custom)
+    announced, how = Estate(every, spec).cloud_router_advertisement("gcp-usc1", "aws-use1--gcp-usc1")
     assert [str(n) for n in announced] == ["10.30.0.0/18"]
-    assert how.startswith(f"BGP peer {peers[0]['name']}: CUSTOM mode")
+    assert all(not n.path.delivered for n in _manager_to_gke(every, spec))
 
 
 def test_the_private_endpoint_is_reached_over_vpn_only_from_its_region_unless_global_access(prod):
