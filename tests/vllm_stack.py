@@ -25,7 +25,7 @@ MODELLED = {
     "imagePullSecret", "replicaCount", "resources", "requestCPU", "requestMemory", "requestGPU", "requestGPUType",
     "limitCPU", "limitMemory", "runtimeClassName", "enableLoRA", "shmSize", "vllmConfig", "env", "extraVolumes",
     "extraVolumeMounts", "tolerations", "tolerationsPolicy", "keda", "raySpec", "priorityClassName",
-    "serviceAccountName",
+    "serviceAccountName", "affinity",
 }  # fmt: skip
 VLLM_CONFIG = {
     "enableChunkedPrefill", "enablePrefixCaching", "maxModelLen", "dtype", "tensorParallelSize", "maxNumSeqs",
@@ -193,6 +193,8 @@ def render_deployment(values: dict, release: str, namespace: str) -> dict:
     runtime_class = spec["runtimeClassName"] if "runtimeClassName" in spec else engine.get("runtimeClassName")
     if runtime_class:
         pod["runtimeClassName"] = runtime_class
+    if spec.get("affinity"):  # `if not (empty $modelSpec.affinity)`: written whole (toYaml)
+        pod["affinity"] = spec["affinity"]
     metadata = {"name": f"{release}-{name}-deployment-vllm", "namespace": namespace, "labels": {**labels,
                 **(spec.get("labels") or {})}}  # fmt: skip
     if spec.get("annotations"):

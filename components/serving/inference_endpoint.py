@@ -3,10 +3,11 @@
 - **Weights.** From the site's own file system, the engine mounts the team's claim read-only at the model's directory.
   From another site, a claim ``<entry>-weights`` (sized to the weights) is filled first by a one-shot Job: rclone
   mirrors the weights' export (``WeightsExport`` on their site) into it over the links, with the export's password in a
-  Secret, on one of the pool's nodes (a ReadWriteOnce volume binds where its first pod runs, which must be where the
-  replicas go). Its NetworkPolicy lets only that Job reach only the export's address and port. Pulumi waits for the Job
-  to complete (a timeout from the link's carried bandwidth) before the engine starts, so no replica starts without its
-  weights; a new ``path`` is a new Job spec, which Pulumi replaces, and ``rclone sync`` makes the volume that directory.
+  Secret, on one of the pool's nodes; with a ReadWriteOnce volume, on the node of the endpoint's other pods (the
+  replicas carry the same pod affinity: ``runtime.same_node``). Its NetworkPolicy lets only that Job reach only the
+  export's address and port. Pulumi waits for the Job to complete (a timeout from the link's carried bandwidth) before
+  the engine starts, so no replica starts without its weights; a new ``path`` is a new Job spec, which Pulumi
+  replaces, and ``rclone sync`` makes the volume that directory.
 - **Engine.** The vllm-stack chart (``runtime.py``): tensor parallelism, GPUs, context and sequences from the sizing;
   the team's POSIX IDs under Pod Security's restricted level; the Deployment labelled with the team's queue, so Kueue
   admits each replica's pod against the team's ClusterQueue like any of its jobs (Kueue's deployment integration:
@@ -121,7 +122,8 @@ class InferenceEndpoint(pulumi.ComponentResource):
         else:
             if args.export_address is None or args.export_password is None or args.carried_gbps is None:
                 raise ValueError(f"inference '{entry.name}': weights from another site need their export")
-            volume = runtime.EngineVolume(cache_claim(entry.name))
+            one_node = entry.cache.access_mode == "ReadWriteOnce"
+            volume = runtime.EngineVolume(cache_claim(entry.name), one_node=one_node)
             self.cache = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-cache",
                 metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -175,9 +177,11 @@ class InferenceEndpoint(pulumi.ComponentResource):
                         "spec": {
                             "restartPolicy": "Never",
                             "securityContext": runtime.restricted_pod(args.uid, args.gid, fs_group=True),
-                            # On the pool's nodes: a ReadWriteOnce volume binds to the node its first pod runs on.
+                            # On the pool's nodes (and, for a ReadWriteOnce volume, beside the replicas: below).
                             "nodeSelector": dict(args.pool_labels),
                             "tolerations": [dict(GPU_TOLERATION)],
+                            # Beside the replicas that mount the volume (a new copy while they run): runtime.same_node.
+                            **({"affinity": runtime.same_node(entry.name)} if one_node else {}),
                             "containers": [
                                 {
                                     "name": "copy",

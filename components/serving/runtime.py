@@ -93,6 +93,7 @@ STARTUP_PROBE_SECONDS = 15 + 10 * 60
 IMAGE_PULL_SECONDS = 20 * 60
 RELEASE_TIMEOUT_SECONDS = STARTUP_PROBE_SECONDS + IMAGE_PULL_SECONDS
 WEIGHTS_ANNOTATION = "lattice.dev/weights-source"
+HOSTNAME_KEY = "kubernetes.io/hostname"
 
 
 def deployment_name(release: str) -> str:
@@ -124,6 +125,23 @@ class EngineVolume:
 
     claim: str
     sub_path: str | None = None  # the model's directory inside the claim (a site's own mount); None: the claim root
+    one_node: bool = False  # a ReadWriteOnce volume: every pod that mounts it must run on one node (same_node)
+
+
+def same_node(name: str) -> dict:
+    """A pod's affinity to the endpoint's other pods (its engine replicas and its copy Job, all labelled
+    ``ENDPOINT_LABEL``): required, on one node.
+
+    A ReadWriteOnce volume attaches to one node, but nothing in the scheduler keeps a claim's pods there: its
+    VolumeRestrictions plugin checks only ReadWriteOncePod claims and inline GCE PD / EBS / iSCSI / RBD volumes
+    (pkg/scheduler/framework/plugins/volumerestrictions), and only a node-bound class (local-path, local PVs) pins
+    its pods through the volume's node affinity. On a network-attached class (Longhorn, Ceph RBD, a SAN) a replica
+    KEDA adds is placed on whichever node scores best, its attach fails ("Multi-Attach error ... Volume is already
+    used by pod(s)") and it waits in ContainerCreating, holding the GPU Kueue admitted it. The first pod matches its
+    own term, which the scheduler accepts when no other pod matches (InterPodAffinity), so it lands anywhere; every
+    later one joins it."""
+    term = {"labelSelector": {"matchLabels": {ENDPOINT_LABEL: name}}, "topologyKey": HOSTNAME_KEY}
+    return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
 def restricted_pod(uid: int, gid: int, fs_group: bool = False) -> dict:
@@ -179,6 +197,7 @@ def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, g
         "labels": {QUEUE_LABEL: TEAM_QUEUE, ENDPOINT_LABEL: entry.name},
         "podLabels": {ENDPOINT_LABEL: entry.name},
         "podAnnotations": {WEIGHTS_ANNOTATION: weights_source(entry)},
+        **({"affinity": same_node(entry.name)} if volume.one_node else {}),
         "enableLoRA": False,
         "shmSize": f"{ENGINE_SHM_GIB}Gi",
         "vllmConfig": {

@@ -81,11 +81,14 @@ def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
     # modelSpec is a list (Helm replaces it whole): each entry's keys are the chart's example entry's
     example = chart["servingEngineSpec"]["modelSpec"][0]
     (model,) = values["servingEngineSpec"]["modelSpec"]
-    # labels, podLabels, podAnnotations and resources are free maps there too ({}): labels, annotations, and a
-    # Kubernetes ResourceRequirements
-    free_model = {("labels",), ("podLabels",), ("podAnnotations",), ("resources",)}
+    # labels, podLabels, podAnnotations, resources and affinity are free maps there too ({}): labels, annotations, and
+    # a Kubernetes ResourceRequirements and Affinity
+    free_model = {("labels",), ("podLabels",), ("podAnnotations",), ("resources",), ("affinity",)}
     assert {p for p in value_paths(model) if p[:1] not in free_model} <= value_paths(example)
     assert set(model["resources"]) <= sdk_fields(k8s.core.v1.ResourceRequirementsArgs)
+    assert set(model["affinity"]) <= sdk_fields(k8s.core.v1.AffinityArgs)
+    (term,) = model["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert set(term) <= sdk_fields(k8s.core.v1.PodAffinityTermArgs)
     # Helm validates the merged values against values.schema.json on install and upgrade
     schema = json.loads((CHART / "values.schema.json").read_text())
     errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(merged(values))]
@@ -180,6 +183,37 @@ def test_a_new_copy_of_the_weights_rolls_the_replicas(prod_plan, deployment):
     same change rolls every replica onto the new model instead of leaving the running ones on the old one."""
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert annotations == {"lattice.dev/weights-source": "grid-hpc:lustre/beamline-ops/models/xpcs-8b"}
+
+
+def test_replicas_on_a_read_write_once_volume_share_its_node(prod_plan, deployment):
+    """prod's cache claim is ReadWriteOnce and the beamline pool has two nodes: the scheduler does not keep a claim's
+    pods on the node it is attached to (runtime.same_node), so each replica KEDA adds must be placed beside the others
+    by a required pod affinity on their own label, which the first replica matches itself."""
+    claim = prod_plan.one("kubernetes:core/v1:PersistentVolumeClaim", f"{ENDPOINT}-cache")["inputs"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    template = deployment["spec"]["template"]
+    (term,) = template["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term == {"labelSelector": {"matchLabels": {"lattice.dev/inference": "xpcs-8b"}},
+                    "topologyKey": "kubernetes.io/hostname"}  # fmt: skip
+    assert term["labelSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+
+
+def test_replicas_on_a_read_write_many_volume_spread(prod_plan, release):
+    """A ReadWriteMany volume (or the site's own mount) mounts on every node: the replicas are placed freely."""
+    from components.serving import runtime
+    from components.serving.endpoints import endpoint_plan
+    from components.spec import load_stack_file
+    from tests.conftest import ROOT
+
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    site = next(s for s in spec.sites if s.name == "edge-beamline")
+    entry = site.inference[0]
+    values = runtime.engine_values(
+        entry, endpoint_plan(site, entry), runtime.EngineVolume("xpcs-8b-weights"), uid=1, gid=1, environment="prod"
+    )
+    (model,) = values["servingEngineSpec"]["modelSpec"]
+    assert "affinity" not in model
+    assert "affinity" in release["values"]["servingEngineSpec"]["modelSpec"][0]
 
 
 def test_the_render_model_agrees_with_upstreams_basic_case():

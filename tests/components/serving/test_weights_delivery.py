@@ -111,3 +111,15 @@ def test_the_engine_starts_after_the_copy_which_pulumi_waits_for(prod_plan):
     assert claim["spec"]["resources"]["requests"]["storage"] == "19Gi"  # 15.0 GiB × 1.1 + 2
     export = prod_plan.one("kubernetes:core/v1:Service", "grid-hpc-xpcs-8b-weights-service")
     assert export["urn"] in job["dependencies"] or export["urn"] in release["dependencies"]
+
+
+def test_a_new_copy_runs_beside_the_replicas_on_a_read_write_once_volume(prod_plan):
+    """A new weights.path replaces the copy Job while the replicas hold the ReadWriteOnce volume on their node: the Job
+    must land on that node too (runtime.same_node), or its attach fails and Pulumi's wait for it times out."""
+    job = prod_plan.one("kubernetes:batch/v1:Job", "edge-beamline-xpcs-8b-copy")["inputs"]
+    template = job["spec"]["template"]
+    (term,) = template["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term == {"labelSelector": {"matchLabels": {"lattice.dev/inference": "xpcs-8b"}},
+                    "topologyKey": "kubernetes.io/hostname"}  # fmt: skip
+    # the Job's pod matches the term itself, so the first copy (no replica yet) is placed anywhere
+    assert term["labelSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
