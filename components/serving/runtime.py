@@ -9,7 +9,8 @@ to run, upgrade and pull images for on a few nodes behind a beamline's firewall.
 pinned to a version tag (no ``latest``: the chart's defaults name ``lmcache/vllm-openai:latest``) with
 ``imagePullPolicy: IfNotPresent``, so a node that holds the image starts a replica without a registry, and the
 engine runs with the hub switched off (``HF_HUB_OFFLINE``) and no usage reports: it reads only the weights Lattice
-copied next to it. The chart's router is off: one model per release, reached at its engine Service.
+copied next to it. The chart's router is off: one model per release, reached at its engine Service from the team's
+namespace (its default-deny NetworkPolicies admit no other namespace: components/platform/team_policies.py).
 
 Autoscaling: KEDA (kedacore/charts ``keda``) adds a replica for every ``slo.requests_waiting`` requests waiting in
 vLLM's queue (``vllm:num_requests_waiting``, summed over the endpoint's replicas, read from the site's Prometheus):

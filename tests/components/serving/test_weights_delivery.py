@@ -123,3 +123,15 @@ def test_a_new_copy_runs_beside_the_replicas_on_a_read_write_once_volume(prod_pl
                     "topologyKey": "kubernetes.io/hostname"}  # fmt: skip
     # the Job's pod matches the term itself, so the first copy (no replica yet) is placed anywhere
     assert term["labelSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+
+
+def test_the_endpoint_is_reached_from_its_teams_namespace_alone(prod_plan):
+    """The engine Service is the endpoint; the team namespace's default-deny admits the team's own pods and the site's
+    Prometheus (on the engine's port), and no other namespace's pods: the docs say "from its team's namespace"."""
+    edge = Cluster(prod_plan, "edge-beamline")
+    engine = edge.pod("beamline-ops", "10.60.3.8", **{"lattice.dev/inference": "xpcs-8b"})
+    client = edge.pod("beamline-ops", BEAMLINE_POD)
+    assert edge.connects(client, engine, 8000)
+    assert edge.connects(edge.pod("monitoring", "10.60.3.9"), engine, 8000)
+    assert not edge.connects(edge.pod("materials-sim", "10.60.3.10"), engine, 8000)
+    assert not edge.connects(edge.pod("kube-system", "10.60.3.11"), engine, 8000)
