@@ -204,6 +204,8 @@ def render_deployment(values: dict, release: str, namespace: str) -> dict:
         template_metadata["annotations"] = spec["podAnnotations"]
     keda = spec.get("keda") or {}
     deployment_spec: dict = {} if keda.get("enabled") else {"replicas": spec["replicaCount"]}
+    # _helpers.tpl chart.engineStrategy: servingEngineSpec.strategy when set, else surge 100 %, none unavailable.
+    deployment_spec["strategy"] = engine.get("strategy") or {"rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
     deployment_spec |= {
         "selector": {"matchLabels": labels},
         "template": {"metadata": template_metadata, "spec": pod},

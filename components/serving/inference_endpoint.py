@@ -90,6 +90,7 @@ class InferenceEndpointArgs:
     environment: str
     labels: dict[str, str]
     pool_labels: dict[str, str]  # the serving pool's node labels (the copy Job runs on one of its nodes)
+    quota_gpus: int  # the team's GPU quota on the serving site (the engine's rollout strategy)
     # Weights on this site: the team's claim of the mount and the model's directory in it. Else None, and:
     local_claim: str | None = None
     export_address: str | None = None  # the weights' export on their site
@@ -246,7 +247,15 @@ class InferenceEndpoint(pulumi.ComponentResource):
             version=runtime.CHART_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=runtime.CHART_REPO),
             namespace=args.namespace,
-            values=runtime.engine_values(entry, plan, volume, uid=args.uid, gid=args.gid, environment=args.environment),
+            values=runtime.engine_values(
+                entry,
+                plan,
+                volume,
+                uid=args.uid,
+                gid=args.gid,
+                environment=args.environment,
+                quota_gpus=args.quota_gpus,
+            ),
             timeout=runtime.RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *waits]),
         )

@@ -145,6 +145,25 @@ def same_node(name: str) -> dict:
     return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
+def rollout_strategy(replicas_max: int, tensor_parallel: int, room_gpus: int) -> dict:
+    """The engine Deployment's rolling update: one extra replica where the GPUs leave room for it, else one replica
+    replaced at a time.
+
+    The chart's default (vllm-stack-0.1.12 helm/templates/_helpers.tpl ``chart.engineStrategy``: maxSurge 100%,
+    maxUnavailable 0) starts every new replica before it stops an old one. When the replicas already fill what the
+    endpoint may use — the team's GPU quota on the site (Kueue holds a pod past it), the pool's GPUs, and with a
+    ReadWriteOnce cache one node's — the new pods never get a GPU, the old ones are never removed, and the rollout
+    stalls: the Deployment controller keeps at most replicas + maxSurge pods and at least replicas - maxUnavailable
+    available (pkg/controller/deployment/rolling.go), and Helm's wait (pkg/kube/ready.go ``deploymentReady``) fails
+    the release after its timeout. Every new copy of the weights rolls the replicas (``WEIGHTS_ANNOTATION``), so
+    this is not rare. ``room_gpus``: the least of those limits. With room for one more replica at replicas.max
+    (KEDA may be there), surge one and keep every replica serving; otherwise stop one before starting its
+    successor: the endpoint runs a replica short while it starts (its whole outage when replicas.max is 1)."""
+    if (replicas_max + 1) * tensor_parallel <= room_gpus:
+        return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+
+
 def restricted_pod(uid: int, gid: int, fs_group: bool = False) -> dict:
     """A pod-level securityContext Pod Security's restricted level admits, running as the team's POSIX IDs."""
     context = {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "seccompProfile": {"type": "RuntimeDefault"}}
@@ -172,8 +191,12 @@ def weights_source(entry) -> str:
     return f"{weights.site}:{weights.mount}{weights.path}"
 
 
-def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, gid: int, environment: str) -> dict:
-    """The vllm-stack chart's values for one endpoint (checked against the pinned values.yaml and its schema)."""
+def engine_values(
+    entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, gid: int, environment: str, quota_gpus: int
+) -> dict:
+    """The vllm-stack chart's values for one endpoint (checked against the pinned values.yaml and its schema).
+    ``quota_gpus``: the team's GPU quota on the serving site (``rollout_strategy``)."""
+    room = min(quota_gpus, plan.pool.gpus_per_node * (1 if volume.one_node else plan.pool.nodes))
     args = ["--served-model-name", entry.name]
     if entry.kv_cache_dtype != "auto":
         args += ["--kv-cache-dtype", entry.kv_cache_dtype]
@@ -227,6 +250,7 @@ def engine_values(entry, plan: ServingPlan, volume: EngineVolume, *, uid: int, g
             "labels": {"environment": environment, "release": entry.name},
             "modelSpec": [model],
             "imagePullPolicy": "IfNotPresent",
+            "strategy": rollout_strategy(entry.replicas.max, plan.tensor_parallel, room),
             "securityContext": restricted_pod(uid, gid),
             "containerSecurityContext": dict(RESTRICTED_CONTAINER),
             "serviceMonitor": {"enabled": True},

@@ -68,6 +68,7 @@ class Serving(pulumi.ComponentResource):
                 environment=spec.environment,
                 labels=labels,
                 pool_labels=pool_labels(site, entry.pool),
+                quota_gpus=team.quota_for(site.name),
                 depends_on=serving_deps,
             )
             if route.local:

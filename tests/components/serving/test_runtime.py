@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import re
 from pathlib import Path
 
@@ -71,13 +72,19 @@ def test_the_release_is_the_pinned_chart_in_the_teams_namespace(release):
 def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
     chart = yaml.safe_load((CHART / "values.yaml").read_text())
     values = release["values"]
-    # The two securityContexts are Kubernetes objects the chart copies whole (toYaml): free maps in values.yaml,
-    # held instead to the Kubernetes API's field names (the installed SDK's Args classes).
-    free = {("servingEngineSpec", "securityContext"), ("servingEngineSpec", "containerSecurityContext")}
+    # The two securityContexts and the strategy are Kubernetes objects the chart copies whole (toYaml): free maps in
+    # values.yaml, held instead to the Kubernetes API's field names (the installed SDK's Args classes).
+    free = {
+        ("servingEngineSpec", "securityContext"),
+        ("servingEngineSpec", "containerSecurityContext"),
+        ("servingEngineSpec", "strategy"),
+    }
     assert {p for p in value_paths(values) if p[:2] not in free} <= value_paths(chart)
     engine = values["servingEngineSpec"]
     assert set(engine["securityContext"]) <= sdk_fields(k8s.core.v1.PodSecurityContextArgs)
     assert set(engine["containerSecurityContext"]) <= sdk_fields(k8s.core.v1.SecurityContextArgs)
+    assert set(engine["strategy"]) <= sdk_fields(k8s.apps.v1.DeploymentStrategyArgs)
+    assert set(engine["strategy"]["rollingUpdate"]) <= sdk_fields(k8s.apps.v1.RollingUpdateDeploymentArgs)
     # modelSpec is a list (Helm replaces it whole): each entry's keys are the chart's example entry's
     example = chart["servingEngineSpec"]["modelSpec"][0]
     (model,) = values["servingEngineSpec"]["modelSpec"]
@@ -209,11 +216,92 @@ def test_replicas_on_a_read_write_many_volume_spread(prod_plan, release):
     site = next(s for s in spec.sites if s.name == "edge-beamline")
     entry = site.inference[0]
     values = runtime.engine_values(
-        entry, endpoint_plan(site, entry), runtime.EngineVolume("xpcs-8b-weights"), uid=1, gid=1, environment="prod"
+        entry,
+        endpoint_plan(site, entry),
+        runtime.EngineVolume("xpcs-8b-weights"),
+        uid=1,
+        gid=1,
+        environment="prod",
+        quota_gpus=4,
     )
     (model,) = values["servingEngineSpec"]["modelSpec"]
     assert "affinity" not in model
     assert "affinity" in release["values"]["servingEngineSpec"]["modelSpec"][0]
+
+
+def _fencepost(value, replicas: int, round_up: bool) -> int:
+    """A rolling update's maxSurge (rounded up) or maxUnavailable (rounded down) as a pod count
+    (pkg/controller/deployment/util/deployment_util.go ``ResolveFenceposts``)."""
+    if isinstance(value, str) and value.endswith("%"):
+        share = int(value[:-1]) * replicas / 100
+        return math.ceil(share) if round_up else math.floor(share)
+    return int(value)
+
+
+def roll(strategy: dict, replicas: int, slots: int) -> tuple[bool, int]:
+    """A Deployment's rolling update of ``replicas`` pods where only ``slots`` pods can hold a GPU at once (the
+    team's quota, the pool, one node for a ReadWriteOnce cache): the controller keeps at most replicas + maxSurge
+    pods and at least replicas - maxUnavailable available (pkg/controller/deployment/rolling.go
+    ``reconcileNewReplicaSet`` / ``reconcileOldReplicaSets``); a new pod runs only once a slot is free (Kueue holds
+    it past the quota; the scheduler past the GPUs). Whether the update completes, and the fewest replicas that
+    served during it."""
+    rolling = strategy["rollingUpdate"]
+    surge = _fencepost(rolling["maxSurge"], replicas, round_up=True)
+    unavailable = _fencepost(rolling["maxUnavailable"], replicas, round_up=False)
+    old, ready, pending, fewest = replicas, 0, 0, replicas
+    while True:
+        before = (old, ready, pending)
+        pending += max(0, min(replicas + surge - (old + ready + pending), replicas - ready - pending))
+        started = min(pending, max(0, slots - old - ready))
+        pending, ready = pending - started, ready + started
+        old -= min(old, max(0, old + ready - (replicas - unavailable)))
+        fewest = min(fewest, old + ready)
+        if ready == replicas and old == 0:
+            return True, fewest
+        if (old, ready, pending) == before:
+            return False, fewest
+
+
+def test_the_rollout_model_agrees_with_the_deployment_controllers_arithmetic():
+    """Surge and unavailable resolve as ResolveFenceposts does (25 % of 10 pods: 3 surge, 2 unavailable); with the
+    chart's 100 % surge and room for twice the replicas the update never dips; with no room it stalls."""
+    assert _fencepost("25%", 10, round_up=True) == 3 and _fencepost("25%", 10, round_up=False) == 2
+    default = {"rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
+    assert roll(default, 4, 8) == (True, 4)
+    assert roll(default, 4, 4) == (False, 4)
+
+
+def test_a_rollout_at_full_capacity_replaces_one_replica_at_a_time_instead_of_stalling(deployment):
+    """prod's beamline endpoint may reach 4 replicas of 1 GPU: the team's whole quota on edge-beamline (4) and, with
+    its ReadWriteOnce cache, one node's 4 GPUs. The chart's default strategy would start 4 new pods beside the 4 old
+    ones, none of which gets a GPU, and Helm fails the release after its timeout (review of issue 35, finding 8)."""
+    strategy = deployment["spec"]["strategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    assert roll(strategy, 4, 4) == (True, 3)
+    assert roll({"rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}, 4, 4) == (False, 4)
+
+
+def test_with_room_for_one_more_replica_every_replica_keeps_serving_through_a_rollout():
+    from components.serving import runtime
+    from components.serving.endpoints import endpoint_plan
+    from components.spec import load_stack_file
+    from tests.conftest import ROOT
+
+    spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
+    site = next(s for s in spec.sites if s.name == "edge-beamline")
+    entry = site.inference[0]
+    plan = endpoint_plan(site, entry)
+    # A ReadWriteMany cache on the two-node pool with a quota of 8: room for a fifth replica.
+    wide = runtime.engine_values(
+        entry, plan, runtime.EngineVolume("x"), uid=1, gid=1, environment="prod", quota_gpus=8
+    )["servingEngineSpec"]["strategy"]
+    assert wide == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    assert roll(wide, entry.replicas.max, 5) == (True, entry.replicas.max)
+    # The same quota with the ReadWriteOnce cache: one node's 4 GPUs hold no fifth replica.
+    narrow = runtime.engine_values(
+        entry, plan, runtime.EngineVolume("x", one_node=True), uid=1, gid=1, environment="prod", quota_gpus=8
+    )["servingEngineSpec"]["strategy"]
+    assert narrow["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
 
 
 def test_the_render_model_agrees_with_upstreams_basic_case():
