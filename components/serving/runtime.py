@@ -145,23 +145,29 @@ def same_node(name: str) -> dict:
     return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
-def rollout_strategy(replicas_max: int, tensor_parallel: int, room_gpus: int) -> dict:
-    """The engine Deployment's rolling update: one extra replica where the GPUs leave room for it, else one replica
-    replaced at a time.
+def rollout_strategy(replicas_min: int, replicas_max: int, tensor_parallel: int, room_gpus: int) -> dict:
+    """The engine Deployment's update strategy: one extra replica where the GPUs leave room for it; else one replica
+    replaced at a time while at least two run; else all at once.
 
     The chart's default (vllm-stack-0.1.12 helm/templates/_helpers.tpl ``chart.engineStrategy``: maxSurge 100%,
     maxUnavailable 0) starts every new replica before it stops an old one. When the replicas already fill what the
-    endpoint may use — the team's GPU quota on the site (Kueue holds a pod past it), the pool's GPUs, and with a
-    ReadWriteOnce cache one node's — the new pods never get a GPU, the old ones are never removed, and the rollout
-    stalls: the Deployment controller keeps at most replicas + maxSurge pods and at least replicas - maxUnavailable
-    available (pkg/controller/deployment/rolling.go), and Helm's wait (pkg/kube/ready.go ``deploymentReady``) fails
-    the release after its timeout. Every new copy of the weights rolls the replicas (``WEIGHTS_ANNOTATION``), so
-    this is not rare. ``room_gpus``: the least of those limits. With room for one more replica at replicas.max
-    (KEDA may be there), surge one and keep every replica serving; otherwise stop one before starting its
-    successor: the endpoint runs a replica short while it starts (its whole outage when replicas.max is 1)."""
+    endpoint may use — the team's GPU quota on the site (the namespace's ResourceQuota refuses a pod past it, Kueue
+    holds one past the ClusterQueue's), the pool's GPUs, and with a ReadWriteOnce cache one node's — the new pods never
+    get a GPU, the old ones are never stopped (the Deployment controller keeps at most replicas + maxSurge pods and at
+    least replicas - maxUnavailable available, pkg/controller/deployment/rolling.go), and Helm fails the release when
+    its wait runs out. Every new copy of the weights rolls the replicas (``WEIGHTS_ANNOTATION``), so this is not rare.
+
+    ``room_gpus``: the least of those limits. With room for one more replica at replicas.max (KEDA may be there),
+    surge one and keep every replica serving. Without: maxUnavailable 1 only while KEDA keeps at least two replicas
+    (replicas.min >= 2), because Helm's wait asks the new ReplicaSet for replicas - maxUnavailable ready pods
+    (pkg/kube/ready.go ``deploymentReady``) — at one replica that is none, and a model that never starts would pass;
+    otherwise Recreate, which Helm waits on for every replica (``MaxUnavailable`` is 0 for it) and which starts the new
+    pods only once the old have terminated, so their GPUs and quota are free: the endpoint is down while vLLM starts."""
     if (replicas_max + 1) * tensor_parallel <= room_gpus:
         return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
-    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    if replicas_min >= 2:
+        return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    return {"type": "Recreate"}
 
 
 def restricted_pod(uid: int, gid: int, fs_group: bool = False) -> dict:
@@ -250,7 +256,7 @@ def engine_values(
             "labels": {"environment": environment, "release": entry.name},
             "modelSpec": [model],
             "imagePullPolicy": "IfNotPresent",
-            "strategy": rollout_strategy(entry.replicas.max, plan.tensor_parallel, room),
+            "strategy": rollout_strategy(entry.replicas.min, entry.replicas.max, plan.tensor_parallel, room),
             "securityContext": restricted_pod(uid, gid),
             "containerSecurityContext": dict(RESTRICTED_CONTAINER),
             "serviceMonitor": {"enabled": True},

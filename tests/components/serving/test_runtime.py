@@ -84,7 +84,7 @@ def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
     assert set(engine["securityContext"]) <= sdk_fields(k8s.core.v1.PodSecurityContextArgs)
     assert set(engine["containerSecurityContext"]) <= sdk_fields(k8s.core.v1.SecurityContextArgs)
     assert set(engine["strategy"]) <= sdk_fields(k8s.apps.v1.DeploymentStrategyArgs)
-    assert set(engine["strategy"]["rollingUpdate"]) <= sdk_fields(k8s.apps.v1.RollingUpdateDeploymentArgs)
+    assert set(engine["strategy"].get("rollingUpdate", {})) <= sdk_fields(k8s.apps.v1.RollingUpdateDeploymentArgs)
     # modelSpec is a list (Helm replaces it whole): each entry's keys are the chart's example entry's
     example = chart["servingEngineSpec"]["modelSpec"][0]
     (model,) = values["servingEngineSpec"]["modelSpec"]
@@ -239,12 +239,13 @@ def _fencepost(value, replicas: int, round_up: bool) -> int:
 
 
 def roll(strategy: dict, replicas: int, slots: int) -> tuple[bool, int]:
-    """A Deployment's rolling update of ``replicas`` pods where only ``slots`` pods can hold a GPU at once (the
-    team's quota, the pool, one node for a ReadWriteOnce cache): the controller keeps at most replicas + maxSurge
-    pods and at least replicas - maxUnavailable available (pkg/controller/deployment/rolling.go
-    ``reconcileNewReplicaSet`` / ``reconcileOldReplicaSets``); a new pod runs only once a slot is free (Kueue holds
-    it past the quota; the scheduler past the GPUs). Whether the update completes, and the fewest replicas that
-    served during it."""
+    """A Deployment's update of ``replicas`` pods where only ``slots`` pods can hold a GPU at once (the team's quota,
+    the pool, one node for a ReadWriteOnce cache): RollingUpdate keeps at most replicas + maxSurge pods and at least
+    replicas - maxUnavailable available (pkg/controller/deployment/rolling.go ``reconcileNewReplicaSet`` /
+    ``reconcileOldReplicaSets``); Recreate stops every old pod first (recreate.go). A new pod runs only once a slot
+    is free. Whether the update completes, and the fewest replicas that served during it."""
+    if strategy["type"] == "Recreate":
+        return min(replicas, slots) == replicas, 0
     rolling = strategy["rollingUpdate"]
     surge = _fencepost(rolling["maxSurge"], replicas, round_up=True)
     unavailable = _fencepost(rolling["maxUnavailable"], replicas, round_up=False)
@@ -262,27 +263,25 @@ def roll(strategy: dict, replicas: int, slots: int) -> tuple[bool, int]:
             return False, fewest
 
 
+def helm_waits_for(strategy: dict, replicas: int) -> int:
+    """The new ReplicaSet's ready pods Helm's wait asks for (pkg/kube/ready.go ``deploymentReady``: replicas -
+    MaxUnavailable, which is 0 for anything but RollingUpdate)."""
+    if strategy["type"] != "RollingUpdate":
+        return replicas
+    return replicas - _fencepost(strategy["rollingUpdate"]["maxUnavailable"], replicas, round_up=False)
+
+
 def test_the_rollout_model_agrees_with_the_deployment_controllers_arithmetic():
     """Surge and unavailable resolve as ResolveFenceposts does (25 % of 10 pods: 3 surge, 2 unavailable); with the
     chart's 100 % surge and room for twice the replicas the update never dips; with no room it stalls."""
     assert _fencepost("25%", 10, round_up=True) == 3 and _fencepost("25%", 10, round_up=False) == 2
-    default = {"rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
+    default = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
     assert roll(default, 4, 8) == (True, 4)
     assert roll(default, 4, 4) == (False, 4)
+    assert roll({"type": "Recreate"}, 4, 4) == (True, 0)
 
 
-def test_a_rollout_at_full_capacity_replaces_one_replica_at_a_time_instead_of_stalling(deployment):
-    """prod's beamline endpoint may reach 4 replicas of 1 GPU: the team's whole quota on edge-beamline (4) and, with
-    its ReadWriteOnce cache, one node's 4 GPUs. The chart's default strategy would start 4 new pods beside the 4 old
-    ones, none of which gets a GPU, and Helm fails the release after its timeout (review of issue 35, finding 8)."""
-    strategy = deployment["spec"]["strategy"]
-    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    assert roll(strategy, 4, 4) == (True, 3)
-    assert roll({"rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}, 4, 4) == (False, 4)
-
-
-def test_with_room_for_one_more_replica_every_replica_keeps_serving_through_a_rollout():
-    from components.serving import runtime
+def _beamline():
     from components.serving.endpoints import endpoint_plan
     from components.spec import load_stack_file
     from tests.conftest import ROOT
@@ -290,18 +289,60 @@ def test_with_room_for_one_more_replica_every_replica_keeps_serving_through_a_ro
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     site = next(s for s in spec.sites if s.name == "edge-beamline")
     entry = site.inference[0]
-    plan = endpoint_plan(site, entry)
+    return entry, endpoint_plan(site, entry)
+
+
+def test_a_rollout_at_full_capacity_completes_and_helm_still_waits_for_every_new_replica(deployment):
+    """prod's beamline endpoint may reach 4 replicas of 1 GPU: beamline-ops's whole quota on edge-beamline (4) and,
+    with its ReadWriteOnce cache, one node's 4 GPUs. The chart's default strategy would start 4 new pods beside the 4
+    old ones, none of which gets a GPU, and Helm fails the release after its timeout (review of issue 35, finding 8).
+    KEDA may hold it at one replica (replicas.min 1), where one-at-a-time would let Helm's wait pass with no new
+    replica ready; so Recreate: at every count KEDA may choose, the update completes and Helm waits for all of it."""
+    entry, _ = _beamline()
+    strategy = deployment["spec"]["strategy"]
+    assert strategy == {"type": "Recreate"}
+    default = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
+    assert roll(default, 4, 4) == (False, 4)
+    for replicas in range(entry.replicas.min, entry.replicas.max + 1):
+        assert roll(strategy, replicas, 4)[0]
+        assert helm_waits_for(strategy, replicas) == replicas
+
+
+def test_with_room_for_one_more_replica_every_replica_keeps_serving_through_a_rollout():
+    from components.serving import runtime
+
+    entry, plan = _beamline()
     # A ReadWriteMany cache on the two-node pool with a quota of 8: room for a fifth replica.
+    quota = 8
     wide = runtime.engine_values(
-        entry, plan, runtime.EngineVolume("x"), uid=1, gid=1, environment="prod", quota_gpus=8
+        entry, plan, runtime.EngineVolume("x"), uid=1, gid=1, environment="prod", quota_gpus=quota
     )["servingEngineSpec"]["strategy"]
     assert wide == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
-    assert roll(wide, entry.replicas.max, 5) == (True, entry.replicas.max)
+    room = min(quota, plan.pool.gpus_per_node * plan.pool.nodes) // plan.tensor_parallel
+    for replicas in range(entry.replicas.min, entry.replicas.max + 1):
+        assert roll(wide, replicas, room) == (True, replicas)
+        assert helm_waits_for(wide, replicas) == replicas
     # The same quota with the ReadWriteOnce cache: one node's 4 GPUs hold no fifth replica.
     narrow = runtime.engine_values(
-        entry, plan, runtime.EngineVolume("x", one_node=True), uid=1, gid=1, environment="prod", quota_gpus=8
+        entry, plan, runtime.EngineVolume("x", one_node=True), uid=1, gid=1, environment="prod", quota_gpus=quota
     )["servingEngineSpec"]["strategy"]
-    assert narrow["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
+    assert narrow == {"type": "Recreate"}
+
+
+def test_with_two_replicas_always_running_a_full_rollout_replaces_one_at_a_time():
+    """replicas.min 2: Helm's wait still asks for at least one new replica ready, so one-at-a-time keeps all but one
+    serving and a model that never starts still fails the release."""
+    from components.serving import runtime
+
+    entry, plan = _beamline()
+    entry = entry.model_copy(update={"replicas": entry.replicas.model_copy(update={"min": 2})})
+    strategy = runtime.engine_values(
+        entry, plan, runtime.EngineVolume("x", one_node=True), uid=1, gid=1, environment="prod", quota_gpus=4
+    )["servingEngineSpec"]["strategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    for replicas in range(entry.replicas.min, entry.replicas.max + 1):
+        assert roll(strategy, replicas, 4) == (True, replicas - 1)
+        assert helm_waits_for(strategy, replicas) == replicas - 1 >= 1
 
 
 def test_the_render_model_agrees_with_upstreams_basic_case():
