@@ -145,9 +145,8 @@ def same_node(name: str) -> dict:
     return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
-def rollout_strategy(replicas_min: int, replicas_max: int, tensor_parallel: int, room_gpus: int) -> dict:
-    """The engine Deployment's update strategy: one extra replica where the GPUs leave room for it; else one replica
-    replaced at a time while at least two run; else all at once.
+def rollout_strategy(replicas_max: int, tensor_parallel: int, room_gpus: int) -> dict:
+    """The engine Deployment's update strategy: one extra replica where the GPUs leave room for it, else all at once.
 
     The chart's default (vllm-stack-0.1.12 helm/templates/_helpers.tpl ``chart.engineStrategy``: maxSurge 100%,
     maxUnavailable 0) starts every new replica before it stops an old one. When the replicas already fill what the
@@ -158,15 +157,15 @@ def rollout_strategy(replicas_min: int, replicas_max: int, tensor_parallel: int,
     its wait runs out. Every new copy of the weights rolls the replicas (``WEIGHTS_ANNOTATION``), so this is not rare.
 
     ``room_gpus``: the least of those limits. With room for one more replica at replicas.max (KEDA may be there),
-    surge one and keep every replica serving. Without: maxUnavailable 1 only while KEDA keeps at least two replicas
-    (replicas.min >= 2), because Helm's wait asks the new ReplicaSet for replicas - maxUnavailable ready pods
-    (pkg/kube/ready.go ``deploymentReady``) — at one replica that is none, and a model that never starts would pass;
-    otherwise Recreate, which Helm waits on for every replica (``MaxUnavailable`` is 0 for it) and which starts the new
-    pods only once the old have terminated, so their GPUs and quota are free: the endpoint is down while vLLM starts."""
+    surge one and keep every replica serving. Without, Recreate: it starts the new pods only once the old have
+    terminated (recreate.go), so their GPUs and the quota a terminating pod still holds are free, and Helm waits for
+    every new replica (pkg/kube/ready.go ``deploymentReady`` asks for replicas - MaxUnavailable, which is 0 for it).
+    One replica at a time (maxUnavailable 1) would keep more serving but let that wait pass with no new replica ready
+    wherever the Deployment runs one: at KEDA's replicas.min of 1, and on a first install for any replicas.min (the
+    chart writes no replicas, so the Deployment starts at 1 until the ScaledObject, created after the release, scales
+    it) — a model that never starts would pass the release. The cost: the endpoint is down while vLLM starts."""
     if (replicas_max + 1) * tensor_parallel <= room_gpus:
         return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
-    if replicas_min >= 2:
-        return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
     return {"type": "Recreate"}
 
 
@@ -256,7 +255,7 @@ def engine_values(
             "labels": {"environment": environment, "release": entry.name},
             "modelSpec": [model],
             "imagePullPolicy": "IfNotPresent",
-            "strategy": rollout_strategy(entry.replicas.min, entry.replicas.max, plan.tensor_parallel, room),
+            "strategy": rollout_strategy(entry.replicas.max, plan.tensor_parallel, room),
             "securityContext": restricted_pod(uid, gid),
             "containerSecurityContext": dict(RESTRICTED_CONTAINER),
             "serviceMonitor": {"enabled": True},
