@@ -59,14 +59,18 @@ def health_script() -> str:
 # Lattice (components/scheduling/slurm_health.py): Slurm's HealthCheckProgram and Prolog. Drains this Slurm node
 # when the kernel log holds a fatal GPU Xid ({xids}), the lines Node Problem Detector turns into GpuUnhealthy.
 set -uo pipefail
+# slurmd runs its health check with an environment of its own (no PATH; SLURMD_NODENAME set); the prolog gets both.
+export PATH="${{PATH:+$PATH:}}/usr/sbin:/usr/bin:/sbin:/bin"
 
 if ! log=$(dmesg 2>/dev/null); then
   echo "{DRAIN_REASON}: cannot read the kernel log; nothing drained" >&2
   exit 0
 fi
-line=$(printf '%s\\n' "$log" | grep -E -m 1 {patterns}) || exit 0
-xid=$(printf '%s\\n' "$line" | sed -E 's/.*NVRM: Xid \\(PCI:[^)]*\\): ([0-9]+),.*/\\1/')
-node=$(hostname)
+# A here-string, not a pipe: grep -m 1 stops at the first match, and a writer still feeding it a long log would
+# die of SIGPIPE, which pipefail turns into "no match".
+line=$(grep -E -m 1 {patterns} <<<"$log") || exit 0
+xid=$(sed -E 's/.*NVRM: Xid \\(PCI:[^)]*\\): ([0-9]+),.*/\\1/' <<<"$line")
+node=${{SLURMD_NODENAME:-$(hostname)}}
 echo "{DRAIN_REASON}: $line" >&2
 scontrol update nodename="$node" state=drain reason="{DRAIN_REASON}: GPU Xid $xid"
 exit 1

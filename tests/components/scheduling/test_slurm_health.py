@@ -33,7 +33,9 @@ def planned(prod_plan) -> dict:
     return {"controller": controller, "nodeset": nodeset, "config_map": config_map}
 
 
-def run_check(tmp_path: Path, script: str, kernel_lines: list[str], *, dmesg_fails: bool = False):
+def run_check(
+    tmp_path: Path, script: str, kernel_lines: list[str], *, dmesg_fails: bool = False, env: dict | None = None
+):
     """The script as slurmd runs it, with stand-ins for dmesg (the kernel log), hostname and scontrol (which
     records what it was asked)."""
     bin_dir = tmp_path / "bin"
@@ -52,7 +54,11 @@ def run_check(tmp_path: Path, script: str, kernel_lines: list[str], *, dmesg_fai
     path = tmp_path / slurm_health.HEALTH_SCRIPT
     path.write_text(script)
     result = subprocess.run(
-        ["bash", str(path)], capture_output=True, text=True, env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, check=False
+        ["bash", str(path)],
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **(env or {})},
+        check=False,
     )
     return result, (calls.read_text().splitlines() if calls.exists() else [])
 
@@ -80,6 +86,25 @@ def test_a_fatal_xid_drains_the_slurm_node_as_it_taints_the_kubernetes_node(prod
     assert calls == [f"update nodename={NODE} state=drain reason=lattice-gpu-health: GPU Xid {xid}"]
     assert result.returncode == 1
     assert slurm_after_prolog(plan["controller"], result.returncode) == {"node": "DRAIN", "job": "PENDING (requeued)"}
+
+
+def test_a_fatal_xid_early_in_a_long_kernel_log_still_drains(prod_plan, tmp_path):
+    """Review of b2fdda4: with the log piped into ``grep -m 1``, grep stopped at the Xid while printf still had
+    ~200 KB to write; printf died of SIGPIPE, pipefail made the pipeline fail, and the script exited 0 undrained."""
+    script = planned(prod_plan)["config_map"]["data"][slurm_health.HEALTH_SCRIPT]
+    noise = [f"[{n:>10}.000000] eth0: link stats rx {n} tx {n} drops 0" for n in range(4000)]
+    result, calls = run_check(tmp_path, script, [KERNEL_LINES[79], *noise])
+    assert sum(len(line) + 1 for line in noise) > 200_000
+    assert calls == [f"update nodename={NODE} state=drain reason=lattice-gpu-health: GPU Xid 79"]
+    assert result.returncode == 1
+
+
+def test_the_node_drained_is_the_one_slurmd_names(prod_plan, tmp_path):
+    """slurmd gives its health check SLURMD_NODENAME (slurmd.c run_script_health_check) and no PATH of its own."""
+    script = planned(prod_plan)["config_map"]["data"][slurm_health.HEALTH_SCRIPT]
+    result, calls = run_check(tmp_path, script, [KERNEL_LINES[48]], env={"SLURMD_NODENAME": "ib-h100-slurm-3"})
+    assert calls == ["update nodename=ib-h100-slurm-3 state=drain reason=lattice-gpu-health: GPU Xid 48"]
+    assert result.returncode == 1
 
 
 @pytest.mark.parametrize("line", HARMLESS_LINES)
