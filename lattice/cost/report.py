@@ -252,6 +252,15 @@ class _Context:
     def discount(self, site_name: str) -> float:
         return self.assumptions.compute_discount.get(site_name, 0.0)
 
+    def on_demand_discount(self, site_name: str, on_demand: bool, what: str) -> tuple[float, str]:
+        """The site's compute_discount where the rate is on demand (0 otherwise), with ``what`` saying so; a discount
+        applied is recorded among the report's assumptions."""
+        discount = self.discount(site_name) if on_demand else 0.0
+        if not discount:
+            return 0.0, what
+        self.assume(f"discount:{site_name}", f"{site_name}: {discount:.0%} off on-demand compute (compute_discount)")
+        return discount, f"{what} less {discount:.0%}"
+
 
 def _number(value: Any, default: float = 0.0) -> float:
     try:
@@ -337,11 +346,7 @@ def _eks_node_group(ctx: _Context, r: dict) -> list[CostRow]:
         discount = 0.0
     else:
         rate = ctx.price(site, f"ec2/{instance}/{market}")
-        discount = ctx.discount(site) if market == "OnDemand" else 0.0
-        what = f"{instance} {market} {_money(rate.usd)}/h"
-        if discount:
-            what += f" less {discount:.0%}"
-            ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
+        discount, what = ctx.on_demand_discount(site, market == "OnDemand", f"{instance} {market} {_money(rate.usd)}/h")
     nodes = (low, desired, high)
     charged = tuple(n > 0 for n in nodes)
     volumes = _root_volumes(ctx, r, nodes, root_gib, gp3)
@@ -666,11 +671,9 @@ def _gke_node_pool(ctx: _Context, r: dict) -> list[CostRow]:
         option = "on-demand"
     site = ctx.site_of(r)
     rate = ctx.price(site, f"gce/{machine}/{option}")
-    discount = ctx.discount(site) if option == "on-demand" else 0.0
-    item = f"{low}/{desired}/{high} nodes × {machine} {option} {_money(rate.usd)}/h"
-    if discount:
-        item += f" less {discount:.0%}"
-        ctx.assume(f"discount:{site}", f"{site}: {discount:.0%} off on-demand compute (compute_discount)")
+    discount, item = ctx.on_demand_discount(
+        site, option == "on-demand", f"{low}/{desired}/{high} nodes × {machine} {option} {_money(rate.usd)}/h"
+    )
     nodes = (low, desired, high)
     charged = tuple(n > 0 for n in nodes)
     parts = [(rate, lambda usd: tuple(n * usd * (1 - discount) for n in nodes))]
