@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -108,6 +109,11 @@ def reconcile(info: analyzer_pb2.AnalyzerInfo, file_config: Mapping[str, Any]) -
     if errors:
         raise ValueError(f"validating policy config: {'; '.join(sorted(errors))}")
     return result
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as PEP 503 compares it: pulumi_aws and pulumi-aws are one project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class ServedPack:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import pytest
 
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from tests.conftest import ROOT, cached_plan
-from tests.crossguard import PACK, Diagnostic, ServedPack
+from tests.crossguard import PACK, Diagnostic, ServedPack, canonical
 
 PIP_TIMEOUT = 900
 
@@ -65,15 +64,11 @@ def pack_venv(tmp_path_factory) -> Path:
     return venv
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503: pulumi_aws and pulumi-aws are one project
-
-
 def installed(python: Path, environment: dict[str, str]) -> dict[str, str]:
     listed = subprocess.run(
         [str(python), "-m", "pip", "list", "--format=json"], env=environment, capture_output=True, text=True, check=True
     ).stdout
-    return {_canonical(p["name"]): p["version"] for p in json.loads(listed)}
+    return {canonical(p["name"]): p["version"] for p in json.loads(listed)}
 
 
 def test_the_virtualenv_holds_the_pins_and_not_the_project_s_own_requirements(pack_venv):
@@ -83,7 +78,7 @@ def test_the_virtualenv_holds_the_pins_and_not_the_project_s_own_requirements(pa
         for line in (PACK / "requirements.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     )
-    assert {_canonical(name): version for name, version in pins.items()}.items() <= found.items()
+    assert {canonical(name): version for name, version in pins.items()}.items() <= found.items()
     # The CLI's and the tests' requirements stay out: what the pack imports beyond its pins would fail to import.
     assert not {"pulumi-random", "pytest", "boto3"} & set(found)
 

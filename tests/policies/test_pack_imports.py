@@ -19,20 +19,16 @@ import pytest
 from components.spec import load_stack_file
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from tests.conftest import ROOT, cached_plan
-from tests.crossguard import PACK, Diagnostic, ServedPack
+from tests.crossguard import PACK, Diagnostic, ServedPack, canonical
 
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _pins(requirements: Path) -> set[str]:
     names = set()
     for line in requirements.read_text().splitlines():
         if line.strip() and not line.lstrip().startswith("#"):
-            names.add(_canonical(REQUIREMENT_NAME.match(line).group(1)))
+            names.add(canonical(REQUIREMENT_NAME.match(line).group(1)))
     return names
 
 
@@ -49,18 +45,18 @@ def _closure(names: set[str]) -> set[str]:
             head, _, marker = requirement.partition(";")
             if "extra" in marker:
                 continue
-            todo.append(_canonical(REQUIREMENT_NAME.match(head).group(1)))
+            todo.append(canonical(REQUIREMENT_NAME.match(head).group(1)))
     return seen
 
 
 def blocked_modules() -> set[str]:
     """Top-level modules of installed distributions the pack's virtualenv would not hold."""
     owners_of = metadata.packages_distributions()
-    project = {_canonical(d) for d in owners_of["components"]}  # the pack imports the project's own packages
+    project = {canonical(d) for d in owners_of["components"]}  # the pack imports the project's own packages
     allowed = _closure(_pins(PACK / "requirements.txt")) | project
     blocked = set()
     for module, distributions in owners_of.items():
-        owners = {_canonical(d) for d in distributions}
+        owners = {canonical(d) for d in distributions}
         if owners and not owners & allowed and not module.startswith("_"):
             blocked.add(module)
     return blocked
