@@ -89,12 +89,12 @@ schema: $(STAMP)
 	@echo "make: writing schema/stack-file.schema.json"
 	@$(PY) -m lattice schema --output schema/stack-file.schema.json
 	@echo "make: writing schema/package.schema.json (refused if it breaks consumers without a version bump)"
-	@$(PY) -m components.package.schema
+	@$(PY) -m lattice.components.package.schema
 
 # The docs' policy table (docs/concepts/policies.md) and README's rule count, from the registry
 # (tests/policies/test_registry.py holds them equal).
 policy-table: $(STAMP)
-	$(PY) -c "from pathlib import Path; from lattice.check.policy_table import update_count, update_table; from policies.registry import all_rules; rules = all_rules(); update_table(Path('docs/concepts/policies.md'), rules); update_count(Path('README.md'), rules)"
+	$(PY) -c "from pathlib import Path; from lattice.check.policy_table import update_count, update_table; from lattice.policies.registry import all_rules; rules = all_rules(); update_table(Path('docs/concepts/policies.md'), rules); update_count(Path('README.md'), rules)"
 
 # The documentation site (mkdocs.yml, docs/): the reference pages and the prod diagram regenerated from the code,
 # then MkDocs with the Material theme (pinned in requirements-dev.txt) builds it strictly into out/site.

@@ -59,8 +59,8 @@ def check(plan_json: str) -> None:
 
 def joins(plan_json: str, buckets: str) -> None:
     from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
-    from policies.props import S3_BUCKETS
-    from policies.registry import all_rules
+    from lattice.policies.props import S3_BUCKETS
+    from lattice.policies.registry import all_rules
 
     recorded = json.loads(Path(plan_json).read_text())
     every = all_rules()
@@ -86,7 +86,7 @@ def joins(plan_json: str, buckets: str) -> None:
 def bucket_plan(recorded: dict[str, Any], buckets: int) -> dict[str, Any]:
     """Copies of one AWS site's buckets, their side resources and its trail, renamed per copy: ``buckets`` buckets,
     rounded up to whole copies (prod's first AWS site has five)."""
-    from policies.props import S3_BUCKETS
+    from lattice.policies.props import S3_BUCKETS
 
     site = next(r["name"] for r in recorded["resources"] if r["type"] == "lattice:sites:AwsCloudSite")
     family = [

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from components.network.link_plan import BLOCKS, PROVIDER_ORDER, derived_block
+from lattice.components.network.link_plan import BLOCKS, PROVIDER_ORDER, derived_block
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"

@@ -101,7 +101,7 @@ def run(stack_file: Path, check: bool) -> None:
     plan = run_plan(stack_file)
     if check:
         from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
-        from policies.registry import all_rules
+        from lattice.policies.registry import all_rules
 
         rules = all_rules()
         config = load_policy_config(config_path_for(plan.to_dict()["outputs"]["environment"]), rules)

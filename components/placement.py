@@ -1,6 +1,6 @@
 """Where each parallel dimension of a training job goes on the network, what it moves, and what that costs.
 
-``components.sizing`` splits a pool's GPUs into DP × TP × PP; this module places the split on the network's
+``lattice.components.sizing`` splits a pool's GPUs into DP × TP × PP; this module places the split on the network's
 levels — tensor parallelism inside one node (NVLink / NVSwitch), pipeline parallelism inside one topology
 block, data parallelism across blocks — and prices each dimension's traffic at its level's bandwidth. One
 pod per node holds all its GPUs (the job template Lattice writes), so node rank = pod index.
@@ -38,9 +38,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.catalog.interconnect import NvLink
-from components.catalog.topology import HOST_LEVELS
-from components.sizing import ParallelLayout, Pool, Workload, gradient_bytes, ring_allreduce_bytes
+from .catalog.interconnect import NvLink
+from .catalog.topology import HOST_LEVELS
+from .sizing import ParallelLayout, Pool, Workload, gradient_bytes, ring_allreduce_bytes
 
 ACTIVATION_BYTES = 2  # 16-bit activations, as Megatron-LM runs bf16 / fp16 (and fp8 GEMMs keep bf16 I/O)
 

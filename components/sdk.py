@@ -3,7 +3,7 @@ sites never ``pulumi_aws`` (issue 20: dev spent 0.7 s loading ``pulumi_gcp.compu
 
 Modules that serve both clouds (cross-site links, team identity, GPUDirect) write ``from ..sdk import aws, gcp``
 and use ``gcp.compute.Router`` as before; the package is imported when such an attribute is first read, at plan
-time, by the site that needs it. Modules of one cloud import their SDK directly: ``components.hybrid`` imports
+time, by the site that needs it. Modules of one cloud import their SDK directly: ``lattice.components.hybrid`` imports
 them only for a stack with a site of that cloud.
 """
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from components.catalog.models import ModelShape
-from components.sizing import BYTES_PER_VALUE, GB, GIB, Precision, human_gib, transfer_seconds
-from components.standards import SERVING_RESERVE_GIB
+from .catalog.models import ModelShape
+from .sizing import BYTES_PER_VALUE, GB, GIB, Precision, human_gib, transfer_seconds
+from .standards import SERVING_RESERVE_GIB
 
 VLLM_VERSION = "v0.33.0"
 # vllm/config/cache.py at v0.33.0: ``gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)``.

@@ -1,6 +1,6 @@
 """Sizing arithmetic for training jobs: memory, GPU counts, parallel layout, gradient sync, checkpoints, GPU-hours.
 
-Pure functions over a ``Workload`` and a ``Pool``; hardware facts come from ``components.catalog``.
+Pure functions over a ``Workload`` and a ``Pool``; hardware facts come from ``lattice.components.catalog``.
 Sizes are decimal bytes (GB = 1e9) except accelerator memory, which the catalog gives in GiB.
 P is the parameter count, b the bytes per value at the workload's precision.
 
@@ -23,7 +23,7 @@ Recomputation in Large Transformer Models", with FlashAttention, which never sto
 Without activation checkpointing every layer keeps them: 34·s·m·h·L. With it, each layer keeps only its
 2-byte input, 2·s·m·h·L, and the layer being recomputed needs its 34·s·m·h once. The output logits and their
 gradient add 8·s·m·V bytes (fp32, vocabulary V = ``VOCABULARY``). The defaults (sequence length, micro-batch,
-checkpointing on) are in ``components.standards``; LoRA and QLoRA run the full forward and backward pass, so
+checkpointing on) are in ``lattice.components.standards``; LoRA and QLoRA run the full forward and backward pass, so
 they save model state, not activations.
 
 GPU counts (``gpus_needed``): model state is sharded over the GPUs (ZeRO-3 / FSDP, frozen base included); each
@@ -54,14 +54,14 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from components.catalog import AwsInstanceType, GcpMachineType, UnknownCatalogEntryError, precision_problem
-from components.catalog.storage import (
+from .catalog import AwsInstanceType, GcpMachineType, UnknownCatalogEntryError, precision_problem
+from .catalog.storage import (
     FSX_LUSTRE_CLASSES,
     GIB_PER_TIB,
     MANAGED_LUSTRE_TIERS,
     fsx_lustre_class,
 )
-from components.standards import (
+from .standards import (
     SIZING_ACTIVATION_CHECKPOINTING,
     SIZING_MICRO_BATCH_SIZE,
     SIZING_SEQUENCE_LENGTH,
@@ -556,7 +556,7 @@ def estimated_throughput(workload: Workload, accelerator: str | None, mfu: float
     (the adapters' for LoRA and QLoRA, whose frozen base is dequantized to it) × ``mfu``, at 6 × parameters FLOPs a
     token. For LoRA this counts the frozen weights' gradients it skips, so it errs long. ValueError with the fix
     when the catalog has no figure."""
-    from components.catalog import peak_dense
+    from .catalog import peak_dense
 
     if not 0 < mfu <= 1:
         raise ValueError(f"MFU must be a fraction in (0, 1], not {mfu:g}")

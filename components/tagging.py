@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import import_module
 
-from components.sdk_table import RESOURCES
+from .sdk_table import RESOURCES
 
 STANDARD_KEYS = ("stack", "site", "component", "environment", "owner", "cost-centre", "data-classification")
 AWS_PREFIX = "lattice:"

@@ -140,7 +140,7 @@ S3_BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
 
 def s3_types(kind: str) -> tuple[str, ...]:
     """Every token of a bucket sub-resource: bucketVersioning, and bucketVersioningV2 where the SDK has it."""
-    from components.tagging import is_sdk_resource
+    from lattice.components.tagging import is_sdk_resource
 
     tokens = (f"aws:s3/bucket{kind}:Bucket{kind}", f"aws:s3/bucket{kind}V2:Bucket{kind}V2")
     return tuple(token for token in tokens if is_sdk_resource(token))

@@ -32,7 +32,7 @@ def stack_spec(text: str):
     """The spec the config holds, validated as the program validates it."""
     from pydantic import ValidationError
 
-    from components.spec import StackSpec
+    from lattice.components.spec import StackSpec
 
     try:
         return StackSpec.model_validate(json.loads(text))

@@ -8,7 +8,7 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from components.package.host import serve  # noqa: E402  (after the checkout is on the path)
+from lattice.components.package.host import serve  # noqa: E402  (after the checkout is on the path)
 
 if __name__ == "__main__":
     serve()

@@ -40,7 +40,7 @@ def typical_shape(accelerators: int, cpus: float | None, memory_gib: float | Non
     """CPUs and GiB a training pod that takes a whole node asks for: 90 CPUs and 1,000 GiB of a p5.48xlarge's 192 and
     2,048 (room for the system daemons and the kubelet's reservations), the same fractions of other known hosts,
     and of the standards' per-accelerator host where the catalog does not know the node."""
-    from components.standards import TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
+    from lattice.components.standards import TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
 
     cpus = cpus if cpus is not None else TEAM_CPU_PER_ACCELERATOR * accelerators
     memory_gib = memory_gib if memory_gib is not None else TEAM_MEMORY_GIB_PER_ACCELERATOR * accelerators

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from components import clock
+from lattice.components import clock
 from lattice.engine.plan import Plan, run_plan
 
 # Tests check behaviour, not timings: Hypothesis's default 200 ms deadline per example failed
@@ -215,7 +215,7 @@ def prod_plan() -> Plan:
 
 @pytest.fixture(scope="session")
 def rules():
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     return all_rules()
 

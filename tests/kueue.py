@@ -10,8 +10,8 @@ from pathlib import Path
 import celpy
 import jsonschema
 
-from components.platform.cluster_addons import KUEUE_VERSION
-from components.platform.kueue_api import KUEUE_API, kueue_type
+from lattice.components.platform.cluster_addons import KUEUE_VERSION
+from lattice.components.platform.kueue_api import KUEUE_API, kueue_type
 
 COHORT = kueue_type("Cohort")
 CLUSTER_QUEUE = kueue_type("ClusterQueue")

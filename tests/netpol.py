@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from components.flows import network_policy
-from components.flows.network_policy import NAME_LABEL, NAMESPACE, NETWORK_POLICY, Endpoint, selects
+from lattice.components.flows import network_policy
+from lattice.components.flows.network_policy import NAME_LABEL, NAMESPACE, NETWORK_POLICY, Endpoint, selects
 
 __all__ = ["NAMESPACE", "NAME_LABEL", "NETWORK_POLICY", "Cluster", "Endpoint", "selects"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 
-from components.scheduling.slurm_cluster import SLINKY_API, SLINKY_VERSION
+from lattice.components.scheduling.slurm_cluster import SLINKY_API, SLINKY_VERSION
 from tests.kueue import _structural, cel_errors
 
 CRDS = Path(__file__).resolve().parent / "fixtures" / f"slinky-v{SLINKY_VERSION}"

@@ -124,7 +124,7 @@ def _sections(text: str, level: str) -> dict[str, list[str]]:
 
 
 def test_every_stack_file_key_has_exactly_one_entry(generated):
-    from components.spec.schema import stack_file_schema
+    from lattice.components.spec.schema import stack_file_schema
 
     schema = stack_file_schema()
     objects = {"lattice:spec": schema["properties"]["config"]["properties"]["lattice:spec"], **schema["$defs"]}
@@ -209,7 +209,7 @@ def test_the_upgrade_guide_names_the_key_each_rule_it_lists_asks_for(tmp_path, c
     import yaml
 
     from lattice.cli import main
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     guide = (ROOT / "docs" / "how-to" / "upgrade-a-stack-file.md").read_text()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import load_stack_file
-from components.spec.model import GcpGpuPoolSpec
-from components.spec.teams import pool_hosts
+from lattice.components.spec import load_stack_file
+from lattice.components.spec.model import GcpGpuPoolSpec
+from lattice.components.spec.teams import pool_hosts
 from lattice.route.pod_admission import (
     LIMIT_RANGE,
     RESOURCE_QUOTA,
@@ -32,7 +32,7 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 
 
 def _accelerator_resource(site, pool_name: str) -> str:
-    from components.catalog import aws_instance_type
+    from lattice.components.catalog import aws_instance_type
 
     pool = next(p for p in site.gpu_pools if p.name == pool_name)
     if site.provider == "aws" and aws_instance_type(pool.instance_type).accelerator_kind != "gpu":

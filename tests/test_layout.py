@@ -17,21 +17,86 @@ MOVED = {
 }
 
 
-def _imported_modules(path) -> set[str]:
-    tree = ast.parse(path.read_text())
+# Where each top-level folder installs (pyproject.toml's package-dir; lattice/__init__.py maps a checkout the same way).
+INSTALLED_AS = {"components": "lattice.components", "policies": "lattice.policies", "lattice": "lattice"}
+
+
+def _module_name(path) -> str:
+    """The module's installed dotted name: components/network/vpn.py is lattice.components.network.vpn."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([INSTALLED_AS.get(parts[0], parts[0]), *parts[1:]])
+
+
+def _imported_modules(path, source: str | None = None) -> set[str]:
+    """Every module the file imports, relative imports resolved against its installed name."""
+    tree = ast.parse(path.read_text() if source is None else source)
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package.pop()
     modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             modules.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1]
+            modules.add(".".join([*base, node.module] if node.module else base))
     return modules
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "components").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_components_never_import_policies_or_lattice(path):
-    upward = {m for m in _imported_modules(path) if m.split(".")[0] in ("policies", "lattice")}
+    upward = {m for m in _imported_modules(path) if _under(m, "lattice") and not _under(m, "lattice.components")} | {
+        m for m in _imported_modules(path) if _under(m, "policies")
+    }
     assert upward == set(), f"{path.relative_to(ROOT)} imports {sorted(upward)}: components/ sits below both"
+
+
+PYTHON_SOURCES = [
+    ROOT / "__main__.py",
+    *sorted(
+        path
+        for top in ("components", "policies", "lattice", "tests", "bench", "provider")
+        for path in (ROOT / top).rglob("*.py")
+    ),
+]
+
+
+def test_nothing_imports_the_bare_folder_names():
+    """Installed, there is no top-level ``components`` or ``policies`` (pyproject.toml); in a checkout the root is on
+    sys.path, so the bare name would still import — as a second copy of every module beside the lattice.* one."""
+    bare = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in _imported_modules(path) if _under(m, "components") or _under(m, "policies")
+        )
+        for path in PYTHON_SOURCES
+    }
+    assert {path: modules for path, modules in bare.items() if modules} == {}, (
+        "import lattice.components / lattice.policies"
+    )
+
+
+def test_the_import_reader_resolves_relative_imports_against_the_installed_name():
+    source = (
+        "from . import a\nfrom ..catalog import b\nfrom .. import c\nimport components.x\nfrom lattice.cost import d\n"
+    )
+    assert _imported_modules(ROOT / "components" / "network" / "vpn.py", source) == {
+        "lattice.components.network",
+        "lattice.components.catalog",
+        "lattice.components",
+        "components.x",
+        "lattice.cost",
+    }
+    assert _imported_modules(ROOT / "components" / "network" / "__init__.py", "from .vpn import x\n") == {
+        "lattice.components.network.vpn"
+    }
 
 
 def test_in_cluster_pieces_live_in_platform():
@@ -68,7 +133,13 @@ LATTICE_PACKAGES = {
     "``components/placement.py``.",
     "docs": "The documentation site's generated pages, written from the code so they cannot drift from it.",
 }
-LATTICE_MODULES = {"__init__.py", "__main__.py", "errors.py", "tables.py"}  # beside the packages, nothing else
+LATTICE_MODULES = {
+    "__init__.py",
+    "__main__.py",
+    "errors.py",
+    "paths.py",
+    "tables.py",
+}  # beside the packages, nothing else
 
 
 def _plain(text: str) -> str:

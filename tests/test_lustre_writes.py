@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT, cached_plan
 
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -208,7 +208,7 @@ def test_every_team_can_write_its_checkpoints_on_every_lattice_lustre(stack, pla
     else:
         raw = _dev_with_a_cloud_team()
         plan = plan_spec(raw, **{"aws:region": "us-east-1"})
-        from components.spec.model import StackSpec
+        from lattice.components.spec.model import StackSpec
 
         spec = StackSpec.model_validate(raw)
     teams = {t.namespace_name: t for t in spec.teams}

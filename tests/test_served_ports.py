@@ -13,8 +13,8 @@ import ipaddress
 
 import pytest
 
-from components.spec import load_stack_file
-from components.spec.link_validators import routed_networks
+from lattice.components.spec import load_stack_file
+from lattice.components.spec.link_validators import routed_networks
 from tests.conftest import ROOT, cached_plan
 from tests.netpol import Cluster, Endpoint
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import load_stack_file
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from lattice.check.waivers import apply_waivers, load_waivers
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT, STACKS, cached_plan
 
 SITE_COMPONENTS = {

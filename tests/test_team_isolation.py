@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import AwsSite, load_stack_file
-from components.standards import ADMIN_GROUPS
+from lattice.components.spec import AwsSite, load_stack_file
+from lattice.components.standards import ADMIN_GROUPS
 from tests.conftest import ROOT, cached_plan
 
 BINDINGS = (

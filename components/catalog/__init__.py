@@ -4,14 +4,14 @@ AWS facts come from a snapshot of ``ec2.describe_instance_types`` (``aws``, rege
 GCP facts are transcribed from Google's documentation with a source on every row (``gcp``).
 """
 
-from components.catalog.accelerators import (
+from .accelerators import (
     AcceleratorModel,
     PeakThroughput,
     accelerator_model,
     peak_dense,
     precision_problem,
 )
-from components.catalog.aws import (
+from .aws import (
     CAPACITY_BLOCK_SCALE_IN_LEAD,
     AwsInstanceType,
     EfaInterface,
@@ -22,7 +22,7 @@ from components.catalog.aws import (
     aws_instance_types,
     efa_interfaces,
 )
-from components.catalog.gcp import (
+from .gcp import (
     N1_GPUS,
     WORKLOAD_POLICY_TPUS,
     GcpMachineType,
@@ -39,7 +39,7 @@ from components.catalog.gcp import (
     tpu_type,
     tpu_types,
 )
-from components.catalog.lookup import UnknownCatalogEntryError
+from .lookup import UnknownCatalogEntryError
 
 __all__ = [
     "CAPACITY_BLOCK_SCALE_IN_LEAD",

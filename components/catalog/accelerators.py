@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.lookup import lookup
+from .lookup import lookup
 
 TRANSFORMER_ENGINE_MATRIX = "https://nvidia.github.io/TransformerEngine/support_matrix.html"
 CUDA_GPUS = "https://developer.nvidia.com/cuda-gpus"

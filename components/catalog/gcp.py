@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from components.catalog.lookup import UnknownCatalogEntryError, lookup
+from .lookup import UnknownCatalogEntryError, lookup
 
 LOCAL_SSD_GIB = 375  # every Compute Engine local SSD disk is 375 GiB
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.aws import aws_instance_types
-from components.catalog.gcp import N1_GPUS, WIRED_GPUDIRECT, gcp_machine_types, tpu_types
+from .aws import aws_instance_types
+from .gcp import N1_GPUS, WIRED_GPUDIRECT, gcp_machine_types, tpu_types
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.lookup import lookup
+from .lookup import lookup
 
 
 @dataclass(frozen=True)

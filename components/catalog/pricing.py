@@ -9,9 +9,9 @@ capacity-block rates change on a schedule) is still shown, and said to be stale 
 Spot rows hold a range (``usd_low`` / ``usd_high``) from ``DescribeSpotPriceHistory``, which the Price List
 API's offer files do not carry.
 
-``components.catalog.pricing_refresh`` rewrites the snapshot from the APIs (``lattice pricing refresh``). Beside it,
-``data/pricing-catalogs.json.gz`` holds the rows public catalogs price in every region they cover
-(``components.catalog.pricing_catalogs``, ``lattice pricing refresh --catalogs``); a hand row wins over it.
+``lattice.components.catalog.pricing_refresh`` rewrites the snapshot from the APIs (``lattice pricing refresh``).
+Beside it, ``data/pricing-catalogs.json.gz`` holds the rows public catalogs price in every region they cover
+(``lattice.components.catalog.pricing_catalogs``, ``lattice pricing refresh --catalogs``); a hand row wins over it.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class PricingSnapshot:
 def load_snapshot(path: Path = PRICING_SNAPSHOT, layer: Path | None = None) -> PricingSnapshot:
     """The hand rows of ``path`` and the generated layer beside the committed snapshot (none for another path
     unless given)."""
-    from components.catalog.pricing_catalogs import CATALOG_LAYER, load_layer
+    from .pricing_catalogs import CATALOG_LAYER, load_layer
 
     if layer is None and path == PRICING_SNAPSHOT:
         layer = CATALOG_LAYER

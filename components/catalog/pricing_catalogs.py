@@ -240,7 +240,7 @@ def aws_service_source(name: str) -> CatalogSource:
 
 def aws_system_types() -> list[str]:
     """General-purpose types a site's system nodes may use: the spec's default and its family's common sizes."""
-    from components.spec.model import SystemNodesSpec
+    from ..spec.model import SystemNodesSpec
 
     default = SystemNodesSpec.model_fields["instance_type"].default
     family = default.split(".")[0]
@@ -302,21 +302,21 @@ GCP_STORAGE_CLASSES = {"standard": "standard", "nearline": "nearline", "coldline
 def gcp_machines() -> list[str]:
     """The machine types whose rows the layer keeps: the catalog's GCP accelerator machines and the system nodes'
     E2 shapes."""
-    from components.catalog import gcp_machine_types
+    from . import gcp_machine_types
 
     return sorted({m.name for m in gcp_machine_types()} | {f"e2-standard-{n}" for n in (2, 4, 8, 16, 32)})
 
 
 def aws_commercial_regions() -> list[str]:
     """The AWS regions Lattice accepts, less GovCloud and China (other partitions, other price lists)."""
-    from components.catalog.regions import aws_regions
+    from .regions import aws_regions
 
     return sorted(r.name for r in aws_regions() if not r.name.startswith(("us-gov-", "cn-")))
 
 
 def aws_types() -> list[str]:
     """The AWS types whose rows the layer keeps: the catalog's GPU, Trainium and Inferentia types."""
-    from components.catalog.aws import aws_instance_types
+    from .aws import aws_instance_types
 
     return sorted(t.name for t in aws_instance_types())
 
@@ -324,7 +324,7 @@ def aws_types() -> list[str]:
 def tpu_hosts() -> dict[str, str]:
     """TPU host machine -> the single-host slice it makes, as SkyPilot names it (ct5lp-hightpu-4t -> tpu-v5litepod-4):
     a node of a TPU pool costs what its host's chips cost, the slice of exactly that many chips."""
-    from components.catalog.gcp import tpu_types
+    from .gcp import tpu_types
 
     return {
         topology.machine_type.name: f"tpu-{topology.accelerator_type}"
@@ -714,7 +714,7 @@ def build_layer(
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
     rate's for the same item and region."""
-    from components.catalog.regions import gcp_regions
+    from .regions import gcp_regions
 
     gcp_region_names = [r.name for r in gcp_regions()]
     gcp = gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines)

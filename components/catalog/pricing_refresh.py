@@ -15,9 +15,9 @@ What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GP
   every deployment type, throughput tier and storage class side by side (and backups, metadata IOPS and
   Intelligent-Tiering beside them, in the same unit for backups): ``fsx_lustre_key`` keys a row by its storage
   type and throughput tier, which name the deployment type through the classes FSx offers
-  (``components.catalog.storage.FSX_LUSTRE_CLASSES``: 125-1000 MB/s/TiB is PERSISTENT_2, 50-200 PERSISTENT_1 SSD,
-  12 / 40 PERSISTENT_1 HDD), and a ``deploymentOption`` that contradicts the tier makes the row unusable rather
-  than a guess. Scratch rows (no tier) are keyed only when the row names its scratch generation.
+  (``lattice.components.catalog.storage.FSX_LUSTRE_CLASSES``: 125-1000 MB/s/TiB is PERSISTENT_2, 50-200
+  PERSISTENT_1 SSD, 12 / 40 PERSISTENT_1 HDD), and a ``deploymentOption`` that contradicts the tier makes the row
+  unusable rather than a guess. Scratch rows (no tier) are keyed only when the row names its scratch generation.
 - **GCP machine types** from the Cloud Billing Catalog API (``services/6F81-5844-456A/skus``, Compute Engine):
   a machine's hourly rate is the sum of its vCPU, memory and GPU SKUs (``GCP_SKUS`` names them by the
   description prefix Google gives them), on-demand only.
@@ -48,7 +48,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
-from components.catalog.pricing import HOURS_PER_MONTH, PRICING_SNAPSHOT
+from .pricing import HOURS_PER_MONTH, PRICING_SNAPSHOT
 
 PRICE_LIST_REGION = "us-east-1"  # the Price List API's endpoint (the other is ap-south-1)
 EC2_PRODUCT_FILTERS = {
@@ -130,7 +130,7 @@ class PricingRefreshError(Exception):
 
 def planned_machines(specs: Iterable[Any]) -> PlannedMachines:
     """Every AWS instance type and GCP machine type the stack specs plan, with its region."""
-    from components.spec import AwsSite, GcpSite
+    from ..spec import AwsSite, GcpSite
 
     aws: set[tuple[str, str]] = set()
     gcp: set[tuple[str, str]] = set()
@@ -204,7 +204,7 @@ def fsx_lustre_key(attributes: dict[str, str], unit: str) -> str | None:
     """The snapshot key of an AmazonFSx offer row (``fsx-lustre/PERSISTENT_2/SSD/1000``), or None for a row that is
     not Lustre file-system storage per GB-month of one class and tier (backups, metadata IOPS, throughput capacity,
     Intelligent-Tiering, other file system types) or whose attributes contradict each other."""
-    from components.catalog.storage import FSX_LUSTRE_CLASSES
+    from .storage import FSX_LUSTRE_CLASSES
 
     if attributes.get("fileSystemType", "").upper() != "LUSTRE" or unit != "GB-Mo":
         return None
@@ -327,7 +327,7 @@ def _sku_hourly(sku: dict[str, Any]) -> float:
 
 def gcp_machine_rate(skus: list[dict[str, Any]], region: str, machine_type: str) -> float | None:
     """On-demand hourly rate of a machine type: vCPUs, memory and GPUs at their SKUs' rates; None if unknown."""
-    from components.catalog import UnknownCatalogEntryError, gcp_machine_type
+    from . import UnknownCatalogEntryError, gcp_machine_type
 
     series = gcp_sku_family(machine_type)
     if series is None:

@@ -3,7 +3,7 @@
 ``lattice catalog refresh --region R`` calls ``main`` against the real API. The committed snapshot was made
 offline from moto's bundled instance-type data (no cloud is reachable from CI), reproducibly with::
 
-    python -m components.catalog.refresh --moto --region us-east-1
+    python -m lattice.components.catalog.refresh --moto --region us-east-1
 
 Which types: every type whose accelerator a Kubernetes pool can schedule — ``GpuInfo`` (NVIDIA GPUs, whole
 devices) or ``NeuronInfo`` (Trainium, Inferentia), with or without EFA. Types with an accelerator Lattice cannot
@@ -30,7 +30,7 @@ import boto3
 import botocore
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from components.catalog.aws import AWS_SNAPSHOT
+from .aws import AWS_SNAPSHOT
 
 MIB_PER_GIB = 1024
 # NeuronInfo has no manufacturer or family field: the device name says which Neuron family it is.
@@ -159,7 +159,7 @@ def _snapshot(region: str, from_moto: bool) -> dict[str, Any]:
         catalog = build_aws_catalog(boto3.session.Session(region_name=region).client("ec2"))
     return {
         "source": f"describe_instance_types via moto {moto.__version__} instance-type data, {region}",
-        "generated_by": f"python -m components.catalog.refresh --moto --region {region}",
+        "generated_by": f"python -m lattice.components.catalog.refresh --moto --region {region}",
         **catalog,
     }
 
@@ -194,7 +194,7 @@ EXIT_INPUT = 2
 
 def refresh_regions(output: Path, session: Any = None) -> int:
     """Rewrite the AWS region table from the account's API; 0 on success, 2 with a one-line message."""
-    from components.catalog.regions import AWS_REGIONS_FILE
+    from .regions import AWS_REGIONS_FILE
 
     previous = json.loads(AWS_REGIONS_FILE.read_text())["regions"] if AWS_REGIONS_FILE.exists() else {}
     try:

@@ -2,7 +2,7 @@
 
 AWS: ``data/aws_regions.json``, transcribed from AWS's published zone list (its ``source`` says which pages) and
 rewritten from an account's own ``describe_regions`` / ``describe_availability_zones`` by
-``lattice catalog refresh-regions`` (``components.catalog.refresh.refresh_regions``). moto's copy of these calls
+``lattice catalog refresh-regions`` (``lattice.components.catalog.refresh.refresh_regions``). moto's copy of these calls
 is not a usable source: it lacks us-west-1c, eu-west-2d and cn-north-1d and gets several opt-in states wrong.
 
 GCP: transcribed from Google's "Regions and zones" table (https://cloud.google.com/compute/docs/regions-zones,
@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.catalog.lookup import lookup
+from .lookup import lookup
 
 AWS_REGIONS_FILE = Path(__file__).parent / "data" / "aws_regions.json"
 GCP_REGIONS_SOURCE = (

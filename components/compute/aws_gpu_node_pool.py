@@ -1,7 +1,7 @@
 """An EKS managed node group of accelerator instances wired to their full EFA fabric.
 
 The launch template gets one network interface per EFA-capable network card of the instance
-type, read from the catalog's per-card data (``components.catalog.efa_interfaces``): the
+type, read from the catalog's per-card data (``lattice.components.catalog.efa_interfaces``): the
 primary on card 0 / device 0, every other card ``efa-only`` on device 1. A p5.48xlarge thus
 gets 32 EFA interfaces and 3,200 Gbps, not the 1/32 a single-interface template keeps.
 A type without EFA (g6.xlarge, g5.2xlarge, inf2) gets neither EFA interfaces nor the fabric

@@ -71,11 +71,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from components.network.cidr import gke_ranges
-from components.network.link_plan import LinkPlan, gateway_announcements, link_plans, ranges_behind
-from components.network.ports import HTTPS, KUBERNETES_API, METRICS_RECEIVER
-from components.spec.link_validators import routed_networks
-
+from ..network.cidr import gke_ranges
+from ..network.link_plan import LinkPlan, gateway_announcements, link_plans, ranges_behind
+from ..network.ports import HTTPS, KUBERNETES_API, METRICS_RECEIVER
+from ..spec.link_validators import routed_networks
 from .network_policy import SITE_LABEL, Cluster
 from .network_policy import Endpoint as PodEndpoint
 
@@ -1698,7 +1697,7 @@ def _runner_needs(world: Estate) -> list[NeededPath]:
 
 def _manager_needs(world: Estate) -> list[NeededPath]:
     """The MultiKueue manager's Kueue creates and watches the dispatched workloads on each worker."""
-    from components.scheduling.routes import manager_site, worker_sites
+    from ..scheduling.routes import manager_site, worker_sites
 
     manager = manager_site(world.spec)
     if manager is None:
@@ -1721,7 +1720,7 @@ def _metrics_needs(world: Estate) -> list[NeededPath]:
     central = world.spec.observability.central
     if central is None:
         return []
-    from components.observability.central import central_site, senders
+    from ..observability.central import central_site, senders
 
     store = central_site(world.spec)
     if store is None:

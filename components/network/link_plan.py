@@ -27,10 +27,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from components.standards import VPN_MEAN_PACKET_BYTES
+from ..standards import VPN_MEAN_PACKET_BYTES
 
 if TYPE_CHECKING:  # the spec package imports this module (its link validators): annotations only
-    from components.spec import AwsSite, GcpSite, StackSpec
+    from ..spec import AwsSite, GcpSite, StackSpec
 
 LINK_LOCAL = ipaddress.ip_network("169.254.0.0/16")
 BLOCK_PREFIX = 26
@@ -232,7 +232,7 @@ def gateway_announcements(site) -> tuple[str, ...]:
     routed_cidrs), never a route it learned. ``peer_config.render_frr`` writes them as ``network`` statements behind
     an outbound prefix list, the reachability model reads them as the site's advertisement, and
     tests/integration/test_peer_configs.py holds real FRR to exactly this list."""
-    from components.spec.link_validators import routed_networks
+    from ..spec.link_validators import routed_networks
 
     return tuple(str(net) for net in routed_networks(site))
 
@@ -241,7 +241,7 @@ def ranges_behind(spec, plan: LinkPlan) -> tuple[str, ...]:
     """Ranges a grid / edge site reaches through a link: the cloud site's, and (an AWS hub's transit gateway
     routes between its attachments) every other site linked to the same AWS site. A static link's gateway routes
     exactly these into its tunnel (xfrm-interfaces.sh)."""
-    from components.spec.link_validators import routed_networks
+    from ..spec.link_validators import routed_networks
 
     sites = {s.name: s for s in spec.sites}
     names = [plan.cloud]
@@ -255,7 +255,7 @@ def ranges_behind(spec, plan: LinkPlan) -> tuple[str, ...]:
 
 def transit_routes(spec: StackSpec, site: AwsSite) -> list[str] | None:
     """What an AWS site's VPC routes to its transit gateway: the ranges of the sites linked to it (None: no links)."""
-    from components.spec.link_validators import routed_networks
+    from ..spec.link_validators import routed_networks
 
     peers = [p for p in link_plans(spec) if site.name in (p.cloud, p.peer)]
     if not peers:
@@ -267,8 +267,8 @@ def transit_routes(spec: StackSpec, site: AwsSite) -> list[str] | None:
 def linked_ranges(spec: StackSpec, site) -> list[str]:
     """Ranges ``site`` reaches over its links: each linked site's, and through an AWS site's transit gateway (which
     routes between its attachments), those of every other site linked to that AWS site. In spec order."""
-    from components.spec import AwsSite
-    from components.spec.link_validators import routed_networks
+    from ..spec import AwsSite
+    from ..spec.link_validators import routed_networks
 
     plans = link_plans(spec)
     sites = {s.name: s for s in spec.sites}

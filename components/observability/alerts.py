@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import standards
-
+from .. import standards
 from . import nccl_inspector
 from .nccl_inspector import Floor
 from .serving_metrics import TTFT_RECORD, WAITING_RECORD, ServingSlo, slo_rules

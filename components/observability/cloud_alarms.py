@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components import standards
-
+from .. import standards
 from ..sdk import aws  # lazy: vpn.py imports this module for links of every cloud
 from ..tagging import TagContext
 

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import standards
-from components.scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
-
+from .. import standards
 from ..network.ports import METRICS_RECEIVER
+from ..scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
 from . import receivers as alert_receivers
 from .alerts import rule_groups
 from .cloud_readers import CloudSource

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components import standards
-
+from .. import standards
 from ..tagging import TagContext
 from .cloud_alarms import PERIOD_SECONDS, TUNNEL_DOWN_PERIODS
 from .receivers import Receiver, address_slug

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from components import standards
+from .. import standards
 
 # NVIDIA/nccl v2.30.7-1 (commit 73cf112295c33aee2b895f329f592f2a9b4b0f97; git rev-parse in the repository's mirror).
 NCCL_TAG = "v2.30.7-1"
@@ -231,8 +231,8 @@ def pool_floors(site, label: str = "") -> tuple[Floor, ...]:
     """The floor of each GPU pool of ``site`` (TPU slices and Neuron pools run no NCCL), from the catalog's fabric
     bandwidth (the EFA cards, or the ENA cards where the pool does not use EFA; a GCP machine's GPU NICs; a grid
     pool's declared fabric), recorded with ``label`` as its site ("" where the site's own Prometheus evaluates)."""
-    from components.catalog import aws_instance_type, gcp_machine_type
-    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+    from ..catalog import aws_instance_type, gcp_machine_type
+    from ..spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     floors = []
     for pool in getattr(site, "gpu_pools", []):

@@ -1,7 +1,7 @@
 """The package schema: generated from the components' annotations, committed as the consumers' contract, and
 compared with the committed copy so a change that would break a consumer's program needs a new major version.
 
-``python -m components.package.schema`` (``make schema``) writes ``schema/package.schema.json``. It refuses a
+``python -m lattice.components.package.schema`` (``make schema``) writes ``schema/package.schema.json``. It refuses a
 breaking change (a component, input or output removed or retyped, an input made required) unless pyproject.toml's
 version moved to a new major release (0.x: a new minor, as semantic versioning reads 0.x), and says what broke.
 Adding a component, an optional input or an output is not breaking.

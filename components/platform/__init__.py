@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
 
 
@@ -12,3 +14,20 @@ def moved_from(old_type: str, opts: pulumi.ResourceOptions | None) -> pulumi.Res
     component's children: team namespaces, with everything in them, would be deleted and recreated.
     """
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=old_type)]))
+
+
+DATA = Path(__file__).resolve().parent / "data"
+_PROJECT = DATA.parents[2]
+
+
+def deploy_directory(name: str) -> str:
+    """``data/<name>``, as a provider reads it at deploy time (kustomize.v2.Directory's ``directory``).
+
+    From a checkout, relative to the project directory Pulumi runs the program in (where ``Pulumi.yaml`` is), so the
+    plan does not depend on where the checkout sits; an installed copy's data is outside the user's project, so it
+    is named absolutely.
+    """
+    directory = DATA / name
+    if (_PROJECT / "Pulumi.yaml").is_file():
+        return directory.relative_to(_PROJECT).as_posix()
+    return str(directory)

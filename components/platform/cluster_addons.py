@@ -43,7 +43,7 @@ import yaml
 from ..observability.dcgm import dcgm_exporter_values
 from ..observability.managed_collection import ManagedCollection, ManagedCollectionArgs
 from ..scheduling.slurm_config import WORKER_TOLERATION
-from . import moved_from
+from . import deploy_directory, moved_from
 from .accelerators import EFA_DEVICE, RDMA_DEVICE, RDMA_SHARED_DEVICE
 from .gpu_health import GpuHealth, GpuHealthArgs
 from .kueue_api import KUEUE_NAMESPACE
@@ -97,7 +97,7 @@ JOBSET_VERSION = "0.12.0"
 # the standalone overlay less the MPIJob CRD), applied by pulumi-kubernetes' kustomize.v2.Directory from the
 # project directory, where Pulumi runs the program.
 TRAINING_OPERATOR_VERSION = "v1.9.0"
-TRAINING_OPERATOR_KUSTOMIZATION = "components/platform/data/training-operator"
+TRAINING_OPERATOR_KUSTOMIZATION = deploy_directory("training-operator")
 # 0.19 is the first release whose incremental MultiKueue dispatcher tries workers in MultiKueueConfig order
 # (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on since 0.19; alphabetical before) and 0.15 the first
 # whose MultiKueue ClusterQueues may use TAS flavors (CHANGELOG-0.15: "MultiKueue: It supports Topology Aware

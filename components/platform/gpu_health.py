@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import standards
-from components.scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
+from .. import standards
+from ..scheduling.slurm_config import NO_SCHEDULE_TOLERATION, WORKER_TOLERATION
+from . import deploy_directory
 
 NPD_CHART = "node-problem-detector"
 NPD_CHART_REPO = "https://charts.deliveryhero.io/"
@@ -53,7 +54,7 @@ NRC_VERSION = "v0.5.0"
 NRC_IMAGE = "registry.k8s.io/node-readiness-controller/node-readiness-controller"
 # The kustomization (config/crd and config/default at NRC_VERSION, the image set to the release's), applied by
 # pulumi-kubernetes' kustomize.v2.Directory from the project directory, as the Training Operator is.
-NRC_KUSTOMIZATION = "components/platform/data/node-readiness-controller"
+NRC_KUSTOMIZATION = deploy_directory("node-readiness-controller")
 NRC_NAMESPACE = "nrr-system"  # config/default: namespace nrr-system, namePrefix nrr-
 NRC_API = "readiness.node.x-k8s.io/v1alpha1"
 RULE_NAME = "lattice-gpu-unhealthy"

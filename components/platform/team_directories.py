@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.standards import POD_SECURITY_LABEL, TEAM_DIRECTORIES, TEAM_DIRECTORY_MODE
-
 from ..spec.teams import TeamOnSite
+from ..standards import POD_SECURITY_LABEL, TEAM_DIRECTORIES, TEAM_DIRECTORY_MODE
 from ..storage.contract import StorageTier
 from .storage_access import SYSTEM_NODES
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.standards import DISPATCH_TIERS
+from ..standards import DISPATCH_TIERS
 
 LOCAL_QUEUE = "gpus"
 HYBRID_QUEUE = "hybrid"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.topology import (
+from ..catalog.topology import (
     AWS_TOPOLOGY_LAYERS,
     GKE_TOPOLOGY_LEVELS,
     HOSTNAME_LABEL,
@@ -134,8 +134,8 @@ def platform_levels(platform: str, machine_type: str) -> tuple[str, ...] | None:
 def pool_topology(site, pool) -> PoolTopology:
     """The Topology a pool's flavor references, for any site: one decision the sites build flavors from and
     ``lattice job-template`` / ``lattice route`` read (a TPU slice, or a type the catalog does not know, is flat)."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from ..spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     if isinstance(pool, AwsGpuPoolSpec):
         try:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.standards import OBJECT_LOCK_MIN_DAYS
+from ..standards import OBJECT_LOCK_MIN_DAYS
 
 AUDIT_LOG_TYPES = ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
 STORAGE_SERVICE = "storage.googleapis.com"

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.standards import SECONDS_PER_DAY
-
+from ..standards import SECONDS_PER_DAY
 from ..tagging import TagContext
 
 ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.serve_sizing import Serving, ServingPlan, ServingPool, plan
+from ..serve_sizing import Serving, ServingPlan, ServingPool, plan
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class WeightsRoute:
 
 def serving_pool(site, pool_name: str) -> ServingPool | None:
     """The site's GPU pool as the serving arithmetic sees it; None where it has no such pool of NVIDIA GPUs."""
-    from components.catalog import aws_instance_type
-    from components.spec import AwsSite, KubernetesSite
+    from ..catalog import aws_instance_type
+    from ..spec import AwsSite, KubernetesSite
 
     pool = next((p for p in site.gpu_pools if p.name == pool_name), None)
     if pool is None:
@@ -84,8 +84,8 @@ def endpoint_plan(site, entry) -> ServingPlan:
 
 def weights_route(spec, site, entry) -> WeightsRoute | None:
     """The path the weights take to ``site`` (None: the two sites are not joined by the stack's links)."""
-    from components.network.link_plan import link_plans
-    from components.spec import AwsSite
+    from ..network.link_plan import link_plans
+    from ..spec import AwsSite
 
     source = entry.weights.site
     if source == site.name:

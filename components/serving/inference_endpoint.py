@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serve_sizing import ServingPlan, transfer
-from components.sizing import GIB
-
+from ..serve_sizing import ServingPlan, transfer
+from ..sizing import GIB
 from . import runtime
 from .weights_export import EXPORT_PORT, USER
 
@@ -277,6 +276,6 @@ class InferenceEndpoint(pulumi.ComponentResource):
 
 
 def _monitoring_namespace() -> str:
-    from components.observability.cluster_metrics import NAMESPACE
+    from ..observability.cluster_metrics import NAMESPACE
 
     return NAMESPACE

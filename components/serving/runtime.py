@@ -53,8 +53,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from components.serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, ServingPlan
-from components.sizing import GIB
+from ..serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, ServingPlan
+from ..sizing import GIB
 
 CHART = "vllm-stack"
 CHART_REPO = "https://vllm-project.github.io/production-stack"
@@ -266,7 +266,7 @@ def engine_values(
 
 def prometheus_url() -> str:
     """The site's Prometheus (kube-prometheus-stack's Service, components/observability/cluster_metrics.py)."""
-    from components.observability.cluster_metrics import NAMESPACE, PROMETHEUS_NAME
+    from ..observability.cluster_metrics import NAMESPACE, PROMETHEUS_NAME
 
     return f"http://{PROMETHEUS_NAME}.{NAMESPACE}.svc:9090"
 

@@ -19,8 +19,8 @@ from .model import AwsSite, GcpSite, StackSpec
 
 
 def existing_network_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type
-    from components.network.links import transit_routes
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type
+    from ..network.links import transit_routes
 
     for i, site in enumerate(spec.sites):
         if not isinstance(site, AwsSite) or site.network.existing is None:
@@ -117,7 +117,7 @@ def existing_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[I
 
 def _present_on_cluster(spec: StackSpec, i: int, site: AwsSite, ctx: ValidationContext) -> Iterator[Issue]:
     """``kubernetes.present``: only on an existing cluster, and only what Lattice would otherwise create there."""
-    from components.compute.eks_adoption import lattice_access_entries, lattice_addons
+    from ..compute.eks_adoption import lattice_access_entries, lattice_addons
 
     present, path = site.kubernetes.present, f"sites[{i}].kubernetes.present"
     if site.kubernetes.existing_cluster is None:
@@ -255,7 +255,7 @@ def shared_vpc_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
 def host_gpu_nic_networks_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     """A Shared VPC site's GPU NIC pools attach to networks of the host project (GKE refuses any other: see
     ``components/network/gcp_gpu_fabric.HostGpuFabric``), named per machine type, one per NIC the catalog gives."""
-    from components.catalog import GpuDirect, UnknownCatalogEntryError, gcp_machine_type
+    from ..catalog import GpuDirect, UnknownCatalogEntryError, gcp_machine_type
 
     for i, site in enumerate(spec.sites):
         if not isinstance(site, GcpSite):
@@ -404,7 +404,7 @@ def existing_buckets_are_distinct(spec: StackSpec, ctx: ValidationContext) -> It
 
 
 def existing_file_systems_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from components.catalog.storage import fsx_lustre_class
+    from ..catalog.storage import fsx_lustre_class
 
     seen: dict[str, str] = {}
     for i, site in enumerate(spec.sites):

@@ -7,14 +7,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from components.standards import (
+from ..standards import (
     COST_BUCKET_GIB,
     COST_LINK_GIB_PER_MONTH,
     COST_LOG_INGESTION_GIB_PER_MONTH,
     COST_NAT_GIB_PER_MONTH,
     COST_TRAIL_DATA_EVENTS_PER_MONTH,
 )
-
 from .storage import Strict
 from .types import SiteName
 

@@ -33,7 +33,7 @@ def _site_paths(link: LinkSpec, i: int) -> list[tuple[str, str]]:
 
 
 def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from components.network.link_plan import (
+    from ..network.link_plan import (
         BLOCKS,
         MAX_TUNNELS_PER_LINK,
         NO_LARGE_TUNNEL_REGIONS,

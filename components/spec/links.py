@@ -16,14 +16,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from components.standards import (
+from ..standards import (
     VPN_DEFAULT_BANDWIDTH_GBPS,
     VPN_DH_GROUPS_STRONG,
     VPN_ENCRYPTION_STRONG,
     VPN_INTEGRITY_STRONG,
     VPN_MEAN_PACKET_BYTES,
 )
-
 from .types import SiteName
 
 Routing = Literal["bgp", "static"]

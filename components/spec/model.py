@@ -13,8 +13,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from components.catalog import GcpMachineType, compact_placement_refusal
-from components.standards import (
+from ..catalog import GcpMachineType, compact_placement_refusal
+from ..standards import (
     GCP_DATA_ACCESS_SERVICES,
     KEY_ROTATION_MAX_DAYS,
     LOG_RETENTION_MIN_DAYS,
@@ -32,7 +32,6 @@ from components.standards import (
     TEAM_STORAGE_GIB,
     TEAM_VOLUME_CLAIMS,
 )
-
 from .cost import BudgetSpec, CostAssumptionsSpec, SiteCostSpec
 from .links import LinkSpec
 from .serving import InferenceSpec
@@ -656,7 +655,7 @@ class AwsGpuPoolSpec(PoolSize):
 
     def block_over(self, moment: datetime) -> bool:
         """Whether a capacity-block pool's block has ended (its nodes scaled in ahead of the end)."""
-        from components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
+        from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
 
         ends = self.capacity.ends_at
         return self.capacity_block and ends is not None and moment >= ends - CAPACITY_BLOCK_SCALE_IN_LEAD
@@ -772,7 +771,7 @@ class PoolHostSpec(Strict):
 
 
 def _fabric_levels(levels: list[str]) -> list[str]:
-    from components.scheduling.topology import fabric_level_issues
+    from ..scheduling.topology import fabric_level_issues
 
     problems = fabric_level_issues(levels)
     if problems:
@@ -1252,7 +1251,7 @@ class WorkloadSpec(Strict):
 
     def job(self):
         """The workload as the sizing engine takes it (components/sizing.py); raises ValueError if unsizable."""
-        from components.sizing import Workload
+        from ..sizing import Workload
 
         return Workload(**self.model_dump(exclude={"name", "precision"}), precision=self.resolved_precision)
 

@@ -24,8 +24,8 @@ def observability_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
 
 
 def _central_store(spec: StackSpec, known: list[str]) -> Iterator[Issue]:
-    from components.network.link_plan import linked_ranges
-    from components.observability.central import central_site
+    from ..network.link_plan import linked_ranges
+    from ..observability.central import central_site
 
     central = spec.observability.central
     names = [site.name for site in spec.sites]
@@ -79,7 +79,7 @@ def _central_store(spec: StackSpec, known: list[str]) -> Iterator[Issue]:
 def managed_store_issues(spec: StackSpec) -> Iterator[Issue]:
     """``observability.central.managed: amp``: an AWS site holds the workspace, and every other site reaches its
     interface endpoint (addresses of that site's VPC) over the stack's links."""
-    from components.network.link_plan import linked_ranges
+    from ..network.link_plan import linked_ranges
 
     central = spec.observability.central
     if central.site is None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from components.standards import DISPATCH_TIERS, MULTIKUEUE_MANAGER_MIN_KUBERNETES
-
+from ..standards import DISPATCH_TIERS, MULTIKUEUE_MANAGER_MIN_KUBERNETES
 from .issues import Issue, ValidationContext, every_left_out_site, resting_on, site_names, unknown_site
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
 
@@ -57,7 +56,7 @@ def _data_guard(spec: StackSpec) -> Iterator[Issue]:
 
 
 def _multikueue(spec: StackSpec, known: list[str]) -> Iterator[Issue]:
-    from components.scheduling.routes import manager_site, worker_sites
+    from ..scheduling.routes import manager_site, worker_sites
 
     names = [site.name for site in spec.sites]
     chosen = spec.multikueue.manager
@@ -103,7 +102,7 @@ def _reachable(spec: StackSpec, manager, worker, index: int) -> Iterator[Issue]:
     reachability model's question (components/flows/reachability.py; the network-paths-delivered policy rule fails a
     plan where the manager's path is dropped). A GKE worker's master authorized networks take the manager's ranges
     from Lattice itself (components/sites/gcp_cloud_site.py ``authorized_networks``)."""
-    from components.network.link_plan import linked_ranges
+    from ..network.link_plan import linked_ranges
 
     source = ipaddress.ip_network(manager.network.cidr)
     routed = [ipaddress.ip_network(c) for c in linked_ranges(spec, worker)]

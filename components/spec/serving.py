@@ -11,13 +11,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.standards import (
+from ..standards import (
     SERVING_CONCURRENCY,
     SERVING_CONTEXT_TOKENS,
     SERVING_REQUESTS_WAITING,
     SERVING_TTFT_P95_SECONDS,
 )
-
 from .storage import Strict
 from .types import Ipv4Address, LabelValue, ParameterCount, SiteName, TeamName
 
@@ -60,7 +59,7 @@ class ModelSpec(Strict):
 
     def shape(self):
         """The model as the serving arithmetic takes it (raises UnknownCatalogEntryError for an unknown name)."""
-        from components.catalog.models import ModelShape, known_model
+        from ..catalog.models import ModelShape, known_model
 
         if self.known is not None:
             return known_model(self.known)

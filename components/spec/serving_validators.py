@@ -50,8 +50,8 @@ def _addresses_are_free(spec: StackSpec) -> Iterator[Issue]:
 def _entry(
     spec, site, entry, path: str, *, teams: dict, sites: dict, known: list[str], ctx: ValidationContext
 ) -> Iterator[Issue]:
-    from components.catalog import UnknownCatalogEntryError
-    from components.serving.endpoints import endpoint_plan, serving_pool
+    from ..catalog import UnknownCatalogEntryError
+    from ..serving.endpoints import endpoint_plan, serving_pool
 
     if isinstance(site, GcpSite):
         yield Issue(
@@ -145,7 +145,7 @@ def _entry(
 def _weights(
     spec, site, entry, path: str, *, team, sites: dict, known: list[str], listed: tuple[str, ...]
 ) -> Iterator[Issue]:
-    from components.serving.endpoints import classification, crosses_cloud, weights_route
+    from ..serving.endpoints import classification, crosses_cloud, weights_route
 
     weights = entry.weights
     source = sites.get(weights.site)

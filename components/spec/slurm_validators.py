@@ -26,7 +26,7 @@ from .scheduling_validators import OVER_LINKS
 
 
 def slurm_issues(spec: StackSpec, config_keys: frozenset[str], secret_keys: frozenset[str], knows_config: bool):
-    from components.catalog.accelerators import slurm_gres_type
+    from ..catalog.accelerators import slurm_gres_type
 
     names = [site.name for site in spec.sites]
     for i, site in enumerate(spec.sites):
@@ -162,7 +162,7 @@ def _address_issues(spec: StackSpec, index: int, site: KubernetesSite) -> Iterat
 def _host_issues(path: str, slurm_pools) -> Iterator[Issue]:
     """A Slurm pool's per-GPU job defaults come from its host (components/scheduling/slurm_config.py): undeclared,
     a small fallback and a warning; declared, it must hold a CPU per GPU."""
-    from components.standards import SLURM_FALLBACK_MEM_GIB_PER_GPU
+    from ..standards import SLURM_FALLBACK_MEM_GIB_PER_GPU
 
     for j, pool in slurm_pools:
         where = f"{path}.gpu_pools[{j}]"

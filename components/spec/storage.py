@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from components.catalog.storage import FSX_BACKUP_RETENTION_MAX_DAYS, MANAGED_LUSTRE_FILESYSTEM_MAX
-from components.standards import (
+from ..catalog.storage import FSX_BACKUP_RETENTION_MAX_DAYS, MANAGED_LUSTRE_FILESYSTEM_MAX
+from ..standards import (
     ABORT_MULTIPART_DAYS,
     CHECKPOINT_COLD_AFTER_DAYS,
     FSX_BACKUP_RETENTION_DAYS,
@@ -21,7 +21,6 @@ from components.standards import (
     NONCURRENT_VERSION_DAYS,
     OBJECT_LOCK_MIN_DAYS,
 )
-
 from .types import BucketName, Cidr, FsxFileSystemId, NonEmpty, SecurityGroupId, SiteName, Zone
 
 StorageName = SiteName

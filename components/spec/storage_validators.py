@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING
 
-from components.catalog.storage import (
+from ..catalog.storage import (
     EFA_CAPACITY_STEP,
     EFA_RECOMMENDED_ABOVE_MBPS,
     FILESTORE_TIERS,
@@ -24,14 +24,13 @@ from components.catalog.storage import (
     fsx_efa_client,
     fsx_lustre_class,
 )
-from components.standards import CHECKPOINT_TARGET_SECONDS
-
+from ..standards import CHECKPOINT_TARGET_SECONDS
 from .issues import Issue, ValidationContext, absent_workload, team_sites
 from .model import AwsGpuPoolSpec, AwsSite, GcpSite, KubernetesSite, StackSpec
 from .storage import GCS_COLD_CLASSES, S3_COLD_CLASSES, FsxLustreSpec, ManagedLustreSpec
 
 if TYPE_CHECKING:
-    from components.storage.sizing import LustreSize
+    from ..storage.sizing import LustreSize
 
 S3_BUCKET_NAME_MAX = 63
 GCS_BUCKET_NAME_MAX = 63
@@ -162,7 +161,7 @@ def _writers_in_its_zone(site: AwsSite, i: int, lustre: FsxLustreSpec, path: str
 def system_node_ranges(site: AwsSite | GcpSite) -> list[str]:
     """The address ranges the site's system nodes take: on AWS the private subnets of every zone (the system node
     group spans them), on GCP the GKE nodes range. The accelerator pools' nodes take addresses from the same ones."""
-    from components.network.cidr import aws_zone_subnets, gke_ranges
+    from ..network.cidr import aws_zone_subnets, gke_ranges
 
     if isinstance(site, AwsSite):
         return [zone.private for zone in aws_zone_subnets(site.network.cidr, site.network.availability_zones)]
@@ -237,7 +236,7 @@ def _private_services_room(site: GcpSite, base: str) -> Iterator[Issue]:
     """Each Managed Lustre instance takes a /24 of the site's private-services block (cidr.GkeRanges)."""
     import ipaddress
 
-    from components.network.cidr import gke_ranges
+    from ..network.cidr import gke_ranges
 
     block = ipaddress.ip_network(gke_ranges(site.network.cidr).private_services)
     room = 2 ** max(0, LUSTRE_INSTANCE_PREFIX - block.prefixlen)
@@ -399,7 +398,7 @@ def _sized(lustre: FsxLustreSpec | ManagedLustreSpec, workload, path: str) -> Ge
 
     None where no size follows from the spec (values missing without a workload are reported on their keys).
     """
-    from components.storage.sizing import fsx_size, managed_lustre_size
+    from ..storage.sizing import fsx_size, managed_lustre_size
 
     size = fsx_size if isinstance(lustre, FsxLustreSpec) else managed_lustre_size
     try:
@@ -423,7 +422,7 @@ def _pin(path: str, workload: str, sized: str, limit: str) -> Issue:
 
 def _efa_clients(pools: list[AwsGpuPoolSpec], path: str) -> Iterator[Issue]:
     """EFA pools whose type FSx does not take as an EFA client (trn2): they mount over TCP instead."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type
 
     for pool in pools:
         try:
@@ -668,8 +667,8 @@ def _buckets(site, base: str, stack: str, cloud: str) -> Iterator[Issue]:
 
 def checkpoint_budget(spec: StackSpec) -> Iterator[Issue]:
     """A hand-sized Lustre file system that cannot save its workload's checkpoint in time."""
-    from components import sizing
-    from components.catalog.storage import MANAGED_LUSTRE_TIERS as TIERS
+    from .. import sizing
+    from ..catalog.storage import MANAGED_LUSTRE_TIERS as TIERS
 
     workloads = {w.name: w for w in spec.workloads}
     prod = spec.environment == "prod"

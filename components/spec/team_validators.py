@@ -194,7 +194,7 @@ def _pod_security(team: TeamSpec, index: int, spec: StackSpec, listed: tuple[str
 
 def privileged_needs(site) -> list[str]:
     """What GPU workloads on ``site`` ask of a pod that baseline and restricted refuse (module docstring)."""
-    from components.catalog import GpuDirect, UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from ..catalog import GpuDirect, UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
 
     needs: list[str] = []
     if isinstance(site, KubernetesSite):

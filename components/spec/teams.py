@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.standards import (
+from ..standards import (
     TEAM_BASE_CPU,
     TEAM_BASE_MEMORY_GIB,
     TEAM_CPU_PER_ACCELERATOR,
@@ -20,7 +20,6 @@ from components.standards import (
     TEAM_STORAGE_GIB,
     TEAM_VOLUME_CLAIMS,
 )
-
 from .model import AwsGpuPoolSpec, GcpGpuPoolSpec, TeamSpec
 
 
@@ -41,7 +40,7 @@ class PoolHost:
 
 def pool_hosts(site) -> list[PoolHost]:
     """The site's pools as hosts; pools the catalog cannot resolve are left out (their own validator says why)."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
 
     hosts = []
     for pool in site.gpu_pools:
@@ -150,7 +149,7 @@ def served_on(team: TeamSpec, site: str, site_ranges: Mapping[str, Sequence[str]
 
 def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] | None = None) -> TeamOnSite:
     """``site_ranges`` (every site's routed ranges) resolves the team's ``serve`` entries; without it, none."""
-    from components.scheduling.quota import site_scheduler_gpus, split_quota
+    from ..scheduling.quota import site_scheduler_gpus, split_quota
 
     quota = split_quota(team.quota_for(site.name), *site_scheduler_gpus(site))
     accelerators = quota.kueue

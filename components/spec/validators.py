@@ -14,8 +14,7 @@ import ipaddress
 from collections.abc import Callable, Iterator
 from itertools import combinations
 
-from components.standards import LOG_RETENTION_MIN_DAYS, OBJECT_LOCK_MIN_DAYS
-
+from ..standards import LOG_RETENTION_MIN_DAYS, OBJECT_LOCK_MIN_DAYS
 from .issues import (
     Issue,
     ValidationContext,
@@ -126,8 +125,8 @@ def cloud_networks_large_enough(spec: StackSpec, ctx: ValidationContext) -> Iter
 
 def regions_and_zones_exist(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     """Regions and zones are checked against the region table (components/catalog/regions.py)."""
-    from components.catalog import UnknownCatalogEntryError
-    from components.catalog.regions import aws_region, gcp_region
+    from ..catalog import UnknownCatalogEntryError
+    from ..catalog.regions import aws_region, gcp_region
 
     for index, site in enumerate(spec.sites):
         if isinstance(site, AwsSite):
@@ -303,7 +302,7 @@ def teams_are_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Is
 
 def team_identities_fit(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     """Cloud identities of teams: one owner per IAM role, Google names that fit, group members GKE can bind."""
-    from components.security.team_identity import GCP_ACCOUNT_ID_MAX, gcp_team_account_id
+    from ..security.team_identity import GCP_ACCOUNT_ID_MAX, gcp_team_account_id
 
     owners: dict[str, str] = {}
     for i, site in enumerate(spec.sites):
@@ -367,8 +366,7 @@ def audit_is_consistent(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
         audits = [b.name for b in getattr(site.storage, "buckets", []) if b.purpose == "audit"]
         if isinstance(site, AwsSite) and site.audit.creates_trail and not audits:
             # CloudTrail gets a bucket of its own, named audit-trail: the name must be free and fit S3's limit.
-            from components.storage.aws_site_storage import TRAIL_BUCKET
-
+            from ..storage.aws_site_storage import TRAIL_BUCKET
             from .storage_validators import ACCOUNT_ID_LENGTH, S3_BUCKET_NAME_MAX
 
             if TRAIL_BUCKET in buckets:
@@ -442,7 +440,7 @@ def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
             key = "kept_log_buckets" if audit.kept_log_buckets else "first_log_bucket_days"
             yield Issue(f"{path}.{key}", "locked audit log buckets are a GCP setting; remove it here")
         return
-    from components.security.gcp_audit_logs import log_bucket_id  # imports pulumi_gcp: only for a GCP site
+    from ..security.gcp_audit_logs import log_bucket_id  # imports pulumi_gcp: only for a GCP site
 
     if spec.environment != "prod" and not spec.protects_stateful:
         if audit.kept_log_buckets:
@@ -477,7 +475,7 @@ def _log_buckets_are_kept(spec: StackSpec, i: int, site) -> Iterator[Issue]:
 
 def site_accelerators(site) -> dict[str, int]:
     """The most accelerators of each kind (gpu, neuron, tpu) a site can ever offer: every pool at max_nodes."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
 
     totals: dict[str, int] = {}
     for pool in site.gpu_pools:
@@ -523,7 +521,7 @@ def team_quotas_fit_their_sites(spec: StackSpec, ctx: ValidationContext) -> Iter
 
 
 def gpu_pools_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type, tpu_type
+    from ..catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type, tpu_type
 
     workloads = {w.name: w for w in spec.workloads}
     for i, site in enumerate(spec.sites):
@@ -612,7 +610,7 @@ def _aws_pool(site: AwsSite, pool: AwsGpuPoolSpec, path: str, lookup) -> Iterato
 
 
 def _capacity_block(pool: AwsGpuPoolSpec, path: str) -> Iterator[Issue]:
-    from components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
+    from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
 
     capacity = pool.capacity
     if not pool.capacity_block:
@@ -654,7 +652,7 @@ def _capacity_block(pool: AwsGpuPoolSpec, path: str) -> Iterator[Issue]:
 
 
 def _autoscaler_pinned_for(site: AwsSite, path: str) -> Iterator[Issue]:
-    from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
+    from ..platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
 
     if site.kubernetes.version not in CLUSTER_AUTOSCALER_CHARTS:
         yield Issue(
@@ -666,7 +664,7 @@ def _autoscaler_pinned_for(site: AwsSite, path: str) -> Iterator[Issue]:
 
 
 def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tpu_lookup) -> Iterator[Issue]:
-    from components.catalog import compact_placement_refusal
+    from ..catalog import compact_placement_refusal
 
     zone = pool.zone_in(site)
     if zone not in site.network.zones:
@@ -735,14 +733,14 @@ def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tp
 
 
 def _slice_chips(pool: GcpGpuPoolSpec) -> int:
-    from components.catalog import tpu_type
+    from ..catalog import tpu_type
 
     shapes = {t.topology: t for t in tpu_type(pool.tpu.type).topologies}
     return shapes[pool.tpu.topology].chips if pool.tpu.topology in shapes else 0
 
 
 def slice_hosts(pool: GcpGpuPoolSpec) -> int:
-    from components.catalog import tpu_type
+    from ..catalog import tpu_type
 
     shapes = {t.topology: t for t in tpu_type(pool.tpu.type).topologies}
     return shapes[pool.tpu.topology].hosts if pool.tpu.topology in shapes else 0
@@ -777,7 +775,7 @@ def private_nodes_can_reach_their_images(spec: StackSpec, ctx: ValidationContext
 
 def gpu_nic_ranges_are_free(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     # GPU NIC subnets reuse one private block on every GCP site; a site range inside it would collide.
-    from components.network.cidr import GPU_NIC_BLOCK
+    from ..network.cidr import GPU_NIC_BLOCK
 
     block = ipaddress.ip_network(GPU_NIC_BLOCK)
     for index, site in enumerate(spec.sites):
@@ -789,8 +787,8 @@ def gpu_nic_ranges_are_free(spec: StackSpec, ctx: ValidationContext) -> Iterator
 
 
 def _workload_fits(site, pool, workload, path: str) -> Iterator[Issue]:
-    from components import sizing
-    from components.catalog import aws_instance_type, gcp_machine_type
+    from .. import sizing
+    from ..catalog import aws_instance_type, gcp_machine_type
 
     if isinstance(pool, GcpGpuPoolSpec) and pool.tpu is not None:
         return

@@ -25,8 +25,6 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG, LOG_RETENTION_MIN_DAYS
-
 from ..catalog.storage import INTELLIGENT_TIERING_METADATA_IOPS, LUSTRE_PORTS, fsx_lustre_class
 from ..observability.cloud_alarms import fsx_capacity_alarm
 from ..package.inputs import (
@@ -42,6 +40,7 @@ from ..package.inputs import (
 from ..security.aws_log_group import encrypted_log_group
 from ..spec.model import WorkloadSpec
 from ..spec.storage import FsxLustreSpec
+from ..standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG, LOG_RETENTION_MIN_DAYS
 from ..tagging import AWS_PREFIX, TagContext
 from .contract import StorageTier
 from .sizing import LustreSize, fsx_size

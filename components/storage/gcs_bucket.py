@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.standards import IMMUTABLE_LABEL, PURPOSE_TAG, SECONDS_PER_DAY
-
 from ..spec.storage import LifecycleSpec, ObjectLockSpec
+from ..standards import IMMUTABLE_LABEL, PURPOSE_TAG, SECONDS_PER_DAY
 from ..tagging import TagContext, gcp_label_key
 
 GCS_DEFAULT_COLD_CLASS = "NEARLINE"

@@ -23,11 +23,10 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from components.standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
-
 from ..package.inputs import Tagging, TrainingWorkload, camel_case, invalid, package_token, tag_context, validated
 from ..spec.model import WorkloadSpec
 from ..spec.storage import ManagedLustreSpec
+from ..standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
 from ..tagging import TagContext
 from .contract import StorageTier
 from .sizing import LustreSize, managed_lustre_size

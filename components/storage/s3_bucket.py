@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.standards import PURPOSE_TAG
-
 from ..spec.storage import LifecycleSpec, ObjectLockSpec
+from ..standards import PURPOSE_TAG
 from ..tagging import TagContext
 
 S3_DEFAULT_COLD_CLASS = "GLACIER_IR"

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.standards import PURPOSE_TAG
-
 from ..spec.storage import ExpressCheckpointsSpec
+from ..standards import PURPOSE_TAG
 from ..tagging import TagContext
 from .contract import StorageTier
 

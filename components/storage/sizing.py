@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import sizing
-from components.catalog.storage import MANAGED_LUSTRE_TIERS, fsx_lustre_class
-from components.spec.model import WorkloadSpec
-from components.spec.storage import FsxLustreSpec, ManagedLustreSpec
-from components.standards import CHECKPOINT_TARGET_SECONDS
+from .. import sizing
+from ..catalog.storage import MANAGED_LUSTRE_TIERS, fsx_lustre_class
+from ..spec.model import WorkloadSpec
+from ..spec.storage import FsxLustreSpec, ManagedLustreSpec
+from ..standards import CHECKPOINT_TARGET_SECONDS
 
 
 @dataclass(frozen=True)

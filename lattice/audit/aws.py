@@ -26,7 +26,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from components.tagging import AWS_PREFIX
+from lattice.components.tagging import AWS_PREFIX
 
 STACK_TAG = f"{AWS_PREFIX}stack"
 SITE_TAG = f"{AWS_PREFIX}site"
@@ -50,7 +50,7 @@ class Adopted:
 def adopted(spec) -> dict[str, Adopted]:
     """Per AWS region of the stack, the keys and clusters its sites adopt and the site relying on an organisation
     trail: the audit judges those as the sites' own, though Lattice never tagged them."""
-    from components.spec import AwsSite
+    from lattice.components.spec import AwsSite
 
     found: dict[str, Adopted] = {}
     for site in spec.sites:

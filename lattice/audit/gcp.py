@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.spec import StackSpec
-from components.spec.model import GcpSite
+from lattice.components.spec import StackSpec
+from lattice.components.spec.model import GcpSite
 from lattice.preflight.gcp_brownfield import COMPUTE, KMS, Apis, NotFound
 
 KEY = "gcp:kms/cryptoKey:CryptoKey"

@@ -27,12 +27,13 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from lattice.engine.plan import PROJECT_ROOT, tune_collector
-from policies.registry import SEVERITY_ORDER, Rule, all_rules
+from lattice.engine.plan import tune_collector
+from lattice.paths import POLICIES_DIR
+from lattice.policies.registry import SEVERITY_ORDER, Rule, all_rules
 
 from .analyzer_wire import as_policy_sees, runtime_config
 
-CONFIG_DIR = PROJECT_ROOT / "policies" / "config"
+CONFIG_DIR = POLICIES_DIR / "config"
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 DEFAULT_LEVEL = "advisory"
 
@@ -291,7 +292,7 @@ def hand_stack_config(plan: dict[str, Any]) -> None:
     without it."""
     from pulumi.runtime.config import CONFIG, set_all_config
 
-    from components.spec import SPEC_KEY
+    from lattice.components.spec import SPEC_KEY
 
     config = {key: value for key, value in CONFIG.get().items() if key != SPEC_KEY}
     text = (plan.get("config") or {}).get(SPEC_KEY)

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from policies.registry import SEVERITY_ORDER, Rule
+from lattice.policies.registry import SEVERITY_ORDER, Rule
 
 from .evaluate import CheckResult, Finding
 from .waivers import WaiverProblem

@@ -41,14 +41,14 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _audit(args: argparse.Namespace, out: Console) -> int:
-    from components.spec import AwsSite, GcpSite
     from lattice.audit.aws import PLAN_ONLY_RULES, AuditError, adopted, audit_plan
     from lattice.audit.gcp import add_adopted, adopts, without_owner_labels
     from lattice.check.evaluate import PolicyConfigError, config_path_for, evaluate, load_policy_config
     from lattice.check.report import Locator, render
     from lattice.check.waivers import apply_waivers, load_waivers
+    from lattice.components.spec import AwsSite, GcpSite
+    from lattice.policies.registry import all_rules
     from lattice.preflight.pools import PreflightError
-    from policies.registry import all_rules
 
     check_paths(args)
     stack_file = resolve_stack_file(args)

@@ -30,8 +30,8 @@ def add_parser(verbs, stack_arguments) -> None:
 
 def _audit_policy(args: argparse.Namespace, out: Console) -> int:
     # Imported when the verb runs: building the CLI's parser (and `lattice --help`) loads none of this.
-    from components.platform.audit_policy import api_server_flags, audit_policy_yaml, install_notes
-    from components.spec import KubernetesSite
+    from lattice.components.platform.audit_policy import api_server_flags, audit_policy_yaml, install_notes
+    from lattice.components.spec import KubernetesSite
 
     from .common import resolve_stack_file
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # imported by the verb, not by `lattice --help` (which only a
     from rich.console import Console
     from rich.table import Table
 
-    from components.catalog.listing import CatalogRow
+    from lattice.components.catalog.listing import CatalogRow
 
 
 def add_parser(verbs, stack_arguments) -> None:
@@ -51,7 +51,7 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def selected(args: argparse.Namespace) -> list[CatalogRow]:
-    from components.catalog.listing import catalog_rows, select
+    from lattice.components.catalog.listing import catalog_rows, select
 
     return select(
         catalog_rows(),
@@ -110,16 +110,16 @@ def list_catalog(args: argparse.Namespace, out: Console) -> int:
 
 
 def _catalog_refresh(args: argparse.Namespace, out: Console) -> int:
-    from components.catalog.aws import AWS_SNAPSHOT
-    from components.catalog.refresh import main as refresh
+    from lattice.components.catalog.aws import AWS_SNAPSHOT
+    from lattice.components.catalog.refresh import main as refresh
 
     writable(args.output, "--output")
     return refresh(args.region, args.output or AWS_SNAPSHOT, from_moto=args.moto)
 
 
 def _catalog_refresh_regions(args: argparse.Namespace, out: Console) -> int:
-    from components.catalog.refresh import refresh_regions
-    from components.catalog.regions import AWS_REGIONS_FILE
+    from lattice.components.catalog.refresh import refresh_regions
+    from lattice.components.catalog.regions import AWS_REGIONS_FILE
 
     writable(args.output, "--output")
     return refresh_regions(args.output or AWS_REGIONS_FILE)

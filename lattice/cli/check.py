@@ -62,13 +62,13 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
-    from components.spec import load_stack_file
     from lattice.check.evaluate import PolicyConfigError, config_path_for, evaluate, load_policy_config
     from lattice.check.evaluate import baseline as base_violations
     from lattice.check.report import locator_for, render
     from lattice.check.waivers import apply_waivers, load_waivers
+    from lattice.components.spec import load_stack_file
     from lattice.engine.plan import run_plan
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     check_paths(args)
     rules = all_rules()

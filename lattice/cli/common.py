@@ -23,19 +23,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lattice.errors import UsageError, writable, write_output
+from lattice.paths import POLICIES_DIR, PROJECT_ROOT
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from components.spec import StackFile
+    from lattice.components.spec import StackFile
 
 # Every verb imports what it needs when it runs: `lattice --help` must not load pydantic models, Pulumi, the policy
 # pack or rich (issue 13: 0.67 s before, against 0.03 s for Python itself).
-PROJECT_ROOT = Path(__file__).resolve().parents[2]  # lattice.engine.plan.PROJECT_ROOT, without importing Pulumi
 STACKS_DIR = PROJECT_ROOT / "stacks"
-WAIVERS = PROJECT_ROOT / "policies" / "waivers.yaml"
+WAIVERS = POLICIES_DIR / "waivers.yaml"
 # The argparse choices, here so building the parser imports nothing; tests/lattice/test_cli_imports.py checks that they
-# are policies.registry.SEVERITY_ORDER and lattice.check.report.FORMATS.
+# are lattice.policies.registry.SEVERITY_ORDER and lattice.check.report.FORMATS.
 SEVERITY_CHOICES = ("low", "medium", "high", "critical")
 FORMAT_CHOICES = ("text", "json", "sarif", "junit", "github", "markdown")
 EXIT_VIOLATIONS = 1
@@ -57,7 +57,7 @@ def report_error(verb: str, exc: Exception, err: Console) -> int:
         err.print(str(exc), markup=False)
         return EXIT_INPUT
     # Imported here: a verb that can raise these has loaded their modules already.
-    from components.spec import SpecError
+    from lattice.components.spec import SpecError
     from lattice.engine.plan import PlanError
 
     if isinstance(exc, SpecError):
@@ -83,7 +83,7 @@ def stack_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_stack_file(args: argparse.Namespace) -> StackFile:
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     if args.stack_file is not None:
         return load_stack_file(args.stack_file)

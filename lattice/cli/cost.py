@@ -388,7 +388,7 @@ def _signed(value: float) -> str:
 
 
 def _pricing_list(args: argparse.Namespace, out: Console) -> int:
-    from components.catalog.pricing import pricing_snapshot
+    from lattice.components.catalog.pricing import pricing_snapshot
 
     snapshot = pricing_snapshot()
     lines = _wrapped(
@@ -423,9 +423,9 @@ def _pricing_list(args: argparse.Namespace, out: Console) -> int:
 
 
 def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
-    from components.catalog.pricing import PRICING_SNAPSHOT
-    from components.catalog.pricing_refresh import planned_machines, refresh
-    from components.spec import load_stack_file
+    from lattice.components.catalog.pricing import PRICING_SNAPSHOT
+    from lattice.components.catalog.pricing_refresh import planned_machines, refresh
+    from lattice.components.spec import load_stack_file
 
     from .common import STACKS_DIR
 
@@ -435,7 +435,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
     if args.catalogs:
-        from components.catalog.pricing_catalogs import CATALOG_LAYER, UNIFORM_RATES, refresh_layer
+        from lattice.components.catalog.pricing_catalogs import CATALOG_LAYER, UNIFORM_RATES, refresh_layer
 
         return refresh_layer(
             args.output or CATALOG_LAYER,
@@ -479,7 +479,7 @@ def add_run_cost_arguments(size) -> None:
 
 def run_cost_rows(table, args: argparse.Namespace, machine, pool, hours, *, checkpoint_bytes: float, lustre) -> None:
     """The run's money rows under ``lattice size``'s GPU-hours: compute, time lost to saves, checkpoint storage."""
-    from components.catalog import AwsInstanceType
+    from lattice.components.catalog import AwsInstanceType
     from lattice.cost.report import run_cost
 
     cloud = "aws" if isinstance(machine, AwsInstanceType) else "gcp"

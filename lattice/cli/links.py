@@ -86,7 +86,7 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
     # Imported when the verb runs: building the CLI's parser (and `lattice --help`) loads none of this.
     from rich.table import Table
 
-    from components.network.link_plan import link_plans
+    from lattice.components.network.link_plan import link_plans
     from lattice.tables import print_note, print_table
 
     from .common import resolve_stack_file
@@ -127,8 +127,8 @@ def _links_plan(args: argparse.Namespace, out: Console) -> int:
 
 
 def _links_render(args: argparse.Namespace, out: Console) -> int:
-    from components.network.link_plan import link_plans
-    from components.spec import KubernetesSite
+    from lattice.components.network.link_plan import link_plans
+    from lattice.components.spec import KubernetesSite
     from lattice.engine.plan import run_plan
 
     from .common import resolve_stack_file
@@ -231,7 +231,7 @@ def _vpn_files(outputs: dict[str, Any], site: str, source: str, gateway: str | N
 def _links_reach(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from components.flows.reachability import needed_paths
+    from lattice.components.flows.reachability import needed_paths
     from lattice.engine.plan import run_plan
     from lattice.tables import print_note, print_table
 
@@ -295,7 +295,7 @@ def _destination(endpoint) -> str:
 
 
 def _hop_json(hop) -> dict[str, Any]:
-    from components.flows.reachability import SOURCES
+    from lattice.components.flows.reachability import SOURCES
 
     return {
         "where": hop.where,

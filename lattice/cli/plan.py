@@ -50,7 +50,7 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
             return 0
         write_output(args.json, plan.to_json(), "--json")
     out.print(render_tree(plan, plan_details(stack_file, plan)))
-    from components.scheduling.routes import routes
+    from lattice.components.scheduling.routes import routes
     from lattice.route.multikueue import planned_dispatch
 
     from .plan_routes import render_routes
@@ -69,7 +69,7 @@ def _plan(args: argparse.Namespace, out: Console) -> int:
     from lattice.check.evaluate import PolicyConfigError, config_path_for, evaluate, load_policy_config
     from lattice.check.report import verdict_line
     from lattice.check.waivers import apply_waivers, load_waivers
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, TeamRoute
+from lattice.components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, TeamRoute
 
 WIDTH = 80
 ARROW = " → "

@@ -3,8 +3,8 @@ arrive over the links (components/serving/endpoints.py). Lines stay within 80 co
 
 from __future__ import annotations
 
-from components.serve_sizing import VLLM_VERSION, describe, transfer
-from components.sizing import GB, human_gib
+from lattice.components.serve_sizing import VLLM_VERSION, describe, transfer
+from lattice.components.sizing import GB, human_gib
 
 from .plan_routes import WIDTH, _wrap
 
@@ -23,7 +23,7 @@ def duration(seconds: float) -> str:
 
 def weights_line(spec, site, entry) -> str:
     """Where an endpoint's weights come from and, across sites, their transfer time at the carried bandwidth."""
-    from components.serving.endpoints import endpoint_plan, weights_route
+    from lattice.components.serving.endpoints import endpoint_plan, weights_route
 
     plan = endpoint_plan(site, entry)
     weights = entry.weights
@@ -41,8 +41,8 @@ def weights_line(spec, site, entry) -> str:
 
 def render_serving(spec, width: int = WIDTH) -> str:
     """The block, or "" when no site serves a model."""
-    from components.serving import runtime
-    from components.serving.endpoints import endpoint_plan, endpoints
+    from lattice.components.serving import runtime
+    from lattice.components.serving.endpoints import endpoint_plan, endpoints
 
     entries = endpoints(spec)
     if not entries:

@@ -28,7 +28,7 @@ def _policies(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     if args.format == "markdown":

@@ -61,7 +61,7 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _route(args: argparse.Namespace, out: Console) -> int:
-    from components import clock
+    from lattice.components import clock
     from lattice.cost.report import cost_report
     from lattice.route.estate import estate
     from lattice.route.report import costs, report

@@ -22,8 +22,8 @@ def add_parser(verbs, stack_arguments) -> None:
 
 
 def _schema(args: argparse.Namespace, out: Console) -> int:
-    from components.spec import stack_file_schema
-    from components.spec.schema import json_schema
+    from lattice.components.spec import stack_file_schema
+    from lattice.components.spec.schema import json_schema
 
     writable(args.output, "--output")
     schema = json_schema() if args.spec_only else stack_file_schema()

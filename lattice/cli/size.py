@@ -121,7 +121,7 @@ def _count(value: float) -> str:
 def _size(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from components.sizing import GB, human_gib
+    from lattice.components.sizing import GB, human_gib
     from lattice.size.training import size_training
     from lattice.tables import print_table
 

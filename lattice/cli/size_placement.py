@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from components.placement import Placement
+    from lattice.components.placement import Placement
 
 
 def add_arguments(size: argparse.ArgumentParser, positive_int, positive_float) -> None:
@@ -50,8 +50,8 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
     from rich import box
     from rich.table import Table
 
-    from components.placement import ACROSS, BLOCK, NODE, floor_seconds, kueue_annotations
-    from components.sizing import GB
+    from lattice.components.placement import ACROSS, BLOCK, NODE, floor_seconds, kueue_annotations
+    from lattice.components.sizing import GB
 
     network = placement.network
     where = {
@@ -142,8 +142,8 @@ def render(out: Console, placement: Placement, levels: tuple[str, ...], machine_
 
 
 def sbatch_lines(out: Console, placement: Placement, levels: tuple[str, ...]) -> None:
-    from components.placement import sbatch_topology
-    from components.scheduling.slurm_config import STANDBY_QOS
+    from lattice.components.placement import sbatch_topology
+    from lattice.components.scheduling.slurm_config import STANDBY_QOS
     from lattice.size.placement import sbatch_options
 
     out.print(

@@ -81,8 +81,8 @@ def _stack_rows(args: argparse.Namespace) -> list[Row]:
 def table(row: Row):
     from rich.table import Table
 
-    from components.serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, describe
-    from components.sizing import GB, human_gib
+    from lattice.components.serve_sizing import GPU_MEMORY_UTILIZATION, VLLM_VERSION, describe
+    from lattice.components.sizing import GB, human_gib
 
     plan, f = row.plan, row.plan.fit
     serving, model = plan.serving, plan.serving.model

@@ -10,7 +10,7 @@ each resource type one of three answers, so nothing is silently left out:
 - **unpriced**: a billable resource whose snapshot row is missing, said with the reason.
 
 Usage the plan cannot know (bucket contents, log ingestion, trail data events, NAT and link traffic) comes from
-the spec's ``cost_assumptions`` (or the defaults in ``components.standards``) and every figure used is listed in
+the spec's ``cost_assumptions`` (or the defaults in ``lattice.components.standards``) and every figure used is listed in
 ``assumptions``. Grid and edge pools are priced from ``sites[].cost.gpu_hour``. A month is 730 hours.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
+from lattice.components.catalog.pricing import Price, PricingSnapshot, pricing_snapshot
 
 COLUMNS = ("min", "desired", "max")
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"  # a node group's instance type and root volumes
@@ -196,7 +196,7 @@ class _Context:
     """The plan indexed for pricing: each resource's site, region and cloud, and the spec's assumptions."""
 
     def __init__(self, plan: dict[str, Any], spec: Any, snapshot: PricingSnapshot):
-        from components.spec.cost import CostAssumptionsSpec
+        from lattice.components.spec.cost import CostAssumptionsSpec
 
         self.plan = plan
         self.spec = spec
@@ -813,7 +813,7 @@ def _free_reason(resource_type: str) -> str:
 
 
 def _grid_pools(ctx: _Context) -> list[CostRow]:
-    from components.spec import KubernetesSite
+    from lattice.components.spec import KubernetesSite
 
     rows = []
     for site in ctx.spec.sites:
@@ -849,7 +849,7 @@ def _grid_pools(ctx: _Context) -> list[CostRow]:
 
 def _link_transfer(ctx: _Context) -> list[CostRow]:
     """Per link and cloud end: what moving the assumed volume out of that end costs (TGW, VPN egress)."""
-    from components.spec import AwsSite, GcpSite
+    from lattice.components.spec import AwsSite, GcpSite
 
     rows = []
     hours = ctx.snapshot.hours_per_month
@@ -887,11 +887,11 @@ def _link_transfer(ctx: _Context) -> list[CostRow]:
 def _weights_transfer(ctx: _Context) -> list[CostRow]:
     """Inference endpoints whose weights cross an AWS site on their way (components/serving/endpoints.py): one copy
     through its transit gateway (processing), leaving AWS again over the serving site's VPN (data transfer out) where
-    AWS is only the hub, times the copies a month ``components.standards`` assumes. On top of the links' assumed
+    AWS is only the hub, times the copies a month ``lattice.components.standards`` assumes. On top of the links' assumed
     traffic (``_link_transfer``); a grid or edge network's own traffic has no per-GB charge Lattice can know."""
-    from components.serving.endpoints import endpoint_plan, endpoints, weights_route
-    from components.spec import AwsSite
-    from components.standards import COST_WEIGHTS_COPIES_PER_MONTH
+    from lattice.components.serving.endpoints import endpoint_plan, endpoints, weights_route
+    from lattice.components.spec import AwsSite
+    from lattice.components.standards import COST_WEIGHTS_COPIES_PER_MONTH
 
     rows = []
     hours, copies = ctx.snapshot.hours_per_month, COST_WEIGHTS_COPIES_PER_MONTH

@@ -4,7 +4,7 @@
 
 - ``docs/reference/stack-file.md``: every key of the stack file from its JSON Schema (``lattice schema``) — one
   entry per key of each object, with its type, default, description and an example;
-- ``docs/reference/policies.md``: every rule of the policy pack from ``policies.registry`` — kind, severity,
+- ``docs/reference/policies.md``: every rule of the policy pack from ``lattice.policies.registry`` — kind, severity,
   category, the Checkov / Trivy IDs it answers to and where it is stricter or looser than they are, what it
   reads, its settings, and how each environment enforces it;
 - ``docs/concepts/dashboards/*.svg``: the panel layout of each dashboard prod's Grafana shows (from the dashboard
@@ -215,7 +215,7 @@ def policies_reference(rules, configs) -> str:
         "",
         "# Policy reference",
         "",
-        f"The policy pack's {len(ordered)} rules (`policies/`), generated from `policies.registry`. "
+        f"The policy pack's {len(ordered)} rules (`policies/`), generated from `lattice.policies.registry`. "
         "`lattice check` and the pack under `pulumi preview` judge the same rules; `lattice policies` lists "
         "them. *Enforcement* is each environment's level from `policies/config/<environment>.json`. Where a "
         "rule answers to a Checkov or Trivy check, its ID is given, and where Lattice's verdict deliberately "
@@ -365,14 +365,14 @@ def readme_with_diagram(readme: str, mermaid_text: str) -> str:
 
 def pages(prod_plan=None) -> dict[Path, str]:
     """Each generated page's path and the text the code gives it now (``prod_plan``: prod's plan, if run)."""
-    from components.package.schema import current as package_schema
-    from components.spec import load_stack_file
-    from components.spec.schema import stack_file_schema
     from lattice.check.evaluate import config_path_for, load_policy_config
     from lattice.cli import _parser
+    from lattice.components.package.schema import current as package_schema
+    from lattice.components.spec import load_stack_file
+    from lattice.components.spec.schema import stack_file_schema
     from lattice.docs.package_reference import component_pages
     from lattice.engine.diagram import draw
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     configs = {env: load_policy_config(config_path_for(env), rules) for env in ENVIRONMENTS}
@@ -392,9 +392,9 @@ def pages(prod_plan=None) -> dict[Path, str]:
 def dashboard_pictures(spec) -> dict[Path, str]:
     """docs/concepts/dashboards/<slug>.svg: the layout of each dashboard prod's central Grafana shows, drawn from its
     model (no Grafana runs here: a layout, not a screenshot)."""
-    from components.observability.central import central_site, senders
-    from components.observability.dashboards import dashboards, picture
-    from components.observability.dashboards.context import dashboard_context
+    from lattice.components.observability.central import central_site, senders
+    from lattice.components.observability.dashboards import dashboards, picture
+    from lattice.components.observability.dashboards.context import dashboard_context
 
     central = central_site(spec)
     ctx = dashboard_context(spec, central, list(spec.sites), senders(spec))

@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.spec import StackSpec
-from components.spec.model import AwsSite, GcpSite
+from lattice.components.spec import StackSpec
+from lattice.components.spec.model import AwsSite, GcpSite
 
 # The resource that holds an adopted bucket, by site provider, and the input carrying its physical name.
 BUCKET_TYPES = {
@@ -112,7 +112,7 @@ def import_file(spec: StackSpec, plan: dict[str, Any]) -> dict[str, Any]:
 def planned_resource(adoption: Adoption, plan: dict[str, Any]) -> dict[str, Any]:
     """The resource the program declares for an adoption: a bucket by the name its inputs carry; a file system
     (which has no name) by the tag naming the ID it adopts (``fsx_lustre.ADOPTED_TAG``)."""
-    from components.storage.fsx_lustre import ADOPTED_TAG
+    from lattice.components.storage.fsx_lustre import ADOPTED_TAG
 
     if adoption.kind == "file-system":
         type_token = LUSTRE_TYPE

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from components.spec import StackFile
+    from lattice.components.spec import StackFile
 
     from .plan import Plan
 
@@ -19,8 +19,8 @@ def is_resource(resource: dict) -> bool:
 def plan_details(stack_file: StackFile, plan: Plan) -> dict[str, str]:
     """Per GPU pool: machine type, nodes min–max, accelerators and fabric; per file system: capacity and
     throughput — keyed by the component's name, read from the spec, the catalog and the planned inputs."""
-    from components.catalog.listing import catalog_rows
-    from components.spec import GcpSite, KubernetesSite
+    from lattice.components.catalog.listing import catalog_rows
+    from lattice.components.spec import GcpSite, KubernetesSite
 
     rows = {row.name: row for row in catalog_rows()}
     inputs = {r["name"]: r.get("inputs", {}) for r in plan.resources if r["custom"]}
@@ -58,7 +58,7 @@ def plan_details(stack_file: StackFile, plan: Plan) -> dict[str, str]:
 
 def adopted_details(site) -> dict[str, str]:
     """What a brownfield site adopts instead of creating, said on the component that would have created it."""
-    from components.spec import AwsSite, GcpSite
+    from lattice.components.spec import AwsSite, GcpSite
 
     details = {
         f"{site.name}-storage-{bucket.name}": f"existing bucket {bucket.existing_bucket}: adopted, not created "

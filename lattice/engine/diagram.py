@@ -156,7 +156,7 @@ def _pool(site, pool, out: dict[str, Any]) -> Pool:
         if pool.tpu is not None:
             machine, fabric = f"TPU {pool.tpu.type} {pool.tpu.topology}", "ICI"
         else:
-            from components.catalog.gcp import gcp_machine_type
+            from lattice.components.catalog.gcp import gcp_machine_type
 
             accelerator = pool.guest_accelerator
             catalog = gcp_machine_type(

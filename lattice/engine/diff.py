@@ -66,7 +66,7 @@ def is_resource(resource: dict[str, Any]) -> bool:
 
 
 def diff_plans(base: dict[str, Any], head: dict[str, Any]) -> PlanDiff:
-    from components.catalog.replacements import replacement_for
+    from lattice.components.catalog.replacements import replacement_for
 
     before = {r["urn"]: r for r in base["resources"] if is_resource(r)}
     after = {r["urn"]: r for r in head["resources"] if is_resource(r)}

@@ -38,11 +38,10 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.spec import SPEC_KEY, StackFile, handed_over, load_stack_file
-from components.tagging import takes_name
+from lattice.components.spec import SPEC_KEY, StackFile, handed_over, load_stack_file
+from lattice.components.tagging import takes_name
+from lattice.paths import PROGRAM
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = PROJECT_ROOT / "__main__.py"
 PROJECT = "lattice"
 
 SIG_KEY = rpc._special_sig_key
@@ -74,9 +73,9 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 # test_performance.py checks that plans stay byte-identical).
 COLLECTOR_THRESHOLDS = (50_000, 20, 20)
 # What the program imports: loaded before freezing, so the SDK modules' objects are frozen with the rest. A cloud's
-# site (and its SDK) only for a stack with a site there: components.hybrid imports them when it builds one.
-PRELOAD = ("components.hybrid",)
-SITE_MODULES = {"aws": "components.sites.aws_cloud_site", "gcp": "components.sites.gcp_cloud_site"}
+# site (and its SDK) only for a stack with a site there: lattice.components.hybrid imports them when it builds one.
+PRELOAD = ("lattice.components.hybrid",)
+SITE_MODULES = {"aws": "lattice.components.sites.aws_cloud_site", "gcp": "lattice.components.sites.gcp_cloud_site"}
 
 
 def preload_for(stack_file: StackFile) -> tuple[str, ...]:
@@ -659,19 +658,27 @@ def run_plan(
     if not isinstance(stack_file, StackFile):
         stack_file = load_stack_file(stack_file)
     config, secret_keys = config_for(stack_file, secrets)
-    if str(PROJECT_ROOT) not in sys.path:
-        sys.path.insert(0, str(PROJECT_ROOT))
     tune_collector(preload_for(stack_file))
     # The spec was validated when the stack file was loaded: the program takes it as it is (components/spec/
     # loader.py, handed_over) instead of parsing and validating its config a second time.
     with handed_over(config.get(SPEC_KEY, ""), stack_file):
         return run_program(
-            lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
+            program(),
             stack=stack_file.stack,
             config=config,
             secret_keys=secret_keys,
             preview=preview,
         )
+
+
+def program() -> Callable[[], Any]:
+    """The Pulumi program: a checkout's ``__main__.py`` (what `pulumi up` runs there), or, installed, the module it
+    calls."""
+    if PROGRAM is not None:
+        return lambda: runpy.run_path(str(PROGRAM), run_name="__main__")
+    from lattice.components.program import main
+
+    return main
 
 
 def run_program(

@@ -33,7 +33,7 @@ from lattice.errors import UsageError
 if TYPE_CHECKING:
     import argparse
 
-    from components.spec import StackSpec
+    from lattice.components.spec import StackSpec
 
 RENDEZVOUS_PORT = 29500
 HCA = "mlx5"  # the Mellanox / NVIDIA HCAs the RDMA device plugin selects (vendor 15b3: cluster_addons.py)
@@ -49,13 +49,13 @@ def nccl_environment(fabric: str) -> list[tuple[str, str]]:
 def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     """The batch script and the exit code; a UsageError naming the key and the fix where the pool or team cannot
     take an sbatch job."""
-    from components import sizing
-    from components.catalog.accelerators import slurm_gres_type
-    from components.placement import sbatch_topology
-    from components.scheduling.slurm_accounts import SlurmAccount
-    from components.scheduling.slurm_config import STANDBY_QOS
-    from components.spec.model import KubernetesSite
-    from components.spec.teams import team_on_site
+    from lattice.components import sizing
+    from lattice.components.catalog.accelerators import slurm_gres_type
+    from lattice.components.placement import sbatch_topology
+    from lattice.components.scheduling.slurm_accounts import SlurmAccount
+    from lattice.components.scheduling.slurm_config import STANDBY_QOS
+    from lattice.components.spec.model import KubernetesSite
+    from lattice.components.spec.teams import team_on_site
     from lattice.size.placement import placement_of
 
     from .template import hardware, resolve
@@ -104,7 +104,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     switches = topology.get("--switches", "").split("@")[0]
     if switches == str(placement.nodes):  # one node per leaf at most: no constraint worth waiting an hour for
         topology = {}
-    from components.catalog.topology import HOST_LEVELS
+    from lattice.components.catalog.topology import HOST_LEVELS
 
     network = [level for level in levels if level not in HOST_LEVELS]
     block = network[-1] if network else None  # the leaf: the finest declared level (the hostname is none)
@@ -175,7 +175,7 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
 def container_mounts(site) -> str:
     """pyxis's ``--container-mounts`` (``SRC:DST[:FLAGS]``, comma-separated): /dev/shm for NCCL's shared memory, and
     the site's file systems where slurmd mounts them (components/sites/existing_cluster_site.py ``slurm_mounts``)."""
-    from components.sites.existing_cluster_site import slurm_mounts
+    from lattice.components.sites.existing_cluster_site import slurm_mounts
 
     mounts = ["/dev/shm:/dev/shm"]
     mounts += [f"{m.path}:{m.path}" + (":ro" if m.read_only else "") for m in slurm_mounts(site)]

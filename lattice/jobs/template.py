@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 from lattice.errors import UsageError
 
 if TYPE_CHECKING:
-    from components.placement import Placement
-    from components.spec import StackSpec
+    from lattice.components.placement import Placement
+    from lattice.components.spec import StackSpec
 
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -120,10 +120,10 @@ def resolve(
 def hardware(target: Target, gpus: int | None = None):
     """The sizing Pool and topology levels of the target pool (the same sources `lattice size` reads): all of its
     max_nodes, or the whole nodes that hold ``gpus``."""
-    from components import sizing
-    from components.catalog import aws_instance_type, gcp_machine_type
-    from components.scheduling.topology import pool_topology
-    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+    from lattice.components import sizing
+    from lattice.components.catalog import aws_instance_type, gcp_machine_type
+    from lattice.components.scheduling.topology import pool_topology
+    from lattice.components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     pool = target.pool
     # The levels of the Topology the pool's flavor references, as the site builds it: a request for levels the flavor
@@ -172,8 +172,8 @@ class Trainer:
 
 
 def trainer(placement: Placement, levels: tuple[str, ...], efa: int, rdma: bool = False) -> Trainer:
-    from components.placement import kueue_annotations
-    from components.platform.accelerators import EFA_DEVICE, NVIDIA_GPU, RDMA_DEVICE
+    from lattice.components.placement import kueue_annotations
+    from lattice.components.platform.accelerators import EFA_DEVICE, NVIDIA_GPU, RDMA_DEVICE
 
     layout = placement.layout
     nodes = placement.nodes
@@ -213,7 +213,7 @@ def torchrun(run: Trainer, rank: str, master: str, port: int) -> list[str]:
 def pod_spec(container: dict, run: Trainer, level: str) -> dict:
     """One pod per node: the trainer, with the NCCL Inspector built beside it and a sidecar that serves its numbers
     (components/observability/nccl_inspector.py), meeting the Pod Security level its team's namespace enforces."""
-    from components.observability import nccl_inspector
+    from lattice.components.observability import nccl_inspector
 
     trainer = {
         **container,
@@ -266,9 +266,9 @@ def gpudirect_lines(spec: StackSpec, target: Target, level: str) -> list[str]:
     the pod written here attaches none of them, so its NCCL runs over the primary gVNIC until the user adds what
     docs/concepts/node-pools.md ("GPUDirect on GKE") lists, which Pod Security admits at privileged only
     (components/spec/team_validators.py, with Google's manifests as sources)."""
-    from components.catalog import gcp_machine_type
-    from components.catalog.gcp import WIRED_GPUDIRECT, GpuDirect
-    from components.spec.model import GcpGpuPoolSpec
+    from lattice.components.catalog import gcp_machine_type
+    from lattice.components.catalog.gcp import WIRED_GPUDIRECT, GpuDirect
+    from lattice.components.spec.model import GcpGpuPoolSpec
 
     pool = target.pool
     if not isinstance(pool, GcpGpuPoolSpec) or pool.machine_type is None or pool.tpu is not None:
@@ -299,7 +299,7 @@ def gpudirect_lines(spec: StackSpec, target: Target, level: str) -> list[str]:
 
 def pod_metadata(target: Target, run: Trainer) -> dict:
     """The pod template's labels (the pool, which the NCCL metrics' PodMonitor reads) and Kueue's annotations."""
-    from components.observability import nccl_inspector
+    from lattice.components.observability import nccl_inspector
 
     metadata: dict = {"labels": nccl_inspector.pod_labels(target.pool.name)}
     if run.annotations:
@@ -311,7 +311,7 @@ def submission(spec: StackSpec, target: Target, queue: str) -> tuple[str, list[s
     """Where a job for ``target`` is submitted with ``queue``, and the header lines saying so; a UsageError where
     the queue does not take the team's jobs to that pool: ``hybrid`` dispatches only to the team's MultiKueue
     workers (components/scheduling/routes.py), never to the manager's own pools."""
-    from components.scheduling.routes import HYBRID_QUEUE, routes
+    from lattice.components.scheduling.routes import HYBRID_QUEUE, routes
 
     where = f"in namespace '{target.team.namespace_name}' (team {target.team.name})"
     if queue != HYBRID_QUEUE:
@@ -426,8 +426,8 @@ def render(spec: StackSpec, args: argparse.Namespace) -> tuple[str, int]:
     """The YAML (with a comment header on the placement) and the exit code: 1 when the workload does not fit."""
     import yaml
 
-    from components import sizing
-    from components.catalog import efa_interfaces
+    from lattice.components import sizing
+    from lattice.components.catalog import efa_interfaces
     from lattice.size.placement import placement_of
 
     if getattr(args, "kind", "jobset") == "sbatch":

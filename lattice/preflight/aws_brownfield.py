@@ -80,18 +80,18 @@ import boto3
 import yaml
 from botocore.exceptions import ClientError
 
-from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
-from components.catalog.eks import EKS_VERSIONS
-from components.compute.eks_adoption import ADMIN, CLUSTER_ADMIN_POLICY, lattice_access_entries, lattice_addons
-from components.network.aws_site_network import INTERFACE_ENDPOINTS
-from components.network.links import transit_routes
-from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
-from components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
-from components.spec import AwsSite, StackSpec
-from components.spec.storage import FsxLustreSpec
-from components.spec.teams import team_group
-from components.storage.aws_site_storage import fsx_linked_buckets
-from components.tagging import AWS_PREFIX
+from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
+from lattice.components.catalog.eks import EKS_VERSIONS
+from lattice.components.compute.eks_adoption import ADMIN, CLUSTER_ADMIN_POLICY, lattice_access_entries, lattice_addons
+from lattice.components.network.aws_site_network import INTERFACE_ENDPOINTS
+from lattice.components.network.links import transit_routes
+from lattice.components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS
+from lattice.components.security.aws_kms_key import AUTOSCALING_SERVICE, AUTOSCALING_SERVICE_ROLE, key_policy
+from lattice.components.spec import AwsSite, StackSpec
+from lattice.components.spec.storage import FsxLustreSpec
+from lattice.components.spec.teams import team_group
+from lattice.components.storage.aws_site_storage import fsx_linked_buckets
+from lattice.components.tagging import AWS_PREFIX
 
 from .pools import CheckResult, Status, aws_errors, error_code
 
@@ -720,7 +720,7 @@ STATEMENT_PURPOSES = {
 
 def required_statements(site: AwsSite, account: str, partition: str, stack: str = "") -> list[dict[str, Any]]:
     """The statements a key of Lattice's own would have (``key_policy``), for this site's account and buckets."""
-    from components.security.aws_cloudtrail import trail_name
+    from lattice.components.security.aws_cloudtrail import trail_name
 
     role = f"arn:{partition}:iam::{account}:role/aws-service-role/{AUTOSCALING_SERVICE}/{AUTOSCALING_SERVICE_ROLE}"
     adopted = {bucket.name: bucket.existing_bucket for bucket in site.storage.buckets if bucket.existing_bucket}
@@ -869,9 +869,9 @@ LUSTRE_TYPE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 def planned_file_system(spec: StackSpec, site: AwsSite, lustre: FsxLustreSpec) -> dict[str, Any]:
     """The inputs of the replacing properties the program gives the file system (``fsx_lustre.py``), by the plan's
     property names; a value left unset is the provider's default (the Terraform schema's ``Default``)."""
-    from components.catalog.storage import fsx_lustre_class
-    from components.storage.fsx_lustre import LUSTRE_VERSION
-    from components.storage.sizing import fsx_size
+    from lattice.components.catalog.storage import fsx_lustre_class
+    from lattice.components.storage.fsx_lustre import LUSTRE_VERSION
+    from lattice.components.storage.sizing import fsx_size
 
     workloads = {w.name: w for w in spec.workloads}
     size = fsx_size(lustre, workloads.get(lustre.workload) if lustre.workload else None)
@@ -907,7 +907,7 @@ def live_file_system(described: dict[str, Any]) -> dict[str, Any]:
 
 
 def _file_system(spec: StackSpec, site: AwsSite, lustre: FsxLustreSpec, session: boto3.Session) -> tuple[Status, str]:
-    from components.catalog.replacements import replacement_for
+    from lattice.components.catalog.replacements import replacement_for
 
     existing = lustre.existing_file_system
     fsx = session.client("fsx", region_name=site.region)

@@ -41,13 +41,13 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from components.catalog import UnknownCatalogEntryError, gcp_machine_type
-from components.compute.gke_cluster import node_account_email
-from components.network.gcp_site_network import NETWORK_USER, SHARED_VPC_GRANTS, HostGrant
-from components.platform.cluster_addons import control_plane_ports
-from components.spec import StackSpec
-from components.spec.model import GcpSite
-from components.standards import SECONDS_PER_DAY
+from lattice.components.catalog import UnknownCatalogEntryError, gcp_machine_type
+from lattice.components.compute.gke_cluster import node_account_email
+from lattice.components.network.gcp_site_network import NETWORK_USER, SHARED_VPC_GRANTS, HostGrant
+from lattice.components.platform.cluster_addons import control_plane_ports
+from lattice.components.spec import StackSpec
+from lattice.components.spec.model import GcpSite
+from lattice.components.standards import SECONDS_PER_DAY
 
 from .pools import CheckResult, PreflightError, Status
 
@@ -253,7 +253,7 @@ def _host_iam(
 def _webhook_ports(spec: StackSpec, site: GcpSite) -> list[int]:
     """The node ports the private control plane must reach, as ``HybridStack`` asks ``GkeCluster`` for them:
     Kueue's with any accelerator pool, JobSet's too where MultiKueue dispatches to or from the site."""
-    from components.scheduling.routes import manager_site, worker_sites
+    from lattice.components.scheduling.routes import manager_site, worker_sites
 
     if not site.gpu_pools:
         return []

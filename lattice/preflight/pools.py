@@ -4,7 +4,7 @@ Three checks per AWS GPU pool, read with one EC2 client per site region:
 
 - ``offered``: the instance type is offered in every zone the pool uses
   (``DescribeInstanceTypeOfferings``).
-- ``efa``: when the pool uses EFA, the interfaces the node pool wires (``components.catalog.efa_interfaces``,
+- ``efa``: when the pool uses EFA, the interfaces the node pool wires (``lattice.components.catalog.efa_interfaces``,
   built from the catalog snapshot) fit what the live ``DescribeInstanceTypes`` reports: EFA supported,
   ``EfaInfo.MaximumEfaInterfaces`` not exceeded, ``efa`` in ``InterfaceTypes`` of every card we wire EFA on.
   The live API is the truth; where the snapshot disagrees the detail says so and how to refresh it.
@@ -32,10 +32,10 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ProfileNotFound
 from rich.table import Table
 
-from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
-from components.clock import utc_timestamp
-from components.spec import AwsSite, StackSpec
-from components.spec.model import AwsGpuPoolSpec
+from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
+from lattice.components.clock import utc_timestamp
+from lattice.components.spec import AwsSite, StackSpec
+from lattice.components.spec.model import AwsGpuPoolSpec
 
 CHECKS = ("offered", "efa", "capacity")
 Status = Literal["pass", "fail", "skip"]
@@ -201,7 +201,7 @@ def _offering(site: AwsSite, pool: AwsGpuPoolSpec, client: Any) -> tuple[Status,
 def snapshot_comparison(region: str, pool: AwsGpuPoolSpec, per_hour: float, hours: int, currency: str) -> str:
     """The offering against the rate ``lattice cost`` uses: the pricing snapshot's published capacity-block rate.
     The offering's up-front fee is what the block costs; it supersedes the snapshot's rate for this block."""
-    from components.catalog.pricing import pricing_snapshot
+    from lattice.components.catalog.pricing import pricing_snapshot
 
     snapshot = pricing_snapshot()
     rate = snapshot.price("aws", region, f"ec2/{pool.instance_type}/CapacityBlock")

@@ -26,9 +26,9 @@ import boto3
 import yaml
 from botocore.exceptions import ClientError
 
-from components.network.ports import HTTPS
-from components.security.aws_kms_key import AUTOSCALING_SERVICE_ROLE
-from components.spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from lattice.components.network.ports import HTTPS
+from lattice.components.security.aws_kms_key import AUTOSCALING_SERVICE_ROLE
+from lattice.components.spec import AwsSite, GcpSite, KubernetesSite, StackSpec
 
 from .pools import CheckResult, Status, aws_errors, error_code
 

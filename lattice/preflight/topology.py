@@ -26,9 +26,9 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from components.catalog.topology import AWS_TOPOLOGY_LAYERS
-from components.spec import AwsSite, StackSpec
-from components.spec.model import AwsGpuPoolSpec
+from lattice.components.catalog.topology import AWS_TOPOLOGY_LAYERS
+from lattice.components.spec import AwsSite, StackSpec
+from lattice.components.spec.model import AwsGpuPoolSpec
 
 from .pools import RESERVED_CAPACITY, CheckResult, Status, aws_errors, error_code
 

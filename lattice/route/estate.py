@@ -23,7 +23,7 @@ from datetime import datetime
 
 import yaml
 
-from components.platform.kueue_api import KUEUE_NAMESPACE, PLATFORM_LABEL, kueue_type
+from lattice.components.platform.kueue_api import KUEUE_NAMESPACE, PLATFORM_LABEL, kueue_type
 
 from .kueue import Cluster, ClusterObjects, ClusterQueue, Cohort, ResourceFlavor, Topology
 from .multikueue import Dispatcher
@@ -146,8 +146,8 @@ def _site_of(by_urn: dict[str, dict], resource: dict) -> str | None:
 
 
 def _capacity(pool, site, moment: datetime) -> Capacity:
-    from components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
-    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+    from lattice.components.catalog import CAPACITY_BLOCK_SCALE_IN_LEAD
+    from lattice.components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     if isinstance(pool, AwsGpuPoolSpec):
         if pool.capacity_block:
@@ -175,10 +175,10 @@ def _capacity(pool, site, moment: datetime) -> Capacity:
 
 def _allocatable(pool, site, plan_capacity: dict[str, int | None]) -> tuple[dict[str, int], str | None]:
     """One node's allocatable in Kueue units, and its machine type."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces, gcp_machine_type
-    from components.platform.accelerators import EFA_DEVICE, NVIDIA_GPU, RDMA_DEVICE
-    from components.platform.cluster_addons import RDMA_HCA_MAX
-    from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+    from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces, gcp_machine_type
+    from lattice.components.platform.accelerators import EFA_DEVICE, NVIDIA_GPU, RDMA_DEVICE
+    from lattice.components.platform.cluster_addons import RDMA_HCA_MAX
+    from lattice.components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 
     out: dict[str, int] = {PODS: KUBELET_MAX_PODS}
     machine = None
@@ -231,8 +231,8 @@ def _node_facts(plan: dict, site_name: str, pool_name: str) -> tuple[dict[str, s
 
 def estate(plan: dict, spec, at: datetime) -> Estate:
     """The estate of ``plan`` (a ``lattice plan`` dict) for ``spec`` at moment ``at``."""
-    from components.scheduling.routes import manager_site
-    from components.scheduling.topology import pool_topology
+    from lattice.components.scheduling.routes import manager_site
+    from lattice.components.scheduling.topology import pool_topology
 
     by_urn = {r["urn"]: r for r in plan["resources"]}
     per_site: dict[str, list[dict]] = {}

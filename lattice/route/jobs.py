@@ -186,7 +186,7 @@ def team_job(spec, team_name: str, pool: str | None, *, workload: str | None, gp
 
     import yaml
 
-    from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
+    from lattice.components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
     from lattice.jobs.template import DEFAULT_IMAGE, render
 
     teams = {team.name: team for team in spec.teams}
@@ -212,8 +212,8 @@ def team_job(spec, team_name: str, pool: str | None, *, workload: str | None, gp
 def pick_pool(spec, team, pool: str | None, workload: str | None) -> tuple[str, str]:
     """(site, pool) for ``--pool [SITE/]POOL``, or the first of the team's sites, in its order, with a GPU pool that
     names a workload (any GPU pool with ``--workload``)."""
-    from components.scheduling.routes import team_sites
-    from components.spec.model import GcpGpuPoolSpec
+    from lattice.components.scheduling.routes import team_sites
+    from lattice.components.spec.model import GcpGpuPoolSpec
 
     sites = team_sites(spec, team)
 
@@ -222,7 +222,7 @@ def pick_pool(spec, team, pool: str | None, workload: str | None) -> tuple[str, 
             return False
         instance = getattr(candidate, "instance_type", None)
         if instance is not None:
-            from components.catalog import UnknownCatalogEntryError, aws_instance_type
+            from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type
 
             try:
                 return aws_instance_type(instance).accelerator_kind == "gpu"

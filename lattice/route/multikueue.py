@@ -176,6 +176,6 @@ def rounds(workers: list[str], dispatcher: Dispatcher) -> list[Round]:
 def planned_dispatch() -> str:
     """How the Kueue Lattice plans on a manager dispatches: its Configuration and feature gates, read as Kueue
     v0.19.2 reads them (the Dispatcher above)."""
-    from components.platform.cluster_addons import KUEUE_FEATURE_GATES, kueue_configuration
+    from lattice.components.platform.cluster_addons import KUEUE_FEATURE_GATES, kueue_configuration
 
     return Dispatcher.from_configuration(kueue_configuration(), KUEUE_FEATURE_GATES).describe()

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from components.scheduling.routes import HYBRID_QUEUE
+from lattice.components.scheduling.routes import HYBRID_QUEUE
 
 from .estate import Estate, Pool, Site
 from .jobs import Job
@@ -54,7 +54,7 @@ from .pod_security import ENFORCE_LABEL, pod_security_violations
 from .tas import Placement, count_in
 
 if TYPE_CHECKING:
-    from components.flows.reachability import Path
+    from lattice.components.flows.reachability import Path
 
 READY, PROVISIONING, BLOCK_START, SCALE_UP = (
     "ready nodes",
@@ -384,8 +384,8 @@ def dispatch_paths(estate: Estate, manager: str, workers: list[str]) -> dict[str
     """The manager's path to each worker's API server (part A's reachability model over the same plan)."""
     if not estate.plan:
         return {}
-    from components.flows.reachability import api_endpoint, reach
-    from components.flows.reachability import estate as networks
+    from lattice.components.flows.reachability import api_endpoint, reach
+    from lattice.components.flows.reachability import estate as networks
 
     world = networks(estate.plan, estate.spec)
     return {worker: reach(world, estate.spec, manager, api_endpoint(world, estate.spec, worker)) for worker in workers}

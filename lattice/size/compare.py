@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components import sizing
+from lattice.components import sizing
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ class PoolRun:
 def _cloud_lustre(workload: sizing.Workload, machine: Any, nodes: int) -> sizing.LustreChoice | None:
     """The Lustre ``lattice size`` sizes by default for the checkpoints: FSx PERSISTENT_2 (TCP clients) on AWS,
     Managed Lustre on GCP; None where no configuration meets the budget."""
-    from components.catalog import AwsInstanceType
-    from components.catalog.storage import fsx_client_gbps
-    from components.sizing import MB_PER_GBIT
-    from components.standards import CHECKPOINT_TARGET_SECONDS
+    from lattice.components.catalog import AwsInstanceType
+    from lattice.components.catalog.storage import fsx_client_gbps
+    from lattice.components.sizing import MB_PER_GBIT
+    from lattice.components.standards import CHECKPOINT_TARGET_SECONDS
 
     budget = workload.target_checkpoint_seconds or CHECKPOINT_TARGET_SECONDS
     try:
@@ -78,8 +78,8 @@ def compare_pools(
     spec: Any, workload: sizing.Workload, tokens: float, tokens_per_second_per_gpu: float, *, kept: int
 ) -> list[PoolRun]:
     """Every GPU pool of ``spec`` for one run of ``tokens``, in spec order."""
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.spec import AwsSite, GcpSite, KubernetesSite
+    from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from lattice.components.spec import AwsSite, GcpSite, KubernetesSite
     from lattice.cost.report import run_cost
 
     runs: list[PoolRun] = []

@@ -9,15 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from components.catalog import AwsInstanceType, GcpMachineType
-    from components.placement import Placement
-    from components.sizing import ParallelLayout, Pool, Workload
+    from lattice.components.catalog import AwsInstanceType, GcpMachineType
+    from lattice.components.placement import Placement
+    from lattice.components.sizing import ParallelLayout, Pool, Workload
 
 
 def topology_levels(machine: AwsInstanceType | GcpMachineType) -> tuple[str, ...]:
     """The Kueue Topology levels nodes of ``machine`` carry (components/catalog/topology.py)."""
-    from components.catalog import AwsInstanceType
-    from components.catalog.topology import aws_topology_levels, gke_topology_levels
+    from lattice.components.catalog import AwsInstanceType
+    from lattice.components.catalog.topology import aws_topology_levels, gke_topology_levels
 
     if isinstance(machine, AwsInstanceType):
         return aws_topology_levels(machine.name)
@@ -33,9 +33,9 @@ def placement_of(
     block_nodes: int | None = None,
     cross_block_gbps: float | None = None,
 ) -> Placement:
-    from components.catalog.interconnect import nvlink
-    from components.placement import Network, place
-    from components.standards import SIZING_MICRO_BATCHES_PER_STAGE
+    from lattice.components.catalog.interconnect import nvlink
+    from lattice.components.placement import Network, place
+    from lattice.components.standards import SIZING_MICRO_BATCHES_PER_STAGE
 
     network = Network.of(pool, nvlink(pool.accelerator, pool.accelerators_per_node), cross_block_gbps)
     steps = micro_batches or SIZING_MICRO_BATCHES_PER_STAGE * layout.pipeline
@@ -45,7 +45,7 @@ def placement_of(
 def sbatch_options(placement: Placement, levels: tuple[str, ...]) -> list[str]:
     """The same placement as ``sbatch`` options (sbatch(1), Slurm 25.11): nodes, GPUs per node, and on a tree fabric
     the fewest leaf switches that hold it (components/placement.py ``sbatch_topology``)."""
-    from components.placement import sbatch_topology
+    from lattice.components.placement import sbatch_topology
 
     layout = placement.layout
     gpus = layout.tensor * layout.pipeline * layout.data // placement.nodes

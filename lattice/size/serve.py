@@ -33,8 +33,8 @@ class Row:
 
 
 def _model(args: argparse.Namespace):
-    from components.catalog import UnknownCatalogEntryError
-    from components.catalog.models import ModelShape, known_model
+    from lattice.components.catalog import UnknownCatalogEntryError
+    from lattice.components.catalog.models import ModelShape, known_model
 
     shape = [getattr(args, flag) for flag in SHAPE_FLAGS]
     if args.model is not None:
@@ -54,8 +54,8 @@ def _model(args: argparse.Namespace):
 
 
 def _serving(args: argparse.Namespace, model):
-    from components.serve_sizing import Serving
-    from components.standards import SERVING_CONCURRENCY, SERVING_CONTEXT_TOKENS
+    from lattice.components.serve_sizing import Serving
+    from lattice.components.standards import SERVING_CONCURRENCY, SERVING_CONTEXT_TOKENS
 
     try:
         return Serving(
@@ -70,9 +70,9 @@ def _serving(args: argparse.Namespace, model):
 
 
 def machine_row(args: argparse.Namespace) -> Row:
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.catalog.pricing import pricing_snapshot
-    from components.serve_sizing import ServingPool, plan
+    from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from lattice.components.catalog.pricing import pricing_snapshot
+    from lattice.components.serve_sizing import ServingPool, plan
 
     serving = _serving(args, _model(args))
     if args.machine_type is not None:
@@ -118,8 +118,8 @@ def machine_row(args: argparse.Namespace) -> Row:
 
 def endpoint_rows(spec) -> list[Row]:
     """Each inference endpoint of the stack sized as its entry is written, with its GPU-hour rate."""
-    from components.catalog.pricing import pricing_snapshot
-    from components.serving.endpoints import endpoint_plan, endpoints
+    from lattice.components.catalog.pricing import pricing_snapshot
+    from lattice.components.serving.endpoints import endpoint_plan, endpoints
 
     rows = []
     for site, entry in endpoints(spec):
@@ -133,8 +133,8 @@ def endpoint_rows(spec) -> list[Row]:
 
 def entry_rate(site, entry, snapshot) -> tuple[float | None, str]:
     """What one GPU of the entry's pool costs an hour, and where that comes from (or why there is no rate)."""
-    from components.catalog import aws_instance_type
-    from components.spec import AwsSite, KubernetesSite
+    from lattice.components.catalog import aws_instance_type
+    from lattice.components.spec import AwsSite, KubernetesSite
 
     pool = next(p for p in site.gpu_pools if p.name == entry.pool)
     if isinstance(site, KubernetesSite):
@@ -158,7 +158,7 @@ def entry_rate(site, entry, snapshot) -> tuple[float | None, str]:
 
 
 def cost_line(row: Row) -> str:
-    from components.serve_sizing import cost_per_million_tokens
+    from lattice.components.serve_sizing import cost_per_million_tokens
 
     missing = []
     if row.tokens_per_second is None:

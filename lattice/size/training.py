@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lattice.errors import UsageError
 
 if TYPE_CHECKING:
-    from components import sizing
+    from lattice.components import sizing
 
 
 @dataclass(frozen=True)
@@ -55,15 +55,15 @@ class TrainingSize:
 
 def size_report(args: argparse.Namespace):
     """The machine, workload, pool and sizing report ``lattice size`` prints (the docs' reference rows use it)."""
-    from components import sizing
-    from components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
-    from components.standards import (
+    from lattice.components import sizing
+    from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, gcp_machine_type
+    from lattice.components.standards import (
         SIZING_ACTIVATION_CHECKPOINTING,
         SIZING_MICRO_BATCH_SIZE,
         SIZING_SEQUENCE_LENGTH,
     )
 
-    # The flags' defaults live in components.standards, read here so `lattice --help` imports none of them.
+    # The flags' defaults live in lattice.components.standards, read here so `lattice --help` imports none of them.
     if args.sequence_length is None:
         args.sequence_length = SIZING_SEQUENCE_LENGTH
     if args.micro_batch_size is None:
@@ -120,11 +120,11 @@ def size_report(args: argparse.Namespace):
 
 def size_training(args: argparse.Namespace) -> TrainingSize:
     """Everything ``lattice size`` prints for a training workload (``--serve`` aside), from its parsed flags."""
-    from components import sizing
-    from components.catalog import AwsInstanceType
-    from components.catalog.storage import fsx_client_gbps, fsx_efa_client
-    from components.sizing import MB_PER_GBIT
-    from components.standards import CHECKPOINT_TARGET_SECONDS
+    from lattice.components import sizing
+    from lattice.components.catalog import AwsInstanceType
+    from lattice.components.catalog.storage import fsx_client_gbps, fsx_efa_client
+    from lattice.components.sizing import MB_PER_GBIT
+    from lattice.components.standards import CHECKPOINT_TARGET_SECONDS
 
     machine, workload, pool, report = size_report(args)
     overhead = report.checkpoint_overhead_fraction
@@ -181,7 +181,7 @@ def size_training(args: argparse.Namespace) -> TrainingSize:
 
 
 def _estimate(workload, pool, mfu: float | None):
-    from components import sizing
+    from lattice.components import sizing
 
     try:
         return sizing.estimated_throughput(workload, pool.accelerator, sizing.DEFAULT_MFU if mfu is None else mfu)

@@ -1,6 +1,6 @@
 """No administrative port is open to the whole internet."""
 
-from components.standards import ADMIN_PORTS
+from lattice.components.standards import ADMIN_PORTS
 
 from ..mutations import put
 from ..props import as_list, get, settings

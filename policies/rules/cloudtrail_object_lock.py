@@ -2,7 +2,7 @@
 CloudWatch Logs group keeps the same records: the locked copy is the one nobody can rewrite, and a lock that ends
 first leaves the log group's copy, which whoever may delete log events can change, the only one."""
 
-from components.standards import OBJECT_LOCK_MIN_DAYS
+from lattice.components.standards import OBJECT_LOCK_MIN_DAYS
 
 from ..mutations import depending_on, put
 from ..props import S3_BUCKETS, depends_on, get, known, number, of_type, related, s3_types, settings, truthy

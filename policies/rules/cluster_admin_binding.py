@@ -4,7 +4,7 @@ Checkov has no counterpart (its CKV_K8S_155 is about ClusterRoles that control a
 AVD-KSV-0111 fails every binding to cluster-admin, admin or edit.
 """
 
-from components.standards import ADMIN_GROUPS
+from lattice.components.standards import ADMIN_GROUPS
 
 from ..mutations import put
 from ..props import as_list, get, settings

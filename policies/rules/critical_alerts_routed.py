@@ -10,8 +10,8 @@ at least one receiver it reaches to have an integration (PagerDuty, Slack, email
 
 from collections.abc import Mapping
 
-from components.observability.alerts import alerts
-from components.observability.receivers import delivers, route_receivers
+from lattice.components.observability.alerts import alerts
+from lattice.components.observability.receivers import delivers, route_receivers
 
 from ..mutations import put
 from ..props import chart_name, get, of_type

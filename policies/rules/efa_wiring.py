@@ -4,7 +4,7 @@ A p5.48xlarge template with one EFA interface keeps 1/32 of the 3,200 Gbps fabri
 compares the template's interfaces with the catalog's per-card data for its instance type.
 """
 
-from components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
+from lattice.components.catalog import UnknownCatalogEntryError, aws_instance_type, efa_interfaces
 
 from ..mutations import put
 from ..props import as_list, get
@@ -25,7 +25,7 @@ def efa_requested(props) -> list:
     severity="high",
     fix="`sites[].gpu_pools[].efa`: true (the default where the type has EFA) wires every EFA card",
     remediation="Build the node pool with Lattice's AwsGpuNodePool, or add network_interfaces for every card "
-    "that components.catalog.efa_interfaces(<instance type>) lists.",
+    "that lattice.components.catalog.efa_interfaces(<instance type>) lists.",
     resource_types=(TEMPLATE,),
     counterexample=Counterexample(TEMPLATE, lambda p: put("networkInterfaces", value=p["networkInterfaces"][:1])(p)),
     category="fabric",

@@ -5,8 +5,8 @@ in extended support is supported (at an extra charge per cluster hour); set ``al
 it too. A cluster that names no version gets the newest one EKS offers when it is created.
 """
 
-from components.catalog.eks import EKS_VERSIONS
-from components.clock import now
+from lattice.components.catalog.eks import EKS_VERSIONS
+from lattice.components.clock import now
 
 from ..mutations import put
 from ..props import get, settings

@@ -1,6 +1,6 @@
 """Persistent FSx for Lustre file systems keep a durable copy: automatic backups, or a link to S3."""
 
-from components.standards import FSX_BACKUP_MIN_DAYS
+from lattice.components.standards import FSX_BACKUP_MIN_DAYS
 
 from ..mutations import put
 from ..props import depends_on, get, known, number, of_type, settings

@@ -6,7 +6,7 @@ a locked bucket (its retention can never be shortened; it can be deleted only wh
 the store an audit can rely on.
 """
 
-from components.standards import OBJECT_LOCK_MIN_DAYS
+from lattice.components.standards import OBJECT_LOCK_MIN_DAYS
 
 from ..mutations import put
 from ..props import get, known, number, of_type, settings, truthy

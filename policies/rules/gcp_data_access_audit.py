@@ -5,7 +5,7 @@ key) are off by default. A project is covered by an ``allServices`` audit config
 service, each with ADMIN_READ, DATA_READ and DATA_WRITE.
 """
 
-from components.standards import GCP_DATA_ACCESS_SERVICES
+from lattice.components.standards import GCP_DATA_ACCESS_SERVICES
 
 from ..mutations import put
 from ..props import as_list, get, of_type, settings

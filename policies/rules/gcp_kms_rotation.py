@@ -1,6 +1,6 @@
 """Cloud KMS keys rotate at least as often as the configured maximum period."""
 
-from components.standards import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
+from lattice.components.standards import KEY_ROTATION_MAX_DAYS, SECONDS_PER_DAY
 
 from ..mutations import drop
 from ..props import get, settings

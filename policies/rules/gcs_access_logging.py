@@ -6,7 +6,7 @@ writer (``cloud-storage-analytics@google.com``) create objects, as the logs of b
 
 from pulumi_policy.proxy import UnknownValueError
 
-from components.storage.gcp_site_storage import USAGE_LOG_WRITER
+from lattice.components.storage.gcp_site_storage import USAGE_LOG_WRITER
 
 from ..mutations import drop
 from ..props import depends_on, get, known, of_type

@@ -1,6 +1,6 @@
 """Buckets labelled immutable have a locked retention policy of at least the minimum."""
 
-from components.standards import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
+from lattice.components.standards import GCS_RETENTION_MIN_DAYS, IMMUTABLE_LABEL, SECONDS_PER_DAY
 
 from ..mutations import put
 from ..props import get, settings

@@ -9,7 +9,7 @@ scrape it; and a PrometheusRule there with the critical GPU alerts. GKE sites ru
 collection) and are not judged here.
 """
 
-from components.observability.alerts import alerts
+from lattice.components.observability.alerts import alerts
 
 from ..mutations import put
 from ..props import as_list, chart_name, get, of_type

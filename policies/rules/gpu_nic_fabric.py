@@ -12,8 +12,8 @@ Shared VPC pool names the host project's networks by self link, ``projects/HOST/
 part is the name the param set gives).
 """
 
-from components.catalog import UnknownCatalogEntryError, gcp_machine_type
-from components.platform.gpudirect import DEVICE_MODE
+from lattice.components.catalog import UnknownCatalogEntryError, gcp_machine_type
+from lattice.components.platform.gpudirect import DEVICE_MODE
 
 from ..mutations import drop
 from ..props import as_list, known, of_type
@@ -34,7 +34,7 @@ NETWORK = "kubernetes:networking.gke.io/v1:Network"
     "catalog --gpu-nic` lists them)",
     remediation="Build the pool with Lattice's GcpGpuNodePool on a GcpGpuFabric (GkeGpuDirect creates the param sets "
     "and networks), or add network_config.additional_node_network_configs for every NIC that "
-    "components.catalog.gcp_machine_type(<machine>) counts and a GKENetworkParamSet + Network per NIC.",
+    "lattice.components.catalog.gcp_machine_type(<machine>) counts and a GKENetworkParamSet + Network per NIC.",
     resource_types=(NODE_POOL,),
     counterexample=Counterexample(
         NODE_POOL, drop("networkConfig"), select=lambda pool, plan: bool(pool["inputs"].get("networkConfig"))

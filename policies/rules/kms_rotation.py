@@ -1,6 +1,6 @@
 """AWS KMS keys rotate at least as often as the configured maximum period."""
 
-from components.standards import KEY_ROTATION_MAX_DAYS
+from lattice.components.standards import KEY_ROTATION_MAX_DAYS
 
 from ..mutations import put
 from ..props import get, number, settings

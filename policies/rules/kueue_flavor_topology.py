@@ -8,10 +8,10 @@ are placed blind to the fabric), and a referenced Topology on EKS / GKE may list
 for that type, the hostname last. Declared grid / edge fabrics are the site's own word and are not second-guessed.
 """
 
-from components.catalog.topology import HOSTNAME_LABEL
-from components.platform.accelerators import NEURON_DEVICE, NVIDIA_GPU, TPU_CHIP
-from components.platform.kueue_api import MACHINE_TYPE_LABEL, PLATFORM_LABEL, kueue_type
-from components.scheduling.topology import platform_levels
+from lattice.components.catalog.topology import HOSTNAME_LABEL
+from lattice.components.platform.accelerators import NEURON_DEVICE, NVIDIA_GPU, TPU_CHIP
+from lattice.components.platform.kueue_api import MACHINE_TYPE_LABEL, PLATFORM_LABEL, kueue_type
+from lattice.components.scheduling.topology import platform_levels
 
 from ..mutations import drop
 from ..props import as_list, get, of_type

@@ -1,6 +1,6 @@
 """CloudWatch log groups keep logs for at least the configured minimum, and say so explicitly."""
 
-from components.standards import LOG_RETENTION_MIN_DAYS
+from lattice.components.standards import LOG_RETENTION_MIN_DAYS
 
 from ..mutations import put
 from ..props import get, number, settings

@@ -1,13 +1,13 @@
 """Lustre file systems can absorb a checkpoint within the training job's time budget."""
 
-from components.catalog.storage import GIB_PER_TIB, MANAGED_LUSTRE_TIERS, fsx_lustre_class
-from components.standards import (
+from lattice.components.catalog.storage import GIB_PER_TIB, MANAGED_LUSTRE_TIERS, fsx_lustre_class
+from lattice.components.standards import (
     CHECKPOINT_GB_TAG,
     CHECKPOINT_SECONDS_TAG,
     CHECKPOINT_SIZE_GB,
     CHECKPOINT_TARGET_SECONDS,
 )
-from components.tagging import gcp_label_key
+from lattice.components.tagging import gcp_label_key
 
 from ..mutations import put
 from ..props import get, settings

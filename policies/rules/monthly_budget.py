@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from components.standards import TEAM_NAMESPACE_LABEL
+from lattice.components.standards import TEAM_NAMESPACE_LABEL
 
 from ..mutations import put
 from ..props import known

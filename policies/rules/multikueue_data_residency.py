@@ -6,8 +6,8 @@ dispatched to: restricted data stays on the grid. The spec's validators refuse s
 holds the plan, and hand-made MultiKueue objects, to the same line.
 """
 
-from components.platform.kueue_api import TEAM_DATA_LABEL, TIER_LABEL, kueue_type
-from components.standards import DISPATCH_TIERS
+from lattice.components.platform.kueue_api import TEAM_DATA_LABEL, TIER_LABEL, kueue_type
+from lattice.components.standards import DISPATCH_TIERS
 
 from ..mutations import put
 from ..props import as_list, get, of_type

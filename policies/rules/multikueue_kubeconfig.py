@@ -12,7 +12,7 @@ import json
 
 import yaml
 
-from components.platform.kueue_api import KUBECONFIG_KEY, KUEUE_NAMESPACE, kueue_type
+from lattice.components.platform.kueue_api import KUBECONFIG_KEY, KUEUE_NAMESPACE, kueue_type
 
 from ..mutations import put
 from ..props import as_list, get, of_type

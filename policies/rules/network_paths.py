@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components.flows.reachability import Hop, NeededPath, needed_paths
+from lattice.components.flows.reachability import Hop, NeededPath, needed_paths
 
 from ..mutations import put
 from ..registry import Counterexample, stack_rule

@@ -1,6 +1,13 @@
 """Every taggable resource carries the standard Lattice tags / labels."""
 
-from components.tagging import AWS_PREFIX, GCP_PREFIX, K8S_PREFIX, STANDARD_KEYS, gcp_label_key, label_properties
+from lattice.components.tagging import (
+    AWS_PREFIX,
+    GCP_PREFIX,
+    K8S_PREFIX,
+    STANDARD_KEYS,
+    gcp_label_key,
+    label_properties,
+)
 
 from ..mutations import put
 from ..props import get
@@ -16,7 +23,8 @@ TAGGABLE_EXAMPLES = (
 
 def expected_keys(type_token: str) -> list[tuple[str, list[str]]]:
     """Where the standard keys go on a resource of this type, and which: one entry per input that carries its
-    tags / labels (``components.tagging.label_properties``; an FSx file system's tags and its final backup's)."""
+    tags / labels (``lattice.components.tagging.label_properties``; an FSx file system's tags and its final
+    backup's)."""
     package = type_token.partition(":")[0]
     expected = []
     for prop in label_properties(type_token):
@@ -43,7 +51,7 @@ class _AnyTaggable(tuple):
     severity="low",
     fix="`owner`, `cost_centre` and `data_classification` (and `tags`) at the top of the stack file tag everything "
     "Lattice makes",
-    remediation="Create resources through Lattice components (they apply components.tagging.TagContext), or "
+    remediation="Create resources through Lattice components (they apply lattice.components.tagging.TagContext), or "
     "add the lattice:* tags / lattice-* labels yourself.",
     resource_types=_AnyTaggable(TAGGABLE_EXAMPLES),
     counterexample=Counterexample("aws:kms/key:Key", put("tags", value={"Name": "hand-made"})),

@@ -1,6 +1,6 @@
 """Checkpoint buckets expire or tier old checkpoints instead of growing forever."""
 
-from components.standards import PURPOSE_TAG
+from lattice.components.standards import PURPOSE_TAG
 
 from ..mutations import depending_on
 from ..props import S3_BUCKETS, get, of_type, settings

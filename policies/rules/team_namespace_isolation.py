@@ -7,9 +7,15 @@ in preview. The LocalQueue is required where the cluster runs Kueue (a Cohort or
 without accelerator pools has no Kueue to queue with.
 """
 
-from components.platform.accelerators import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU, TPU_CHIP
-from components.platform.kueue_api import kueue_type
-from components.standards import POD_SECURITY_LABEL, POD_SECURITY_LEVELS, TEAM_NAMESPACE_LABEL
+from lattice.components.platform.accelerators import (
+    NEURON_CORE,
+    NEURON_DEVICE,
+    NEURON_DEVICE_ALIAS,
+    NVIDIA_GPU,
+    TPU_CHIP,
+)
+from lattice.components.platform.kueue_api import kueue_type
+from lattice.components.standards import POD_SECURITY_LABEL, POD_SECURITY_LEVELS, TEAM_NAMESPACE_LABEL
 
 from ..mutations import drop
 from ..props import as_list, depends_on, get, known, of_type

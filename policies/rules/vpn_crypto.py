@@ -6,7 +6,7 @@ whole default set (AES-128, SHA-1, DH group 2 among them). Cloud VPN pins them i
 without one it accepts every cipher it supports. The rule's thresholds use AWS's names and are translated.
 """
 
-from components.standards import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
+from lattice.components.standards import VPN_DH_GROUPS, VPN_ENCRYPTION, VPN_INTEGRITY
 
 from ..mutations import put
 from ..props import as_list, get, number, settings

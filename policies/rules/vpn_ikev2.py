@@ -1,6 +1,6 @@
 """Cross-site VPN tunnels negotiate with IKEv2 only."""
 
-from components.standards import VPN_IKE_VERSIONS
+from lattice.components.standards import VPN_IKE_VERSIONS
 
 from ..mutations import put
 from ..props import as_list, get, number, settings

@@ -7,7 +7,7 @@ import json
 
 from bench.floor import replay
 from bench.generate import PROD, generate, write
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 
 
 def test_copies_of_prod_validate_as_one_stack(tmp_path):

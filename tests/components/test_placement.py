@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from components import sizing
-from components.catalog import aws_instance_type
-from components.catalog.interconnect import NVLINK, nvlink
-from components.catalog.topology import aws_topology_levels, gke_topology_levels
-from components.placement import (
+from lattice.components import sizing
+from lattice.components.catalog import aws_instance_type
+from lattice.components.catalog.interconnect import NVLINK, nvlink
+from lattice.components.catalog.topology import aws_topology_levels, gke_topology_levels
+from lattice.components.placement import (
     ACROSS,
     BLOCK,
     NODE,

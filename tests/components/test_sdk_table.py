@@ -6,14 +6,14 @@ import inspect
 
 import pytest
 
-from components.sdk_table import RESOURCES
-from components.sdk_table_generate import TABLE, render
-from components.tagging import is_sdk_resource, labels_like_properties, sdk_class, takes_name
+from lattice.components.sdk_table import RESOURCES
+from lattice.components.sdk_table_generate import TABLE, render
+from lattice.components.tagging import is_sdk_resource, labels_like_properties, sdk_class, takes_name
 from tests.components.test_tagging import sdk_labels_like
 
 
 def test_the_table_is_what_the_installed_sdks_generate():
-    assert render() == TABLE.read_text(), "run: python -m components.sdk_table_generate (the SDK pins changed)"
+    assert render() == TABLE.read_text(), "run: python -m lattice.components.sdk_table_generate (the SDK pins changed)"
 
 
 def _from_the_sdk(type_token: str) -> tuple[bool, tuple[str, ...], bool]:

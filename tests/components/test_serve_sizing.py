@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import UnknownCatalogEntryError
-from components.catalog.models import KNOWN_MODELS, ModelShape, known_model
-from components.serve_sizing import (
+from lattice.components.catalog import UnknownCatalogEntryError
+from lattice.components.catalog.models import KNOWN_MODELS, ModelShape, known_model
+from lattice.components.serve_sizing import (
     GPU_MEMORY_UTILIZATION,
     KV_BLOCK_TOKENS,
     Serving,
@@ -20,7 +20,7 @@ from components.serve_sizing import (
     transfer,
     weight_bytes,
 )
-from components.sizing import GIB
+from lattice.components.sizing import GIB
 
 BEAMLINE = ServingPool("infer-l40s", 48, 4, 2)
 LLAMA_8B, LLAMA_70B = known_model("llama-3-8b"), known_model("llama-3-70b")

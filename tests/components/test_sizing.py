@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.catalog import aws_instance_type, gcp_machine_type
-from components.sizing import (
+from lattice.cli import _parser
+from lattice.components.catalog import aws_instance_type, gcp_machine_type
+from lattice.components.sizing import (
     GB,
     GIB,
     ActivationsDoNotFit,
@@ -36,7 +37,6 @@ from components.sizing import (
     transfer_seconds,
     weight_bytes,
 )
-from lattice.cli import _parser
 from lattice.size.training import size_report
 from tests.conftest import ROOT
 
@@ -386,8 +386,8 @@ def test_readme_reference_figures(row):
 
 
 def test_throughput_is_the_dense_peak_at_the_computed_precision_times_the_mfu_over_six_n():
-    from components import sizing
-    from components.catalog.accelerators import ACCELERATOR_MODELS, PEAK_DENSE
+    from lattice.components import sizing
+    from lattice.components.catalog.accelerators import ACCELERATOR_MODELS, PEAK_DENSE
 
     assert set(PEAK_DENSE) <= set(ACCELERATOR_MODELS)  # a figure for a model the catalog knows, by its name
     # Dense, never the sparse figure the datasheets print beside it: H100 SXM BF16 1,979 TFLOPS* halved.

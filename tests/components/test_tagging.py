@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from components.tagging import (
+from lattice.components.tagging import (
     AWS_PREFIX,
     GCP_PREFIX,
     K8S_PREFIX,

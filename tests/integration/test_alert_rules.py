@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.observability import alerts
+from lattice.components.observability import alerts
 from tests.components.observability import promtool
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.observability import receivers
-from components.observability.alerts import alerts
-from components.observability.cluster_metrics import CHART_VERSION
+from lattice.components.observability import receivers
+from lattice.components.observability.alerts import alerts
+from lattice.components.observability.cluster_metrics import CHART_VERSION
 
 CHART = Path(__file__).resolve().parents[1] / "fixtures" / f"kube-prometheus-stack-{CHART_VERSION}" / "values.yaml"
 SITES = ("aws-use1", "grid-hpc", "edge-beamline")

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from lattice.engine.diagram import estate, mermaid
 from tests.conftest import ROOT, cached_plan
 

@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from components.observability.cluster_metrics import RECEIVER_PORT
+from lattice.components.observability.cluster_metrics import RECEIVER_PORT
 
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"

@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import clock
-from components.flows.reachability import Estate
-from components.spec import load_stack_file
+from lattice.components import clock
+from lattice.components.flows.reachability import Estate
+from lattice.components.spec import load_stack_file
 from lattice.engine.plan import Plan, run_plan
 from tests.conftest import NOW, ROOT
 from tests.integration import netlab

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from lattice.engine.plan import run_plan
 from lattice.jobs.template import render
 from tests.lattice.test_sbatch_template import args

@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from components.serving.weights_export import EXPORT_PORT
+from lattice.components.serving.weights_export import EXPORT_PORT
 
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"

@@ -9,10 +9,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from components.tagging import TagContext
 from lattice.audit.aws import PLAN_ONLY_RULES, AuditError, audit_plan
 from lattice.check.evaluate import PolicyConfig, evaluate
-from policies.registry import all_rules
+from lattice.components.tagging import TagContext
+from lattice.policies.registry import all_rules
 
 STACK = "audit"
 REGION = "us-east-1"

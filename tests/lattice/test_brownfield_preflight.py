@@ -18,7 +18,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.validate import validate_parameters
 from moto import mock_aws
 
-from components.spec import StackSpec
+from lattice.components.spec import StackSpec
 from lattice.preflight.aws_brownfield import (
     missing_statements,
     node_addresses,

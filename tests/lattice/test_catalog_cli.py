@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog.listing import catalog_rows
 from lattice.cli import main
+from lattice.components.catalog.listing import catalog_rows
 
 
 def _types(capsys, *args: str) -> list[str]:

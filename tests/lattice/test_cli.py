@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components.spec import stack_file_schema
 from lattice.cli import main
+from lattice.components.spec import stack_file_schema
 from tests.conftest import ROOT, STACKS
 
 BROKEN = ROOT / "tests" / "fixtures" / "broken"
@@ -284,7 +284,7 @@ def test_size_flags_must_be_positive_numbers(capsys, flag, value, message):
 
 
 def test_catalog_refresh_from_moto_reproduces_the_snapshot(tmp_path, capsys):
-    from components.catalog.aws import AWS_SNAPSHOT
+    from lattice.components.catalog.aws import AWS_SNAPSHOT
 
     target = tmp_path / "snapshot.json"
     assert main(["catalog", "refresh", "--region", "us-east-1", "--moto", "--output", str(target)]) == 0

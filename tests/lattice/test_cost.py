@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.catalog.pricing import pricing_snapshot
-from components.spec import SpecError, load_stack_file
 from lattice.cli import main
+from lattice.components.catalog.pricing import pricing_snapshot
+from lattice.components.spec import SpecError, load_stack_file
 from lattice.cost.report import (
     FREE_PREFIXES,
     FREE_TYPES,

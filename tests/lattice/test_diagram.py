@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from lattice.engine.diagram import dot, estate, mermaid, mermaid_text, node_id
 from tests.conftest import GRID_SITE, ROOT, cached_plan, spec_with, write_stack
 from tests.mermaid_grammar import ID, MermaidSyntaxError, check

@@ -12,8 +12,8 @@ import json
 import pytest
 import yaml
 
-from components.catalog.replacements import REPLACED_ON, replacement_for
 from lattice.cli import main
+from lattice.components.catalog.replacements import REPLACED_ON, replacement_for
 from lattice.engine.diff import diff_plans
 from tests.conftest import ROOT, cached_plan
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from components.compute.gke_cluster import node_account_email
-from components.spec import StackSpec
+from lattice.components.compute.gke_cluster import node_account_email
+from lattice.components.spec import StackSpec
 from lattice.preflight.gcp_brownfield import (
     GoogleApis,
     NotFound,

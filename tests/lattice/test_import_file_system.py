@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from moto import mock_aws
 
-from components.spec import StackSpec
+from lattice.components.spec import StackSpec
 from lattice.engine.plan import run_plan
 from lattice.preflight.aws_brownfield import run_brownfield_checks
 from tests.conftest import AWS_SITE, spec_with, write_stack

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.catalog.topology import aws_topology_levels
-from components.placement import PREFERRED_TOPOLOGY, SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE
 from lattice.cli import main
+from lattice.components.catalog.topology import aws_topology_levels
+from lattice.components.placement import PREFERRED_TOPOLOGY, SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE
 from tests.conftest import ROOT
 from tests.kueue import LOCAL_QUEUE, _structural, cel_errors
 
@@ -99,7 +99,7 @@ def test_the_job_lands_in_the_teams_planned_local_queue(capsys, prod_plan):
 
 
 def test_one_pod_per_node_with_every_gpu_and_efa_interface_and_the_layout(capsys):
-    from components.catalog import aws_instance_type, efa_interfaces
+    from lattice.components.catalog import aws_instance_type, efa_interfaces
 
     job, _ = _template(capsys, *AWS_POOL)
     p5 = aws_instance_type("p5.48xlarge")
@@ -200,7 +200,7 @@ def test_the_pytorchjob_fits_the_pinned_crd_and_the_operators_webhook(capsys, ar
 
 
 def test_a_pytorchjob_is_one_worker_podset_ranked_by_the_index_kueue_orders_by(capsys):
-    from components.catalog import aws_instance_type
+    from lattice.components.catalog import aws_instance_type
 
     jobset, _ = _template(capsys, *AWS_POOL)
     job, _ = _template(capsys, *AWS_POOL, "--kind", "pytorchjob")
@@ -233,7 +233,7 @@ def test_a_pytorchjob_name_must_start_with_a_letter(capsys):
 def test_kueue_manages_pytorchjobs_where_lattice_installs_the_operator(prod_plan):
     """Kueue admits a PyTorchJob only with the integration on; the operator runs it (MultiKueue: on the workers,
     with its CRD on the manager)."""
-    from components.platform.cluster_addons import TRAINING_OPERATOR_KUSTOMIZATION, kueue_configuration
+    from lattice.components.platform.cluster_addons import TRAINING_OPERATOR_KUSTOMIZATION, kueue_configuration
 
     assert "kubeflow.org/pytorchjob" in kueue_configuration()["integrations"]["frameworks"]
     operators = {
@@ -263,7 +263,7 @@ CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 def _shipped_jobs():
     """Every job `lattice job-template` writes for the shipped stacks: each GPU pool naming a workload, each team on
     its site with GPUs there (prod's beamline-ops is on the grid for its models' directory, with none)."""
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     for stack in ("prod", "dev", "campus"):
         spec = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml").spec

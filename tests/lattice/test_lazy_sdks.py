@@ -1,5 +1,5 @@
 """A stack plans with only the cloud SDKs it uses: without GCP sites no pulumi_gcp module is imported, without AWS
-sites no pulumi_aws (components/sdk.py; components.hybrid imports a cloud's site only for a site there). Before,
+sites no pulumi_aws (components/sdk.py; lattice.components.hybrid imports a cloud's site only for a site there). Before,
 dev loaded pulumi_gcp.compute (0.7 s) for a GPUDirect type alias it never used."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, ROOT, STACKS, spec_with, write_stack
 
 SDKS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp"}

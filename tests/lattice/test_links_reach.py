@@ -7,8 +7,8 @@ import json
 
 import yaml
 
-from components.spec import SPEC_KEY
 from lattice.cli import main
+from lattice.components.spec import SPEC_KEY
 from tests.conftest import ROOT
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"

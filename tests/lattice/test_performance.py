@@ -11,7 +11,7 @@ import sys
 import pytest
 from pulumi.runtime import resource as sdk_resource
 
-from components.spec import loader
+from lattice.components.spec import loader
 from lattice.engine.plan import COLLECTOR_THRESHOLDS, run_plan
 from tests.conftest import NOW, ROOT, cached_plan
 
@@ -24,8 +24,8 @@ BEFORE = """
 import contextlib, gc, json, sys
 from datetime import datetime
 import lattice.engine.plan as engine
-from components import clock
-from components.spec import loader
+from lattice.components import clock
+from lattice.components.spec import loader
 
 engine.tune_collector = lambda preload=(): None
 engine.handed_over = lambda *args: contextlib.nullcontext()

@@ -7,10 +7,10 @@ import time
 
 from rich.console import Console
 
-from components.spec import load_stack_file
 from lattice.cli import main
 from lattice.cli.common import progress
 from lattice.cli.plan import render_tree, summary_line
+from lattice.components.spec import load_stack_file
 from lattice.engine.details import plan_details
 from tests.conftest import AWS_SITE, GCP_SITE, ROOT, spec_with, write_stack
 
@@ -117,8 +117,8 @@ def test_plan_prints_each_teams_route(capsys):
 
 
 def test_routes_wrap_at_80_columns_between_words():
-    from components.scheduling.routes import TeamRoute
     from lattice.cli.plan_routes import render_routes
+    from lattice.components.scheduling.routes import TeamRoute
 
     sites = tuple(f"cloud-site-{n}-in-a-region-with-a-long-name" for n in range(4))
     why = "restricted data stays on grid sites"

@@ -30,8 +30,8 @@ from botocore.validate import validate_parameters
 from moto import mock_aws
 from rich.console import Console
 
-from components.catalog import aws_instance_type
-from components.spec import StackSpec, load_stack_file
+from lattice.components.catalog import aws_instance_type
+from lattice.components.spec import StackSpec, load_stack_file
 from lattice.preflight import pools as preflight
 from lattice.preflight.pools import CREDENTIALS_HELP, CheckResult, PreflightError, render_table, run_preflight
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, OFFLINE_AWS_ENVIRONMENT, spec_with, write_stack

@@ -47,7 +47,7 @@ def session():
 
 
 def _spec(tmp_path, *pools):
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     site = {**copy.deepcopy(AWS_SITE), "gpu_pools": [copy.deepcopy(p) for p in pools]}
     return load_stack_file(write_stack(tmp_path, spec_with(site))).spec

@@ -166,7 +166,7 @@ def test_text_report_says_fail(outcome):
 
 
 def test_locations_point_at_the_site_line(dev_plan):
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
     from tests.conftest import ROOT
 
     stack = load_stack_file(ROOT / "stacks" / "Pulumi.dev.yaml")

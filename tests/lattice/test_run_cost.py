@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from components import sizing
-from components.catalog import aws_instance_type
 from lattice.cli import main
+from lattice.components import sizing
+from lattice.components.catalog import aws_instance_type
 from lattice.cost.report import run_cost
 from tests.conftest import ROOT
 
@@ -124,8 +124,8 @@ def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
     """prod's pools for the 70 B run: the grid's 32 × 8 H100 at its $1.25 recharge, its Lustre writing 400,000 MB/s;
     the p5 capacity block (8 nodes) at the block rate; the a3-mega pool sized but unpriced; the TPU slice and the
     beamline's 8 L40S cannot run it, each said with its reason."""
-    from components.spec import load_stack_file
     from lattice.cli.common import STACKS_DIR
+    from lattice.components.spec import load_stack_file
     from lattice.size.compare import cheapest_and_fastest, compare_pools
 
     assert main(PROD_RUN) == 0
@@ -141,7 +141,7 @@ def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
     assert "gcp-usc1/tpu-v5p: cannot run it: a TPU slice" in text
     assert "edge-beamline/infer-l40s: cannot run it: 70 B bf16 full needs at least 32 GPUs" in " ".join(text.split())
 
-    from components import sizing
+    from lattice.components import sizing
 
     spec = load_stack_file(STACKS_DIR / "Pulumi.prod.yaml").spec
     workload = sizing.Workload(parameters=70e9)

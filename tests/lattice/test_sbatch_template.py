@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.spec import load_stack_file
+from lattice.components.spec import load_stack_file
 from lattice.errors import UsageError
 from lattice.jobs.sbatch import pyxis_image
 from lattice.jobs.template import DEFAULT_IMAGE, render

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog.pricing import pricing_snapshot
 from lattice.cli import main
+from lattice.components.catalog.pricing import pricing_snapshot
 from lattice.cost.report import cost_report
 from tests.conftest import ROOT
 
@@ -75,7 +75,7 @@ def test_bad_serve_flags_say_what_to_give(argv, message, capsys):
 
 
 def test_lattice_cost_prices_the_weights_copy_at_the_hubs_rates(prod_plan):
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     report = cost_report(prod_plan.to_dict(), spec)

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from moto import mock_aws
 
-from components.spec import StackSpec
 from lattice.cli import main
+from lattice.components.spec import StackSpec
 from lattice.preflight.pools import CheckResult
 from lattice.preflight.sites import run_site_checks
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import aws_instance_type
-from components.catalog.interconnect import NVLINK
-from components.sizing import Workload
 from lattice.cli import main
+from lattice.components.catalog import aws_instance_type
+from lattice.components.catalog.interconnect import NVLINK
+from lattice.components.sizing import Workload
 
 ARGS = ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge", "--nodes", "8"]
 P5 = aws_instance_type("p5.48xlarge")

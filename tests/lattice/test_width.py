@@ -14,12 +14,12 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from components.catalog.listing import catalog_rows
-from components.network.link_plan import link_plans
-from components.spec import load_stack_file
 from lattice.cli import main
+from lattice.components.catalog.listing import catalog_rows
+from lattice.components.network.link_plan import link_plans
+from lattice.components.spec import load_stack_file
+from lattice.policies.registry import all_rules
 from lattice.tables import minimum_width, print_note, print_table
-from policies.registry import all_rules
 from tests.conftest import ROOT
 
 CUT = re.compile(r"…|\.\.\.")

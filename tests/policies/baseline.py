@@ -15,12 +15,12 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.catalog import efa_interfaces
-from components.observability.alerts import rule_groups
-from components.observability.dcgm import dcgm_exporter_values
-from components.observability.receivers import Receiver, alertmanager_config
-from components.spec.model import ReceiverSpec
-from components.tagging import TagContext
+from lattice.components.catalog import efa_interfaces
+from lattice.components.observability.alerts import rule_groups
+from lattice.components.observability.dcgm import dcgm_exporter_values
+from lattice.components.observability.receivers import Receiver, alertmanager_config
+from lattice.components.spec.model import ReceiverSpec
+from lattice.components.tagging import TagContext
 from lattice.engine.plan import Plan, run_program
 
 TAGS = TagContext(

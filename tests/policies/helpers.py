@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from lattice.check.evaluate import PolicyConfig
-from policies.registry import Rule
+from lattice.policies.registry import Rule
 
 EVERYTHING_MANDATORY = PolicyConfig(levels={"all": "mandatory"}, settings={})
 

@@ -9,8 +9,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.catalog import gcp_machine_type
 from lattice.check.evaluate import evaluate
+from lattice.components.catalog import gcp_machine_type
 from lattice.engine.plan import run_program
 from tests.policies.helpers import EVERYTHING_MANDATORY
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from components.spec import SPEC_KEY, StackSpec
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from lattice.check.waivers import apply_waivers, load_waivers
+from lattice.components.spec import SPEC_KEY, StackSpec
 from lattice.cost.report import by_team, cost_report
 from tests.conftest import ROOT, cached_plan
 from tests.crossguard import Diagnostic, ServedPack
@@ -227,7 +227,7 @@ def test_a_preview_prices_as_its_plan_does_so_the_rule_judges_previews(stack, ru
     """A preview leaves references unknown (IDs, ARNs, keys: the launch template's ID a node group names among
     them), never what Lattice prices by: rebuilt from the policy SDK's view of each, the two cost the same."""
     from lattice.check.evaluate import _PolicyViews, _stack_resources
-    from policies.rules.monthly_budget import plan_of
+    from lattice.policies.rules.monthly_budget import plan_of
 
     path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
     full, preview = cached_plan(path).to_dict(), cached_plan(path, preview=True).to_dict()

@@ -7,8 +7,8 @@ from functools import cache
 
 import pytest
 
-from components.spec import load_stack_file
 from lattice.check.evaluate import PolicyConfig, config_path_for, evaluate, load_policy_config
+from lattice.components.spec import load_stack_file
 from tests.conftest import STACKS, cached_plan, unwaived
 from tests.policies.helpers import apply_counterexample
 
@@ -21,7 +21,7 @@ def _all_mandatory(environment: str, rules) -> PolicyConfig:
 
 
 def _cases():
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     for path in STACKS:
@@ -41,7 +41,7 @@ def test_reference_stacks_cover_most_rules():
 @cache
 def _compliant_before_mutation(path) -> list:
     """The unmutated plan's findings, once per stack (every case of the stack mutates the same plan)."""
-    from policies.registry import all_rules
+    from lattice.policies.registry import all_rules
 
     rules = all_rules()
     config = _all_mandatory(load_stack_file(path).spec.environment, rules)

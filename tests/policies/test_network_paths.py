@@ -10,10 +10,10 @@ import copy
 import pytest
 import yaml
 
-from components.spec import SPEC_KEY
 from lattice.check.evaluate import _PolicyViews, _stack_resources, config_path_for, evaluate, load_policy_config
 from lattice.cli import main
-from policies.stack_config import records
+from lattice.components.spec import SPEC_KEY
+from lattice.policies.stack_config import records
 from tests.conftest import ROOT, STACKS, cached_plan
 from tests.crossguard import Diagnostic, ServedPack
 from tests.policies.helpers import edit
@@ -91,8 +91,8 @@ def test_no_spec_no_judgement(rules):
 
 def test_the_rule_sees_a_preview_as_the_model_sees_its_plan():
     """The policy SDK's view of a preview (unknown IDs and peering name) rebuilt as records walks as the plan does."""
-    from components.flows.reachability import needed_paths
-    from components.spec import load_stack_file
+    from lattice.components.flows.reachability import needed_paths
+    from lattice.components.spec import load_stack_file
 
     spec = load_stack_file(PROD).spec
     preview = cached_plan(PROD, preview=True).to_dict()

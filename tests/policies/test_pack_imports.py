@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import load_stack_file
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT, cached_plan
 from tests.crossguard import PACK, Diagnostic, ServedPack, canonical
 
@@ -52,7 +52,7 @@ def _closure(names: set[str]) -> set[str]:
 def blocked_modules() -> set[str]:
     """Top-level modules of installed distributions the pack's virtualenv would not hold."""
     owners_of = metadata.packages_distributions()
-    project = {canonical(d) for d in owners_of["components"]}  # the pack imports the project's own packages
+    project = {canonical(d) for d in owners_of["lattice"]}  # the pack imports the project's own packages
     allowed = _closure(_pins(PACK / "requirements.txt")) | project
     blocked = set()
     for module, distributions in owners_of.items():

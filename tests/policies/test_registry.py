@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
-from components.tagging import sdk_class
 from lattice.check.evaluate import config_path_for, load_policy_config
 from lattice.check.policy_table import markdown, spliced
-from policies.registry import SEVERITY_ORDER
+from lattice.components.tagging import sdk_class
+from lattice.policies.registry import SEVERITY_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lattice.check.evaluate import _PolicyViews, _stack_resources
-from policies.props import S3_BUCKETS, depends_on, known, of_type, related, s3_types
+from lattice.policies.props import S3_BUCKETS, depends_on, known, of_type, related, s3_types
 
 
 def _scan(resources, bucket, types):

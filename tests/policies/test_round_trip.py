@@ -24,7 +24,7 @@ from pulumi_policy.proxy import unknown_checking_proxy
 
 from lattice.check.analyzer_wire import as_policy_sees, runtime_config
 from lattice.check.evaluate import hand_stack_config
-from policies.registry import Rule
+from lattice.policies.registry import Rule
 from tests.policies.helpers import apply_counterexample
 
 
@@ -88,7 +88,7 @@ def test_the_struct_makes_every_number_a_float(baseline, rules):
     assert isinstance(runtime_config(rules["vpn-strong-crypto"].config_defaults())["dhGroups"][0], float)
 
 
-@pytest.mark.parametrize("name", sorted(__import__("policies.registry").registry.all_rules()))
+@pytest.mark.parametrize("name", sorted(__import__("lattice.policies.registry").policies.registry.all_rules()))
 def test_the_compliant_baseline_passes_every_rule_through_the_struct(name, rules, baseline):
     assert verdict(rules[name], baseline, through_struct=True) == []
 
@@ -99,7 +99,10 @@ def test_the_compliant_baseline_passes_every_rule_through_the_struct(name, rules
 # check reports).
 @pytest.mark.parametrize(
     "name",
-    sorted(set(__import__("policies.registry").registry.all_rules()) - {"monthly-budget", "network-paths-delivered"}),
+    sorted(
+        set(__import__("lattice.policies.registry").policies.registry.all_rules())
+        - {"monthly-budget", "network-paths-delivered"}
+    ),
 )
 def test_a_counterexample_reads_the_same_with_ints_and_with_floats(name, rules, baseline):
     mutated = apply_counterexample(baseline, rules[name])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from components.spec import AwsSite, GcpSite, KubernetesSite, StackSpec
-from components.storage.sizing import fsx_size, managed_lustre_size
-
+from ...spec import AwsSite, GcpSite, KubernetesSite, StackSpec
+from ...storage.sizing import fsx_size, managed_lustre_size
 from .lattice_dashboards import CLOUD_MONITORING, CLOUDWATCH, CloudView, DashboardContext, FileSystem
 
 
@@ -31,7 +30,7 @@ def file_systems(spec: StackSpec, site) -> tuple[FileSystem, ...]:
 def cloud_views(spec: StackSpec, sites: list) -> tuple[CloudView, ...]:
     """The cloud sites among ``sites`` with something only their cloud sees: an AWS site with VPN tunnels or FSx for
     Lustre (CloudWatch), a GCP site with HA VPN tunnels (Cloud Monitoring)."""
-    from components.network.link_plan import link_plans
+    from ...network.link_plan import link_plans
 
     linked = {name for plan in link_plans(spec) for name in (plan.cloud, plan.peer)} if spec.links else set()
     out = []

@@ -28,9 +28,9 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.cloudwatch import CloudWatchQueryMode, MetricEditorMode, MetricQueryType
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
 
-from components import standards
-from components.observability import nccl_inspector
-from components.observability.serving_metrics import TTFT_RECORD, WAITING_RECORD
+from ... import standards
+from .. import nccl_inspector
+from ..serving_metrics import TTFT_RECORD, WAITING_RECORD
 
 # The Prometheus datasource kube-prometheus-stack provisions in its Grafana (grafana.sidecar.datasources.uid).
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="prometheus")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import (
+from lattice.components.catalog import (
     AwsInstanceType,
     EfaInterface,
     LocalDisk,

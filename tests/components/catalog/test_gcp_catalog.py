@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from components.catalog import (
+from lattice.components.catalog import (
     GpuDirect,
     N1AcceleratorError,
     UnknownCatalogEntryError,
@@ -243,6 +243,6 @@ def test_n1_combinations_compute_engine_refuses(machine_type, accelerator, key, 
 
 def test_the_same_gpu_has_the_same_memory_in_both_clouds():
     # The catalog's column is GiB on both sides: an L4 sold as "24 GB" must not size as 24 GiB on GCP and 22.4 on AWS.
-    from components.catalog import aws_instance_type
+    from lattice.components.catalog import aws_instance_type
 
     assert gcp_machine_type("g2-standard-4").gpu_memory_gib == aws_instance_type("g6.xlarge").accelerator_memory_gib

@@ -19,8 +19,8 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from components.catalog.pricing import PRICING_SNAPSHOT, load_snapshot
-from components.catalog.pricing_refresh import (
+from lattice.components.catalog.pricing import PRICING_SNAPSHOT, load_snapshot
+from lattice.components.catalog.pricing_refresh import (
     EC2_PRODUCT_FILTERS,
     PlannedMachines,
     ec2_rates,
@@ -158,7 +158,7 @@ def test_a_rate_published_only_until_a_past_date_is_said_to_be_stale():
 
 def test_the_snapshot_covers_what_the_stacks_plan():
     """Every machine the shipped stacks plan has a row (priced or missing with its reason), so nothing is guessed."""
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     machines = planned_machines(load_stack_file(path).spec for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")))
     document = json.loads(PRICING_SNAPSHOT.read_text())["prices"]
@@ -243,7 +243,7 @@ def test_every_missing_machine_row_of_the_stacks_is_one_the_refresh_reads():
     """What the snapshot could not price for the stacks' machines, `lattice pricing refresh` can: each missing EC2 /
     GCE row of a planned machine is a row `refresh_document` writes (EC2 by market option and spot, GCE families
     named in GCP_SKUS). Flex-start and TPU rows are not in the Compute Engine SKUs it reads and are listed."""
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     machines = planned_machines(load_stack_file(path).spec for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")))
     snapshot = load_snapshot()
@@ -367,7 +367,7 @@ def _storage_skus() -> dict[str, list[dict]]:
 def test_gcp_storage_rates_take_each_tiers_on_demand_capacity_sku_of_the_region():
     """The recorded SKUs (test prices) mix, beside the capacity SKUs of us-central1, another region's, a backup SKU, a
     1-year commitment, a free first tier, a per-hour rate, two 250-Perf SKUs at different rates and a TiB-priced one."""
-    from components.catalog.pricing_refresh import GCP_STORAGE_SKUS, gcp_storage_rates
+    from lattice.components.catalog.pricing_refresh import GCP_STORAGE_SKUS, gcp_storage_rates
 
     skus = _storage_skus()
     filestore, lustre = GCP_STORAGE_SKUS["filestore"][1], GCP_STORAGE_SKUS["managed-lustre"][1]
@@ -609,7 +609,7 @@ def test_an_fsx_query_the_api_refuses_exits_2_with_its_reason(tmp_path, capsys):
 def test_every_missing_fsx_storage_row_of_the_stacks_regions_is_one_the_refresh_reads():
     """A missing FSx for Lustre storage row in a region the stacks plan AWS sites in is a key the AmazonFSx parser
     produces for a row of its class and tier, so `lattice pricing refresh` (with AWS credentials) can fill it."""
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
 
     machines = planned_machines(load_stack_file(path).spec for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")))
     regions = {region for region, _ in machines.aws}

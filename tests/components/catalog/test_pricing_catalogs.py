@@ -16,10 +16,11 @@ import os
 import pytest
 import yaml
 
-from components.catalog import gcp_machine_types
-from components.catalog.aws import aws_instance_types
-from components.catalog.pricing import PRICING_SNAPSHOT, load_snapshot, pricing_snapshot
-from components.catalog.pricing_catalogs import (
+from lattice.cli import main
+from lattice.components.catalog import gcp_machine_types
+from lattice.components.catalog.aws import aws_instance_types
+from lattice.components.catalog.pricing import PRICING_SNAPSHOT, load_snapshot, pricing_snapshot
+from lattice.components.catalog.pricing_catalogs import (
     AWS_EBS,
     AWS_ON_DEMAND,
     AWS_SERVICES,
@@ -45,9 +46,8 @@ from components.catalog.pricing_catalogs import (
     parse_uniform_rates,
     tpu_hosts,
 )
-from components.catalog.regions import gcp_regions
-from components.spec import load_stack_file
-from lattice.cli import main
+from lattice.components.catalog.regions import gcp_regions
+from lattice.components.spec import load_stack_file
 from lattice.cost.report import cost_report, node_hour
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, cached_plan, spec_with, write_stack
 

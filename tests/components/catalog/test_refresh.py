@@ -11,8 +11,8 @@ from botocore.stub import Stubber
 from moto import mock_aws
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from components.catalog.aws import AWS_SNAPSHOT
-from components.catalog.refresh import build_aws_catalog, main
+from lattice.components.catalog.aws import AWS_SNAPSHOT
+from lattice.components.catalog.refresh import build_aws_catalog, main
 
 NON_EFA_TYPES = [
     "g4dn.2xlarge", "g4dn.4xlarge", "g4dn.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.xlarge",
@@ -127,7 +127,7 @@ def test_committed_snapshot_equals_a_fresh_generation_under_moto(moto_catalog):
     committed = json.loads(AWS_SNAPSHOT.read_text())
     assert {key: committed[key] for key in moto_catalog} == moto_catalog, (
         "the committed snapshot has drifted from moto's data: regenerate it with "
-        "`python -m components.catalog.refresh --moto --region us-east-1`"
+        "`python -m lattice.components.catalog.refresh --moto --region us-east-1`"
     )
     assert set(committed) == {*moto_catalog, "source", "generated_by"}
 
@@ -135,7 +135,7 @@ def test_committed_snapshot_equals_a_fresh_generation_under_moto(moto_catalog):
 def test_snapshot_records_where_it_came_from():
     head = AWS_SNAPSHOT.read_text()
     assert '"source": "describe_instance_types via moto 5.2.5 instance-type data, us-east-1"' in head
-    assert '"generated_by": "python -m components.catalog.refresh --moto --region us-east-1"' in head
+    assert '"generated_by": "python -m lattice.components.catalog.refresh --moto --region us-east-1"' in head
     assert head.endswith("}\n")
 
 

@@ -8,10 +8,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from components.catalog import UnknownCatalogEntryError
-from components.catalog.refresh import build_aws_regions, refresh_regions
-from components.catalog.regions import AWS_REGIONS_FILE, aws_region, aws_regions, gcp_region, gcp_regions
 from lattice.cli import main
+from lattice.components.catalog import UnknownCatalogEntryError
+from lattice.components.catalog.refresh import build_aws_regions, refresh_regions
+from lattice.components.catalog.regions import AWS_REGIONS_FILE, aws_region, aws_regions, gcp_region, gcp_regions
 
 
 @pytest.mark.parametrize(

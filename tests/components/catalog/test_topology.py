@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog.topology import (
+from lattice.components.catalog.topology import (
     AWS_TOPOLOGY_LAYERS,
     GKE_TOPOLOGY_LEVELS,
     HOSTNAME_LABEL,

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from components.catalog import aws_instance_type, aws_instance_types
+from lattice.components.catalog import aws_instance_type, aws_instance_types
 from lattice.engine.plan import run_program
 from tests.conftest import AWS_SITE, spec_with
 from tests.kueue import site_capacity
@@ -18,9 +18,9 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 def _pool_program(instance_type: str):
     import pulumi
 
-    from components.compute.aws_gpu_node_pool import AwsGpuNodePool, AwsGpuNodePoolArgs
-    from components.spec.model import AwsGpuPoolSpec
-    from components.tagging import TagContext
+    from lattice.components.compute.aws_gpu_node_pool import AwsGpuNodePool, AwsGpuNodePoolArgs
+    from lattice.components.spec.model import AwsGpuPoolSpec
+    from lattice.components.tagging import TagContext
 
     tags = TagContext(stack="t", environment="dev", owner="o", cost_centre="c", data_classification="internal",
                       site="aws-use1")  # fmt: skip
@@ -275,7 +275,7 @@ def test_a_past_scheduled_action_never_fails_a_later_up(plan_spec, moment, actio
     """AWS rejects a start time in the past and deletes one-time actions once they run."""
     from datetime import datetime
 
-    from components import clock
+    from lattice.components import clock
 
     with clock.frozen_at(datetime.fromisoformat(moment)):
         plan = plan_spec(spec_with(_block_site()))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS, PROVISIONING_REQUEST_RULES
+from lattice.components.platform.cluster_addons import CLUSTER_AUTOSCALER_CHARTS, PROVISIONING_REQUEST_RULES
 from tests.conftest import AWS_SITE, spec_with
 from tests.kueue import COHORT, site_capacity
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import gcp_machine_type, gcp_machine_types
+from lattice.components.catalog import gcp_machine_type, gcp_machine_types
 from tests.conftest import GCP_SITE, spec_with
 
 NODE_POOL = "gcp:container/nodePool:NodePool"

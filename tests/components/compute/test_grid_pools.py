@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 
-from components.observability.cluster_metrics import CHART_VERSION as METRICS_CHART_VERSION
-from components.observability.dcgm import dcgm_exporter_values
-from components.platform.cluster_addons import (
+from lattice.components.observability.cluster_metrics import CHART_VERSION as METRICS_CHART_VERSION
+from lattice.components.observability.dcgm import dcgm_exporter_values
+from lattice.components.platform.cluster_addons import (
     EFA_DEVICE_PLUGIN_VERSION,
     GPU_OPERATOR_VERSION,
     JOBSET_VERSION,
     KUEUE_VERSION,
     NETWORK_OPERATOR_VERSION,
 )
-from components.platform.gpu_health import NPD_CHART_VERSION
-from components.platform.storage_access import FSX_CSI_VERSION
-from components.scheduling.slurm_cluster import CERT_MANAGER_VERSION, SLINKY_VERSION
-from components.serving.runtime import CHART as SERVING_CHART
-from components.serving.runtime import CHART_VERSION as SERVING_CHART_VERSION
-from components.serving.runtime import KEDA_VERSION
+from lattice.components.platform.gpu_health import NPD_CHART_VERSION
+from lattice.components.platform.storage_access import FSX_CSI_VERSION
+from lattice.components.scheduling.slurm_cluster import CERT_MANAGER_VERSION, SLINKY_VERSION
+from lattice.components.serving.runtime import CHART as SERVING_CHART
+from lattice.components.serving.runtime import CHART_VERSION as SERVING_CHART_VERSION
+from lattice.components.serving.runtime import KEDA_VERSION
 from lattice.engine.plan import REDACTED, SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, site_capacity

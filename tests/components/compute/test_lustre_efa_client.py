@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from components.catalog import aws_instance_type
-from components.catalog.storage import fsx_client_gbps, fsx_efa_client_interfaces
-from components.compute.aws_gpu_node_pool import LUSTRE_EFA_SCRIPT, LUSTRE_EFA_UNIT, lustre_efa_setup
+from lattice.components.catalog import aws_instance_type
+from lattice.components.catalog.storage import fsx_client_gbps, fsx_efa_client_interfaces
+from lattice.components.compute.aws_gpu_node_pool import LUSTRE_EFA_SCRIPT, LUSTRE_EFA_UNIT, lustre_efa_setup
 from tests.conftest import AWS_SITE, spec_with
 
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -7,9 +7,9 @@ import copy
 import ipaddress
 import re
 
-from components.flows.reachability import Endpoint, _best, _Route, reach
-from components.network.link_plan import gateway_announcements
-from components.spec import load_stack_file, parse_spec
+from lattice.components.flows.reachability import Endpoint, _best, _Route, reach
+from lattice.components.network.link_plan import gateway_announcements
+from lattice.components.spec import load_stack_file, parse_spec
 from tests.components.network.test_link_validation import AWS, GRID
 from tests.conftest import ROOT, cached_plan, spec_with
 

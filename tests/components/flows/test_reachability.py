@@ -7,15 +7,15 @@ import copy
 
 import pytest
 
-from components.flows.reachability import (
+from lattice.components.flows.reachability import (
     Endpoint,
     Estate,
     api_endpoint,
     needed_paths,
     reach,
 )
-from components.network.link_plan import gateway_announcements
-from components.spec import load_stack_file
+from lattice.components.network.link_plan import gateway_announcements
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT, STACKS, cached_plan
 from tests.policies.helpers import edit
 

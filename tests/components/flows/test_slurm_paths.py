@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.flows.reachability import estate, needed_paths, reach, slurm_endpoint
-from components.spec import load_stack_file
+from lattice.components.flows.reachability import estate, needed_paths, reach, slurm_endpoint
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
@@ -53,7 +53,7 @@ def test_users_are_told_where_to_ssh_and_the_paths_end_at_those_addresses(prod_p
     rest_address: loadBalancerIP, which the operator copies into the Services it builds), the site's outputs say
     where to connect, and the reachability model walks each client to that address rather than to the whole site
     range. On the previous main neither Service had an address and users were told nowhere to ssh."""
-    from components.scheduling.slurm_cluster import SLURMRESTD_PORT
+    from lattice.components.scheduling.slurm_cluster import SLURMRESTD_PORT
 
     login = prod_plan.one("kubernetes:slinky.slurm.net/v1beta1:LoginSet", "grid-hpc-slurm-login")
     restapi = prod_plan.one("kubernetes:slinky.slurm.net/v1beta1:RestApi", "grid-hpc-slurm-restapi")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.network.cidr import aws_zone_subnets, gke_ranges
+from lattice.components.network.cidr import aws_zone_subnets, gke_ranges
 
 
 def test_aws_zones_take_their_letters_slot():

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from components.spec import SpecError, parse_spec
 from lattice.cli import main
+from lattice.components.spec import SpecError, parse_spec
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
 
 AWS = {**AWS_SITE, "network": {**AWS_SITE["network"], "asn": 64600}}
@@ -218,7 +218,7 @@ def _serving(*serve, sites=("aws-use1", "gcp-usc1", "grid-hpc"), links=(HUB, PAI
 
 
 def test_a_served_port_resolves_to_the_linked_sites_ranges_on_each_site():
-    from components.spec.teams import ServedPort, team_on_site
+    from lattice.components.spec.teams import ServedPort, team_on_site
 
     spec = parse_spec(
         _serving(

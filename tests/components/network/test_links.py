@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from components.network.cidr import gke_ranges
-from components.network.link_plan import AWS_RESERVED_INSIDE, BLOCKS, derived_block, plan_pair
 from lattice.cli import main
+from lattice.components.network.cidr import gke_ranges
+from lattice.components.network.link_plan import AWS_RESERVED_INSIDE, BLOCKS, derived_block, plan_pair
 from lattice.engine.plan import run_plan
 from tests.components.network.test_link_validation import AWS, GCP, GRID
 from tests.conftest import ROOT, spec_with
@@ -213,7 +213,7 @@ def test_raising_a_pinned_links_bandwidth_adds_tunnel_pairs_instead_of_replacing
 
 
 def test_an_unpinned_aws_links_tunnel_size_is_derived_and_the_spec_says_to_pin_it(tmp_path):
-    from components.spec import load_stack_file
+    from lattice.components.spec import load_stack_file
     from tests.conftest import write_stack
 
     spec = spec_with(AWS, GRID, links=[{"sites": ["aws-use1", "grid-hpc"], "bandwidth_gbps": 1}])
@@ -234,7 +234,7 @@ def test_an_unpinned_aws_links_tunnel_size_is_derived_and_the_spec_says_to_pin_i
     ],
 )  # fmt: skip
 def test_tunnel_sizes_the_link_cannot_have_are_refused(tmp_path, link, message):
-    from components.spec import SpecError, load_stack_file
+    from lattice.components.spec import SpecError, load_stack_file
     from tests.conftest import write_stack
 
     with pytest.raises(SpecError) as error:

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from components.network.peer_config import (
+from lattice.components.network.peer_config import (
     REDACTED,
     PeerConfig,
     PeerTunnel,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from components.observability.alerts import rules_file
-from components.observability.nccl_inspector import Floor
-from components.observability.serving_metrics import ServingSlo
+from lattice.components.observability.alerts import rules_file
+from lattice.components.observability.nccl_inspector import Floor
+from lattice.components.observability.serving_metrics import ServingSlo
 
 UNIT_TESTS = Path(__file__).resolve().parent / "alerts.test.yaml"
 CENTRAL_UNIT_TESTS = Path(__file__).resolve().parent / "alerts-central.test.yaml"  # scoped to gcp-usc1

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components import standards
-from components.observability import alerts, dcgm
+from lattice.components import standards
+from lattice.components.observability import alerts, dcgm
 from tests.components.observability import promtool
 from tests.kueue import _structural
 

@@ -3,7 +3,7 @@ free capacity, each alarm reading the metric of the resource it watches."""
 
 from __future__ import annotations
 
-from components import standards
+from lattice.components import standards
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 VPN = "aws:ec2/vpnConnection:VpnConnection"

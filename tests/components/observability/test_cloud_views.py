@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.observability.cloud_readers import (
+from lattice.components.observability.cloud_readers import (
     CLOUDWATCH_READ_ACTIONS,
     GCP_READER_ACCOUNT,
     GCP_READER_ROLE,
@@ -20,9 +20,9 @@ from components.observability.cloud_readers import (
     aws_reader_name,
     cloudwatch_read_policy,
 )
-from components.observability.cluster_metrics import CHART_VERSION
-from components.observability.dashboards import promql
-from components.observability.dashboards.lattice_dashboards import (
+from lattice.components.observability.cluster_metrics import CHART_VERSION
+from lattice.components.observability.dashboards import promql
+from lattice.components.observability.dashboards.lattice_dashboards import (
     CLOUD_MONITORING,
     CLOUDWATCH,
     CloudView,
@@ -30,8 +30,8 @@ from components.observability.dashboards.lattice_dashboards import (
     FileSystem,
     own_dashboards,
 )
-from components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_METRIC
-from components.observability.grafana import CLOUD_CREDENTIALS_SECRET
+from lattice.components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_METRIC
+from lattice.components.observability.grafana import CLOUD_CREDENTIALS_SECRET
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

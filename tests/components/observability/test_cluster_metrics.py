@@ -17,9 +17,9 @@ import jsonschema
 import pytest
 import yaml
 
-from components import standards
-from components.observability import dcgm
-from components.observability.cluster_metrics import (
+from lattice.components import standards
+from lattice.components.observability import dcgm
+from lattice.components.observability.cluster_metrics import (
     CHART_VERSION,
     PROMETHEUS_NAME,
     RECEIVER_CONFIG,
@@ -28,7 +28,7 @@ from components.observability.cluster_metrics import (
     REMOTE_WRITE_SECRET,
     ssha,
 )
-from components.observability.dcgm import COUNTERS_CONFIGMAP
+from lattice.components.observability.dcgm import COUNTERS_CONFIGMAP
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.kueue import _structural
 

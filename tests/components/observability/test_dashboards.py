@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import standards
-from components.observability import dcgm
-from components.observability.alerts import floor_rules
-from components.observability.cluster_metrics import CHART_VERSION
-from components.observability.dashboards import COMMUNITY_FOLDER, dashboards, picture, promql
-from components.observability.dashboards.community import COMMUNITY, DCGM_EXPORTER, NODE_EXPORTER_FULL
-from components.observability.dashboards.lattice_dashboards import (
+from lattice.components import standards
+from lattice.components.observability import dcgm
+from lattice.components.observability.alerts import floor_rules
+from lattice.components.observability.cluster_metrics import CHART_VERSION
+from lattice.components.observability.dashboards import COMMUNITY_FOLDER, dashboards, picture, promql
+from lattice.components.observability.dashboards.community import COMMUNITY, DCGM_EXPORTER, NODE_EXPORTER_FULL
+from lattice.components.observability.dashboards.lattice_dashboards import (
     DATASOURCE,
     FOLDER,
     DashboardContext,
     FileSystem,
     own_dashboards,
 )
-from components.observability.grafana import (
+from lattice.components.observability.grafana import (
     ADMIN_SECRET,
     DASHBOARD_LABEL,
     DASHBOARD_LABEL_VALUE,
@@ -33,8 +33,8 @@ from components.observability.grafana import (
     SERVICE,
     USER_KEY,
 )
-from components.observability.nccl_inspector import Floor
-from components.observability.serving_metrics import ServingSlo, slo_rules
+from lattice.components.observability.nccl_inspector import Floor
+from lattice.components.observability.serving_metrics import ServingSlo, slo_rules
 from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from components.observability import efa_exporter
-from components.observability.cluster_metrics import NODE_LABEL
+from lattice.components.observability import efa_exporter
+from lattice.components.observability.cluster_metrics import NODE_LABEL
 from tests.kueue import _structural
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

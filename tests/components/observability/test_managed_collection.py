@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from components.observability import managed_collection
-from components.platform.kueue_api import KUEUE_NAMESPACE
+from lattice.components.observability import managed_collection
+from lattice.components.platform.kueue_api import KUEUE_NAMESPACE
 from tests.conftest import GCP_SITE, ROOT, cached_plan, spec_with
 from tests.kueue import _structural, cel_errors
 

@@ -14,16 +14,16 @@ import jsonschema
 import pytest
 import yaml
 
-from components import standards
-from components.network.links import linked_ranges
-from components.observability.cluster_metrics import PROMETHEUS_NAME, REMOTE_WRITE_SECRET
-from components.observability.dashboards import dashboards
-from components.observability.federation import build_order, central_site, grafana_site, site_metrics
-from components.observability.grafana import STORE_KEYS, STORE_PLUGIN, STORE_UID
-from components.observability.managed_store import QUERY_ACTIONS, regional_name
-from components.spec import SpecError, parse_spec
-from components.spec.validators import ValidationContext
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
+from lattice.components import standards
+from lattice.components.network.links import linked_ranges
+from lattice.components.observability.cluster_metrics import PROMETHEUS_NAME, REMOTE_WRITE_SECRET
+from lattice.components.observability.dashboards import dashboards
+from lattice.components.observability.federation import build_order, central_site, grafana_site, site_metrics
+from lattice.components.observability.grafana import STORE_KEYS, STORE_PLUGIN, STORE_UID
+from lattice.components.observability.managed_store import QUERY_ACTIONS, regional_name
+from lattice.components.spec import SpecError, parse_spec
+from lattice.components.spec.validators import ValidationContext
 from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
 from tests.conftest import ROOT, write_stack
 from tests.kueue import _structural
@@ -416,7 +416,7 @@ def test_every_sites_remote_write_is_routed_to_the_workspace_endpoint_and_back(a
     """The reachability model walks each sender to the aps-workspaces interface endpoint: the AWS site from inside its
     VPC, the others over the links, each admitted by the endpoint's security group; without the grid's rule, the
     grid's writes are refused there."""
-    from components.flows.reachability import needed_paths
+    from lattice.components.flows.reachability import needed_paths
 
     spec = _parse(_managed_spec())
     plan = amp_plan.to_dict()

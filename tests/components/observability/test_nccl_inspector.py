@@ -15,12 +15,12 @@ import jsonschema
 import pytest
 import yaml
 
-from components import standards
-from components.observability import cluster_metrics, nccl_inspector
-from components.observability.alerts import floor_rules, rule_groups
-from components.observability.nccl_inspector import Floor, is_large, message_size_label, pool_floors
-from components.spec import load_stack_file
 from lattice.cli import main
+from lattice.components import standards
+from lattice.components.observability import cluster_metrics, nccl_inspector
+from lattice.components.observability.alerts import floor_rules, rule_groups
+from lattice.components.observability.nccl_inspector import Floor, is_large, message_size_label, pool_floors
+from lattice.components.spec import load_stack_file
 from lattice.route.pod_admission import LIMIT_RANGE, Container, admit
 from tests.admission import namespaced
 from tests.conftest import ROOT
@@ -83,7 +83,7 @@ def test_each_pools_floor_is_a_share_of_one_gpus_part_of_the_catalogs_fabric():
 
 
 def test_tpu_and_neuron_pools_have_no_floor():
-    from components.spec.model import AwsGpuPoolSpec
+    from lattice.components.spec.model import AwsGpuPoolSpec
 
     class Site:
         gpu_pools = [AwsGpuPoolSpec(name="trn", instance_type="trn1.32xlarge", max_nodes=2)]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import jsonschema
 
-from components.observability import neuron_monitor
-from components.observability.dashboards.lattice_dashboards import DashboardContext, fleet
-from components.observability.dashboards.promql import model_metric_names
+from lattice.components.observability import neuron_monitor
+from lattice.components.observability.dashboards.lattice_dashboards import DashboardContext, fleet
+from lattice.components.observability.dashboards.promql import model_metric_names
 from tests.components.observability.test_efa_exporter import NODE_GROUP, _schedules
 from tests.kueue import _structural
 

@@ -4,7 +4,7 @@ agent that reports those conditions runs on the cluster."""
 
 from __future__ import annotations
 
-from components.compute.aws_gpu_node_pool import REPLACE_REASONS
+from lattice.components.compute.aws_gpu_node_pool import REPLACE_REASONS
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ADDON = "aws:eks/addon:Addon"

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from components import standards
-from components.observability import receivers as alert_receivers
-from components.observability.alerts import alerts
-from components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_FILTER, sink_exports_filter
-from components.security.gcp_audit_logs import ARCHIVE_SINK, SINK
-from components.spec import SpecError, load_stack_file, parse_spec
+from lattice.components import standards
+from lattice.components.observability import receivers as alert_receivers
+from lattice.components.observability.alerts import alerts
+from lattice.components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_FILTER, sink_exports_filter
+from lattice.components.security.gcp_audit_logs import ARCHIVE_SINK, SINK
+from lattice.components.spec import SpecError, load_stack_file, parse_spec
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.conftest import AWS_SITE, spec_with, write_stack
 

@@ -23,8 +23,8 @@ from jsonschema import Draft202012Validator, FormatChecker, _keywords, validator
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import errors_pb2, status_pb2
 
-from components.network.link_plan import link_plans, ranges_behind
-from components.spec import load_stack_file
+from lattice.components.network.link_plan import link_plans, ranges_behind
+from lattice.components.spec import load_stack_file
 from lattice.engine.plan import Plan
 from tests.components.package.served import output_value as out
 from tests.components.package.served import serve
@@ -328,7 +328,7 @@ def _provider_of(children: dict[str, dict[str, Any]]) -> str:
 
 
 def test_construct_of_the_lustre_tier_sized_from_a_workload_registers_what_the_offline_plan_registers(served, dev_plan):
-    from components.spec.storage_validators import admin_client_ranges
+    from lattice.components.spec.storage_validators import admin_client_ranges
 
     stack_file = load_stack_file(DEV)
     site = next(s for s in stack_file.spec.sites if s.name == "aws-use1")
@@ -388,7 +388,7 @@ def _camel_keys(value: Any) -> Any:
 def test_construct_of_the_link_registers_what_the_offline_plan_registers_and_renders_the_gateway_files(
     served, prod_plan
 ):
-    from components.spec.link_validators import routed_networks
+    from lattice.components.spec.link_validators import routed_networks
 
     stack_file = load_stack_file(PROD)
     spec = stack_file.spec
@@ -492,7 +492,7 @@ def test_a_spec_document_with_mistakes_is_refused_with_every_key_path(served):
 
 
 def test_construct_of_managed_lustre_sized_from_a_workload_registers_what_the_offline_plan_registers(served, prod_plan):
-    from components.spec.storage_validators import admin_client_ranges
+    from lattice.components.spec.storage_validators import admin_client_ranges
 
     stack_file = load_stack_file(PROD)
     site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")

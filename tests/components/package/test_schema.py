@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from components.package import schema as package_schema
-from components.package.host import version
+from lattice.components.package import schema as package_schema
+from lattice.components.package.host import version
 from tests.conftest import ROOT
 
 POOL = "lattice:index:AwsGpuNodePool"
@@ -103,20 +103,20 @@ def _keys(typed_dict) -> set[str]:
 def test_the_public_nested_inputs_are_the_stack_files_keys():
     """Each nested input mirrors a stack-file model and is validated by it: a key the model lacks would be refused
     as unknown, a key renamed in the model would silently stop working in the package."""
-    from components.compute.aws_gpu_node_pool import AwsGpuPool, AwsPoolCapacity
-    from components.network.vpn import AdmitRule, IkeProposals, LinkSettings
-    from components.package.inputs import TrainingWorkload
-    from components.spec.links import AdmitSpec, IkeSpec, LinkSpec
-    from components.spec.model import AwsCapacitySpec, AwsGpuPoolSpec, WorkloadSpec
-    from components.spec.storage import (
+    from lattice.components.compute.aws_gpu_node_pool import AwsGpuPool, AwsPoolCapacity
+    from lattice.components.network.vpn import AdmitRule, IkeProposals, LinkSettings
+    from lattice.components.package.inputs import TrainingWorkload
+    from lattice.components.spec.links import AdmitSpec, IkeSpec, LinkSpec
+    from lattice.components.spec.model import AwsCapacitySpec, AwsGpuPoolSpec, WorkloadSpec
+    from lattice.components.spec.storage import (
         BackupSpec,
         DataRepositorySpec,
         DurabilitySpec,
         FsxLustreSpec,
         ManagedLustreSpec,
     )
-    from components.storage.fsx_lustre import FsxBackups, FsxDataRepository, FsxDurability, FsxLustreFileSystem
-    from components.storage.managed_lustre import ManagedLustreInstance
+    from lattice.components.storage.fsx_lustre import FsxBackups, FsxDataRepository, FsxDurability, FsxLustreFileSystem
+    from lattice.components.storage.managed_lustre import ManagedLustreInstance
 
     same = [
         (AwsPoolCapacity, AwsCapacitySpec),

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import standards
-from components.platform import gpu_health
 from lattice.cli import main
+from lattice.components import standards
+from lattice.components.platform import gpu_health
 from lattice.route.pod_admission import kueue_admitted, tolerates, unschedulable_reasons
 from tests.conftest import ROOT, value_paths
 from tests.kueue import _structural, cel_errors
@@ -112,7 +112,7 @@ def test_xids_outside_the_fatal_set_leave_the_node_healthy(line):
 
 
 def test_the_taint_xids_are_the_critical_ones_eks_replaces_a_node_for():
-    from components.compute.aws_gpu_node_pool import REPLACE_REASONS
+    from lattice.components.compute.aws_gpu_node_pool import REPLACE_REASONS
 
     assert set(standards.GPU_TAINT_XIDS) <= set(standards.GPU_CRITICAL_XIDS)
     assert {f"NvidiaXID{x}Error" for x in standards.GPU_TAINT_XIDS} <= set(REPLACE_REASONS["gpu"])

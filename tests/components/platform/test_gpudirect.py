@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from components.catalog import GpuDirect, gcp_machine_type, gcp_machine_types
-from components.catalog.gcp import WIRED_GPUDIRECT
-from components.platform import gpudirect
+from lattice.components.catalog import GpuDirect, gcp_machine_type, gcp_machine_types
+from lattice.components.catalog.gcp import WIRED_GPUDIRECT
+from lattice.components.platform import gpudirect
 from tests.conftest import GCP_SITE, spec_with
 
 PARAMS = "kubernetes:networking.gke.io/v1:GKENetworkParamSet"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import SpecError, parse_spec
+from lattice.components.spec import SpecError, parse_spec
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 from tests.kueue import CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, quotas, site_capacity
 

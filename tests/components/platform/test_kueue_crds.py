@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from components.platform.cluster_addons import KUEUE_VERSION
-from components.platform.kueue_api import KUEUE_API
+from lattice.components.platform.cluster_addons import KUEUE_VERSION
+from lattice.components.platform.kueue_api import KUEUE_API
 from tests.conftest import AWS_SITE, GCP_SITE, spec_with
 from tests.kueue import CRDS, cel_errors, crd_errors, crd_schema
 

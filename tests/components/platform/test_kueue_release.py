@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.platform.cluster_addons import (
+from lattice.components.platform.cluster_addons import (
     KUEUE_FEATURE_GATES,
     KUEUE_VERSION,
     MULTIKUEUE_DISPATCHER,

@@ -10,14 +10,14 @@ import copy
 import pytest
 import yaml
 
-from components.platform.cluster_addons import (
+from lattice.components.platform.cluster_addons import (
     CHARTS_GRANTING_PROVISIONING_REQUESTS,
     CLUSTER_AUTOSCALER_CHARTS,
     PROVISIONING_REQUEST_CRD,
     PROVISIONING_REQUEST_RULES,
     kueue_values,
 )
-from components.platform.kueue_api import kueue_type
+from lattice.components.platform.kueue_api import kueue_type
 from tests.conftest import AWS_SITE, ROOT, spec_with
 from tests.kueue import crd_errors, inactive_reasons
 

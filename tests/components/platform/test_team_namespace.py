@@ -3,7 +3,7 @@ quotas with Lattice's own claims counted in, and container defaults that make ev
 
 from __future__ import annotations
 
-from components.platform.team_policies import ROLE_RULES
+from lattice.components.platform.team_policies import ROLE_RULES
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 NAMESPACE = "kubernetes:core/v1:Namespace"

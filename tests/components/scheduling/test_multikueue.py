@@ -10,14 +10,14 @@ import json
 import pytest
 import yaml
 
-from components.catalog.topology import HOSTNAME_LABEL
-from components.platform.cluster_addons import JOBSET_VERSION
-from components.platform.kueue_api import MACHINE_TYPE_LABEL, PLATFORM_LABEL, kueue_type
-from components.scheduling.multikueue_worker import WORKER_RULES
-from components.scheduling.routes import routes
-from components.scheduling.topology import platform_levels
-from components.spec import SpecError, load_stack_file
-from components.standards import DISPATCH_TIERS
+from lattice.components.catalog.topology import HOSTNAME_LABEL
+from lattice.components.platform.cluster_addons import JOBSET_VERSION
+from lattice.components.platform.kueue_api import MACHINE_TYPE_LABEL, PLATFORM_LABEL, kueue_type
+from lattice.components.scheduling.multikueue_worker import WORKER_RULES
+from lattice.components.scheduling.routes import routes
+from lattice.components.scheduling.topology import platform_levels
+from lattice.components.spec import SpecError, load_stack_file
+from lattice.components.standards import DISPATCH_TIERS
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
 from tests.conftest import ROOT
 from tests.kueue import CRDS, inactive_reasons, multikueue_kubeconfig_refusal

@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 import yaml
 
-from components.scheduling import slurm_config
-from components.scheduling.slurm_accounts import SlurmAccount, accounts_script
-from components.scheduling.slurm_cluster import (
+from lattice.components.scheduling import slurm_config
+from lattice.components.scheduling.slurm_accounts import SlurmAccount, accounts_script
+from lattice.components.scheduling.slurm_cluster import (
     CERT_MANAGER_VERSION,
     SLINKY_VERSION,
     SLURMRESTD_PORT,
@@ -24,8 +24,8 @@ from components.scheduling.slurm_cluster import (
     cert_manager_values,
     operator_values,
 )
-from components.spec import load_stack_file
-from components.spec.teams import team_on_site
+from lattice.components.spec import load_stack_file
+from lattice.components.spec.teams import team_on_site
 from tests import slurm_grammar
 from tests.conftest import spec_with, value_paths
 from tests.kueue import CLUSTER_QUEUE, quotas
@@ -411,7 +411,7 @@ def test_a_slurm_pool_without_a_host_plans_with_a_small_default_and_a_warning(pl
 
 
 def test_a_host_with_fewer_cpus_than_gpus_is_refused():
-    from components.spec import SpecError, parse_spec
+    from lattice.components.spec import SpecError, parse_spec
 
     spec, _ = prod_stack()
     i = next(i for i, site in enumerate(spec["sites"]) if site["name"] == "grid-hpc")
@@ -427,7 +427,7 @@ def test_a_host_with_fewer_cpus_than_gpus_is_refused():
      (64, 256, 0, (64, 0)), (300, 256, 64, (240, 60)), (70, 8, 64, (8, 62)), (1, 256, 64, (1, 0))],
 )  # fmt: skip
 def test_the_split_follows_the_pools_and_always_adds_up(quota, kueue, slurm, expected):
-    from components.scheduling.quota import split_quota
+    from lattice.components.scheduling.quota import split_quota
 
     split = split_quota(quota, kueue, slurm)
     assert (split.kueue, split.slurm) == expected

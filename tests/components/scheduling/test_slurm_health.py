@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from components import standards
-from components.scheduling import slurm_health
+from lattice.components import standards
+from lattice.components.scheduling import slurm_health
 from tests.components.platform.test_gpu_health import HARMLESS_LINES, KERNEL_LINES, npd_conditions
 from tests.slinky import slinky_type
 

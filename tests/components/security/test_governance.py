@@ -7,9 +7,9 @@ import json
 
 import yaml
 
-from components.platform.audit_policy import audit_policy
-from components.security.team_identity import WORKLOAD_SERVICE_ACCOUNT, s3_team_policy
 from lattice.cli import main
+from lattice.components.platform.audit_policy import audit_policy
+from lattice.components.security.team_identity import WORKLOAD_SERVICE_ACCOUNT, s3_team_policy
 
 AUDIT_CONFIG = "gcp:projects/iAMAuditConfig:IAMAuditConfig"
 LOG_BUCKET = "gcp:logging/projectBucketConfig:ProjectBucketConfig"

@@ -12,8 +12,8 @@ import copy
 import pytest
 import yaml
 
-from components.spec import load_stack_file
 from lattice.cli import main
+from lattice.components.spec import load_stack_file
 from lattice.engine.changes import refused_changes
 from lattice.engine.plan import run_plan
 from tests.conftest import GCP_SITE, ROOT, spec_with
@@ -102,7 +102,7 @@ def test_unlocked_log_buckets_keep_one_name_and_change_retention_in_place(plan_s
     ],
 )
 def test_kept_log_buckets_that_cannot_be_meant_are_refused(tmp_path, environment, audit, path, message):
-    from components.spec import SpecError
+    from lattice.components.spec import SpecError
     from tests.conftest import write_stack
 
     stack = write_stack(tmp_path, spec_with({**GCP_SITE, "audit": audit}, environment=environment))
@@ -113,7 +113,7 @@ def test_kept_log_buckets_that_cannot_be_meant_are_refused(tmp_path, environment
 
 
 def test_locked_log_buckets_are_a_gcp_setting(tmp_path):
-    from components.spec import SpecError
+    from lattice.components.spec import SpecError
     from tests.conftest import AWS_SITE, write_stack
 
     stack = write_stack(tmp_path, spec_with({**AWS_SITE, "audit": {"kept_log_buckets": [365]}}))

@@ -17,8 +17,8 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components.serving.inference_endpoint import RCLONE_IMAGE
-from components.serving.weights_export import export_nginx_conf
+from lattice.components.serving.inference_endpoint import RCLONE_IMAGE
+from lattice.components.serving.weights_export import export_nginx_conf
 from lattice.route.pod_admission import (
     LIMIT_RANGE,
     RESOURCE_QUOTA,
@@ -207,9 +207,9 @@ def test_replicas_on_a_read_write_once_volume_share_its_node(prod_plan, deployme
 
 def test_replicas_on_a_read_write_many_volume_spread(prod_plan, release):
     """A ReadWriteMany volume (or the site's own mount) mounts on every node: the replicas are placed freely."""
-    from components.serving import runtime
-    from components.serving.endpoints import endpoint_plan
-    from components.spec import load_stack_file
+    from lattice.components.serving import runtime
+    from lattice.components.serving.endpoints import endpoint_plan
+    from lattice.components.spec import load_stack_file
     from tests.conftest import ROOT
 
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
@@ -282,8 +282,8 @@ def test_the_rollout_model_agrees_with_the_deployment_controllers_arithmetic():
 
 
 def _beamline():
-    from components.serving.endpoints import endpoint_plan
-    from components.spec import load_stack_file
+    from lattice.components.serving.endpoints import endpoint_plan
+    from lattice.components.spec import load_stack_file
     from tests.conftest import ROOT
 
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
@@ -309,7 +309,7 @@ def test_a_rollout_at_full_capacity_completes_and_helm_still_waits_for_every_new
 
 
 def test_with_room_for_one_more_replica_every_replica_keeps_serving_through_a_rollout():
-    from components.serving import runtime
+    from lattice.components.serving import runtime
 
     entry, plan = _beamline()
     # A ReadWriteMany cache on the two-node pool with a quota of 8: room for a fifth replica.
@@ -333,7 +333,7 @@ def test_without_room_an_endpoint_that_always_runs_two_replicas_recreates_too():
     """replicas.min 2 would keep Helm's wait honest once KEDA runs the endpoint, but not on a first install: the chart
     writes no replicas, the Deployment starts at 1 until the ScaledObject (created after the release) scales it, and
     with maxUnavailable 1 Helm would wait for no new replica (second review of the rollout fix)."""
-    from components.serving import runtime
+    from lattice.components.serving import runtime
 
     entry, plan = _beamline()
     entry = entry.model_copy(update={"replicas": entry.replicas.model_copy(update={"min": 2})})

@@ -8,13 +8,13 @@ from __future__ import annotations
 import ipaddress
 import math
 
-from components.network.link_plan import link_plans
-from components.network.links import linked_ranges
-from components.serve_sizing import transfer
-from components.serving.endpoints import endpoint_plan, weights_route
-from components.spec import load_stack_file
 from lattice.cli import main
 from lattice.cli.plan_serving import duration
+from lattice.components.network.link_plan import link_plans
+from lattice.components.network.links import linked_ranges
+from lattice.components.serve_sizing import transfer
+from lattice.components.serving.endpoints import endpoint_plan, weights_route
+from lattice.components.spec import load_stack_file
 from tests.conftest import ROOT
 from tests.netpol import Cluster, Endpoint
 

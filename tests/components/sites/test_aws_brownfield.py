@@ -256,8 +256,8 @@ def test_only_what_is_listed_present_is_left_out(plan_spec):
 )
 def test_the_addons_and_entries_lattice_says_it_needs_are_the_ones_it_plans(plan_spec, spec, addons):
     """What preflight reads and the validators accept under kubernetes.present is what the program creates."""
-    from components.compute.eks_adoption import lattice_access_entries, lattice_addons
-    from components.spec import StackSpec
+    from lattice.components.compute.eks_adoption import lattice_access_entries, lattice_addons
+    from lattice.components.spec import StackSpec
 
     plan = plan_spec(spec)
     model = StackSpec.model_validate(spec)
@@ -305,7 +305,7 @@ def test_a_subnet_outside_the_cidr_and_an_efa_zone_without_a_subnet_exit_2_with_
 
 
 def _spec_issues(spec: dict[str, Any]) -> list[tuple[str, str]]:
-    from components.spec import SpecError, parse_spec
+    from lattice.components.spec import SpecError, parse_spec
 
     with pytest.raises(SpecError) as caught:
         parse_spec(spec, "x")
@@ -348,7 +348,7 @@ def test_what_is_present_for_a_team_left_out_for_its_shape_is_not_called_lattice
     issues = _spec_issues(spec)
     assert [path for path, _ in issues] == ["teams[0].pod_securty"]
     del spec["teams"][0]["pod_securty"]
-    from components.spec import parse_spec
+    from lattice.components.spec import parse_spec
 
     parse_spec(spec, "x")  # valid once the one mistake is fixed
 

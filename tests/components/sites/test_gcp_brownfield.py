@@ -13,7 +13,7 @@ import pytest
 
 from lattice.check.evaluate import evaluate
 from lattice.engine.plan import number_of
-from policies.registry import all_rules
+from lattice.policies.registry import all_rules
 from tests.components.sites.test_aws_brownfield import walk
 from tests.conftest import GCP_SITE, spec_with
 from tests.policies.helpers import EVERYTHING_MANDATORY

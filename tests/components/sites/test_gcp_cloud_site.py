@@ -171,7 +171,7 @@ def test_kueue_visibility_api_is_reachable_on_private_gke(prod_plan):
 
 def test_every_pinned_chart_has_its_control_plane_ports_read():
     """A chart bump must re-read the chart's Service targetPorts: the table is keyed by version."""
-    from components.platform.cluster_addons import (
+    from lattice.components.platform.cluster_addons import (
         CONTROL_PLANE_PORTS,
         JOBSET_VERSION,
         KUEUE_VERSION,

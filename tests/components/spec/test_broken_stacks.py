@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import SpecError, load_stack_file
+from lattice.components.spec import SpecError, load_stack_file
 
 CORPUS = sorted((Path(__file__).parents[2] / "fixtures" / "broken").glob("Pulumi.*.yaml"))
 

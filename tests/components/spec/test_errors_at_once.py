@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import SpecError, load_stack_file, parse_spec
+from lattice.components.spec import SpecError, load_stack_file, parse_spec
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with, write_stack
 
 BROKEN = Path(__file__).resolve().parents[2] / "fixtures" / "broken"
@@ -177,7 +177,7 @@ def test_yaml_indentation_errors_name_the_usual_causes(tmp_path):
 
 
 def test_a_conclusion_resting_on_a_part_with_an_error_is_not_reported():
-    from components.spec.issues import Issue, ValidationContext, without_consequences
+    from lattice.components.spec.issues import Issue, ValidationContext, without_consequences
 
     typo = Issue("links[0].spokes[0]", "unknown site 'grid-hcp'")
     unreachable = Issue("sites[1].kubernetes", "no link carries the manager", depends_on=("links",))
@@ -192,7 +192,7 @@ def test_a_conclusion_resting_on_a_part_with_an_error_is_not_reported():
 
 
 def test_two_issues_resting_on_each_other_are_both_kept():
-    from components.spec.issues import Issue, ValidationContext, without_consequences
+    from lattice.components.spec.issues import Issue, ValidationContext, without_consequences
 
     a = Issue("sites[0].x", "a", depends_on=("sites[1]",))
     b = Issue("sites[1].y", "b", depends_on=("sites[0]",))
@@ -200,7 +200,7 @@ def test_two_issues_resting_on_each_other_are_both_kept():
 
 
 def test_a_site_left_out_for_its_shape_is_no_unknown_site_and_what_rests_on_it_is_not_judged():
-    from components.spec.issues import ValidationContext, absent_site, unknown_site, without_consequences
+    from lattice.components.spec.issues import ValidationContext, absent_site, unknown_site, without_consequences
 
     left_out = ValidationContext(left_out_sites=frozenset({"gcp-usc1"}))
     typo = unknown_site("teams[0].sites[0]", "gcp-uscl", ["gcp-usc1", "grid-hpc"])

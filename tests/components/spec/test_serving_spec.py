@@ -8,7 +8,7 @@ import copy
 import pytest
 import yaml
 
-from components.spec import SpecError, ValidationContext, parse_spec
+from lattice.components.spec import SpecError, ValidationContext, parse_spec
 from tests.conftest import ROOT
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components.spec import Issue, parse_spec
+from lattice.components.spec import Issue, parse_spec
 from tests.conftest import AWS_SITE, GCP_SITE, spec_with
 
 

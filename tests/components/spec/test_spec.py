@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import SpecError, load_stack_file, parse_spec
-from components.spec.types import CLOUDWATCH_RETENTION_DAYS
+from lattice.components.spec import SpecError, load_stack_file, parse_spec
+from lattice.components.spec.types import CLOUDWATCH_RETENTION_DAYS
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, ROOT, spec_with, write_stack
 
 
@@ -113,7 +113,7 @@ def test_secret_kubeconfig_is_accepted_when_set_as_secret(tmp_path):
 
 
 def test_under_pulumi_up_secret_presence_is_not_checked_from_the_file():
-    from components.spec import ValidationContext
+    from lattice.components.spec import ValidationContext
 
     grid = {**GRID_SITE, "kubernetes": {"kubeconfig_secret": "gridKubeconfig"}}
     spec = parse_spec(spec_with(grid), "stacks/Pulumi.x.yaml", ValidationContext(knows_config=False))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import SpecError, parse_spec
-from components.spec.teams import host_share, team_on_site
+from lattice.components.spec import SpecError, parse_spec
+from lattice.components.spec.teams import host_share, team_on_site
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, spec_with
 
 IB_POOL = {"name": "ib", "gpu_model": "H100-80GB", "gpu_memory_gib": 80, "gpus_per_node": 8, "max_nodes": 4,

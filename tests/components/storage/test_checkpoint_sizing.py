@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components import sizing
-from components.catalog.storage import FSX_LUSTRE_CLASSES, MANAGED_LUSTRE_TIERS
 from lattice.cli import main
+from lattice.components import sizing
+from lattice.components.catalog.storage import FSX_LUSTRE_CLASSES, MANAGED_LUSTRE_TIERS
 
 W70B = sizing.Workload(parameters=70e9)  # bf16 weights, fp32 master weights and Adam moments
 

@@ -56,7 +56,7 @@ def test_cidrs_become_the_nid_ranges_fsx_takes(cidr, nid):
     # FSx API Reference, LustreRootSquashConfiguration.NoSquashNids: 11-43 characters, this pattern
     import re
 
-    from components.storage.fsx_lustre import nid_range
+    from lattice.components.storage.fsx_lustre import nid_range
 
     assert nid_range(cidr) == nid
     assert re.fullmatch(r"^([0-9\[\]\-]*\.){3}([0-9\[\]\-]*)@tcp$", nid) and 11 <= len(nid) <= 43
@@ -108,7 +108,7 @@ def test_two_teams_with_one_posix_id_are_refused(tmp_path, capsys, monkeypatch):
 
 
 def test_team_posix_ids_survive_appending_and_reordering_teams():
-    from components.spec.model import TeamSpec, derived_posix_id
+    from lattice.components.spec.model import TeamSpec, derived_posix_id
 
     climate = TeamSpec(name="climate")
     assert (climate.uid, climate.gid) == (derived_posix_id("climate"),) * 2 == (332_023, 332_023)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from policies.rules.protect_stateful import STATEFUL
+from lattice.policies.rules.protect_stateful import STATEFUL
 from tests.conftest import AWS_SITE, GRID_SITE, spec_with
 
 S3 = "aws:s3/bucket:Bucket"

@@ -11,11 +11,11 @@ import copy
 import pytest
 import yaml
 
-from components.platform.kueue_api import kueue_type
-from components.scheduling.routes import HYBRID_QUEUE
-from components.scheduling.topology import dispatch_topology
-from components.spec import load_stack_file
 from lattice.cli import main
+from lattice.components.platform.kueue_api import kueue_type
+from lattice.components.scheduling.routes import HYBRID_QUEUE
+from lattice.components.scheduling.topology import dispatch_topology
+from lattice.components.spec import load_stack_file
 from lattice.route.estate import estate
 from lattice.route.jobs import parse_job
 from lattice.route.tas import has_level

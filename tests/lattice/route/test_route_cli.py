@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from components import clock
 from lattice.cli import main
+from lattice.components import clock
 from tests.conftest import ROOT
 
 BLOCK_WAIT = (datetime(2026, 12, 1, 11, 30, tzinfo=UTC) - datetime(2026, 11, 23, 12, tzinfo=UTC)).total_seconds()
@@ -295,8 +295,8 @@ def test_a_pod_the_namespace_refuses_is_never_run(capsys, tmp_path):
 
 def test_the_queue_choices_are_the_planned_queues():
     """The parsers offer their choices without importing the components (lattice --help stays light)."""
-    from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE
     from lattice.cli import route as route_cli
+    from lattice.components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE
     from lattice.jobs import template as job_template
 
     assert job_template.QUEUES == route_cli.QUEUES == (LOCAL_QUEUE, HYBRID_QUEUE)

@@ -21,11 +21,11 @@ from datetime import timedelta
 import pytest
 import yaml
 
-from components.flows.reachability import api_endpoint, reach
-from components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
-from components.scheduling.topology import pool_topology
-from components.spec import load_stack_file
-from components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
+from lattice.components.flows.reachability import api_endpoint, reach
+from lattice.components.scheduling.routes import HYBRID_QUEUE, LOCAL_QUEUE, routes
+from lattice.components.scheduling.topology import pool_topology
+from lattice.components.spec import load_stack_file
+from lattice.components.spec.model import AwsGpuPoolSpec, GcpGpuPoolSpec
 from lattice.errors import UsageError
 from lattice.jobs.template import DEFAULT_IMAGE, render
 from lattice.route.estate import estate
@@ -80,7 +80,7 @@ CASES = list(_cases())
 
 def _accelerators(pool) -> tuple[str, int]:
     """The pool's accelerator resource and its count per node, from the catalog."""
-    from components.catalog import aws_instance_type, gcp_machine_type
+    from lattice.components.catalog import aws_instance_type, gcp_machine_type
 
     if isinstance(pool, AwsGpuPoolSpec):
         kind = aws_instance_type(pool.instance_type)
@@ -107,7 +107,7 @@ def _ceiling(team, site, pool) -> int:
     """The most of the pool's accelerator the team's queue on the site may hold on its flavor: its quota there — its
     Kueue share where the site also runs Slurm (components/spec/teams.py: team_on_site) — at most what the pool can
     run (components/platform/kueue_scheduler.py: nominal + borrowing)."""
-    from components.spec.teams import team_on_site
+    from lattice.components.spec.teams import team_on_site
 
     _, per_node = _accelerators(pool)
     return min(team_on_site(team, site).accelerators, per_node * _schedulable_nodes(pool))
