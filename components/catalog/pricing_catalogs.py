@@ -46,10 +46,18 @@ region (``data/pricing-uniform.json``: EKS extended support, GKE's fee, Cloud KM
 Cloud NAT's gateway), each quoting its page, are written into every region of their cloud, and the build refuses
 one that a region's own feed contradicts.
 
+xbill9/zombiescan's ``src/zombiescan/pricing/table.json`` (its ``refresh.py`` at the same commit writes it from the
+AWS Price List API's products per ``regionCode``; generated 2026-09-21) fills what the feeds above do not price:
+gp3 in the regions launched after the EBS feed (ap-east-2, ap-southeast-5/6/7, mx-central-1), the NAT gateway's
+hour rate in every commercial region, and CloudWatch Logs storage, interface endpoints and KMS keys in
+ap-southeast-6 (``AWS_PRICE_LIST_SECTIONS``). Where a feed prices the same item and region the two must agree, or
+the build stops naming both (when this layer was built they agreed in all 128 such pairs).
+
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore,
-Managed Lustre; on AWS NAT gateways, FSx for Lustre (the FSx feed's metrics are opaque hashes naming no deployment
-type or tier), large VPN tunnels and FSx metadata IOPS: no public per-region catalog of them could be read here
-(``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
+Managed Lustre; on AWS the NAT gateway's per-GB data processing rate (so a NAT gateway's row stays unpriced), FSx for
+Lustre (the FSx feed's metrics are opaque hashes naming no deployment type or tier), large VPN tunnels and FSx
+metadata IOPS: no public per-region catalog of them could be read here (``AWS_SEARCHED`` and ``GCP_SEARCHED`` say
+which were tried).
 """
 
 from __future__ import annotations
@@ -119,6 +127,16 @@ AWS_EBS = CatalogSource(
     commit="74c9fd8ab5acfd9511cd6535f914d47071601ad2",
     path="data/ebs/ebs.json",
     generated="2024-07-18",
+)
+# xbill9/zombiescan: a table its src/zombiescan/pricing/refresh.py (same commit) writes from the AWS Price List API
+# (pricing:GetProducts, on-demand USD) per regionCode, "_meta.generated" 2026-09-21T00:49:12Z. The newest reading of
+# the regions launched after the feeds above (ap-east-2, ap-southeast-5/6/7, mx-central-1) and the only per-region
+# NAT gateway hour rate found.
+AWS_PRICE_LIST = CatalogSource(
+    repo="xbill9/zombiescan",
+    commit="077155131f2a55ffe1937aac66524a63f1b58910",
+    path="src/zombiescan/pricing/table.json",
+    generated="2026-09-21",
 )
 
 
@@ -231,6 +249,56 @@ AWS_EBS_METRICS = (
 )
 
 
+@dataclass(frozen=True)
+class PriceListSection:
+    """One section of AWS_PRICE_LIST's table read into a snapshot item: ``section[region]`` (or
+    ``section[region][field]``), USD per ``unit``, with the filter refresh.py applies to the Price List products."""
+
+    section: str
+    key: str
+    unit: str
+    evidence: str
+    field: str | None = None
+
+
+AWS_PRICE_LIST_SECTIONS = (
+    PriceListSection(
+        "ebs_gb_month",
+        "ebs/gp3-storage",
+        "GB-month",
+        "gp3 storage: AmazonEC2, productFamily Storage, volumeApiName gp3, unit GB-Mo",
+        field="gp3",
+    ),
+    PriceListSection(
+        "nat_gateway_hour",
+        "vpc/nat-gateway-hour",
+        "gateway-hour",
+        "NAT gateway uptime: AmazonEC2, productFamily NAT Gateway, unit Hrs, neither the per-GB data processing "
+        "(…Bytes) nor provisioned bandwidth (…Prvd) usage types",
+    ),
+    PriceListSection(
+        "log_storage_gb_month",
+        "cloudwatch-logs/storage-gb-month",
+        "GB-month",
+        "CloudWatch Logs storage, standard class: AmazonCloudWatch, usage type …TimedStorage-ByteHrs, "
+        "not -IA- or -AIA-",
+    ),
+    PriceListSection(
+        "vpc_endpoint_hour",
+        "privatelink/interface-endpoint-hour",
+        "endpoint-zone-hour",
+        "an interface endpoint, per Availability Zone: AmazonVPC, productFamily VpcEndpoint, "
+        "usage type …VpcEndpoint-Hours",
+    ),
+    PriceListSection(
+        "kms_key_month",
+        "kms/key-month",
+        "key-month",
+        "a customer managed KMS key: awskms, productFamily Encryption Key, unit Keys",
+    ),
+)
+
+
 def aws_service_source(name: str) -> CatalogSource:
     """One of AWS_SERVICES' feeds, ``processed/<name>.json``, as a source of its own."""
     return CatalogSource(
@@ -264,16 +332,21 @@ def aws_locations() -> dict[str, str]:
 
 
 AWS_SEARCHED = (
-    "no public per-region catalog of NAT gateway rates (the AmazonEC2 offer's NAT Gateway family, the VPC pricing "
-    "page's natgateway feed), of FSx for Lustre rates by deployment type and throughput tier (QuinnyPig/"
-    "aws-price-watcher keeps the FSx feed, but its metrics are opaque hashes naming no deployment type or tier), "
+    "no public per-region catalog of the NAT gateway's per-GB data processing rate (xbill9/zombiescan's Price List "
+    "table keeps the gateway-hour rate only, the VPC pricing page's feed in QuinnyPig/aws-price-watcher has no NAT "
+    "metric, and NatGateway-Bytes appears in public code only in one-region fixtures and bills), of FSx for Lustre "
+    "rates by deployment type and throughput tier (QuinnyPig/aws-price-watcher's raw/fsx.json and processed/fsx.json "
+    "name each rate only by an opaque RegionlessRateCode and a region's SKU; neither those hashes nor the SKUs of "
+    "us-east-1, us-west-2, eu-west-1 or eu-central-1 appear in any public offer file or calculator "
+    "mapping searched, and the published calculator.aws decodings of the FSx feed cover FSx for Windows only), "
     "of large (5 Gbps) VPN tunnels or of FSx metadata IOPS could be read here; other sources searched: "
     "skypilot-org/skypilot-catalog "
     "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring, anycloud-sh/catalog's copy "
     "of that file is over 4 MiB and absent from its snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing "
     "commit no price data, Karpenter's generated pricing holds us-east-1 only, rshade/finfocus-plugin-aws-public "
     "generates its per-region Price List extracts at build time and ignores them in git (internal/pricing/data), "
-    "SpareCores/sc-data-dumps dumps its storage table without prices, and the Price List offer files and usage "
+    "SpareCores/sc-data-dumps dumps its storage table without prices, yeo/ec2.shop's per-region EC2 feeds (of "
+    "2025-04-04) list no m7i type where the aws-price-watcher feed lacks it, and the Price List offer files and usage "
     "types (NatGateway-Hours, TransitGateway-Hours, EBS:VolumeUsage.gp3, TimedStorage-ByteHrs) appear in public "
     "code only as one-region test fixtures"
 )
@@ -281,7 +354,10 @@ GCP_SEARCHED = (
     "no public per-region catalog of Filestore or Managed Lustre rates, flex-start (DWS) rates or the A3 Ultra, A4 "
     "and N1 GPU machines could be read here: the calculator's pricing.yml has no Filestore, Managed Lustre or "
     "flex-start rows, the Filestore pricing page renders its table per region client-side (the stored copies hold "
-    "no figures), and the SkyPilot-format catalog prices A3 Ultra, A4 and N1 hosts apart from their GPUs"
+    "no figures), the Cloud Billing Catalog's Filestore SKUs (service D97E-AB26-5D95, 'Filestore Capacity Zonal', "
+    "'Basic HDD (Standard)') appear in public code only as queries of the live API or one-region fixtures, no copy of "
+    "the old calculator's pricelist.json with Filestore keys was found, and the SkyPilot-format catalog prices A3 "
+    "Ultra, A4 and N1 hosts apart from their GPUs"
 )
 # TPU slices: anycloud-sh/catalog keeps a SkyPilot-format GCP catalog (the columns and TPU rows of
 # skypilot-org/skypilot's sky/catalog/data_fetchers/fetch_gcp.py, priced from the Cloud Billing Catalog's TPU SKUs),
@@ -627,6 +703,51 @@ def parse_ebs_feed(text: str | bytes) -> dict[str, dict[str, float]]:
     return feed
 
 
+def parse_price_list_table(text: str | bytes) -> dict[str, dict[str, float]]:
+    """AWS_PRICE_LIST's ``table.json``: section -> region -> USD for each section AWS_PRICE_LIST_SECTIONS reads. A
+    file in another shape is refused naming the key (a section that is no object of regions, a rate that is no
+    number)."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("_meta"), dict):
+        raise CatalogFormatError("it has no _meta object (the table refresh.py writes has one)")
+    if "Price List API" not in str(document["_meta"].get("source", "")):
+        raise CatalogFormatError("_meta.source does not name the AWS Price List API")
+    table: dict[str, dict[str, float]] = {}
+    for spec in AWS_PRICE_LIST_SECTIONS:
+        regions = document.get(spec.section)
+        if not isinstance(regions, dict):
+            raise CatalogFormatError(f"{spec.section} is missing or not an object of regions")
+        for region, entry in regions.items():
+            where, value = f"{spec.section}[{region!r}]", entry
+            if spec.field is not None:
+                if not isinstance(entry, dict):
+                    raise CatalogFormatError(f"{where} is not an object of {spec.field} and the other volume types")
+                if spec.field not in entry:
+                    continue  # a Local Zone sells no gp3, say
+                where, value = f"{where}.{spec.field}", entry[spec.field]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CatalogFormatError(f"{where} is {value!r}: a rate in USD, a number")
+            table.setdefault(spec.section, {})[region] = float(value)
+    return table
+
+
+def aws_price_list_rows(
+    table: dict[str, dict[str, float]], regions: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Snapshot rows per commercial region from AWS_PRICE_LIST's table, each citing the section and region read."""
+    wanted = set(regions)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for spec in AWS_PRICE_LIST_SECTIONS:
+        for region, usd in sorted(table.get(spec.section, {}).items()):
+            if region in wanted and usd > 0:
+                where = f"[{spec.section!r}][{region!r}]" + (f"[{spec.field!r}]" if spec.field else "")
+                rows.setdefault(region, {})[spec.key] = _row(usd, spec.unit, AWS_PRICE_LIST, where, spec.evidence)
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
+
+
 def aws_service_rows(
     feeds: dict[str, dict[str, dict[str, float]]],
     ebs: dict[str, dict[str, float]],
@@ -711,9 +832,11 @@ def build_layer(
     uniform_rates: Iterable[UniformRate] = (),
     aws_service_feeds: dict[str, dict[str, dict[str, float]]] | None = None,
     aws_ebs: dict[str, dict[str, float]] | None = None,
+    aws_price_list: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
-    rate's for the same item and region."""
+    rate's for the same item and region; AWS_PRICE_LIST's table fills the items and regions the pricing pages' feeds
+    do not price, and where both price one they must agree (else one is stale: the build stops naming both)."""
     from .regions import gcp_regions
 
     gcp_region_names = [r.name for r in gcp_regions()]
@@ -729,6 +852,15 @@ def build_layer(
     services = aws_service_rows(aws_service_feeds or {}, aws_ebs or {}, aws_commercial_regions(), aws_system_types())
     for region, items in services.items():
         aws[region] = dict(sorted((aws.get(region, {}) | items).items()))
+    for region, items in aws_price_list_rows(aws_price_list or {}, aws_commercial_regions()).items():
+        for key, row in items.items():
+            other = aws.get(region, {}).get(key)
+            if other is not None and abs(other["usd"] - row["usd"]) > 1e-9:
+                raise CatalogFormatError(
+                    f"aws {region} {key}: {other['source']} gives ${other['usd']}, but {row['source']} gives "
+                    f"${row['usd']}; one of them is stale: find which is current before refreshing"
+                )
+        aws[region] = dict(sorted((items | aws.get(region, {})).items()))
     rates = list(uniform_rates)
     uniform = uniform_rows(rates, {"aws": aws_commercial_regions(), "gcp": gcp_region_names}, gcp_calculator)
     for cloud, rows in (("aws", aws), ("gcp", gcp)):
@@ -746,7 +878,7 @@ def build_layer(
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
         "sources": {
-            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}",
+            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}",
             "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}",
         }
         | ({"uniform": uniform_cite} if rates else {}),
@@ -758,9 +890,10 @@ def build_layer(
             "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
             f"types only, in the regions instances.vantage.sh listed them; {AWS_SERVICES.cite} (the pricing pages' "
             "feeds: transit gateway, Site-to-Site VPN, public IPv4, PrivateLink, CloudWatch, CloudTrail, S3, KMS, "
-            f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types) and {AWS_EBS.cite} "
-            "(gp3), each only in the regions its feed names; the provider page of the rate published once for every "
-            f"region (EKS extended support); {AWS_SEARCHED}",
+            f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types), {AWS_EBS.cite} "
+            f"(gp3) and {AWS_PRICE_LIST.cite} (the Price List API's gp3, NAT gateway hour, CloudWatch Logs storage, "
+            "interface endpoint and KMS key rates), each only in the regions it names; the provider page of the "
+            f"rate published once for every region (EKS extended support); {AWS_SEARCHED}",
         },
         "prices": {
             "aws": dict(sorted(aws.items())),
@@ -849,6 +982,7 @@ def refresh_layer(
     uniform_file: Path = UNIFORM_RATES,
     aws_services_dir: Path | None = None,
     aws_ebs_file: Path | None = None,
+    aws_price_list_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -867,6 +1001,7 @@ def refresh_layer(
         spot_text = _read(AWS_SPOT, aws_spot_file, "--aws-spot", opener)
         tpu_text = _read(GCP_TPU_CATALOG, gcp_tpu_file, "--gcp-tpu", opener)
         ebs_text = _read(AWS_EBS, aws_ebs_file, "--aws-ebs", opener)
+        price_list_text = _read(AWS_PRICE_LIST, aws_price_list_file, "--aws-price-list", opener)
         feed_texts = {
             name: _read(
                 aws_service_source(name),
@@ -912,6 +1047,10 @@ def refresh_layer(
     except CatalogFormatError as error:
         return fail(f"{aws_ebs_file or AWS_EBS.url} is not {AWS_EBS.path}: {error}")
     try:
+        price_list = parse_price_list_table(price_list_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_price_list_file or AWS_PRICE_LIST.url} is not {AWS_PRICE_LIST.path}: {error}")
+    try:
         uniform = parse_uniform_rates(uniform_file.read_bytes())
     except OSError as error:
         return fail(f"--uniform-rates {uniform_file}: cannot read it ({error.strerror}); check the path")
@@ -926,6 +1065,7 @@ def refresh_layer(
             uniform_rates=uniform,
             aws_service_feeds=feeds,
             aws_ebs=ebs,
+            aws_price_list=price_list,
         )
     except CatalogFormatError as error:
         return fail(str(error))
@@ -939,7 +1079,8 @@ def refresh_layer(
     rows = sum(len(items) for regions in layer["prices"].values() for items in regions.values())
     print(
         f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {AWS_ON_DEMAND.cite}, "
-        f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_EBS.cite} and the {len(uniform)} rates of "
+        f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite} and the "
+        f"{len(uniform)} rates of "
         f"{uniform_file.name}; "
         f"{len(lines)} changed"
     )

@@ -99,6 +99,13 @@ def add_parser(verbs, stack_arguments) -> None:
         help="with --catalogs: a copy of yeo/ec2.shop's data/ebs/ebs.json at the pinned commit (default: download it)",
     )
     refresh.add_argument(
+        "--aws-price-list",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of xbill9/zombiescan's src/zombiescan/pricing/table.json (the AWS Price List "
+        "API's rates per region) at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
         "--uniform-rates",
         metavar="FILE",
         type=Path,
@@ -430,7 +437,16 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from .common import STACKS_DIR
 
     writable(args.output, "--output")
-    for flag in ("gcp_calculator", "gcp_tpu", "aws_on_demand", "aws_spot", "aws_services", "aws_ebs", "uniform_rates"):
+    for flag in (
+        "gcp_calculator",
+        "gcp_tpu",
+        "aws_on_demand",
+        "aws_spot",
+        "aws_services",
+        "aws_ebs",
+        "aws_price_list",
+        "uniform_rates",
+    ):
         if getattr(args, flag) is not None and not args.catalogs:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
@@ -446,6 +462,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             uniform_file=args.uniform_rates or UNIFORM_RATES,
             aws_services_dir=args.aws_services,
             aws_ebs_file=args.aws_ebs,
+            aws_price_list_file=args.aws_price_list,
         )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(
