@@ -25,12 +25,13 @@ from pulumi.provider.server import ComponentInitError
 from ..compute.aws_gpu_node_pool import AwsGpuNodePool
 from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
+from ..security.aws_cloudtrail import AwsCloudTrail
 from ..storage.fsx_lustre import FsxLustre
 from ..storage.managed_lustre import ManagedLustre
 from .inputs import PACKAGE
 
 # The curated public set: each class is the one the stack-file path builds (the same resources from either args).
-COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, HybridStack]
+COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, AwsCloudTrail, HybridStack]
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

@@ -97,20 +97,40 @@ def schema_path(path: str, loc: tuple) -> str:
     return out
 
 
-def validated(component: str, model: type[BaseModel], value: Any, path: str) -> Any:
-    """``value`` as ``model`` (the stack file's own model of it), or every problem at once, each at its path."""
+def validated(
+    component: str, model: type[BaseModel], value: Any, path: str, keys: type | None = None, **fixed: Any
+) -> Any:
+    """``value`` as ``model`` (the stack file's own model of it), or every problem at once, each at its path.
+
+    ``keys``: the public ``TypedDict`` of ``value`` where it takes only some of the model's keys (an AWS trail takes
+    none of the GCP audit keys): a key of the model it does not list is refused, not ignored. ``fixed``: keys the
+    component sets itself (an audit bucket's purpose)."""
+    errors, refused = [], set()
+    if keys is not None and isinstance(value, dict):
+        refused = {key for key in value if key not in keys.__annotations__}
+        errors += [
+            {
+                "property_path": schema_path(path, (key,)),
+                "reason": f"unknown input; allowed here: {', '.join(camel_case(k) for k in keys.__annotations__)}",
+            }
+            for key in value
+            if key in refused
+        ]
     try:
-        return model.model_validate(value)
+        validated_value = model.model_validate({**value, **fixed} if isinstance(value, dict) else value)
     except ValidationError as exc:
-        errors = []
         for error in exc.errors():
+            if error["loc"] and error["loc"][0] in refused:
+                continue  # refused above, with the keys allowed here
             message = error["msg"].removeprefix("Value error, ")
             if error["type"] == "extra_forbidden":
                 message = f"unknown input; allowed here: {', '.join(camel_case(k) for k in model.model_fields)}"
             elif error["type"] not in ("missing", "value_error", "assertion_error"):
                 message = f"{message} (got {error['input']!r})"
             errors.append({"property_path": schema_path(path, error["loc"]), "reason": message})
+    if errors:
         raise invalid(component, errors) from None
+    return validated_value
 
 
 def whole(value: Any) -> Any:

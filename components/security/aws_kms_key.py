@@ -56,8 +56,9 @@ class AwsKmsKeyArgs:
     rotation_days: int
     deletion_window_days: int
     protect: bool
-    # Whether AWSServiceRoleForAutoScaling already exists in the account ("existing") or is created here.
-    autoscaling_service_role: Literal["existing", "create"] = "existing"
+    # Whether AWSServiceRoleForAutoScaling already exists in the account ("existing") or is created here; "none":
+    # no node volume is encrypted with the key (the audit trail's own key), so its policy names no Auto Scaling role.
+    autoscaling_service_role: Literal["existing", "create", "none"] = "existing"
     description: str = "Lattice site key"
     # S3 buckets (names) that FSx file systems link to with data repository associations.
     fsx_linked_buckets: list[pulumi.Input[str]] = field(default_factory=list)
@@ -65,6 +66,7 @@ class AwsKmsKeyArgs:
     cloudtrail_trail: str | None = None
     # An existing customer key to use instead: no key, alias or key policy is created.
     existing_key_arn: str | None = None
+    alias: str | None = None  # default alias/lattice/<stack>/<site>
 
 
 class AwsKmsKey(pulumi.ComponentResource):
@@ -99,6 +101,8 @@ class AwsKmsKey(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
         if self.autoscaling_role is not None:
             self.autoscaling_role_arn = self.autoscaling_role.arn
+        elif args.autoscaling_service_role == "none":
+            self.autoscaling_role_arn = None
         else:
             self.autoscaling_role_arn = aws.iam.get_role_output(
                 name=AUTOSCALING_SERVICE_ROLE, opts=pulumi.InvokeOutputOptions(parent=self)
@@ -127,7 +131,7 @@ class AwsKmsKey(pulumi.ComponentResource):
         )
         self.alias = aws.kms.Alias(
             f"{name}-alias",
-            name=f"alias/lattice/{tags.stack}/{tags.site}",
+            name=args.alias or f"alias/lattice/{tags.stack}/{tags.site}",
             target_key_id=self.key.key_id,
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -140,7 +144,7 @@ def key_policy(
     account_id: str,
     partition: str,
     region: str,
-    autoscaling_role_arn: str,
+    autoscaling_role_arn: str | None,
     fsx_linked_buckets: list[str] | tuple[str, ...] = (),
     *,
     cloudtrail_trail: str | None = None,
@@ -200,6 +204,25 @@ def key_policy(
                 },
             }
         )
+    autoscaling = []
+    if autoscaling_role_arn is not None:
+        autoscaling = [
+            {
+                "Sid": "AutoScalingUsesTheKeyForNodeVolumes",
+                "Effect": "Allow",
+                "Principal": {"AWS": autoscaling_role_arn},
+                "Action": list(KEY_USE_ACTIONS),
+                "Resource": "*",
+            },
+            {
+                "Sid": "AutoScalingAttachesNodeVolumes",
+                "Effect": "Allow",
+                "Principal": {"AWS": autoscaling_role_arn},
+                "Action": "kms:CreateGrant",
+                "Resource": "*",
+                "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
+            },
+        ]
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -225,21 +248,7 @@ def key_policy(
                     "Resource": "*",
                     "Condition": {"ArnLike": {"kms:EncryptionContext:aws:logs:arn": logs_arn}},
                 },
-                {
-                    "Sid": "AutoScalingUsesTheKeyForNodeVolumes",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": autoscaling_role_arn},
-                    "Action": list(KEY_USE_ACTIONS),
-                    "Resource": "*",
-                },
-                {
-                    "Sid": "AutoScalingAttachesNodeVolumes",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": autoscaling_role_arn},
-                    "Action": "kms:CreateGrant",
-                    "Resource": "*",
-                    "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
-                },
+                *autoscaling,
                 *fsx,
                 *trail,
             ],

@@ -151,7 +151,11 @@ def test_the_yaml_example_uses_only_what_the_schema_has():
     (text,) = fences("yaml")
     program = yaml.safe_load(text)
     ours = {name: r for name, r in program["resources"].items() if r["type"].startswith("lattice:")}
-    assert sorted(r["type"] for r in ours.values()) == ["lattice:index:AwsGpuNodePool", "lattice:index:FsxLustre"]
+    assert sorted(r["type"] for r in ours.values()) == [
+        "lattice:index:AwsCloudTrail",
+        "lattice:index:AwsGpuNodePool",
+        "lattice:index:FsxLustre",
+    ]
     for resource in ours.values():
         assert problems(resource["type"], resource["properties"]) == []
     reads = re.findall(r"\$\{(\w+)\.(\w+)", yaml.safe_dump(program["outputs"]))

@@ -59,12 +59,15 @@ def _local(urn: str, inside: str) -> str:
 
 def registered(records: list[dict[str, Any]], component_urn: str) -> dict[str, dict[str, Any]]:
     """The component's children (and theirs) keyed by type::name, each with what the engine would act on."""
-    inside = {component_urn}
+    inside, grown = {component_urn}, True
+    while grown:  # a nested component's URN sorts after its children's ($ before :): close over parents first
+        before = len(inside)
+        inside |= {r["urn"] for r in records if r["parent"] in inside}
+        grown = len(inside) > before
     out = {}
     for record in sorted(records, key=lambda r: r["urn"]):
         if record["parent"] not in inside:
             continue
-        inside.add(record["urn"])
         key = f"{record['type']}::{record['name']}"
         out[key] = {
             "custom": record["custom"],
@@ -145,6 +148,12 @@ PUBLIC = {
         {"cloud", "peer", "link", "tagging"},
         {"tunnelCount", "capacityGbps", "insideBlock", "connectionIds", "swanctlConf", "swanctlRedactedConf",
          "frrConf", "xfrmInterfacesSh"},
+    ),
+    "lattice:index:AwsCloudTrail": (
+        {"region", "tagging", "audit", "bucket", "kmsKeyArn", "encryption", "accessLogBucket", "dataEventBuckets",
+         "protect"},
+        {"trailArn", "trailName", "bucketName", "bucketArn", "accessLogBucketName", "logGroupName", "logGroupArn",
+         "kmsKeyArn", "kmsKeyId"},
     ),
     "lattice:index:HybridStack": ({"spec", "secrets"}, {"environment", "siteOutputs", "linkSummary"}),
     "lattice:index:ManagedLustre": (
@@ -535,3 +544,231 @@ def test_construct_of_managed_lustre_sized_from_a_workload_registers_what_the_of
         inputs["capacityGib"],
         inputs["perUnitStorageThroughput"],
     )
+
+
+# --- the audit trail --------------------------------------------------------------------------------------------
+
+
+def _renamed(children: dict[str, dict[str, Any]], old: str, new: str) -> dict[str, dict[str, Any]]:
+    """A subtree's keys and in-subtree references with its name prefix ``old`` read as ``new``."""
+
+    def name(key: str) -> str:
+        kind, _, rest = key.partition("::")
+        return f"{kind}::{new}{rest.removeprefix(old)}" if rest and rest.startswith(old) else key
+
+    def dependency(urn_or_key: str) -> str:
+        return name(_key(urn_or_key) if urn_or_key.startswith("urn:") else urn_or_key)
+
+    return {
+        name(key): {
+            **child,
+            "parent": name(child["parent"]),
+            "dependencies": sorted(map(dependency, child["dependencies"])),
+        }
+        for key, child in children.items()
+    }
+
+
+def test_construct_of_the_aws_audit_trail_registers_what_the_offline_plan_registers(served, prod_plan):
+    """prod's aws-use1 trail, given the site's key and access-log bucket: the trail, its log group and role as the
+    offline plan's AwsCloudTrail has them, and its Object Lock bucket as site storage builds prod's audit bucket
+    (COMPLIANCE, 731 days), every child with the same inputs, options and dependencies."""
+    stack_file = load_stack_file(PROD)
+    site = next(s for s in stack_file.spec.sites if s.name == "aws-use1")
+    key, key_urn = state(prod_plan, "aws:kms/key:Key", "aws-use1-key-key")
+    logs, logs_urn = state(prod_plan, "aws:s3/bucket:Bucket", "aws-use1-storage-access-logs-bucket")
+    _, trail_children = offline(prod_plan, "lattice:security:AwsCloudTrail", "aws-use1-trail")
+    _, bucket_children = offline(prod_plan, "lattice:storage:S3Bucket", "aws-use1-storage-audit")
+    bucket = stack_entry(stack_file, "aws-use1", "buckets", "audit")
+    assert bucket.pop("purpose") == "audit"
+    audited = [
+        prod_plan.state(prod_plan.one("aws:s3/bucket:Bucket", f"aws-use1-storage-{b.name}-bucket"))["bucket"]
+        for b in site.storage.buckets
+        if b.purpose in ("datasets", "checkpoints")
+    ]
+
+    response = served.construct(
+        "AwsCloudTrail",
+        "aws-use1-trail",
+        {
+            "region": site.region,
+            "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
+            "audit": {"logRetentionDays": site.audit.log_retention_days},
+            "bucket": _camel_keys(bucket),
+            "kmsKeyArn": out(key["arn"], key_urn),
+            "accessLogBucket": out(logs["bucket"], logs_urn),
+            "dataEventBuckets": audited,
+        },
+        stack="prod",
+        providers={"aws": _provider_of(trail_children)},
+        known=_providers_state(prod_plan, trail_children),
+    )
+
+    got = constructed(served, response)
+    (bucket_urn,) = [r["urn"] for r in served.monitor.recording.records if r["type"] == "lattice:storage:S3Bucket"]
+    assert response.urn == "urn:pulumi:prod::lattice::lattice:index:AwsCloudTrail::aws-use1-trail"
+    # The Object Lock bucket: site storage's audit bucket, child for child (its names prefixed by the trail's).
+    got_bucket = _renamed(
+        registered(served.monitor.recording.records, bucket_urn), "aws-use1-trail-audit", "aws-use1-storage-audit"
+    )
+    expected_bucket = _renamed(bucket_children, "", "")  # every dependency by type and name, as got_bucket's
+    assert sorted(got_bucket) == sorted(expected_bucket)
+    for key_ in expected_bucket:
+        assert got_bucket[key_] == expected_bucket[key_], key_
+    # The trail, its log group and role: the offline plan's AwsCloudTrail's children. The trail waits for its
+    # bucket's policy, which is the component's own child here and site storage's in the plan.
+    own_bucket = {k for k in got if k.split("::")[1].startswith("aws-use1-trail-audit")}
+    assert sorted(set(got) - own_bucket) == sorted(trail_children)
+    plan_urns = {_key(r["urn"]): r["urn"] for r in prod_plan.resources}
+    for key_ in trail_children:
+        dependencies = [
+            plan_urns[d.replace("aws-use1-trail-audit", "aws-use1-storage-audit")] if d in own_bucket else d
+            for d in got[key_]["dependencies"]
+        ]
+        assert {**got[key_], "dependencies": sorted(dependencies)} == trail_children[key_], key_
+    trail = got["aws:cloudtrail/trail:Trail::aws-use1-trail-trail"]["inputs"]
+    assert trail["isMultiRegionTrail"] and trail["enableLogFileValidation"] and trail["kmsKeyId"] == key["arn"]
+    lock = got_bucket[
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration::aws-use1-storage-audit-object-lock"
+    ]
+    assert lock["inputs"]["rule"]["defaultRetention"] == {"mode": "COMPLIANCE", "days": 731}
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs["trailName"] == "lattice-prod-aws-use1"
+    assert (
+        outputs["bucketName"]
+        == prod_plan.state(prod_plan.one("aws:s3/bucket:Bucket", "aws-use1-storage-audit-bucket"))["bucket"]
+    )
+    assert outputs["kmsKeyArn"] == key["arn"] and outputs["accessLogBucketName"] == logs["bucket"]
+    assert "kmsKeyId" not in outputs  # the program's own key
+
+
+def _pack_findings(served, environment: str) -> list[tuple[str, str, str]]:
+    """Lattice's policy pack, with ``environment``'s config, over what the last Construct registered."""
+    from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
+    from lattice.policies.registry import all_rules
+
+    rules = all_rules()
+    plan = {"project": "lattice", "stack": environment, "resources": served.monitor.recording.records, "outputs": {}}
+    result = evaluate(plan, load_policy_config(config_path_for(environment), rules), rules)
+    return [(f.policy, f.urn.rsplit("::", 1)[-1], f.message) for f in result.findings]
+
+
+AUDIT_RULES = (
+    "cloudtrail-bucket-object-lock",
+    "cloudtrail-cloudwatch-logs",
+    "cloudtrail-kms",
+    "cloudtrail-logging-enabled",
+    "cloudtrail-management-events",
+    "cloudtrail-multi-region",
+    "cloudtrail-log-validation",
+    "log-group-kms",
+    "log-group-retention",
+    "kms-key-rotation",
+)
+
+
+@pytest.mark.parametrize("environment", ["prod", "dev"])
+def test_the_policy_pack_passes_the_aws_audit_trail_built_from_its_defaults(served, environment):
+    """Region and tags only: the component builds its key, its Object Lock bucket (COMPLIANCE in prod, the
+    environment's default elsewhere) and its access-log bucket, and every rule of the pack passes what it built."""
+    from lattice.check.evaluate import config_path_for, load_policy_config
+    from lattice.policies.registry import all_rules
+
+    config = load_policy_config(config_path_for(environment), all_rules())
+    assert [rule for rule in AUDIT_RULES if config.level(rule) == "disabled"] == []
+    tags = {**_camel_keys(tagging(load_stack_file(PROD), "aws-use1")), "environment": environment}
+    response = served.construct("AwsCloudTrail", "audit", {"region": "us-east-1", "tagging": tags}, stack=environment)
+
+    assert _pack_findings(served, environment) == []
+    got = constructed(served, response)
+    assert {k.split("::")[0] for k in got} >= {
+        "lattice:security:AwsKmsKey", "aws:kms/key:Key", "lattice:storage:S3Bucket", "aws:cloudtrail/trail:Trail",
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration", "aws:cloudwatch/logGroup:LogGroup",
+    }  # fmt: skip
+    lock = got["aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration::audit-audit-trail-object-lock"]
+    mode = "COMPLIANCE" if environment == "prod" else "GOVERNANCE"
+    assert lock["inputs"]["rule"]["defaultRetention"] == {"mode": mode, "days": 365}
+    key_policy = json.loads(got["aws:kms/key:Key::audit-key-key"]["inputs"]["policy"])
+    assert {s["Sid"] for s in key_policy["Statement"]} == {
+        "AccountAdministersThroughIam",
+        "CloudWatchLogsEncryptsThisAccountsLogGroups",
+        "CloudTrailEncryptsThisSitesTrail",
+        "CloudTrailDescribesTheKey",
+    }  # fmt: skip  (no Auto Scaling role: no node volume uses this key)
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs["kmsKeyId"] and outputs["accessLogBucketName"].startswith(
+        "prod-aws-use1-access-logs-"
+    )  # tagging.stack
+
+
+def test_the_policy_pack_fails_an_audit_trail_whose_lock_is_shorter_than_the_minimum(served):
+    """The other side of the test above: the same pack, the same component, a 30-day GOVERNANCE lock in prod."""
+    tags = _camel_keys(tagging(load_stack_file(PROD), "aws-use1"))
+    served.construct(
+        "AwsCloudTrail",
+        "audit",
+        {
+            "region": "us-east-1",
+            "tagging": tags,
+            "audit": {"logRetentionDays": 30},
+            "bucket": {"immutable": {"mode": "GOVERNANCE", "days": 30}},
+        },
+        stack="prod",
+    )
+    found = {(policy, name) for policy, name, _ in _pack_findings(served, "prod")}
+    assert ("cloudtrail-bucket-object-lock", "audit-audit-trail-bucket") in found
+    assert ("log-group-retention", "audit-logs") in found
+
+
+def test_bad_audit_trail_inputs_are_refused_with_every_property_path(served):
+    tags = _camel_keys(tagging(load_stack_file(PROD), "aws-use1"))
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "AwsCloudTrail",
+            "audit",
+            {
+                "region": "us-east-1",
+                "tagging": tags,
+                "audit": {"logRetentionDays": 500},
+                "bucket": {"immutable": {"days": 400, "years": 2}, "lifecycle": {"coldClass": "DEEP_ARCHIVE"}},
+            },
+            stack="prod",
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    errors = property_errors(refused.value)
+    assert set(errors) == {"audit.logRetentionDays", "bucket.immutable", "bucket.lifecycle.coldClass"}
+    assert errors["audit.logRetentionDays"].startswith("500 is not a retention CloudWatch Logs accepts")
+    assert errors["bucket.immutable"] == "set days or years, not both (S3 default retention takes one of them)"
+    assert "Traceback" not in refused.value.details()
+    assert served.monitor.recording.records == []
+
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "AwsCloudTrail",
+            "audit",
+            {"region": "us-east-1", "tagging": tags, "audit": {"logRetentionDays": 731}},
+            stack="prod",
+        )
+    assert property_errors(refused.value) == {
+        "audit.immutableDays": "the log group keeps the trail's records 731 days (audit.logRetentionDays) and the "
+        "Object Lock only 365: for the rest the only copy is one whoever may delete log events can rewrite; lock "
+        "them at least 731 days (the policy rule cloudtrail-bucket-object-lock requires it)"
+    }
+    assert served.monitor.recording.records == []
+
+
+def test_an_audit_key_an_aws_trail_does_not_read_is_refused_not_ignored():
+    """The stack file's audit model has GCP keys too; the AWS trail's public inputs take only its own (a
+    consumer's SDK sends only the schema's keys, a Python program may pass any)."""
+    from pulumi import InputPropertiesError
+
+    from lattice.components.security.aws_cloudtrail import public_trail
+
+    with pytest.raises(InputPropertiesError) as refused:
+        public_trail({"region": "us-east-1", "tagging": {}, "audit": {"data_access_services": ["allServices"]}})
+    assert refused.value.errors == [
+        {
+            "property_path": "audit.dataAccessServices",
+            "reason": "unknown input; allowed here: logRetentionDays, immutableDays",
+        }
+    ]
