@@ -25,13 +25,14 @@ from pulumi.provider.server import ComponentInitError
 from ..compute.aws_gpu_node_pool import AwsGpuNodePool
 from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
+from ..platform.team_namespace import TeamNamespace
 from ..security.aws_cloudtrail import AwsCloudTrail
 from ..storage.fsx_lustre import FsxLustre
 from ..storage.managed_lustre import ManagedLustre
 from .inputs import PACKAGE
 
 # The curated public set: each class is the one the stack-file path builds (the same resources from either args).
-COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, AwsCloudTrail, HybridStack]
+COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, AwsCloudTrail, TeamNamespace, HybridStack]
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

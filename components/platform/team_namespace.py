@@ -12,23 +12,48 @@
 - NetworkPolicies (``team_policies.network_policies``): deny all in and out, then allow the namespace itself,
   cluster DNS, HTTPS out of the site, the cloud credential endpoint, the platform's monitoring, linked sites for
   data staging and, where the team asks, the Kubernetes API and ingress from linked sites on the ports it serves.
+
+It is one of Lattice's public components (``components/package``). The stack-file path builds it per team and site
+(``TeamNamespaceArgs``) and the site's Kueue objects beside it (``KueueScheduler``, for all of the site's teams at
+once); a program that adds it with ``TeamNamespaceInputs`` gets the namespace and, with ``queue``, Kueue's objects
+for the flavors given, built by the same ``KueueScheduler`` for this one team, as a child. Its Kubernetes resources
+go to the cluster of the provider the program gives the component (``providers``: the children inherit it). No
+``from __future__ import annotations``: Pulumi's analyzer reads the schema from the evaluated annotations.
 """
 
-from __future__ import annotations
-
+import math
 from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic import BaseModel, ConfigDict, Field
 
+from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..scheduling.topology import TopologyClass
+from ..spec.model import TeamSpec
 from ..spec.teams import TeamOnSite
 from ..standards import (
     CONTAINER_DEFAULT_REQUEST,
+    TEAM_BASE_CPU,
+    TEAM_BASE_MEMORY_GIB,
+    TEAM_CPU_PER_ACCELERATOR,
+    TEAM_MEMORY_GIB_PER_ACCELERATOR,
     TEAM_NAMESPACE_LABEL,
+    TEAM_STORAGE_GIB,
+    TEAM_VOLUME_CLAIMS,
 )
 from ..tagging import TagContext
 from . import moved_from
-from .accelerators import accelerator_quota
+from .accelerators import NEURON_CORE, NEURON_DEVICE, accelerator_quota
+from .kueue_scheduler import (
+    ATOMIC_SCALE_UP,
+    QUEUED_PROVISIONING,
+    Flavor,
+    KueueScheduler,
+    KueueSchedulerArgs,
+    TeamQueue,
+)
 from .team_policies import (
     POD_SECURITY_REASON,
     ROLE_RULES,
@@ -52,19 +77,299 @@ class TeamNamespaceArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cluster's access entries
 
 
-class TeamNamespace(pulumi.ComponentResource):
-    namespace: k8s.core.v1.Namespace
-    quota: k8s.core.v1.ResourceQuota
-    compute_quota: k8s.core.v1.ResourceQuota
-    limits: k8s.core.v1.LimitRange
-    role: k8s.rbac.v1.Role
-    role_binding: k8s.rbac.v1.RoleBinding | None
-    network_policies: dict[str, k8s.networking.v1.NetworkPolicy]
+class NamespaceTeam(TypedDict):
+    """A team on one cluster: the keys of the stack file's teams[] entry its namespace is built from, with this
+    cluster's values, validated by the same model."""
 
-    def __init__(self, name: str, args: TeamNamespaceArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(
-            "lattice:platform:TeamNamespace", name, None, moved_from("lattice:security:TeamNamespace", opts)
+    name: str
+    """The team's name (lowercase letters, digits, '-'); names its ClusterQueue <site>-<name>."""
+    gpu_quota: int
+    """The most accelerators of each kind (GPUs, Neuron devices, TPU chips) the team's pods may request."""
+    namespace: NotRequired[str]
+    """The namespace (default: the team's name)."""
+    gpu_guarantee: NotRequired[int]
+    """Accelerators of each flavor the team's ClusterQueue holds as nominal quota (default 0: it borrows all)."""
+    pod_security: NotRequired[str]
+    """Pod Security level enforced: restricted (the default), baseline or privileged."""
+    pod_security_reason: NotRequired[str]
+    """Why a level laxer than restricted (required then), kept as an annotation on the namespace."""
+    cpu: NotRequired[int]
+    """requests.cpu quota (default: 16 plus each accelerator's share of its host's CPUs)."""
+    memory_gib: NotRequired[int]
+    """requests.memory quota in GiB (default: 64 plus each accelerator's share of its host's memory)."""
+    storage_gib: NotRequired[int]
+    """requests.storage quota in GiB for the team's own claims (default 2048)."""
+    volume_claims: NotRequired[int]
+    """PersistentVolumeClaims the team's own pods may make (default 20)."""
+    kubernetes_api: NotRequired[bool]
+    """Let the team's pods reach the Kubernetes API (network.api), e.g. for operators (default off)."""
+    groups: NotRequired[list[str]]
+    """Groups bound to the team's Role (least privilege, not edit), as the cluster's authenticator names them."""
+
+
+class ApiEndpoint(TypedDict):
+    """Where pods reach the Kubernetes API."""
+
+    cidr: str
+    """The API server's address range, e.g. the EKS cluster's VPC range or 172.16.0.2/32."""
+    ports: list[int]
+    """Its ports, e.g. [443]."""
+
+
+class ClusterNetwork(TypedDict):
+    """What the team's NetworkPolicies need to know of the cluster's network."""
+
+    kind: str
+    """eks, gke or kubernetes: which node-local credential endpoint and monitoring namespaces to admit."""
+    site_ranges: list[str]
+    """The cluster's own ranges (pods, nodes, services): HTTPS out goes everywhere but here."""
+    linked_ranges: NotRequired[list[str]]
+    """Ranges of other sites the cluster reaches over its links: SSH and HTTPS out to them for data staging."""
+    api: NotRequired[list[ApiEndpoint]]
+    """Where pods reach the Kubernetes API (needed with team.kubernetesApi)."""
+
+
+class KueueTopology(TypedDict):
+    """The Kueue Topology a flavor's nodes are labelled with, top level first, hostname last."""
+
+    name: str
+    """Its name suffix: the Topology is <site>-<name>, e.g. ec2-3-layer."""
+    levels: list[str]
+    """Node labels, top to bottom, e.g. topology.k8s.aws/network-node-layer-1 ... kubernetes.io/hostname."""
+
+
+class KueueFlavor(TypedDict):
+    """One accelerator pool as Kueue sees it: a ResourceFlavor that selects its nodes and tolerates its taint."""
+
+    name: str
+    """The ResourceFlavor's name (the pool's)."""
+    resource: str
+    """The accelerator resource: nvidia.com/gpu, aws.amazon.com/neuron or google.com/tpu (also the taint tolerated)."""
+    quantity: int
+    """Accelerators of the pool Kueue may admit work for: those of nodes that can run."""
+    node_labels: dict[str, str]
+    """Labels that select the pool's nodes, e.g. {"lattice.dev/pool": "train-p5"}."""
+    cpus: NotRequired[int]
+    """The pool's CPUs (default: not limited by Kueue)."""
+    memory_gib: NotRequired[float]
+    """The pool's memory in GiB (default: not limited by Kueue)."""
+    also: NotRequired[dict[str, int]]
+    """Other names the same accelerators are requested by, with their quantities (Neuron: neurondevice and
+    neuroncore)."""
+    topology: NotRequired[KueueTopology]
+    """The Topology its nodes' labels describe, for topology-aware scheduling (default: a flat pool)."""
+    provisioning: NotRequired[str]
+    """Ask for the nodes before admitting: atomic-scale-up (Cluster Autoscaler's best-effort atomic scale-up, for
+    topology-aware pools that grow) or queued-provisioning (GKE flex-start). Default: none."""
+    platform: NotRequired[str]
+    """eks, gke or kubernetes: who writes the nodes' labels (a label of the flavor)."""
+    machine_type: NotRequired[str]
+    """The instance or machine type, where the platform knows it (a label of the flavor)."""
+
+
+class TeamKueue(TypedDict):
+    """Kueue's objects for the team on a cluster whose accelerator pools it has to itself."""
+
+    flavors: list[KueueFlavor]
+    """The pools the team's ClusterQueue admits onto."""
+
+
+class TeamNamespaceInputs(TypedDict):
+    """The public inputs of TeamNamespace."""
+
+    team: NamespaceTeam
+    """The team: quotas, Pod Security level, groups."""
+    tagging: Tagging
+    """The standard labels every object carries; site names the team's ClusterQueue and cohort."""
+    network: ClusterNetwork
+    """The cluster's network, for the team's NetworkPolicies."""
+    users: NotRequired[list[str]]
+    """Users bound to the team's Role besides its groups."""
+    claims_gib: NotRequired[list[int]]
+    """Sizes (GiB) of the claims your program makes in the namespace for shared file systems: counted into its
+    storage and claim quota on top of the team's own, so they always fit."""
+    queue: NotRequired[TeamKueue]
+    """Kueue's objects for the team (Kueue installed: give its release in the component's dependsOn): a
+    ResourceFlavor (and Topology) per pool, a cohort named after the site holding what the team's guarantee leaves,
+    the team's ClusterQueue and its LocalQueue gpus in the namespace. For a cluster the team's queue has to itself:
+    several teams sharing pools need one Kueue plan for all of them (Lattice's stack file, or HybridStack)."""
+
+
+class KueueFlavorSpec(BaseModel):
+    """A flavor's keys checked as the stack file checks its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    resource: Literal["nvidia.com/gpu", "aws.amazon.com/neuron", "google.com/tpu"]
+    quantity: int = Field(ge=0)
+    node_labels: dict[str, str] = Field(min_length=1)
+    cpus: int | None = Field(None, ge=1)
+    memory_gib: float | None = Field(None, gt=0)
+    also: dict[str, int] = Field(default_factory=dict)
+    topology: dict[str, Any] | None = None
+    provisioning: Literal["atomic-scale-up", "queued-provisioning"] | None = None
+    platform: Literal["eks", "gke", "kubernetes"] = "kubernetes"
+    machine_type: str | None = None
+
+
+class KueueTopologySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    levels: list[str] = Field(min_length=1, max_length=16)
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Flavor]]:
+    """The public inputs as the stack-file path's args (the team resolved for this cluster as ``team_on_site``
+    resolves it for a site) and the Kueue flavors, validated by the stack file's team model."""
+
+    errors = []
+
+    def checked(model, value, path, keys=None):
+        try:
+            return validated("TeamNamespace", model, value, path, keys)
+        except pulumi.InputPropertiesError as exc:
+            errors.extend(exc.errors)
+            return None
+
+    spec = checked(TeamSpec, inputs["team"], "team", NamespaceTeam)
+    flavors = []
+    for i, flavor in enumerate((inputs.get("queue") or {}).get("flavors") or []):
+        checked_flavor = checked(KueueFlavorSpec, flavor, f"queue.flavors[{i}]")
+        topology = None
+        if checked_flavor is not None and checked_flavor.topology is not None:
+            topology = checked(KueueTopologySpec, checked_flavor.topology, f"queue.flavors[{i}].topology")
+        if checked_flavor is not None:
+            flavors.append((checked_flavor, topology))
+    network = inputs["network"]
+    if network.get("kind") not in ("eks", "gke", "kubernetes"):
+        errors.append({"property_path": "network.kind", "reason": "eks, gke or kubernetes"})
+    tags = tag_context(inputs["tagging"])
+    if spec is not None:
+        # The stack file's own rule (spec/team_validators.py, _pod_security), for this one cluster.
+        level = spec.pod_security_for(tag_context(inputs["tagging"]).site)[0]
+        if level != "restricted" and spec.pod_security_reason is None:
+            errors.append(
+                {
+                    "property_path": "team.podSecurityReason",
+                    "reason": f"the namespace enforces '{level}', above restricted: say why (it is written on the "
+                    "namespace), or lower podSecurity",
+                }
+            )
+        if level == "restricted" and spec.pod_security_reason is not None:
+            errors.append(
+                {
+                    "property_path": "team.podSecurityReason",
+                    "reason": "the namespace enforces restricted, so a reason explains nothing: remove it",
+                }
+            )
+    if spec is not None and spec.kubernetes_api and not network.get("api"):
+        errors.append(
+            {"property_path": "network.api", "reason": "team.kubernetesApi needs where pods reach the API: give it"}
         )
+    if errors:
+        raise invalid("TeamNamespace", errors)
+    site = tags.site
+    shares = [
+        (f.cpus / f.quantity, f.memory_gib / f.quantity) for f, _ in flavors if f.cpus and f.memory_gib and f.quantity
+    ]
+    cpu_share = max((c for c, _ in shares), default=TEAM_CPU_PER_ACCELERATOR)
+    memory_share = max((m for _, m in shares), default=TEAM_MEMORY_GIB_PER_ACCELERATOR)
+    accelerators = spec.quota_for(site)
+    level, explicit = spec.pod_security_for(site)
+
+    def value(key: str, default: int) -> int:
+        chosen = spec.site_value(key, site)
+        return default if chosen is None else chosen
+
+    team = TeamOnSite(
+        team=spec.name,
+        namespace=spec.namespace_name,
+        accelerators=accelerators,
+        guarantee=spec.guarantee_for(site),
+        cpu=value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
+        memory_gib=value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
+        storage_gib=value("storage_gib", TEAM_STORAGE_GIB),
+        volume_claims=value("volume_claims", TEAM_VOLUME_CLAIMS),
+        pod_security=level,
+        pod_security_explicit=explicit,
+        pod_security_reason=spec.pod_security_reason,
+        kubernetes_api=spec.kubernetes_api,
+        groups=tuple(spec.groups),
+        users=tuple(inputs.get("users") or ()),
+    )
+    provisioning = {"atomic-scale-up": ATOMIC_SCALE_UP, "queued-provisioning": QUEUED_PROVISIONING}
+    kueue_flavors = [
+        Flavor(
+            name=f.name,
+            resource=f.resource,
+            quantity=f.quantity,
+            node_labels=dict(f.node_labels),
+            cpus=f.cpus,
+            memory_gib=f.memory_gib,
+            provisioning=provisioning[f.provisioning] if f.provisioning else None,
+            also=dict(f.also),
+            topology=TopologyClass(topology.name, tuple(topology.levels)) if topology is not None else None,
+            platform=f.platform,
+            machine_type=f.machine_type,
+        )
+        for f, topology in flavors
+    ]
+    cores = [
+        f.also.get(NEURON_CORE, 0) // f.quantity for f in kueue_flavors if f.resource == NEURON_DEVICE and f.quantity
+    ]
+    args = TeamNamespaceArgs(
+        team=team,
+        tags=tags,
+        network=TeamNetwork(
+            kind=network["kind"],
+            site_ranges=tuple(network["site_ranges"]),
+            linked_ranges=tuple(network.get("linked_ranges") or ()),
+            api=tuple(
+                (endpoint["cidr"], tuple(int(p) for p in endpoint["ports"])) for endpoint in network.get("api") or ()
+            ),
+        ),
+        neuron_cores_per_device=max(cores, default=0),
+        site_claims_gib=[int(gib) for gib in inputs.get("claims_gib") or []],
+    )
+    return args, kueue_flavors
+
+
+class TeamNamespace(pulumi.ComponentResource):
+    """A team's namespace on a Kubernetes cluster, isolated from every other team's: Pod Security enforced at the
+    team's level (restricted by default), quotas on every accelerator kind and on CPU, memory and storage requests,
+    a LimitRange that gives request-less containers default requests, a least-privilege Role bound to the team's
+    groups, default-deny NetworkPolicies with what jobs need allowed; with queue, Kueue's ResourceFlavors, the
+    site's cohort, the team's ClusterQueue and its LocalQueue."""
+
+    namespace_name: pulumi.Output[str]
+    """The namespace."""
+    local_queue_name: pulumi.Output[str] | None
+    """The LocalQueue the team's jobs name (kueue.x-k8s.io/queue-name), with queue."""
+    cluster_queue_name: pulumi.Output[str] | None
+    """The team's ClusterQueue, with queue."""
+    role_name: pulumi.Output[str]
+    """The Role bound to the team's groups and users."""
+
+    # Read by the stack-file path (not part of the schema): namespace, quota, compute_quota, limits, role,
+    # role_binding, network_policies; the public path's Kueue objects: scheduler.
+
+    def __init__(self, name: str, args: TeamNamespaceInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``TeamNamespaceArgs``."""
+        flavors: list[Flavor] = []
+        if isinstance(args, TeamNamespaceArgs):
+            super().__init__(
+                "lattice:platform:TeamNamespace", name, None, moved_from("lattice:security:TeamNamespace", opts)
+            )
+        else:
+            built, flavors = args_from_inputs(args)
+            super().__init__(package_token("TeamNamespace"), name, None, opts)
+            # Everything waits for what the component waits for (the cluster's access, Kueue's release): a
+            # component's dependsOn does not reach its children by itself.
+            waits = opts.depends_on if opts is not None else None
+            built.depends_on = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            args = built
         team = args.team
         labels = args.tags.for_component("TeamNamespace").k8s_labels({"team": team.team})
         child = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
@@ -138,6 +443,30 @@ class TeamNamespace(pulumi.ComponentResource):
             )
             for policy, spec in network_policies(args.network, team.kubernetes_api, team.serve).items()
         }
+        self.scheduler = self.local_queue_name = self.cluster_queue_name = None
+        if flavors:
+            self.scheduler = KueueScheduler(
+                f"{name}-kueue",
+                KueueSchedulerArgs(
+                    flavors=flavors,
+                    tags=args.tags,
+                    teams=[
+                        TeamQueue(
+                            team=team.team,
+                            namespace=namespace,
+                            accelerators=team.accelerators,
+                            guarantee=team.guarantee,
+                            cpu=team.cpu,
+                            memory_gib=team.memory_gib,
+                        )
+                    ],
+                    depends_on=args.depends_on,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.local_queue_name = self.scheduler.local_queues[team.team].metadata.apply(lambda m: m["name"])
+            self.cluster_queue_name = pulumi.Output.from_input(self.scheduler.cluster_queue_names[team.team])
+        self.namespace_name, self.role_name = namespace, self.role.metadata.name
         self.register_outputs({"namespace": namespace})
 
 

@@ -128,7 +128,7 @@ def typescript_uses(text: str) -> tuple[list[tuple[str, str, dict]], list[tuple[
 def test_the_typescript_example_uses_only_what_the_schema_has():
     (text,) = fences("typescript")
     constructed, reads = typescript_uses(text)
-    assert [c for c, _, _ in constructed] == ["AwsGpuNodePool", "FsxLustre", "VpnLink"]
+    assert [c for c, _, _ in constructed] == ["AwsGpuNodePool", "FsxLustre", "VpnLink", "TeamNamespace"]
     for component, _, inputs in constructed:
         assert problems(f"lattice:index:{component}", inputs) == []
     assert reads  # the exports read outputs

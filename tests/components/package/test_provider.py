@@ -24,6 +24,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import errors_pb2, status_pb2
 
 from lattice.components.network.link_plan import link_plans, ranges_behind
+from lattice.components.platform.kueue_api import kueue_type
 from lattice.components.spec import load_stack_file
 from lattice.engine.plan import Plan
 from tests.components.package.served import output_value as out
@@ -154,6 +155,10 @@ PUBLIC = {
          "protect"},
         {"trailArn", "trailName", "bucketName", "bucketArn", "accessLogBucketName", "logGroupName", "logGroupArn",
          "kmsKeyArn", "kmsKeyId"},
+    ),
+    "lattice:index:TeamNamespace": (
+        {"team", "tagging", "network", "users", "claimsGib", "queue"},
+        {"namespaceName", "localQueueName", "clusterQueueName", "roleName"},
     ),
     "lattice:index:HybridStack": ({"spec", "secrets"}, {"environment", "siteOutputs", "linkSummary"}),
     "lattice:index:ManagedLustre": (
@@ -772,3 +777,199 @@ def test_an_audit_key_an_aws_trail_does_not_read_is_refused_not_ignored():
             "reason": "unknown input; allowed here: logRetentionDays, immutableDays",
         }
     ]
+
+
+# --- the team namespace -----------------------------------------------------------------------------------------
+
+CAMPUS = ROOT / "stacks" / "Pulumi.campus.yaml"
+
+
+def _flavors_of(plan: Plan, site: str, team: str) -> list[dict[str, Any]]:
+    """The site's Kueue flavors as public inputs, read back from the offline plan's objects: each ResourceFlavor's
+    labels, its Topology's levels, and its capacity (the cohort's pool plus the team queue's nominal quota)."""
+    from tests.kueue import CLUSTER_QUEUE, COHORT, quotas
+
+    flavors = [r for r in plan.by_type(kueue_type("ResourceFlavor")) if r["name"].startswith(f"{site}-kueue-")]
+    cohort = quotas(plan.one(COHORT, f"{site}-kueue-cohort"))
+    queue = plan.one(CLUSTER_QUEUE, f"{site}-kueue-{team}-queue")
+    team_quota = quotas(queue)
+    checks = {c["name"]: c["onFlavors"] for c in queue["inputs"]["spec"]["admissionChecksStrategy"]["admissionChecks"]}
+    out = []
+    for flavor in flavors:
+        name, spec, labels = (
+            flavor["inputs"]["metadata"]["name"],
+            flavor["inputs"]["spec"],
+            flavor["inputs"]["metadata"]["labels"],
+        )
+        (resource,) = [t["key"] for t in spec["tolerations"]]
+
+        def total(r: str, name: str = name) -> float:
+            return cohort[name][r]["nominal"] + team_quota[name][r]["nominal"]
+
+        entry = {
+            "name": name,
+            "resource": resource,
+            "quantity": int(total(resource)),
+            "nodeLabels": spec["nodeLabels"],
+            "cpus": int(total("cpu")),
+            "memoryGib": total("memory"),
+            "platform": labels["lattice.dev/platform"],
+            "machineType": labels["lattice.dev/machine-type"],
+            "provisioning": next(check for check, on in checks.items() if name in on),
+        }
+        if "topologyName" in spec:
+            topology = plan.one(
+                kueue_type("Topology"), f"{site}-kueue-topology-{spec['topologyName'].removeprefix(f'{site}-')}"
+            )
+            entry["topology"] = {
+                "name": spec["topologyName"].removeprefix(f"{site}-"),
+                "levels": [level["nodeLabel"] for level in topology["inputs"]["spec"]["levels"]],
+            }
+        out.append(entry)
+    return out
+
+
+def test_construct_of_a_team_namespace_with_its_queue_registers_what_the_offline_plan_registers(served):
+    """campus's vision team on aws-use2 (an EKS cluster whose Kueue pools it has to itself): the namespace, its
+    quotas, LimitRange, Role, RoleBinding and NetworkPolicies as the offline plan's TeamNamespace has them, and
+    Kueue's Topology, ResourceFlavor, cohort, provisioning check, ClusterQueue and LocalQueue as the site's
+    KueueScheduler has them, built with the consumer's Kubernetes provider."""
+    from lattice.components.network.links import transit_routes
+    from lattice.components.network.ports import HTTPS
+    from lattice.components.spec.teams import team_on_site
+    from tests.conftest import cached_plan
+    from tests.kueue import crd_errors
+
+    plan = cached_plan(CAMPUS)
+    stack_file = load_stack_file(CAMPUS)
+    spec = stack_file.spec
+    site = next(s for s in spec.sites if s.name == "aws-use2")
+    team_spec = next(t for t in spec.teams if t.name == "vision")
+    team = team_on_site(team_spec, site)
+    _, namespace_children = offline(plan, "lattice:platform:TeamNamespace", "aws-use2-vision")
+    _, kueue_children = offline(plan, "lattice:platform:KueueScheduler", "aws-use2-kueue")
+    kueue_children = _renamed(kueue_children, "", "")
+    claims = [
+        int(r["inputs"]["spec"]["resources"]["requests"]["storage"].removesuffix("Gi"))
+        for r in plan.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+        if r["name"].startswith("aws-use2-") and r["inputs"]["metadata"]["namespace"] == team.namespace
+    ]
+    kueue_release = plan.one("kubernetes:helm.sh/v3:Release", "aws-use2-addons-kueue")["urn"]
+    children = [*namespace_children.values(), *kueue_children.values()]
+    waits = sorted({d for c in children for d in c["dependencies"] if d.startswith("urn:")} | {kueue_release})
+    provider = _provider_of(namespace_children)
+
+    response = served.construct(
+        "TeamNamespace",
+        "aws-use2-vision",
+        {
+            "team": {
+                "name": team.team,
+                "gpuQuota": team.accelerators,
+                "podSecurity": team.pod_security,
+                "podSecurityReason": team.pod_security_reason,
+                "groups": list(team.groups),  # vision-lab and lattice:team:vision, its IAM roles' group on EKS
+            },
+            "tagging": _camel_keys(tagging(stack_file, "aws-use2")),
+            "network": {
+                "kind": "eks",
+                "siteRanges": [site.network.cidr],
+                "linkedRanges": list(transit_routes(spec, site)),
+                "api": [{"cidr": site.network.cidr, "ports": [HTTPS]}],
+            },
+            "claimsGib": claims,
+            "queue": {"flavors": _flavors_of(plan, "aws-use2", "vision")},
+        },
+        stack="campus",
+        providers={"kubernetes": provider},
+        known=_providers_state(plan, namespace_children),
+        depends_on=waits,
+    )
+
+    assert response.urn == "urn:pulumi:campus::lattice::lattice:index:TeamNamespace::aws-use2-vision"
+    got = constructed(served, response)
+    (scheduler_urn,) = [
+        r["urn"] for r in served.monitor.recording.records if r["type"] == "lattice:platform:KueueScheduler"
+    ]
+    got_kueue = _renamed(
+        registered(served.monitor.recording.records, scheduler_urn), "aws-use2-vision-kueue", "aws-use2-kueue"
+    )
+    # Every object waits for what the component waits for (the cluster's access entries and Kueue's release);
+    # in the plan each waits for its part of them.
+    plan_waits = {_key(u) for u in waits}
+    assert sorted(got_kueue) == sorted(kueue_children)
+    assert len(kueue_children) == 7  # Topology, ResourceFlavor, Cohort, ProvisioningRequestConfig, AdmissionCheck,
+    # ClusterQueue, LocalQueue
+    assert len(namespace_children) == 13  # Namespace, 2 quotas, LimitRange, Role, RoleBinding, 7 NetworkPolicies
+    for key_, expected in kueue_children.items():
+        assert set(expected["dependencies"]) - set(got_kueue[key_]["dependencies"]) == set(), key_
+        assert {**got_kueue[key_], "dependencies": None} == {**expected, "dependencies": None}, key_
+        assert set(got_kueue[key_]["dependencies"]) - set(expected["dependencies"]) <= plan_waits, key_
+        if expected["custom"]:
+            kind = expected["inputs"]["kind"]
+            assert crd_errors(kind, got_kueue[key_]["inputs"]["spec"]) == [], key_
+    own = {k for k in got if k.split("::")[1].startswith("aws-use2-vision-kueue")}
+    assert sorted(set(got) - own) == sorted(namespace_children)
+    for key_, expected in namespace_children.items():
+        assert {**got[key_], "dependencies": sorted(set(got[key_]["dependencies"]))} == {
+            **expected,
+            "dependencies": sorted(set(expected["dependencies"]) | set(waits)),
+        }, key_
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs == {
+        "namespaceName": "vision",
+        "localQueueName": "gpus",
+        "clusterQueueName": "aws-use2-vision",
+        "roleName": "lattice-team",
+    }
+
+
+def test_bad_team_namespace_inputs_are_refused_with_every_property_path(served):
+    tags = _camel_keys(tagging(load_stack_file(CAMPUS), "aws-use2"))
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "TeamNamespace",
+            "ns",
+            {
+                "team": {"name": "Vision Lab", "gpuQuota": -1, "podSecurity": "privileged"},
+                "tagging": tags,
+                "network": {"kind": "aks", "siteRanges": ["10.40.0.0/16"]},
+                "queue": {
+                    "flavors": [
+                        {"name": "mi300", "resource": "amd.com/gpu", "quantity": 8, "nodeLabels": {"pool": "mi300"}},
+                        {"name": "p5", "resource": "nvidia.com/gpu", "quantity": 8, "nodeLabels": {"pool": "p5"},
+                         "provisioning": "check-capacity"},
+                    ]
+                },
+            },
+            stack="campus",
+        )  # fmt: skip
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    errors = property_errors(refused.value)
+    assert set(errors) == {
+        "team.name",
+        "team.gpuQuota",
+        "network.kind",
+        "queue.flavors[0].resource",
+        "queue.flavors[1].provisioning",
+    }
+    assert errors["network.kind"] == "eks, gke or kubernetes"
+    assert "Traceback" not in refused.value.details()
+    assert served.monitor.recording.records == []
+
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "TeamNamespace",
+            "ns",
+            {
+                "team": {"name": "vision", "gpuQuota": 8, "podSecurity": "privileged"},
+                "tagging": tags,
+                "network": {"kind": "eks", "siteRanges": ["10.40.0.0/16"]},
+            },
+            stack="campus",
+        )
+    assert property_errors(refused.value) == {
+        "team.podSecurityReason": "the namespace enforces 'privileged', above restricted: say why (it is written on "
+        "the namespace), or lower podSecurity"
+    }
+    assert served.monitor.recording.records == []
