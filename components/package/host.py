@@ -27,12 +27,22 @@ from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
 from ..platform.team_namespace import TeamNamespace
 from ..security.aws_cloudtrail import AwsCloudTrail
+from ..security.gcp_audit_logs import GcpAuditLogs
 from ..storage.fsx_lustre import FsxLustre
 from ..storage.managed_lustre import ManagedLustre
 from .inputs import PACKAGE
 
 # The curated public set: each class is the one the stack-file path builds (the same resources from either args).
-COMPONENTS = [AwsGpuNodePool, FsxLustre, ManagedLustre, VpnLink, AwsCloudTrail, TeamNamespace, HybridStack]
+COMPONENTS = [
+    AwsGpuNodePool,
+    FsxLustre,
+    ManagedLustre,
+    VpnLink,
+    AwsCloudTrail,
+    GcpAuditLogs,
+    TeamNamespace,
+    HybridStack,
+]
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

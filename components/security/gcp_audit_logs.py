@@ -22,16 +22,24 @@
 
 Sources: storage-network-audit-facts.md row 44; Cloud Logging "Configure CMEK for log buckets", "Lock a log
 bucket"; Cloud Audit Logs "Data Access audit logs" (exempted principals).
+
+It is one of Lattice's public components (``components/package``): the stack-file path hands it the site key
+(``GcpAuditLogsArgs``); a program that adds it with ``GcpAuditLogsInputs`` gives its own key or gets one from the
+component (``GcpKmsKey``, the class the site key is built with). No ``from __future__ import annotations``: Pulumi's
+analyzer reads the schema from the evaluated annotations.
 """
 
-from __future__ import annotations
-
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 
+from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..spec.model import AuditSpec, EncryptionSpec
 from ..standards import OBJECT_LOCK_MIN_DAYS
+from .gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
 
 AUDIT_LOG_TYPES = ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
 STORAGE_SERVICE = "storage.googleapis.com"
@@ -69,14 +77,156 @@ def log_bucket_id(retention_days: int, first_retention_days: int) -> str:
     return BUCKET_ID if retention_days == first_retention_days else f"{BUCKET_ID}-{retention_days}d"
 
 
-class GcpAuditLogs(pulumi.ComponentResource):
-    audit_configs: dict[str, gcp.projects.IAMAuditConfig]
-    log_bucket: gcp.logging.ProjectBucketConfig  # the one the sink writes to
-    kept_buckets: dict[int, gcp.logging.ProjectBucketConfig]  # earlier locked buckets, by retention
-    sink: gcp.logging.ProjectSink
+class GcpAudit(TypedDict):
+    """What the project's audit logs record and how long they are kept: the keys of the stack file's sites[].audit a
+    GCP site reads, validated by the same model."""
 
-    def __init__(self, name: str, args: GcpAuditLogsArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("lattice:security:GcpAuditLogs", name, None, opts)
+    immutable_days: NotRequired[int]
+    """Retention of the audit log bucket, locked in prod (default 365, the policy pack's minimum in prod)."""
+    data_access_services: NotRequired[list[str]]
+    """Services whose Data Access audit logs (ADMIN_READ, DATA_READ, DATA_WRITE) are on (default Cloud Storage, GKE
+    and Cloud KMS); allServices for every service."""
+    kept_log_buckets: NotRequired[list[int]]
+    """Locked only: retentions (days) of earlier locked log buckets to keep until their entries age out (a locked
+    bucket's retention never changes, so a new immutableDays gets a new bucket, lattice-audit-<days>d)."""
+    first_log_bucket_days: NotRequired[int]
+    """Locked only: the retention of the bucket named plainly lattice-audit (the first one; default 365)."""
+
+
+class GcpAuditKey(TypedDict):
+    """The Cloud KMS key the component creates when no kmsKeyId is given: the keys of the stack file's
+    sites[].encryption it reads."""
+
+    key_rotation_days: NotRequired[int]
+    """Automatic rotation period (90-2560 days; default 365)."""
+
+
+class GcpAuditLogsInputs(TypedDict):
+    """The public inputs of GcpAuditLogs."""
+
+    project: str
+    """The GCP project whose audit logs are recorded and kept."""
+    region: str
+    """The region of the log bucket (and of the key the component creates), e.g. us-central1."""
+    tagging: Tagging
+    """The standard labels; stack and site name the key the component creates (<stack>-<site>)."""
+    audit: NotRequired[GcpAudit]
+    """Data Access logs and retention."""
+    kms_key_id: NotRequired[pulumi.Input[str]]
+    """A Cloud KMS key in the bucket's region (full resource name); Cloud Logging's service agent is granted
+    encrypter/decrypter on it. Default: the component creates a key ring and key, rotated."""
+    encryption: NotRequired[GcpAuditKey]
+    """Rotation of the key the component creates (without kmsKeyId)."""
+    locked: NotRequired[bool]
+    """Lock the log bucket: its retention can then never change, and it is deleted only when empty (default: on
+    when tagging.environment is prod)."""
+    exempt_storage_readers: NotRequired[list[str]]
+    """Members exempt from Cloud Storage DATA_READ logs (serviceAccount:...), e.g. training jobs that read a
+    dataset's objects millions of times; their writes are still logged. Give their accounts in dependsOn."""
+    archive_bucket: NotRequired[pulumi.Input[str]]
+    """A retention-locked Cloud Storage bucket the audit logs are copied to as well (its sink's writer identity is
+    granted object creation on it)."""
+
+
+def args_from_inputs(inputs: dict[str, Any]) -> tuple[GcpAuditLogsArgs, GcpKmsKeyArgs | None]:
+    """The public inputs as the stack-file path's args, validated by the stack file's audit and encryption models,
+    and the key to create (None: the program's own)."""
+    errors = []
+
+    def checked(model, key, keys):
+        try:
+            return validated("GcpAuditLogs", model, inputs.get(key) or {}, key, keys)
+        except pulumi.InputPropertiesError as exc:
+            errors.extend(exc.errors)
+            return None
+
+    audit, encryption = checked(AuditSpec, "audit", GcpAudit), checked(EncryptionSpec, "encryption", GcpAuditKey)
+    tags = tag_context(inputs["tagging"])
+    locked = bool(inputs.get("locked", tags.environment == "prod"))
+    if audit is not None:
+        # The stack file's own rules (spec/validators.py, _log_buckets_are_kept), for this one bucket.
+        for k, days in enumerate(audit.kept_log_buckets):
+            if not locked:
+                errors.append(
+                    {
+                        "property_path": f"audit.keptLogBuckets[{k}]",
+                        "reason": "only a locked bucket is kept: an unlocked one changes its retention in place",
+                    }
+                )
+            elif days == audit.immutable_days:
+                errors.append(
+                    {
+                        "property_path": f"audit.keptLogBuckets[{k}]",
+                        "reason": f"{days} is immutableDays itself (the bucket the sink writes to); list only "
+                        "earlier retentions",
+                    }
+                )
+    if errors:
+        raise invalid("GcpAuditLogs", errors)
+    key = None
+    if inputs.get("kms_key_id") is None:
+        key = GcpKmsKeyArgs(
+            project=inputs["project"],
+            region=inputs["region"],
+            rotation_days=encryption.key_rotation_days,
+            tags=tags,
+            protect=locked,
+            gke_agent=False,
+        )
+    args = GcpAuditLogsArgs(
+        project=inputs["project"],
+        region=inputs["region"],
+        services=list(audit.data_access_services),
+        retention_days=audit.immutable_days,
+        locked=locked,
+        kms_key_id=inputs.get("kms_key_id"),
+        exempt_storage_readers=list(inputs.get("exempt_storage_readers") or []),
+        archive_bucket=inputs.get("archive_bucket"),
+        first_retention_days=audit.first_log_bucket_days,
+        kept_retentions=list(audit.kept_log_buckets),
+    )
+    return args, key
+
+
+class GcpAuditLogs(pulumi.ComponentResource):
+    """A GCP project's immutable audit trail: Data Access audit logs on for the services named, and every Cloud
+    Audit Log of the project sunk into a log bucket with retention, locked in prod, encrypted with a Cloud KMS key;
+    optionally copied to a retention-locked Cloud Storage bucket."""
+
+    log_bucket_id: pulumi.Output[str]
+    """The log bucket the sink writes to (lattice-audit, or lattice-audit-<days>d for a later locked retention)."""
+    log_bucket_name: pulumi.Output[str]
+    """Its full resource name: projects/<project>/locations/<region>/buckets/<id>."""
+    sink_name: pulumi.Output[str]
+    """The project sink of the audit logs."""
+    sink_writer_identity: pulumi.Output[str]
+    """The sink's writer identity."""
+    kms_key_id: pulumi.Output[str]
+    """The Cloud KMS key that encrypts the log bucket (the one given, or the one created)."""
+
+    # Read by the stack-file path (not part of the schema): audit_configs, log_bucket, kept_buckets, sink,
+    # archive_sink, sink_names.
+
+    def __init__(self, name: str, args: GcpAuditLogsInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``GcpAuditLogsArgs``."""
+        if isinstance(args, GcpAuditLogsArgs):
+            super().__init__("lattice:security:GcpAuditLogs", name, None, opts)
+        else:
+            built, key = args_from_inputs(args)
+            super().__init__(package_token("GcpAuditLogs"), name, None, opts)
+            # What the component waits for (the APIs, the exempted accounts) its resources wait for: a component's
+            # dependsOn does not reach its children by itself.
+            waits = opts.depends_on if opts is not None else None
+            waits = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            built = dataclasses.replace(built, depends_on=waits, exempt_accounts=waits)
+            if key is not None:
+                created = GcpKmsKey(
+                    f"{name}-key",
+                    dataclasses.replace(key, depends_on=waits),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                built = dataclasses.replace(built, kms_key_id=created.key_id)
+            args = built
         child = pulumi.ResourceOptions(parent=self)
         self.audit_configs = {
             service: gcp.projects.IAMAuditConfig(
@@ -184,4 +334,7 @@ class GcpAuditLogs(pulumi.ComponentResource):
             )
         # The sinks by name (what Cloud Monitoring's logging_sink resource labels them): the audit alert watches each.
         self.sink_names = [SINK] + ([ARCHIVE_SINK] if self.archive_sink is not None else [])
+        self.log_bucket_id, self.log_bucket_name = self.log_bucket.bucket_id, self.log_bucket.name
+        self.sink_name, self.sink_writer_identity = self.sink.name, self.sink.writer_identity
+        self.kms_key_id = pulumi.Output.from_input(args.kms_key_id)
         self.register_outputs({"log_bucket": self.log_bucket.id, "sink": self.sink.name})

@@ -37,6 +37,7 @@ class GcpKmsKeyArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # e.g. the cloudkms API
     existing_key_name: str | None = None  # an existing key (full resource name): no ring or key is created
     grant: bool = True  # add the GKE service agent's member on the key
+    gke_agent: bool = True  # False: no GKE cluster uses the key (the audit trail's own key), so no grant at all
 
 
 class GcpKmsKey(pulumi.ComponentResource):
@@ -72,7 +73,7 @@ class GcpKmsKey(pulumi.ComponentResource):
             labels=tags.gcp_labels(),
             opts=stateful,
         )
-        self.gke_access = self._gke_access(name, args, self.crypto_key.id)
+        self.gke_access = self._gke_access(name, args, self.crypto_key.id) if args.gke_agent else None
         self.key_id = self.crypto_key.id
         self.register_outputs({"key_id": self.key_id})
 

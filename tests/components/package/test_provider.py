@@ -156,6 +156,11 @@ PUBLIC = {
         {"trailArn", "trailName", "bucketName", "bucketArn", "accessLogBucketName", "logGroupName", "logGroupArn",
          "kmsKeyArn", "kmsKeyId"},
     ),
+    "lattice:index:GcpAuditLogs": (
+        {"project", "region", "tagging", "audit", "kmsKeyId", "encryption", "locked", "exemptStorageReaders",
+         "archiveBucket"},
+        {"logBucketId", "logBucketName", "sinkName", "sinkWriterIdentity", "kmsKeyId"},
+    ),
     "lattice:index:TeamNamespace": (
         {"team", "tagging", "network", "users", "claimsGib", "queue"},
         {"namespaceName", "localQueueName", "clusterQueueName", "roleName"},
@@ -971,5 +976,131 @@ def test_bad_team_namespace_inputs_are_refused_with_every_property_path(served):
     assert property_errors(refused.value) == {
         "team.podSecurityReason": "the namespace enforces 'privileged', above restricted: say why (it is written on "
         "the namespace), or lower podSecurity"
+    }
+    assert served.monitor.recording.records == []
+
+
+def _within(got: dict[str, Any], expected: dict[str, Any], waits: set[str]) -> bool:
+    """``got`` is ``expected``, except that it may also wait for what the component waits for (``waits``): the
+    stack-file path gives each child its part of them, the package every child all of them."""
+    extra = set(got["dependencies"]) - set(expected["dependencies"])
+    return (
+        {**got, "dependencies": None} == {**expected, "dependencies": None}
+        and set(expected["dependencies"]) <= set(got["dependencies"])
+        and extra <= waits
+    )
+
+
+def test_construct_of_the_gcp_audit_trail_registers_what_the_offline_plan_registers(served, prod_plan):
+    """prod's gcp-usc1 audit logs, given the site key: Data Access audit configs (the teams' workload account
+    exempt from Cloud Storage reads), Cloud Logging's grant on the key, the locked 365-day log bucket and its sink,
+    as the offline plan has them."""
+    stack_file = load_stack_file(PROD)
+    site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")
+    key, key_urn = state(prod_plan, "gcp:kms/cryptoKey:CryptoKey", "gcp-usc1-key-key")
+    _, expected = offline(prod_plan, "lattice:security:GcpAuditLogs", "gcp-usc1-audit")
+    waits = sorted({d for c in expected.values() for d in c["dependencies"] if d.startswith("urn:") and d != key_urn})
+    account = prod_plan.state(prod_plan.one("gcp:serviceaccount/account:Account", "gcp-usc1-team-fusion-workload"))
+
+    response = served.construct(
+        "GcpAuditLogs",
+        "gcp-usc1-audit",
+        {
+            "project": site.project,
+            "region": site.region,
+            "tagging": _camel_keys(tagging(stack_file, "gcp-usc1")),
+            "audit": {"immutableDays": site.audit.immutable_days},
+            "kmsKeyId": out(key["id"], key_urn),
+            "exemptStorageReaders": [f"serviceAccount:{account['email']}"],
+        },
+        stack="prod",
+        providers={"gcp": _provider_of(expected)},
+        known=_providers_state(prod_plan, expected),
+        depends_on=waits,
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    assert len(expected) == 6  # 3 audit configs, the key grant, the bucket, the sink
+    for key_ in expected:
+        assert _within(got[key_], expected[key_], set(waits)), key_
+    bucket = got["gcp:logging/projectBucketConfig:ProjectBucketConfig::gcp-usc1-audit-bucket"]
+    assert (bucket["inputs"]["locked"], bucket["inputs"]["retentionDays"], bucket["protect"]) == (True, 365, True)
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs["logBucketId"] == "lattice-audit" and outputs["sinkName"] == "lattice-audit"
+    assert outputs["kmsKeyId"] == key["id"]
+
+
+GCP_AUDIT_RULES = ("gcp-audit-log-store", "gcp-data-access-audit", "gcp-kms-key-rotation", "gcp-kms-key-enabled")
+
+
+@pytest.mark.parametrize("environment", ["prod", "dev"])
+def test_the_policy_pack_passes_the_gcp_audit_trail_built_from_its_defaults(served, environment):
+    """Project, region and tags only: the component creates its key (rotated, no GKE grant), locks the bucket in
+    prod, turns Data Access logs on, and every rule of the pack passes what it built. Outside prod the bucket is
+    unlocked, as the stack file leaves it (its retention can then still change), which the pack notes as advice."""
+    from lattice.check.evaluate import config_path_for, load_policy_config
+    from lattice.policies.registry import all_rules
+
+    config = load_policy_config(config_path_for(environment), all_rules())
+    assert [rule for rule in GCP_AUDIT_RULES if config.level(rule) == "disabled"] == []
+    tags = {**_camel_keys(tagging(load_stack_file(PROD), "gcp-usc1")), "environment": environment}
+    response = served.construct(
+        "GcpAuditLogs", "audit", {"project": "lattice-burst", "region": "us-central1", "tagging": tags}, stack="prod"
+    )
+
+    if environment == "prod":
+        assert _pack_findings(served, environment) == []
+    else:
+        assert _pack_findings(served, environment) == [
+            ("gcp-audit-log-store", "audit-bucket", "the audit log bucket is not locked")
+        ]
+        assert config.level("gcp-audit-log-store") == "advisory"
+    got = constructed(served, response)
+    bucket = got["gcp:logging/projectBucketConfig:ProjectBucketConfig::audit-bucket"]["inputs"]
+    assert (bucket["locked"], bucket["retentionDays"]) == (environment == "prod", 365)
+    assert "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember::audit-key-gke-agent" not in got
+    assert {k.split("::")[1] for k in got if k.startswith("gcp:projects/iAMAuditConfig")} == {
+        "audit-storage", "audit-container", "audit-cloudkms",
+    }  # fmt: skip
+
+
+def test_the_policy_pack_fails_a_gcp_audit_trail_kept_too_briefly(served):
+    tags = _camel_keys(tagging(load_stack_file(PROD), "gcp-usc1"))
+    served.construct(
+        "GcpAuditLogs",
+        "audit",
+        {"project": "lattice-burst", "region": "us-central1", "tagging": tags, "audit": {"immutableDays": 30},
+         "locked": False},
+        stack="prod",
+    )  # fmt: skip
+    found = {(policy, name) for policy, name, _ in _pack_findings(served, "prod")}
+    assert ("gcp-audit-log-store", "audit-bucket") in found
+
+
+def test_bad_gcp_audit_inputs_are_refused_with_every_property_path(served):
+    tags = _camel_keys(tagging(load_stack_file(PROD), "gcp-usc1"))
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "GcpAuditLogs",
+            "audit",
+            {"project": "lattice-burst", "region": "us-central1", "tagging": tags,
+             "audit": {"immutableDays": 0, "dataAccessServices": []}, "encryption": {"keyRotationDays": 30}},
+            stack="prod",
+        )  # fmt: skip
+    assert set(property_errors(refused.value)) == {
+        "audit.immutableDays", "audit.dataAccessServices", "encryption.keyRotationDays",
+    }  # fmt: skip
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "GcpAuditLogs",
+            "audit",
+            {"project": "lattice-burst", "region": "us-central1", "tagging": tags,
+             "audit": {"immutableDays": 731, "keptLogBuckets": [365, 731]}},
+            stack="prod",
+        )  # fmt: skip
+    assert property_errors(refused.value) == {
+        "audit.keptLogBuckets[1]": "731 is immutableDays itself (the bucket the sink writes to); list only earlier "
+        "retentions"
     }
     assert served.monitor.recording.records == []
