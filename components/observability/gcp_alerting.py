@@ -134,12 +134,13 @@ def audit_silence_policy(
     project: str,
     *,
     sinks: list[str],
-    channels: list[gcp.monitoring.NotificationChannel],
+    channels: list[pulumi.Input[str]],
     tags: TagContext,
     opts: pulumi.ResourceOptions,
 ) -> gcp.monitoring.AlertPolicy:
     """An alert policy firing when one of ``sinks`` (the site's audit sinks, by name) exports nothing for the
-    standards' span: the GCP side of the AWS trail's ``<site>-trail-audit-silent`` alarm."""
+    standards' span: the GCP side of the AWS trail's ``<site>-trail-audit-silent`` alarm. ``channels``: the
+    notification channels' IDs."""
     tags = tags.for_component("GcpAuditLogs")
     minutes = standards.AUDIT_SILENT_MINUTES
     return gcp.monitoring.AlertPolicy(
@@ -162,7 +163,7 @@ def audit_silence_policy(
                 ),
             )
         ],
-        notification_channels=[channel.id for channel in channels],
+        notification_channels=list(channels),
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
             mime_type="text/markdown",
             content=f"No Cloud Audit Log entry left this site's audit sink for {minutes} minutes: the audit trail is "

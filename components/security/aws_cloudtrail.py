@@ -28,6 +28,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from ..observability.cloud_alarms import audit_silence_alarm
 from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
 from ..spec.model import AuditSpec, EncryptionSpec
 from ..spec.storage import BucketSpec, LifecycleSpec, ObjectLockSpec
@@ -147,6 +148,9 @@ class AwsCloudTrailInputs(TypedDict):
     datasets and checkpoints. Default: none, management events only. Plain names, not another resource's output:
     the trail would then depend on those buckets, and Lattice's policy pack, which finds a trail's bucket by its
     dependencies, would hold them to the audit bucket's Object Lock."""
+    alarm_actions: NotRequired[list[pulumi.Input[str]]]
+    """Where the audit-silent alarm notifies (SNS topic ARNs). The alarm (no CloudTrail event reached the log group
+    for 30 minutes: the trail is not recording) is raised either way."""
     protect: NotRequired[bool]
     """Protect the bucket, key, log group and trail from deletion (default: on when tagging.environment is
     prod)."""
@@ -164,7 +168,8 @@ class PublicTrail:
     compliance_lock: bool
     key: AwsKmsKeyArgs | None  # None: the program's own key (kms_key_arn)
     access_log_bucket: pulumi.Input[str] | None  # None: created here
-    data_event_buckets: list[pulumi.Input[str]]
+    data_event_buckets: list[str]
+    alarm_actions: list[pulumi.Input[str]]
 
 
 def public_trail(inputs: dict[str, Any]) -> PublicTrail:
@@ -234,6 +239,7 @@ def public_trail(inputs: dict[str, Any]) -> PublicTrail:
         key=key,
         access_log_bucket=inputs.get("access_log_bucket"),
         data_event_buckets=list(inputs.get("data_event_buckets") or []),
+        alarm_actions=list(inputs.get("alarm_actions") or []),
     )
 
 
@@ -261,12 +267,15 @@ class AwsCloudTrail(pulumi.ComponentResource):
     """The KMS key that encrypts the log files and the log group (the one given, or the one created)."""
     kms_key_id: pulumi.Output[str] | None
     """The created KMS key's ID (none when kmsKeyArn was given)."""
+    silence_alarm_arn: pulumi.Output[str] | None
+    """The audit-silent CloudWatch alarm's ARN."""
 
     # Read by the stack-file path (not part of the schema): trail, log_group.
 
     def __init__(self, name: str, args: AwsCloudTrailInputs, opts: pulumi.ResourceOptions | None = None):
         """``args``: the public inputs (a dict), or the stack-file path's ``AwsCloudTrailArgs``."""
-        self.bucket_arn = self.access_log_bucket_name = self.kms_key_id = None
+        self.bucket_arn = self.access_log_bucket_name = self.kms_key_id = self.silence_alarm_arn = None
+        public = None
         if isinstance(args, AwsCloudTrailArgs):
             super().__init__("lattice:security:AwsCloudTrail", name, None, opts)
         else:
@@ -355,6 +364,12 @@ class AwsCloudTrail(pulumi.ComponentResource):
                 parent=self, protect=args.protect, depends_on=[*args.depends_on, policy, self.log_group]
             ),
         )
+        if public is not None:
+            # The stack-file path's site raises the same alarm beside the trail (sites/aws_cloud_site.py).
+            alarm = audit_silence_alarm(
+                name, self.log_group, args.tags, pulumi.ResourceOptions(parent=self), actions=public.alarm_actions
+            )
+            self.silence_alarm_arn = alarm.arn
         self.trail_arn, self.trail_name = self.trail.arn, self.trail.name
         self.bucket_name = pulumi.Output.from_input(args.bucket_name)
         self.log_group_name, self.log_group_arn = self.log_group.name, self.log_group.arn

@@ -36,6 +36,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
+from ..observability.gcp_alerting import audit_silence_policy
 from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
 from ..spec.model import AuditSpec, EncryptionSpec
 from ..standards import OBJECT_LOCK_MIN_DAYS
@@ -126,6 +127,9 @@ class GcpAuditLogsInputs(TypedDict):
     archive_bucket: NotRequired[pulumi.Input[str]]
     """A retention-locked Cloud Storage bucket the audit logs are copied to as well (its sink's writer identity is
     granted object creation on it)."""
+    notification_channels: NotRequired[list[pulumi.Input[str]]]
+    """Cloud Monitoring notification channels (IDs) the audit-silent alert policy notifies. The policy (a sink
+    exported nothing for 30 minutes: the trail is not being kept) is made either way."""
 
 
 def args_from_inputs(inputs: dict[str, Any]) -> tuple[GcpAuditLogsArgs, GcpKmsKeyArgs | None]:
@@ -203,16 +207,20 @@ class GcpAuditLogs(pulumi.ComponentResource):
     """The sink's writer identity."""
     kms_key_id: pulumi.Output[str]
     """The Cloud KMS key that encrypts the log bucket (the one given, or the one created)."""
+    silence_alert_policy: pulumi.Output[str] | None
+    """The audit-silent alert policy's name (projects/<project>/alertPolicies/<id>)."""
 
     # Read by the stack-file path (not part of the schema): audit_configs, log_bucket, kept_buckets, sink,
     # archive_sink, sink_names.
 
     def __init__(self, name: str, args: GcpAuditLogsInputs, opts: pulumi.ResourceOptions | None = None):
         """``args``: the public inputs (a dict), or the stack-file path's ``GcpAuditLogsArgs``."""
+        self.silence_alert_policy, channels = None, None
         if isinstance(args, GcpAuditLogsArgs):
             super().__init__("lattice:security:GcpAuditLogs", name, None, opts)
         else:
             built, key = args_from_inputs(args)
+            channels, tags = list(args.get("notification_channels") or []), tag_context(args["tagging"])
             super().__init__(package_token("GcpAuditLogs"), name, None, opts)
             # What the component waits for (the APIs, the exempted accounts) its resources wait for: a component's
             # dependsOn does not reach its children by itself.
@@ -334,6 +342,16 @@ class GcpAuditLogs(pulumi.ComponentResource):
             )
         # The sinks by name (what Cloud Monitoring's logging_sink resource labels them): the audit alert watches each.
         self.sink_names = [SINK] + ([ARCHIVE_SINK] if self.archive_sink is not None else [])
+        if channels is not None:
+            # The stack-file path's site makes the same policy beside the audit logs (sites/gcp_cloud_site.py).
+            self.silence_alert_policy = audit_silence_policy(
+                name,
+                args.project,
+                sinks=self.sink_names,
+                channels=channels,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.sink]),
+            ).name
         self.log_bucket_id, self.log_bucket_name = self.log_bucket.bucket_id, self.log_bucket.name
         self.sink_name, self.sink_writer_identity = self.sink.name, self.sink.writer_identity
         self.kms_key_id = pulumi.Output.from_input(args.kms_key_id)

@@ -410,7 +410,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             name,
             site.project,
             sinks=self.audit.sink_names,
-            channels=self.alerting.channels if self.alerting is not None else [],
+            channels=[channel.id for channel in self.alerting.channels] if self.alerting is not None else [],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(scoped, pulumi.ResourceOptions(depends_on=[*self.services, self.audit])),
         )

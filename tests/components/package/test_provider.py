@@ -152,14 +152,14 @@ PUBLIC = {
     ),
     "lattice:index:AwsCloudTrail": (
         {"region", "tagging", "audit", "bucket", "kmsKeyArn", "encryption", "accessLogBucket", "dataEventBuckets",
-         "protect"},
+         "alarmActions", "protect"},
         {"trailArn", "trailName", "bucketName", "bucketArn", "accessLogBucketName", "logGroupName", "logGroupArn",
-         "kmsKeyArn", "kmsKeyId"},
+         "kmsKeyArn", "kmsKeyId", "silenceAlarmArn"},
     ),
     "lattice:index:GcpAuditLogs": (
         {"project", "region", "tagging", "audit", "kmsKeyId", "encryption", "locked", "exemptStorageReaders",
-         "archiveBucket"},
-        {"logBucketId", "logBucketName", "sinkName", "sinkWriterIdentity", "kmsKeyId"},
+         "archiveBucket", "notificationChannels"},
+        {"logBucketId", "logBucketName", "sinkName", "sinkWriterIdentity", "kmsKeyId", "silenceAlertPolicy"},
     ),
     "lattice:index:TeamNamespace": (
         {"team", "tagging", "network", "users", "claimsGib", "queue"},
@@ -587,6 +587,7 @@ def test_construct_of_the_aws_audit_trail_registers_what_the_offline_plan_regist
     site = next(s for s in stack_file.spec.sites if s.name == "aws-use1")
     key, key_urn = state(prod_plan, "aws:kms/key:Key", "aws-use1-key-key")
     logs, logs_urn = state(prod_plan, "aws:s3/bucket:Bucket", "aws-use1-storage-access-logs-bucket")
+    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
     _, trail_children = offline(prod_plan, "lattice:security:AwsCloudTrail", "aws-use1-trail")
     _, bucket_children = offline(prod_plan, "lattice:storage:S3Bucket", "aws-use1-storage-audit")
     bucket = stack_entry(stack_file, "aws-use1", "buckets", "audit")
@@ -608,6 +609,7 @@ def test_construct_of_the_aws_audit_trail_registers_what_the_offline_plan_regist
             "kmsKeyArn": out(key["arn"], key_urn),
             "accessLogBucket": out(logs["bucket"], logs_urn),
             "dataEventBuckets": audited,
+            "alarmActions": [out(topic["arn"], topic_urn)],
         },
         stack="prod",
         providers={"aws": _provider_of(trail_children)},
@@ -627,8 +629,18 @@ def test_construct_of_the_aws_audit_trail_registers_what_the_offline_plan_regist
         assert got_bucket[key_] == expected_bucket[key_], key_
     # The trail, its log group and role: the offline plan's AwsCloudTrail's children. The trail waits for its
     # bucket's policy, which is the component's own child here and site storage's in the plan.
-    own_bucket = {k for k in got if k.split("::")[1].startswith("aws-use1-trail-audit")}
-    assert sorted(set(got) - own_bucket) == sorted(trail_children)
+    own_bucket = {
+        *registered(served.monitor.recording.records, bucket_urn),
+        "lattice:storage:S3Bucket::aws-use1-trail-audit",
+    }
+    alarm = "aws:cloudwatch/metricAlarm:MetricAlarm::aws-use1-trail-audit-silent"
+    assert sorted(set(got) - own_bucket - {alarm}) == sorted(trail_children)
+    # The audit-silent alarm, which the site raises beside the trail in the plan: the same alarm, its actions.
+    planned_alarm = prod_plan.one("aws:cloudwatch/metricAlarm:MetricAlarm", "aws-use1-trail-audit-silent")
+    assert got[alarm]["inputs"] == planned_alarm["inputs"] and got[alarm]["provider"] == planned_alarm["provider"]
+    assert sorted(got[alarm]["dependencies"]) == sorted(
+        _key(d) if "AwsCloudTrail" in d else d for d in planned_alarm["dependencies"]
+    )
     plan_urns = {_key(r["urn"]): r["urn"] for r in prod_plan.resources}
     for key_ in trail_children:
         dependencies = [
@@ -1001,6 +1013,12 @@ def test_construct_of_the_gcp_audit_trail_registers_what_the_offline_plan_regist
     _, expected = offline(prod_plan, "lattice:security:GcpAuditLogs", "gcp-usc1-audit")
     waits = sorted({d for c in expected.values() for d in c["dependencies"] if d.startswith("urn:") and d != key_urn})
     account = prod_plan.state(prod_plan.one("gcp:serviceaccount/account:Account", "gcp-usc1-team-fusion-workload"))
+    planned_policy = prod_plan.one("gcp:monitoring/alertPolicy:AlertPolicy", "gcp-usc1-audit-silent")
+    channels = [
+        state(prod_plan, "gcp:monitoring/notificationChannel:NotificationChannel", _key(urn).split("::")[1])
+        for urn in planned_policy["dependencies"]
+        if "NotificationChannel::" in urn
+    ]
 
     response = served.construct(
         "GcpAuditLogs",
@@ -1012,6 +1030,7 @@ def test_construct_of_the_gcp_audit_trail_registers_what_the_offline_plan_regist
             "audit": {"immutableDays": site.audit.immutable_days},
             "kmsKeyId": out(key["id"], key_urn),
             "exemptStorageReaders": [f"serviceAccount:{account['email']}"],
+            "notificationChannels": [out(channel["id"], urn) for channel, urn in channels],
         },
         stack="prod",
         providers={"gcp": _provider_of(expected)},
@@ -1020,8 +1039,12 @@ def test_construct_of_the_gcp_audit_trail_registers_what_the_offline_plan_regist
     )
 
     got = constructed(served, response)
+    policy = got.pop("gcp:monitoring/alertPolicy:AlertPolicy::gcp-usc1-audit-audit-silent")
     assert sorted(got) == sorted(expected)
     assert len(expected) == 6  # 3 audit configs, the key grant, the bucket, the sink
+    # The audit-silent alert policy, which the site makes beside the audit logs in the plan: the same policy,
+    # notifying the same channels.
+    assert policy["inputs"] == planned_policy["inputs"] and policy["provider"] == planned_policy["provider"]
     for key_ in expected:
         assert _within(got[key_], expected[key_], set(waits)), key_
     bucket = got["gcp:logging/projectBucketConfig:ProjectBucketConfig::gcp-usc1-audit-bucket"]
