@@ -135,23 +135,26 @@ class GcpGpuFabric(pulumi.ComponentResource):
 
 @dataclass
 class HostGpuFabric:
-    """GPU NIC networks a Shared VPC host project already has (``network.shared_vpc.gpu_nic_networks``): nothing is
-    created. GKE attaches a Shared VPC node's NICs only to networks of the host project ("For Shared VPC
-    deployments, all network interfaces (NICs) attached to the node must belong to the same project as the host
-    project": Set up multi-network support for Pods, General limitations,
-    cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods), so the node pool names
-    them by self link, as the provider asks for a Shared VPC network (``additional_node_network_configs.network``:
-    "For Shared VPC, set this to the self link of the shared network"); the cluster's network objects name them
-    as the node's interfaces do, by name."""
+    """GPU NIC networks that exist: a Shared VPC host project's (``network.shared_vpc.gpu_nic_networks``), or, through
+    the package, those another pool of the same machine type and zone built in the pool's own project (``host_project``
+    None: named as ``GcpGpuFabric`` names them to its pools). Nothing is created. GKE attaches a Shared VPC node's
+    NICs only to networks of the host project ("For Shared VPC deployments, all network interfaces (NICs) attached
+    to the node must belong to the same project as the host project": Set up multi-network support for Pods, General
+    limitations, cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods), so the node
+    pool names them by self link, as the provider asks for a Shared VPC network
+    (``additional_node_network_configs.network``: "For Shared VPC, set this to the self link of the shared
+    network"); the cluster's network objects name them as the node's interfaces do, by name."""
 
     machine: GcpMachineType
     zone: str
-    host_project: str
+    host_project: str | None  # None: networks of the pool's own project, named as GKE names them there
     region: str
     gpu_nics: list[tuple[str, str]]  # (network, subnetwork) names, NIC order
     gvnics: list[tuple[str, str]] = field(default_factory=list)
 
     def node_networks(self) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+        if self.host_project is None:
+            return [*self.gvnics, *self.gpu_nics]
         return [
             (
                 f"projects/{self.host_project}/global/networks/{network}",

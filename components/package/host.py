@@ -23,6 +23,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.server import ComponentInitError
 
 from ..compute.aws_gpu_node_pool import AwsGpuNodePool
+from ..compute.gcp_gpu_node_pool import GcpGpuNodePool
 from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
 from ..platform.team_namespace import TeamNamespace
@@ -35,6 +36,7 @@ from .inputs import PACKAGE
 # The curated public set: each class is the one the stack-file path builds (the same resources from either args).
 COMPONENTS = [
     AwsGpuNodePool,
+    GcpGpuNodePool,
     FsxLustre,
     ManagedLustre,
     VpnLink,

@@ -133,6 +133,24 @@ def validated(
     return validated_value
 
 
+def issue_errors(issues: list[Any]) -> list[dict[str, str]]:
+    """The stack file's checks (``components.spec.issues.Issue``: a snake_case key path and what to do) as input
+    errors at their schema paths; warnings are not errors."""
+    return [
+        {"property_path": schema_path("", tuple(_path_parts(issue.path))), "reason": issue.message}
+        for issue in issues
+        if not issue.warning
+    ]
+
+
+def _path_parts(path: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for segment in path.split("."):
+        key, *indices = segment.split("[")
+        parts += [key, *(int(index.rstrip("]")) for index in indices)]
+    return parts
+
+
 def whole(value: Any) -> Any:
     """An integer input as an int. Numbers cross the wire as doubles, and the host's conversion of integer
     properties does not stick (pulumi/provider/experimental/component.py, ``map_input_properties``: the ``int(...)``

@@ -89,6 +89,16 @@ class FabricNics:
         return DAEMON_IMAGE.get(self.machine.gpudirect)
 
 
+def fabric_nics(fabric) -> FabricNics:
+    """A ``GcpGpuFabric`` (or a Shared VPC host's ``HostGpuFabric``) as the cluster sees it."""
+    return FabricNics(
+        machine=fabric.machine,
+        zone=fabric.zone,
+        gpu_nics=fabric.gpu_nic_names(),
+        extra_gvnics=fabric.gvnic_names(),
+    )
+
+
 @dataclass
 class GkeGpuDirectArgs:
     fabrics: list[FabricNics]

@@ -29,7 +29,7 @@ from ..observability.receivers import Receiver
 from ..platform.cluster_access import gke_kubeconfig
 from ..platform.cluster_addons import ClusterAddonsArgs, control_plane_ports
 from ..platform.cluster_workloads import ClusterWorkloads, ClusterWorkloadsArgs
-from ..platform.gpudirect import FabricNics, GkeGpuDirect, GkeGpuDirectArgs
+from ..platform.gpudirect import GkeGpuDirect, GkeGpuDirectArgs, fabric_nics
 from ..platform.kueue_scheduler import QUEUED_PROVISIONING, Flavor
 from ..platform.team_policies import TeamNetwork
 from ..scheduling.topology import pool_topology
@@ -289,7 +289,7 @@ class GcpCloudSite(pulumi.ComponentResource):
             self.gpudirect = GkeGpuDirect(
                 f"{name}-gpudirect",
                 GkeGpuDirectArgs(
-                    fabrics=[_fabric_nics(fabric) for fabric in self.fabrics.values()],
+                    fabrics=[fabric_nics(fabric) for fabric in self.fabrics.values()],
                     tags=tags,
                     depends_on=[self.gke.system_pool],
                 ),
@@ -436,7 +436,7 @@ class GcpCloudSite(pulumi.ComponentResource):
         machine = machines.get(pool.name)
         fabric = self.fabrics.get((machine.name, pool.zone_in(self.site))) if machine is not None else None
         if fabric is not None:
-            nics = _fabric_nics(fabric)
+            nics = fabric_nics(fabric)
             out["pod_annotations"] = nics.pod_annotations()
             if nics.sidecar_image is not None:
                 out["gpudirect_sidecar_image"] = nics.sidecar_image
@@ -465,13 +465,4 @@ def shared_vpc(site: GcpSite) -> SharedVpc | None:
         services_range=shared.services_range,
         control_plane_cidr=shared.control_plane_cidr,
         grant_iam=shared.grant_iam,
-    )
-
-
-def _fabric_nics(fabric: GcpGpuFabric | HostGpuFabric) -> FabricNics:
-    return FabricNics(
-        machine=fabric.machine,
-        zone=fabric.zone,
-        gpu_nics=fabric.gpu_nic_names(),
-        extra_gvnics=fabric.gvnic_names(),
     )

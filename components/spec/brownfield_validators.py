@@ -297,48 +297,57 @@ def host_gpu_nic_networks_fit(spec: StackSpec, ctx: ValidationContext) -> Iterat
                 )
                 continue
             machine = gcp_machine_type(machine_name)
-            if len(nics.gpu_nics) != machine.gpu_nic_count:
-                yield Issue(
-                    f"{where}.gpu_nics",
-                    f"{machine_name} has {machine.gpu_nic_count} GPU NICs, and {len(nics.gpu_nics)} networks are "
-                    f"named; name exactly {machine.gpu_nic_count}, one per NIC in NIC order",
-                )
-            extra = max(machine.gvnic_count - 1, 0)
-            if len(nics.gvnics) != extra:
-                yield Issue(
-                    f"{where}.gvnics",
-                    f"{machine_name} has {machine.gvnic_count} gVNIC(s), the first on the shared subnetwork; name "
-                    f"{extra} network(s) here for the others, not {len(nics.gvnics)}",
-                )
-            rdma = machine.gpudirect is GpuDirect.RDMA
-            gpu_networks = {nic.network for nic in nics.gpu_nics}
-            if rdma and len(gpu_networks) > 1:
-                yield Issue(
-                    f"{where}.gpu_nics",
-                    f"{machine_name}'s GPU NICs are RDMA (RoCE): they attach to subnetworks of one RoCE network, "
-                    f"not {len(gpu_networks)} networks ({', '.join(sorted(gpu_networks))}); name that network for each",
-                )
-            # A VM's regular NICs each sit on a different VPC network (a RoCE network holds all its GPU NICs).
-            regular = [nic.network for nic in nics.gvnics] + ([] if rdma else [nic.network for nic in nics.gpu_nics])
-            seen = {shared.network: "the shared network (the first gVNIC's)"}
-            for n, network in enumerate(regular):
-                if network in seen:
-                    yield Issue(
-                        where,
-                        f"network '{network}' is named twice (also {seen[network]}); each NIC of a VM sits on a "
-                        "network of its own: name a distinct network for each",
-                    )
-                seen.setdefault(network, f"NIC {n}")
-            subnetworks = [nic.subnetwork for nic in [*nics.gvnics, *nics.gpu_nics]]
-            if len(set(subnetworks)) != len(subnetworks):
-                yield Issue(f"{where}", "a subnetwork is named twice; each NIC takes its own subnetwork")
+            yield from host_nic_issues(machine, nics, where, primary_network=shared.network)
             zones = sorted({zone for _, zone in used[machine_name]})
-            if rdma and len(zones) > 1:
+            if machine.gpudirect is GpuDirect.RDMA and len(zones) > 1:
                 yield Issue(
                     where,
                     f"a RoCE network belongs to one zone (its network profile's), and {machine_name} pools run in "
                     f"{', '.join(zones)}: put them in one zone",
                 )
+
+
+def host_nic_issues(machine, nics, where: str, *, primary_network: str | None) -> Iterator[Issue]:
+    """Networks named for a machine type's additional NICs (``HostGpuNicsSpec`` at ``where``) fit it: one per GPU
+    NIC and per gVNIC beyond the first, an RDMA machine's GPU NICs on one RoCE network, every other NIC on a network
+    of its own (the first gVNIC's is ``primary_network``, when known), every NIC on a subnetwork of its own."""
+    from ..catalog import GpuDirect
+
+    if len(nics.gpu_nics) != machine.gpu_nic_count:
+        yield Issue(
+            f"{where}.gpu_nics",
+            f"{machine.name} has {machine.gpu_nic_count} GPU NICs, and {len(nics.gpu_nics)} networks are "
+            f"named; name exactly {machine.gpu_nic_count}, one per NIC in NIC order",
+        )
+    extra = max(machine.gvnic_count - 1, 0)
+    if len(nics.gvnics) != extra:
+        yield Issue(
+            f"{where}.gvnics",
+            f"{machine.name} has {machine.gvnic_count} gVNIC(s), the first on the shared subnetwork; name "
+            f"{extra} network(s) here for the others, not {len(nics.gvnics)}",
+        )
+    rdma = machine.gpudirect is GpuDirect.RDMA
+    gpu_networks = {nic.network for nic in nics.gpu_nics}
+    if rdma and len(gpu_networks) > 1:
+        yield Issue(
+            f"{where}.gpu_nics",
+            f"{machine.name}'s GPU NICs are RDMA (RoCE): they attach to subnetworks of one RoCE network, "
+            f"not {len(gpu_networks)} networks ({', '.join(sorted(gpu_networks))}); name that network for each",
+        )
+    # A VM's regular NICs each sit on a different VPC network (a RoCE network holds all its GPU NICs).
+    regular = [nic.network for nic in nics.gvnics] + ([] if rdma else [nic.network for nic in nics.gpu_nics])
+    seen = {primary_network: "the shared network (the first gVNIC's)"} if primary_network else {}
+    for n, network in enumerate(regular):
+        if network in seen:
+            yield Issue(
+                where,
+                f"network '{network}' is named twice (also {seen[network]}); each NIC of a VM sits on a "
+                "network of its own: name a distinct network for each",
+            )
+        seen.setdefault(network, f"NIC {n}")
+    subnetworks = [nic.subnetwork for nic in [*nics.gvnics, *nics.gpu_nics]]
+    if len(set(subnetworks)) != len(subnetworks):
+        yield Issue(f"{where}", "a subnetwork is named twice; each NIC takes its own subnetwork")
 
 
 def existing_gke_cluster_fits(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:

@@ -531,12 +531,7 @@ def gpu_pools_are_valid(spec: StackSpec, ctx: ValidationContext) -> Iterator[Iss
             if pool.name in seen:
                 yield Issue(f"{path}.name", f"pool '{pool.name}' is already defined at gpu_pools[{seen[pool.name]}]")
             seen.setdefault(pool.name, j)
-            if pool.min_nodes > pool.max_nodes or not pool.min_nodes <= pool.desired <= pool.max_nodes:
-                yield Issue(
-                    f"{path}.max_nodes",
-                    f"need min_nodes ≤ desired_nodes ≤ max_nodes (got {pool.min_nodes} ≤ {pool.desired} ≤ "
-                    f"{pool.max_nodes}); adjust the three counts",
-                )
+            yield from _pool_counts(pool, path)
             if pool.workload is not None and pool.workload not in workloads:
                 known = ", ".join(sorted(workloads)) or "none are defined"
                 yield Issue(
@@ -661,6 +656,27 @@ def _autoscaler_pinned_for(site: AwsSite, path: str) -> Iterator[Issue]:
             f"{', '.join(CLUSTER_AUTOSCALER_CHARTS)} only (not {site.kubernetes.version}); use one of those "
             "versions, or set autoscale: false",
         )
+
+
+def _pool_counts(pool, path: str) -> Iterator[Issue]:
+    if pool.min_nodes > pool.max_nodes or not pool.min_nodes <= pool.desired <= pool.max_nodes:
+        yield Issue(
+            f"{path}.max_nodes",
+            f"need min_nodes ≤ desired_nodes ≤ max_nodes (got {pool.min_nodes} ≤ {pool.desired} ≤ "
+            f"{pool.max_nodes}); adjust the three counts",
+        )
+
+
+def gcp_pool_issues(site, pool: GcpGpuPoolSpec, path: str) -> Iterator[Issue]:
+    """One GCP pool's own checks, the site's zones aside: what ``gpu_pools_are_valid`` runs for each pool of a GCP
+    site, for a pool built on its own (the package's ``GcpGpuNodePool``, with ``site`` standing in for its zone)."""
+    from ..catalog import UnknownCatalogEntryError, gcp_machine_type, tpu_type
+
+    yield from _pool_counts(pool, path)
+    try:
+        yield from _gcp_pool(site, pool, path, gcp_machine_type, tpu_type)
+    except UnknownCatalogEntryError as exc:
+        yield Issue(f"{path}.{getattr(exc, 'key', 'machine_type')}", str(exc))
 
 
 def _gcp_pool(site: GcpSite, pool: GcpGpuPoolSpec, path: str, machine_lookup, tpu_lookup) -> Iterator[Issue]:

@@ -66,8 +66,8 @@ def test_the_checker_refuses_an_unknown_key_a_missing_input_and_an_unknown_compo
         "lattice:index:FsxLustre: required input 'vpcId' missing",
         "lattice:index:FsxLustre.fileSystem: unknown input 'size'",
     ]
-    assert problems("lattice:index:GcpGpuNodePool", {}) == [
-        "lattice:index:GcpGpuNodePool: no such component in the package"
+    assert problems("lattice:index:AzureGpuNodePool", {}) == [
+        "lattice:index:AzureGpuNodePool: no such component in the package"
     ]
 
 
@@ -147,22 +147,46 @@ def test_the_typescript_reader_sees_a_misspelt_key():
 # --- Pulumi YAML -------------------------------------------------------------------------------------------------
 
 
-def test_the_yaml_example_uses_only_what_the_schema_has():
-    (text,) = fences("yaml")
-    program = yaml.safe_load(text)
-    ours = {name: r for name, r in program["resources"].items() if r["type"].startswith("lattice:")}
-    assert sorted(r["type"] for r in ours.values()) == [
+def test_the_yaml_examples_use_only_what_the_schema_has():
+    programs = [yaml.safe_load(text) for text in fences("yaml")]
+    used = []
+    for program in programs:
+        ours = {name: r for name, r in program["resources"].items() if r["type"].startswith("lattice:")}
+        used += [r["type"] for r in ours.values()]
+        for resource in ours.values():
+            assert problems(resource["type"], resource["properties"]) == []
+        reads = re.findall(r"\$\{(\w+)\.(\w+)", yaml.safe_dump(program["outputs"]))
+        assert reads
+        for name, output in reads:
+            assert output in SCHEMA["resources"][ours[name]["type"]]["properties"], f"{name}.{output}"
+        assert set(program["packages"]) == {"lattice"}
+    assert sorted(used) == [
         "lattice:index:AwsCloudTrail",
         "lattice:index:AwsGpuNodePool",
         "lattice:index:FsxLustre",
+        "lattice:index:GcpGpuNodePool",
+        "lattice:index:GcpGpuNodePool",
     ]
-    for resource in ours.values():
-        assert problems(resource["type"], resource["properties"]) == []
-    reads = re.findall(r"\$\{(\w+)\.(\w+)", yaml.safe_dump(program["outputs"]))
-    assert reads
-    for name, output in reads:
-        assert output in SCHEMA["resources"][ours[name]["type"]]["properties"], f"{name}.{output}"
-    assert set(program["packages"]) == {"lattice"}
+
+
+def test_the_yaml_examples_gcp_pools_are_ones_the_pool_accepts():
+    """Beyond the schema's keys: each example pool passes the stack file's model and pool checks, and an A3 Mega
+    pool builds its eight GPU NIC networks."""
+    from lattice.components.compute.gcp_gpu_node_pool import args_from_inputs
+
+    def snake(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {re.sub(r"(?<!^)([A-Z])", r"_\1", k).lower(): snake(v) for k, v in value.items()}
+        return value
+
+    built = {}
+    for text in fences("yaml"):
+        for name, resource in yaml.safe_load(text)["resources"].items():
+            if resource["type"] == "lattice:index:GcpGpuNodePool":
+                built[name] = args_from_inputs(snake(resource["properties"]), depends_on=[])
+    assert sorted(built) == ["a3mega", "v5p"]
+    assert built["a3mega"].machine.gpu_nic_count == 8 and built["a3mega"].pool.capacity.queued
+    assert built["v5p"].tpu.chips == 8 and built["v5p"].tpu.hosts == built["v5p"].pool.max_nodes == 2
 
 
 # --- Python: runs ------------------------------------------------------------------------------------------------

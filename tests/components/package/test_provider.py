@@ -20,6 +20,7 @@ import pytest
 import yaml
 from google.protobuf import json_format
 from jsonschema import Draft202012Validator, FormatChecker, _keywords, validators
+from pulumi import InputPropertiesError
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import errors_pb2, status_pb2
 
@@ -138,6 +139,11 @@ PUBLIC = {
          "tagging", "lustreClient", "lustreEfa"},
         {"nodeGroupName", "nodeGroupArn", "launchTemplateId", "nodeRoleArn", "fabricSecurityGroupId",
          "efaInterfaceCount", "efaBandwidthGbps"},
+    ),
+    "lattice:index:GcpGpuNodePool": (
+        {"pool", "project", "zone", "clusterId", "serviceAccount", "tagging", "gpuNicNetworks", "networkProject"},
+        {"nodePoolName", "nodePoolId", "gpuNicCount", "tpuChips", "localSsdGib", "podAnnotations",
+         "gpudirectSidecarImage", "gpuNicNetworks"},
     ),
     "lattice:index:FsxLustre": (
         {"fileSystem", "subnetId", "vpcId", "kmsKeyArn", "tagging", "workload", "clientSecurityGroupIds",
@@ -1127,3 +1133,195 @@ def test_bad_gcp_audit_inputs_are_refused_with_every_property_path(served):
         "retentions"
     }
     assert served.monitor.recording.records == []
+
+
+# --- the GCP GPU / TPU pool -------------------------------------------------------------------------------------
+
+
+def _gcp_pool_inputs(stack_file, plan: Plan, pool_name: str) -> dict[str, Any]:
+    """prod's gcp-usc1 pool as a program adds it: the pool as the stack file writes it, its zone, the cluster and the
+    node service account from the offline plan (output values from their URNs)."""
+    site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")
+    cluster, cluster_urn = state(plan, "gcp:container/cluster:Cluster", "gcp-usc1-gke-cluster")
+    account, account_urn = state(plan, "gcp:serviceaccount/account:Account", "gcp-usc1-gke-nodes")
+    pool = stack_entry(stack_file, "gcp-usc1", "gpu_pools", pool_name)
+    pool.pop("workload", None)  # the site's sizing check
+    spec = next(p for p in site.gpu_pools if p.name == pool_name)
+    return {
+        "pool": _camel_keys(pool),
+        "project": site.project,
+        "zone": spec.zone_in(site),
+        "clusterId": out(cluster["id"], cluster_urn),
+        "serviceAccount": out(account["email"], account_urn),
+        "tagging": _camel_keys(tagging(stack_file, "gcp-usc1")),
+    }
+
+
+def _name_replaced(children: dict[str, dict[str, Any]], old: str, new: str) -> dict[str, dict[str, Any]]:
+    """Every occurrence of the name ``old`` (keys, parents, URNs) read as ``new``."""
+    return json.loads(json.dumps(children).replace(old, new))
+
+
+def test_construct_of_the_gcp_gpu_pool_builds_its_gpu_nic_networks_and_the_offline_plans_node_pool(served, prod_plan):
+    """prod's A3 Mega flex-start pool: the node pool the offline plan registers, input for input, and the eight GPU
+    NIC networks the site builds for it (a GcpGpuFabric of the pool's own here: same physical names, subnets and
+    firewalls, waiting for the APIs the component waits for), and what a pod needs to use them."""
+    stack_file = load_stack_file(PROD)
+    services = sorted(r["urn"] for r in prod_plan.resources if r["type"] == "gcp:projects/service:Service"
+                      and r["name"].startswith("gcp-usc1-"))  # fmt: skip
+    _, pool_children = offline(prod_plan, "lattice:compute:GcpGpuNodePool", "gcp-usc1-train-a3mega")
+    fabric, fabric_children = offline(prod_plan, "lattice:network:GcpGpuFabric", "gcp-usc1-a3-megagpu-8g-a-fabric")
+    fabric_key = "lattice:network:GcpGpuFabric::gcp-usc1-train-a3mega-fabric"
+    expected = {
+        **pool_children,
+        fabric_key: {**registered([fabric], fabric["parent"])[f"lattice:network:GcpGpuFabric::{fabric['name']}"]},
+        **{key: {**child, "parent": fabric_key if child["parent"] == "component" else child["parent"]}
+           for key, child in fabric_children.items()},
+    }  # fmt: skip
+    # The pool's own fabric: named after the pool, its children's URNs under the pool's.
+    expected = _name_replaced(expected, "gcp-usc1-a3-megagpu-8g-a-fabric", "gcp-usc1-train-a3mega-fabric")
+    inside = re.compile(r"urn:pulumi:prod::lattice::[^\"]*\$lattice:network:GcpGpuFabric\$([^\"]+)")
+    expected = json.loads(inside.sub(lambda m: m.group(1), json.dumps(expected)))
+    for child in expected.values():
+        child["dependencies"].sort()
+
+    response = served.construct(
+        "GcpGpuNodePool",
+        "gcp-usc1-train-a3mega",
+        _gcp_pool_inputs(stack_file, prod_plan, "train-a3mega"),
+        stack="prod",
+        providers={"gcp": _provider_of(pool_children)},
+        known=_providers_state(prod_plan, pool_children),
+        depends_on=services,
+    )
+
+    assert response.urn == "urn:pulumi:prod::lattice::lattice:index:GcpGpuNodePool::gcp-usc1-train-a3mega"
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    assert len(got) == 1 + 1 + 8 * 3  # the node pool; the fabric: a network, subnet and firewall per GPU NIC
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    node_pool = got["gcp:container/nodePool:NodePool::gcp-usc1-train-a3mega-pool"]["inputs"]
+    assert len(node_pool["networkConfig"]["additionalNodeNetworkConfigs"]) == 8
+    assert node_pool["queuedProvisioning"] == {"enabled": True} and node_pool["nodeConfig"]["flexStart"] is True
+    outputs = json_format.MessageToDict(response.state)
+    site_out = prod_plan.revealed_outputs["sites"]["gcp-usc1"]["gpu_pools"]["train-a3mega"]
+    assert outputs["podAnnotations"] == site_out["pod_annotations"]
+    assert outputs["gpudirectSidecarImage"] == site_out["gpudirect_sidecar_image"]
+    assert outputs["gpuNicCount"] == 8 and outputs["tpuChips"] == 0
+    assert outputs["nodePoolName"] == "train-a3mega"
+    assert outputs["gpuNicNetworks"] == {
+        "gpuNics": [{"network": f"prod-gcp-usc1-a3mega-a-nic{i}", "subnetwork": f"prod-gcp-usc1-a3mega-a-nic{i}"}
+                     for i in range(8)],
+        "gvnics": [],
+    }  # fmt: skip
+
+
+def test_construct_of_a_tpu_slice_registers_what_the_offline_plan_registers(served, prod_plan):
+    stack_file = load_stack_file(PROD)
+    _, expected = offline(prod_plan, "lattice:compute:GcpGpuNodePool", "gcp-usc1-tpu-v5p")
+    response = served.construct(
+        "GcpGpuNodePool",
+        "gcp-usc1-tpu-v5p",
+        _gcp_pool_inputs(stack_file, prod_plan, "tpu-v5p"),
+        stack="prod",
+        providers={"gcp": _provider_of(expected)},
+        known=_providers_state(prod_plan, expected),
+    )
+    got = constructed(served, response)
+    assert sorted(got) == ["gcp:container/nodePool:NodePool::gcp-usc1-tpu-v5p-pool"]
+    assert got == expected
+    assert got["gcp:container/nodePool:NodePool::gcp-usc1-tpu-v5p-pool"]["inputs"]["placementPolicy"] == {
+        "type": "COMPACT",
+        "tpuTopology": "2x2x2",
+    }
+    outputs = json_format.MessageToDict(response.state)
+    assert (outputs["tpuChips"], outputs["gpuNicCount"], outputs["podAnnotations"]) == (8, 0, {})
+
+
+def test_a_second_pool_of_the_type_attaches_to_the_first_pools_gpu_nic_networks_and_builds_none(served, prod_plan):
+    stack_file = load_stack_file(PROD)
+    inputs = _gcp_pool_inputs(stack_file, prod_plan, "train-a3mega")
+    networks = [{"network": f"prod-gcp-usc1-a3mega-a-nic{i}", "subnetwork": f"prod-gcp-usc1-a3mega-a-nic{i}"}
+                for i in range(8)]  # fmt: skip
+    inputs["pool"]["name"] = "train-a3mega-spot"
+    inputs["pool"]["capacity"] = {"type": "spot"}
+    response = served.construct(
+        "GcpGpuNodePool",
+        "gcp-usc1-train-a3mega-spot",
+        {**inputs, "gpuNicNetworks": {"gpuNics": networks}},
+        stack="prod",
+    )
+    got = constructed(served, response)
+    assert sorted(got) == ["gcp:container/nodePool:NodePool::gcp-usc1-train-a3mega-spot-pool"]
+    node_pool = got["gcp:container/nodePool:NodePool::gcp-usc1-train-a3mega-spot-pool"]["inputs"]
+    # In the pool's own project GKE names them as the fabric's node pool does: by name.
+    assert node_pool["networkConfig"]["additionalNodeNetworkConfigs"] == networks
+    assert node_pool["nodeConfig"]["spot"] is True
+    outputs = json_format.MessageToDict(response.state)
+    assert (
+        outputs["podAnnotations"]
+        == prod_plan.revealed_outputs["sites"]["gcp-usc1"]["gpu_pools"]["train-a3mega"]["pod_annotations"]
+    )
+
+
+def test_a_gcp_pool_with_mistakes_is_refused_with_every_property_path(served):
+    stack_file = load_stack_file(PROD)
+    tags = _camel_keys(tagging(stack_file, "gcp-usc1"))
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "GcpGpuNodePool",
+            "tpu",
+            {
+                "pool": {"name": "v5p", "tpu": {"type": "v5p", "topology": "3x3x3"},
+                         "capacity": {"type": "flex-start"}},
+                "project": "lattice-prod-ml", "zone": "us-central1", "clusterId": "c", "serviceAccount": "sa",
+                "tagging": tags,
+            },
+            stack="prod",
+        )  # fmt: skip
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(refused.value) == {
+        "zone": "'us-central1' is not a zone name; write it like us-east-1a (AWS) or us-central1-a (GCP)",
+        "pool.tpu.topology": "'3x3x3' is not a v5p topology; use one of 2x2x1, 2x2x2, 2x2x4, 2x4x4, 4x4x4, 4x4x8, "
+        "4x8x8, 8x8x8, 8x8x16, 8x16x16, 16x16x16, 16x16x24",
+        "pool.capacity.type": "flex-start TPU slices are not supported yet; use on-demand or spot",
+    }
+    assert served.monitor.recording.records == []
+
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "GcpGpuNodePool",
+            "a3",
+            {
+                "pool": {"name": "a3", "machineType": "a3-megagpu-8g", "maxNodes": 2, "minNodes": 3},
+                "project": "lattice-prod-ml", "zone": "us-central1-a", "clusterId": "c", "serviceAccount": "sa",
+                "tagging": tags,
+                "gpuNicNetworks": {"gpuNics": [{"network": f"nic{i}", "subnetwork": f"nic{i}"} for i in range(4)]},
+            },
+            stack="prod",
+        )  # fmt: skip
+    assert property_errors(refused.value) == {
+        "pool.maxNodes": "need min_nodes ≤ desired_nodes ≤ max_nodes (got 3 ≤ 3 ≤ 2); adjust the three counts",
+        "gpuNicNetworks.gpuNics": "a3-megagpu-8g has 8 GPU NICs, and 4 networks are named; name exactly 8, one per "
+        "NIC in NIC order",
+    }
+    assert "Traceback" not in refused.value.details()
+    assert served.monitor.recording.records == []
+
+
+def test_a_pool_key_the_public_inputs_leave_out_is_refused_not_ignored():
+    """Python programs hand the class a dict directly (over gRPC the host drops keys its schema lacks): the pool's
+    zone is the component's input, given once."""
+    from lattice.components.compute.gcp_gpu_node_pool import GcpGpuPool, args_from_inputs
+    from lattice.components.package.inputs import camel_case
+
+    pool = {"name": "a3", "machine_type": "a3-megagpu-8g", "zone": "us-central1-b"}
+    with pytest.raises(InputPropertiesError) as refused:
+        args_from_inputs(
+            {"pool": pool, "project": "lattice-prod-ml", "zone": "us-central1-a", "cluster_id": "c",
+             "service_account": "sa", "tagging": tagging(load_stack_file(PROD), "gcp-usc1")},
+            depends_on=[],
+        )  # fmt: skip
+    allowed = ", ".join(camel_case(key) for key in GcpGpuPool.__annotations__)
+    assert refused.value.errors == [{"property_path": "pool.zone", "reason": f"unknown input; allowed here: {allowed}"}]

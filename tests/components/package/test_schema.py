@@ -104,10 +104,28 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
     """Each nested input mirrors a stack-file model and is validated by it: a key the model lacks would be refused
     as unknown, a key renamed in the model would silently stop working in the package."""
     from lattice.components.compute.aws_gpu_node_pool import AwsGpuPool, AwsPoolCapacity
+    from lattice.components.compute.gcp_gpu_node_pool import (
+        GcpGpuPool,
+        GcpPoolCapacity,
+        GpuNicNetwork,
+        GpuNicNetworks,
+        GuestAccelerator,
+        TpuSlice,
+    )
     from lattice.components.network.vpn import AdmitRule, IkeProposals, LinkSettings
     from lattice.components.package.inputs import TrainingWorkload
     from lattice.components.spec.links import AdmitSpec, IkeSpec, LinkSpec
-    from lattice.components.spec.model import AwsCapacitySpec, AwsGpuPoolSpec, WorkloadSpec
+    from lattice.components.spec.model import (
+        AwsCapacitySpec,
+        AwsGpuPoolSpec,
+        GcpCapacitySpec,
+        GcpGpuPoolSpec,
+        GuestAcceleratorSpec,
+        HostGpuNicsSpec,
+        HostNicNetworkSpec,
+        TpuSliceSpec,
+        WorkloadSpec,
+    )
     from lattice.components.spec.storage import (
         BackupSpec,
         DataRepositorySpec,
@@ -125,6 +143,11 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
         (FsxDurability, DurabilitySpec),
         (IkeProposals, IkeSpec),
         (AdmitRule, AdmitSpec),
+        (GcpPoolCapacity, GcpCapacitySpec),
+        (GuestAccelerator, GuestAcceleratorSpec),
+        (TpuSlice, TpuSliceSpec),
+        (GpuNicNetwork, HostNicNetworkSpec),
+        (GpuNicNetworks, HostGpuNicsSpec),
     ]
     for public, model in same:
         assert _keys(public) == set(model.model_fields), public.__name__
@@ -132,6 +155,7 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
     # read cache), and a hub's spokes (one link is one pair).
     subsets = [
         (AwsGpuPool, AwsGpuPoolSpec, {"availability_zones", "workload"}),
+        (GcpGpuPool, GcpGpuPoolSpec, {"zone", "workload"}),
         (FsxLustreFileSystem, FsxLustreSpec, {"zone", "workload", "admin_clients", "existing_file_system",
                                                "throughput_mbps", "read_cache"}),
         (TrainingWorkload, WorkloadSpec, {"sequence_length", "micro_batch_size", "activation_checkpointing"}),
