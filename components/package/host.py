@@ -26,6 +26,7 @@ from ..compute.aws_gpu_node_pool import AwsGpuNodePool
 from ..compute.gcp_gpu_node_pool import GcpGpuNodePool
 from ..hybrid import HybridStack
 from ..network.vpn import VpnLink
+from ..platform.kueue_scheduler import KueueScheduler
 from ..platform.team_namespace import TeamNamespace
 from ..security.aws_cloudtrail import AwsCloudTrail
 from ..security.gcp_audit_logs import GcpAuditLogs
@@ -43,6 +44,7 @@ COMPONENTS = [
     AwsCloudTrail,
     GcpAuditLogs,
     TeamNamespace,
+    KueueScheduler,
     HybridStack,
 ]
 

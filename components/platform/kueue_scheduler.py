@@ -27,17 +27,25 @@ check, Kueue reserves quota, files a ProvisioningRequest the Cluster Autoscaler 
 topology once the nodes are Ready (site/content/en/docs/concepts/topology_aware_scheduling.md at v0.19.2,
 "ClusterAutoscaler support"). Best-effort atomic scale-up, not check-capacity: check-capacity only reports whether
 the cluster already has room and never adds nodes (cluster-autoscaler/FAQ.md, "Supported ProvisioningClasses").
-"""
 
-from __future__ import annotations
+It is one of Lattice's public components (``components/package``): a program gives the cluster's pools as Kueue
+flavors and its teams (``KueueSchedulerInputs``) and gets the same objects the stack-file path builds for a site
+(``KueueSchedulerArgs``). No ``from __future__ import annotations``: Pulumi's analyzer reads the schema from the
+evaluated annotations.
+"""
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic import BaseModel, ConfigDict, Field
 
+from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
 from ..scheduling.topology import TopologyClass
+from ..spec.model import TeamSpec
+from ..standards import TEAM_BASE_CPU, TEAM_BASE_MEMORY_GIB, TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
 from ..tagging import TagContext
 from . import moved_from
 from .accelerators import NVIDIA_GPU
@@ -153,21 +161,229 @@ class KueueSchedulerArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the Kueue release (CRDs)
 
 
-class KueueScheduler(pulumi.ComponentResource):
-    flavors: dict[str, k8s.apiextensions.CustomResource]
-    topologies: dict[str, k8s.apiextensions.CustomResource]  # by depth class
-    cohort: k8s.apiextensions.CustomResource
-    cluster_queues: dict[str, k8s.apiextensions.CustomResource]
-    cluster_queue_names: dict[str, str]  # team -> its ClusterQueue's name
-    local_queues: dict[str, k8s.apiextensions.CustomResource]
-    gpus: int
-    resources: list[str]  # what the site's queues cover: cpu, memory and its accelerator resources
-    ceilings: dict[str, dict[str, float | None]]  # team -> resource -> the most its queue admits (None: no limit)
+class KueueTopology(TypedDict):
+    """The Kueue Topology a flavor's nodes are labelled with, top level first, hostname last."""
 
-    def __init__(self, name: str, args: KueueSchedulerArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(
-            "lattice:platform:KueueScheduler", name, None, moved_from("lattice:compute:KueueScheduler", opts)
+    name: str
+    """Its name suffix: the Topology is <site>-<name>, e.g. ec2-3-layer."""
+    levels: list[str]
+    """Node labels, top to bottom, e.g. topology.k8s.aws/network-node-layer-1 ... kubernetes.io/hostname."""
+
+
+class KueueFlavor(TypedDict):
+    """One accelerator pool as Kueue sees it: a ResourceFlavor that selects its nodes and tolerates its taint."""
+
+    name: str
+    """The ResourceFlavor's name (the pool's)."""
+    resource: str
+    """The accelerator resource: nvidia.com/gpu, aws.amazon.com/neuron or google.com/tpu (also the taint tolerated)."""
+    quantity: int
+    """Accelerators of the pool Kueue may admit work for: those of nodes that can run."""
+    node_labels: dict[str, str]
+    """Labels that select the pool's nodes, e.g. {"lattice.dev/pool": "train-p5"}."""
+    cpus: NotRequired[int]
+    """The pool's CPUs (default: not limited by Kueue)."""
+    memory_gib: NotRequired[float]
+    """The pool's memory in GiB (default: not limited by Kueue)."""
+    also: NotRequired[dict[str, int]]
+    """Other names the same accelerators are requested by, with their quantities (Neuron: neurondevice and
+    neuroncore)."""
+    topology: NotRequired[KueueTopology]
+    """The Topology its nodes' labels describe, for topology-aware scheduling (default: a flat pool)."""
+    provisioning: NotRequired[str]
+    """Ask for the nodes before admitting: atomic-scale-up (Cluster Autoscaler's best-effort atomic scale-up, for
+    topology-aware pools that grow) or queued-provisioning (GKE flex-start). Default: none."""
+    platform: NotRequired[str]
+    """eks, gke or kubernetes: who writes the nodes' labels (a label of the flavor)."""
+    machine_type: NotRequired[str]
+    """The instance or machine type, where the platform knows it (a label of the flavor)."""
+
+
+class KueueTeam(TypedDict):
+    """A team's share of the cluster: the keys of the stack file's teams[] entry its queue is built from, with this
+    cluster's values, validated by the same model."""
+
+    name: str
+    """The team's name; its ClusterQueue is <site>-<name>."""
+    gpu_quota: int
+    """The most accelerators of each kind its queue admits (its namespace's quota: give the same)."""
+    namespace: NotRequired[pulumi.Input[str]]
+    """Its namespace, the only one its ClusterQueue admits from, where its LocalQueue gpus is (default: its name).
+    Give TeamNamespace's namespaceName: the queues then wait for the namespace."""
+    gpu_guarantee: NotRequired[int]
+    """Accelerators of each flavor its ClusterQueue holds as nominal quota (default 0: it borrows all)."""
+    cpu: NotRequired[int]
+    """Its namespace's requests.cpu quota, which caps its CPU borrowing (default: 16 plus each accelerator's share of
+    its host's CPUs, as TeamNamespace's)."""
+    memory_gib: NotRequired[int]
+    """Its namespace's requests.memory quota in GiB (default: 64 plus each accelerator's share of its host's
+    memory, as TeamNamespace's)."""
+
+
+class KueueSchedulerInputs(TypedDict):
+    """The public inputs of KueueScheduler."""
+
+    flavors: list[KueueFlavor]
+    """The cluster's accelerator pools."""
+    teams: list[KueueTeam]
+    """The teams whose ClusterQueues share them; each team's namespace must exist (TeamNamespace without queue)."""
+    tagging: Tagging
+    """The standard labels; site names the cohort (and prefixes the ClusterQueues and Topologies)."""
+
+
+class KueueFlavorSpec(BaseModel):
+    """A flavor's keys checked as the stack file checks its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    resource: Literal["nvidia.com/gpu", "aws.amazon.com/neuron", "google.com/tpu"]
+    quantity: int = Field(ge=0)
+    node_labels: dict[str, str] = Field(min_length=1)
+    cpus: int | None = Field(None, ge=1)
+    memory_gib: float | None = Field(None, gt=0)
+    also: dict[str, int] = Field(default_factory=dict)
+    topology: dict[str, Any] | None = None
+    provisioning: Literal["atomic-scale-up", "queued-provisioning"] | None = None
+    platform: Literal["eks", "gke", "kubernetes"] = "kubernetes"
+    machine_type: str | None = None
+
+
+class KueueTopologySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    levels: list[str] = Field(min_length=1, max_length=16)
+
+
+def public_flavors(component: str, given: list[dict[str, Any]], path: str, errors: list[dict]) -> list[Flavor]:
+    """Public flavor inputs as the scheduler's flavors; each problem is added to ``errors`` at its path."""
+
+    def checked(model, value, where):
+        try:
+            return validated(component, model, value, where)
+        except pulumi.InputPropertiesError as exc:
+            errors.extend(exc.errors)
+            return None
+
+    provisioning = {"atomic-scale-up": ATOMIC_SCALE_UP, "queued-provisioning": QUEUED_PROVISIONING}
+    flavors = []
+    for i, given_flavor in enumerate(given):
+        flavor = checked(KueueFlavorSpec, given_flavor, f"{path}[{i}]")
+        if flavor is None:
+            continue
+        topology = None
+        if flavor.topology is not None:
+            topology = checked(KueueTopologySpec, flavor.topology, f"{path}[{i}].topology")
+        flavors.append(
+            Flavor(
+                name=flavor.name,
+                resource=flavor.resource,
+                quantity=flavor.quantity,
+                node_labels=dict(flavor.node_labels),
+                cpus=flavor.cpus,
+                memory_gib=flavor.memory_gib,
+                provisioning=provisioning[flavor.provisioning] if flavor.provisioning else None,
+                also=dict(flavor.also),
+                topology=TopologyClass(topology.name, tuple(topology.levels)) if topology is not None else None,
+                platform=flavor.platform,
+                machine_type=flavor.machine_type,
+            )
         )
+    names = [f.name for f in flavors]
+    errors.extend(
+        {"property_path": f"{path}[{i}].name", "reason": f"'{n}' names two flavors; each pool is one flavor"}
+        for i, n in enumerate(names)
+        if n in names[:i]
+    )
+    return flavors
+
+
+def host_share(flavors: list[Flavor]) -> tuple[float, float]:
+    """CPUs and GiB that come with one accelerator: the most generous of the flavors whose hosts are known, as
+    ``spec.teams.host_share`` reads a site's pools; the standards' figures without one."""
+    shares = [
+        (f.cpus / f.quantity, f.memory_gib / f.quantity) for f in flavors if f.cpus and f.memory_gib and f.quantity
+    ]
+    if not shares:
+        return TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
+    return max(c for c, _ in shares), max(m for _, m in shares)
+
+
+def args_from_inputs(inputs: dict[str, Any], depends_on: list[pulumi.Resource]) -> KueueSchedulerArgs:
+    """The public inputs as the stack-file path's args: flavors checked, each team validated by the stack file's
+    team model and resolved for this cluster as TeamNamespace resolves it."""
+    errors: list[dict] = []
+    flavors = public_flavors("KueueScheduler", inputs["flavors"], "flavors", errors)
+    if not inputs["flavors"]:
+        errors.append({"property_path": "flavors", "reason": "give at least one pool"})
+    tags = tag_context(inputs["tagging"])
+    cpu_share, memory_share = host_share(flavors)
+    teams = []
+    for i, given in enumerate(inputs["teams"]):
+        # A namespace from another resource's output is used as it is (TeamQueue takes an Input); a literal one is
+        # checked as the stack file checks it.
+        namespace = given.get("namespace")
+        literal = {k: v for k, v in given.items() if k != "namespace" or isinstance(v, str)}
+        try:
+            spec = validated("KueueScheduler", TeamSpec, literal, f"teams[{i}]", KueueTeam)
+        except pulumi.InputPropertiesError as exc:
+            errors.extend(exc.errors)
+            continue
+        accelerators = spec.quota_for(tags.site)
+        cpu, memory = spec.site_value("cpu", tags.site), spec.site_value("memory_gib", tags.site)
+        teams.append(
+            TeamQueue(
+                team=spec.name,
+                namespace=spec.namespace_name if namespace is None or isinstance(namespace, str) else namespace,
+                accelerators=accelerators,
+                guarantee=spec.guarantee_for(tags.site),
+                cpu=TEAM_BASE_CPU + math.ceil(accelerators * cpu_share) if cpu is None else cpu,
+                memory_gib=TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share) if memory is None else memory,
+            )
+        )
+    names = [team.team for team in teams]
+    errors.extend(
+        {"property_path": f"teams[{i}].name", "reason": f"'{n}' is listed twice; one queue per team"}
+        for i, n in enumerate(names)
+        if n in names[:i]
+    )
+    if errors:
+        raise invalid("KueueScheduler", errors)
+    return KueueSchedulerArgs(flavors=flavors, tags=tags, teams=teams, depends_on=depends_on)
+
+
+class KueueScheduler(pulumi.ComponentResource):
+    """Kueue's view of a cluster's accelerator pools, shared by its teams: a ResourceFlavor (and Topology) per pool,
+    one cohort holding what the teams' guarantees leave, a ClusterQueue per team (its guarantee as nominal quota,
+    borrowing up to its quota; reclaim by preemption) admitting only its namespace, and its LocalQueue gpus there;
+    ProvisioningRequest admission for pools whose nodes must be asked for. The cohort's and queues' quotas add up to
+    exactly the pools' schedulable capacity."""
+
+    cohort_name: pulumi.Output[str]
+    """The cohort (the site's name)."""
+    cluster_queue_names: pulumi.Output[dict[str, str]]
+    """Each team's ClusterQueue, by team."""
+    local_queue_name: pulumi.Output[str]
+    """The LocalQueue in every team's namespace that its jobs name (kueue.x-k8s.io/queue-name): gpus."""
+
+    # Read by the stack-file path and TeamNamespace (not part of the schema): flavors, topologies, cohort,
+    # cluster_queues, local_queues, gpus, resources (what the queues cover), ceilings (team -> resource -> the most
+    # its queue admits; None: no limit).
+
+    def __init__(self, name: str, args: KueueSchedulerInputs, opts: pulumi.ResourceOptions | None = None):
+        """``args``: the public inputs (a dict), or the stack-file path's ``KueueSchedulerArgs``."""
+        if isinstance(args, KueueSchedulerArgs):
+            super().__init__(
+                "lattice:platform:KueueScheduler", name, None, moved_from("lattice:compute:KueueScheduler", opts)
+            )
+        else:
+            # Every object waits for what the component waits for (Kueue's release: its CRDs).
+            waits = opts.depends_on if opts is not None else None
+            waits = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            built = args_from_inputs(args, waits)
+            super().__init__(package_token("KueueScheduler"), name, None, opts)
+            args = built
         labels = args.tags.for_component("KueueScheduler").k8s_labels()
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=args.depends_on)
         site = args.tags.site
@@ -235,9 +451,9 @@ class KueueScheduler(pulumi.ComponentResource):
         )
         self.resources = covered
         self.ceilings = {team.team: ceiling(team, args.flavors, shares, covered) for team in args.teams}
-        self.cluster_queues, self.local_queues, self.cluster_queue_names = {}, {}, {}
+        self.cluster_queues, self.local_queues, self._queue_names = {}, {}, {}
         for team in args.teams:
-            queue_name = self.cluster_queue_names[team.team] = f"{cohort_name}-{team.team}"
+            queue_name = self._queue_names[team.team] = f"{cohort_name}-{team.team}"
             self.cluster_queues[team.team] = kueue_object(
                 f"{name}-{team.team}-queue",
                 "ClusterQueue",
@@ -270,6 +486,9 @@ class KueueScheduler(pulumi.ComponentResource):
                 (queue_name, self.cluster_queues[team.team]),
                 parent=self,
             )
+        self.cohort_name = pulumi.Output.from_input(cohort_name)
+        self.cluster_queue_names = dict(self._queue_names)
+        self.local_queue_name = pulumi.Output.from_input(LOCAL_QUEUE)
         self.register_outputs({"cohort": cohort_name, "gpus": self.gpus})
 
     def _provisioning_checks(self, name: str, labels: dict[str, str], args: KueueSchedulerArgs) -> dict:

@@ -23,22 +23,18 @@ go to the cluster of the provider the program gives the component (``providers``
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
-from ..scheduling.topology import TopologyClass
 from ..spec.model import TeamSpec
 from ..spec.teams import TeamOnSite
 from ..standards import (
     CONTAINER_DEFAULT_REQUEST,
     TEAM_BASE_CPU,
     TEAM_BASE_MEMORY_GIB,
-    TEAM_CPU_PER_ACCELERATOR,
-    TEAM_MEMORY_GIB_PER_ACCELERATOR,
     TEAM_NAMESPACE_LABEL,
     TEAM_STORAGE_GIB,
     TEAM_VOLUME_CLAIMS,
@@ -47,12 +43,13 @@ from ..tagging import TagContext
 from . import moved_from
 from .accelerators import NEURON_CORE, NEURON_DEVICE, accelerator_quota
 from .kueue_scheduler import (
-    ATOMIC_SCALE_UP,
-    QUEUED_PROVISIONING,
     Flavor,
+    KueueFlavor,
     KueueScheduler,
     KueueSchedulerArgs,
     TeamQueue,
+    host_share,
+    public_flavors,
 )
 from .team_policies import (
     POD_SECURITY_REASON,
@@ -129,44 +126,6 @@ class ClusterNetwork(TypedDict):
     """Where pods reach the Kubernetes API (needed with team.kubernetesApi)."""
 
 
-class KueueTopology(TypedDict):
-    """The Kueue Topology a flavor's nodes are labelled with, top level first, hostname last."""
-
-    name: str
-    """Its name suffix: the Topology is <site>-<name>, e.g. ec2-3-layer."""
-    levels: list[str]
-    """Node labels, top to bottom, e.g. topology.k8s.aws/network-node-layer-1 ... kubernetes.io/hostname."""
-
-
-class KueueFlavor(TypedDict):
-    """One accelerator pool as Kueue sees it: a ResourceFlavor that selects its nodes and tolerates its taint."""
-
-    name: str
-    """The ResourceFlavor's name (the pool's)."""
-    resource: str
-    """The accelerator resource: nvidia.com/gpu, aws.amazon.com/neuron or google.com/tpu (also the taint tolerated)."""
-    quantity: int
-    """Accelerators of the pool Kueue may admit work for: those of nodes that can run."""
-    node_labels: dict[str, str]
-    """Labels that select the pool's nodes, e.g. {"lattice.dev/pool": "train-p5"}."""
-    cpus: NotRequired[int]
-    """The pool's CPUs (default: not limited by Kueue)."""
-    memory_gib: NotRequired[float]
-    """The pool's memory in GiB (default: not limited by Kueue)."""
-    also: NotRequired[dict[str, int]]
-    """Other names the same accelerators are requested by, with their quantities (Neuron: neurondevice and
-    neuroncore)."""
-    topology: NotRequired[KueueTopology]
-    """The Topology its nodes' labels describe, for topology-aware scheduling (default: a flat pool)."""
-    provisioning: NotRequired[str]
-    """Ask for the nodes before admitting: atomic-scale-up (Cluster Autoscaler's best-effort atomic scale-up, for
-    topology-aware pools that grow) or queued-provisioning (GKE flex-start). Default: none."""
-    platform: NotRequired[str]
-    """eks, gke or kubernetes: who writes the nodes' labels (a label of the flavor)."""
-    machine_type: NotRequired[str]
-    """The instance or machine type, where the platform knows it (a label of the flavor)."""
-
-
 class TeamKueue(TypedDict):
     """Kueue's objects for the team on a cluster whose accelerator pools it has to itself."""
 
@@ -192,32 +151,8 @@ class TeamNamespaceInputs(TypedDict):
     """Kueue's objects for the team (Kueue installed: give its release in the component's dependsOn): a
     ResourceFlavor (and Topology) per pool, a cohort named after the site holding what the team's guarantee leaves,
     the team's ClusterQueue and its LocalQueue gpus in the namespace. For a cluster the team's queue has to itself:
-    several teams sharing pools need one Kueue plan for all of them (Lattice's stack file, or HybridStack)."""
-
-
-class KueueFlavorSpec(BaseModel):
-    """A flavor's keys checked as the stack file checks its own."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
-    resource: Literal["nvidia.com/gpu", "aws.amazon.com/neuron", "google.com/tpu"]
-    quantity: int = Field(ge=0)
-    node_labels: dict[str, str] = Field(min_length=1)
-    cpus: int | None = Field(None, ge=1)
-    memory_gib: float | None = Field(None, gt=0)
-    also: dict[str, int] = Field(default_factory=dict)
-    topology: dict[str, Any] | None = None
-    provisioning: Literal["atomic-scale-up", "queued-provisioning"] | None = None
-    platform: Literal["eks", "gke", "kubernetes"] = "kubernetes"
-    machine_type: str | None = None
-
-
-class KueueTopologySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-    levels: list[str] = Field(min_length=1, max_length=16)
+    teams sharing pools need one Kueue plan for all of them, a KueueScheduler with every team (and their
+    TeamNamespaces without queue)."""
 
 
 def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Flavor]]:
@@ -234,14 +169,9 @@ def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Fl
             return None
 
     spec = checked(TeamSpec, inputs["team"], "team", NamespaceTeam)
-    flavors = []
-    for i, flavor in enumerate((inputs.get("queue") or {}).get("flavors") or []):
-        checked_flavor = checked(KueueFlavorSpec, flavor, f"queue.flavors[{i}]")
-        topology = None
-        if checked_flavor is not None and checked_flavor.topology is not None:
-            topology = checked(KueueTopologySpec, checked_flavor.topology, f"queue.flavors[{i}].topology")
-        if checked_flavor is not None:
-            flavors.append((checked_flavor, topology))
+    kueue_flavors = public_flavors(
+        "TeamNamespace", (inputs.get("queue") or {}).get("flavors") or [], "queue.flavors", errors
+    )
     network = inputs["network"]
     if network.get("kind") not in ("eks", "gke", "kubernetes"):
         errors.append({"property_path": "network.kind", "reason": "eks, gke or kubernetes"})
@@ -271,11 +201,7 @@ def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Fl
     if errors:
         raise invalid("TeamNamespace", errors)
     site = tags.site
-    shares = [
-        (f.cpus / f.quantity, f.memory_gib / f.quantity) for f, _ in flavors if f.cpus and f.memory_gib and f.quantity
-    ]
-    cpu_share = max((c for c, _ in shares), default=TEAM_CPU_PER_ACCELERATOR)
-    memory_share = max((m for _, m in shares), default=TEAM_MEMORY_GIB_PER_ACCELERATOR)
+    cpu_share, memory_share = host_share(kueue_flavors)
     accelerators = spec.quota_for(site)
     level, explicit = spec.pod_security_for(site)
 
@@ -299,23 +225,6 @@ def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Fl
         groups=tuple(spec.groups),
         users=tuple(inputs.get("users") or ()),
     )
-    provisioning = {"atomic-scale-up": ATOMIC_SCALE_UP, "queued-provisioning": QUEUED_PROVISIONING}
-    kueue_flavors = [
-        Flavor(
-            name=f.name,
-            resource=f.resource,
-            quantity=f.quantity,
-            node_labels=dict(f.node_labels),
-            cpus=f.cpus,
-            memory_gib=f.memory_gib,
-            provisioning=provisioning[f.provisioning] if f.provisioning else None,
-            also=dict(f.also),
-            topology=TopologyClass(topology.name, tuple(topology.levels)) if topology is not None else None,
-            platform=f.platform,
-            machine_type=f.machine_type,
-        )
-        for f, topology in flavors
-    ]
     cores = [
         f.also.get(NEURON_CORE, 0) // f.quantity for f in kueue_flavors if f.resource == NEURON_DEVICE and f.quantity
     ]

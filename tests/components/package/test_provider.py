@@ -171,6 +171,10 @@ PUBLIC = {
         {"team", "tagging", "network", "users", "claimsGib", "queue"},
         {"namespaceName", "localQueueName", "clusterQueueName", "roleName"},
     ),
+    "lattice:index:KueueScheduler": (
+        {"flavors", "teams", "tagging"},
+        {"cohortName", "clusterQueueNames", "localQueueName"},
+    ),
     "lattice:index:HybridStack": ({"spec", "secrets"}, {"environment", "siteOutputs", "linkSummary"}),
     "lattice:index:ManagedLustre": (
         {"instance", "project", "zone", "networkId", "tagging", "workload", "adminCidrs", "protect"},
@@ -807,45 +811,50 @@ def test_an_audit_key_an_aws_trail_does_not_read_is_refused_not_ignored():
 CAMPUS = ROOT / "stacks" / "Pulumi.campus.yaml"
 
 
-def _flavors_of(plan: Plan, site: str, team: str) -> list[dict[str, Any]]:
+def _flavors_of(plan: Plan, site: str) -> list[dict[str, Any]]:
     """The site's Kueue flavors as public inputs, read back from the offline plan's objects: each ResourceFlavor's
-    labels, its Topology's levels, and its capacity (the cohort's pool plus the team queue's nominal quota)."""
+    labels, its Topology's levels, its ProvisioningRequest check, and its capacity (the cohort's pool plus every team
+    queue's nominal quota; hosts Lattice does not know are covered without a limit, so give no cpus or memory)."""
+    from lattice.components.platform.kueue_scheduler import UNLIMITED_CPU
     from tests.kueue import CLUSTER_QUEUE, COHORT, quotas
 
     flavors = [r for r in plan.by_type(kueue_type("ResourceFlavor")) if r["name"].startswith(f"{site}-kueue-")]
     cohort = quotas(plan.one(COHORT, f"{site}-kueue-cohort"))
-    queue = plan.one(CLUSTER_QUEUE, f"{site}-kueue-{team}-queue")
-    team_quota = quotas(queue)
-    checks = {c["name"]: c["onFlavors"] for c in queue["inputs"]["spec"]["admissionChecksStrategy"]["admissionChecks"]}
+    queues = [q for q in plan.by_type(CLUSTER_QUEUE) if q["inputs"]["spec"].get("cohortName") == site]
+    team_quotas = [quotas(queue) for queue in queues]
+    checks = {
+        check["name"]: check["onFlavors"]
+        for queue in queues
+        for check in queue["inputs"]["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])
+    }
     out = []
     for flavor in flavors:
-        name, spec, labels = (
-            flavor["inputs"]["metadata"]["name"],
-            flavor["inputs"]["spec"],
-            flavor["inputs"]["metadata"]["labels"],
-        )
+        meta, spec = flavor["inputs"]["metadata"], flavor["inputs"]["spec"]
+        name, labels = meta["name"], meta["labels"]
         (resource,) = [t["key"] for t in spec["tolerations"]]
 
         def total(r: str, name: str = name) -> float:
-            return cohort[name][r]["nominal"] + team_quota[name][r]["nominal"]
+            return cohort[name][r]["nominal"] + sum(team[name][r]["nominal"] for team in team_quotas)
 
         entry = {
             "name": name,
             "resource": resource,
             "quantity": int(total(resource)),
             "nodeLabels": spec["nodeLabels"],
-            "cpus": int(total("cpu")),
-            "memoryGib": total("memory"),
             "platform": labels["lattice.dev/platform"],
-            "machineType": labels["lattice.dev/machine-type"],
-            "provisioning": next(check for check, on in checks.items() if name in on),
         }
+        if cohort[name]["cpu"]["nominal"] != float(UNLIMITED_CPU):
+            entry |= {"cpus": int(total("cpu")), "memoryGib": total("memory")}
+        if "lattice.dev/machine-type" in labels:
+            entry["machineType"] = labels["lattice.dev/machine-type"]
+        provisioning = [check for check, on in checks.items() if name in on]
+        if provisioning:
+            (entry["provisioning"],) = provisioning
         if "topologyName" in spec:
-            topology = plan.one(
-                kueue_type("Topology"), f"{site}-kueue-topology-{spec['topologyName'].removeprefix(f'{site}-')}"
-            )
+            suffix = spec["topologyName"].removeprefix(f"{site}-")
+            topology = plan.one(kueue_type("Topology"), f"{site}-kueue-topology-{suffix}")
             entry["topology"] = {
-                "name": spec["topologyName"].removeprefix(f"{site}-"),
+                "name": suffix,
                 "levels": [level["nodeLabel"] for level in topology["inputs"]["spec"]["levels"]],
             }
         out.append(entry)
@@ -901,7 +910,7 @@ def test_construct_of_a_team_namespace_with_its_queue_registers_what_the_offline
                 "api": [{"cidr": site.network.cidr, "ports": [HTTPS]}],
             },
             "claimsGib": claims,
-            "queue": {"flavors": _flavors_of(plan, "aws-use2", "vision")},
+            "queue": {"flavors": _flavors_of(plan, "aws-use2")},
         },
         stack="campus",
         providers={"kubernetes": provider},
@@ -1325,3 +1334,75 @@ def test_a_pool_key_the_public_inputs_leave_out_is_refused_not_ignored():
         )  # fmt: skip
     allowed = ", ".join(camel_case(key) for key in GcpGpuPool.__annotations__)
     assert refused.value.errors == [{"property_path": "pool.zone", "reason": f"unknown input; allowed here: {allowed}"}]
+
+
+def test_construct_of_a_clusters_kueue_plan_for_its_teams_registers_what_the_offline_plan_registers(served, prod_plan):
+    """prod's grid-hpc (the MultiKueue manager), four teams sharing its InfiniBand H100 pool: the Topology, the
+    ResourceFlavor, the cohort and each team's ClusterQueue and LocalQueue as the offline plan's KueueScheduler has
+    them (the teams' guarantees scaled, the cohort's pool what they leave), each passing the pinned CRD schema and
+    CEL rules."""
+    from lattice.components.scheduling.routes import site_teams
+    from lattice.components.spec.teams import team_on_site
+    from tests.kueue import crd_errors
+
+    spec = load_stack_file(PROD).spec
+    site = next(s for s in spec.sites if s.name == "grid-hpc")
+    # Its teams as the site has them: those on it, and fusion, which submits on this MultiKueue manager with no
+    # accelerators of its own here.
+    teams = [team_on_site(team, site) for team in site_teams(spec, site)]
+    _, expected = offline(prod_plan, "lattice:platform:KueueScheduler", "grid-hpc-kueue")
+    release = prod_plan.one("kubernetes:helm.sh/v3:Release", "grid-hpc-addons-kueue")["urn"]  # Kueue's CRDs
+    namespaces = {
+        t.team: state(prod_plan, "kubernetes:core/v1:Namespace", f"grid-hpc-{t.team}-namespace") for t in teams
+    }
+
+    response = served.construct(
+        "KueueScheduler",
+        "grid-hpc-kueue",
+        {
+            "flavors": _flavors_of(prod_plan, "grid-hpc"),
+            "teams": [
+                {"name": t.team, "namespace": out(namespaces[t.team][0]["metadata"]["name"], namespaces[t.team][1]),
+                 "gpuQuota": t.accelerators, "gpuGuarantee": t.guarantee, "cpu": t.cpu, "memoryGib": t.memory_gib}
+                for t in teams
+            ],
+            "tagging": _camel_keys(tagging(load_stack_file(PROD), "grid-hpc")),
+        },
+        stack="prod",
+        providers={"kubernetes": _provider_of(expected)},
+        known=_providers_state(prod_plan, expected),
+        depends_on=[release],
+    )  # fmt: skip
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    assert len(expected) == 3 + 2 * len(teams) == 11  # Topology, ResourceFlavor, Cohort; a queue pair per team
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+        assert crd_errors(expected[key_]["inputs"]["kind"], got[key_]["inputs"]["spec"]) == [], key_
+    outputs = json_format.MessageToDict(response.state)
+    assert outputs == {
+        "cohortName": "grid-hpc",
+        "clusterQueueNames": {t.team: f"grid-hpc-{t.team}" for t in teams},
+        "localQueueName": "gpus",
+    }
+
+
+def test_a_kueue_plan_naming_a_team_twice_or_no_pool_is_refused(served):
+    tags = _camel_keys(tagging(load_stack_file(PROD), "grid-hpc"))
+    with pytest.raises(grpc.RpcError) as refused:
+        served.construct(
+            "KueueScheduler",
+            "kueue",
+            {"flavors": [], "teams": [{"name": "climate", "gpuQuota": 8}, {"name": "climate", "gpuQuota": 4},
+                                      {"name": "fusion", "gpuQuota": -8}],
+             "tagging": tags},
+            stack="prod",
+        )  # fmt: skip
+    assert property_errors(refused.value) == {
+        "flavors": "give at least one pool",
+        "teams[1].name": "'climate' is listed twice; one queue per team",
+        "teams[2].gpuQuota": "the value: must be at least 0 (got -8.0); give one value for every site the team is on, "
+        "or one per site: {site-name: value}",
+    }
+    assert served.monitor.recording.records == []
