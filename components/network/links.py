@@ -25,7 +25,17 @@ from .link_plan import (  # noqa: F401  (linked_ranges, transit_routes, vpn_gate
     transit_routes,
     vpn_gateway_count,
 )
-from .vpn import AwsEnd, GcpEnd, LinkArgs, PeerEnd, PeerTunnelOut, VpnLink, peer_gateway_files
+from .vpn import (
+    AwsEnd,
+    GcpEnd,
+    HaVpnGatewayRef,
+    LinkArgs,
+    PeerEnd,
+    PeerTunnelOut,
+    VpnLink,
+    ip_of,
+    peer_gateway_files,
+)
 
 
 @dataclass
@@ -121,8 +131,15 @@ class CrossSiteLinks(pulumi.ComponentResource):
             region=site.region,
             asn=site.network.asn,
             provider=built.provider,
-            router=built.vpn.router,
-            gateways=built.vpn.gateways,
+            router_id=built.vpn.router.id,
+            router_name=built.vpn.router.name,
+            gateways=[
+                HaVpnGatewayRef(
+                    id=gateway.id,
+                    interface_ips=tuple(gateway.vpn_interfaces.apply(lambda v, i=i: ip_of(v, i)) for i in (0, 1)),
+                )
+                for gateway in built.vpn.gateways
+            ],
             tags=args.tags[site.name],
             network_id=built.network.network_id,
         )

@@ -24,11 +24,11 @@ Sources: ../shared/reference/storage-network-audit-facts.md rows 33-41; Google C
 peer gateways", "Supported IKE ciphers", "Topologies to increase bandwidth"; AWS Site-to-Site VPN "Tunnel
 options".
 
-``VpnLink`` is one of Lattice's public components (``components/package``) for a cloud <-> on-prem link on
-AWS: any Pulumi program adds it with ``VpnLinkInputs`` and gets the gateway hosts' files as outputs; the stack-file
-path builds every kind with ``LinkArgs``. No ``from __future__ import annotations`` here: Pulumi's analyzer reads
-the schema from the evaluated annotations; annotations naming a cloud SDK's classes are quoted instead, so reading
-them never loads an SDK a stack does not use (``components/sdk.py``).
+``VpnLink`` is one of Lattice's public components (``components/package``), every kind: any Pulumi program adds it
+with ``VpnLinkInputs`` (two ends; to an on-prem site it gets the gateway hosts' files as outputs), the stack-file
+path with ``LinkArgs``; both build the same resources. No ``from __future__ import annotations`` here: Pulumi's
+analyzer reads the schema from the evaluated annotations; annotations naming a cloud SDK's classes are quoted
+instead, so reading them never loads an SDK a stack does not use (``components/sdk.py``).
 """
 
 import ipaddress
@@ -37,9 +37,10 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_random as random
+from pulumi import InputPropertiesError
 
 from ..observability.cloud_alarms import vpn_tunnel_alarm
-from ..package.inputs import Tagging, invalid, package_token, tag_context, validated, whole
+from ..package.inputs import Tagging, invalid, issue_errors, package_token, tag_context, validated, whole
 from ..sdk import aws, gcp
 from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
@@ -148,6 +149,14 @@ class AwsEnd:
 
 
 @dataclass(frozen=True)
+class HaVpnGatewayRef:
+    """An HA VPN gateway a link's tunnels leave from: its ID and the outside addresses of its two interfaces."""
+
+    id: pulumi.Input[str]
+    interface_ips: tuple[pulumi.Input[str], pulumi.Input[str]]
+
+
+@dataclass(frozen=True)
 class GcpEnd:
     """What a link needs of a GCP site: its VPN Cloud Router and HA VPN gateways."""
 
@@ -155,9 +164,10 @@ class GcpEnd:
     project: str
     region: str
     asn: int
-    provider: "gcp.Provider"
-    router: "gcp.compute.Router"
-    gateways: "list[gcp.compute.HaVpnGateway]"
+    provider: "gcp.Provider | None"  # None: the component's own (inherited from its parent or opts.providers)
+    router_id: pulumi.Input[str]
+    router_name: pulumi.Input[str]
+    gateways: list[HaVpnGatewayRef]
     tags: TagContext
     network_id: pulumi.Input[str] | None = None  # admit firewall rules land here
 
@@ -214,14 +224,50 @@ class AwsLinkEnd(TypedDict):
     vpn_log_group_arn: pulumi.Input[str]
     """The KMS-encrypted CloudWatch log group the tunnels log to."""
     ranges: list[str]
-    """The ranges (CIDRs) the on-prem site reaches over this link: the AWS site's, and those its transit gateway
-    routes to (other linked sites); a static link's gateway routes exactly these into its tunnel."""
+    """The ranges (CIDRs) behind the AWS end. To an on-prem peer: what it reaches over this link, the AWS site's and
+    those its transit gateway routes to (other linked sites); a static link's gateway routes exactly these into its
+    tunnel. To a GCP end: the AWS site's own, which the GCP firewall admits where admit says."""
     region: NotRequired[str]
     """The AWS region: large (5 Gbps) tunnels are not offered in every region."""
     cluster_security_group_id: NotRequired[pulumi.Input[str]]
     """The security group admit rules land on (the EKS cluster security group every node carries)."""
     alarm_actions: NotRequired[list[pulumi.Input[str]]]
     """SNS topics the tunnel-down alarms notify."""
+
+
+class GcpVpnGateway(TypedDict):
+    """An HA VPN gateway of the GCP end's network and region."""
+
+    id: pulumi.Input[str]
+    """Its ID: projects/<project>/regions/<region>/vpnGateways/<name>."""
+    interface_ips: pulumi.Input[list[pulumi.Input[str]]]
+    """The outside addresses of its two interfaces, interface 0 first (its vpnInterfaces[].ipAddress)."""
+
+
+class GcpLinkEnd(TypedDict):
+    """The GCP end of a link: a Cloud Router in the site's VPC and region that carries the BGP sessions, and HA VPN
+    gateways the tunnels leave from."""
+
+    site: str
+    """The GCP site's name (names the tunnels and, on-prem, the gateway's files)."""
+    project: str
+    """The project of the router and the gateways."""
+    region: str
+    """Their region."""
+    asn: int
+    """The Cloud Router's BGP ASN."""
+    router_id: pulumi.Input[str]
+    """The Cloud Router: projects/<project>/regions/<region>/routers/<name>. Each tunnel gets an interface and a
+    BGP peer on it; it announces the VPC's routes (advertise the GKE control plane's range too where a linked site
+    calls the cluster's private endpoint)."""
+    ha_vpn_gateways: list[GcpVpnGateway]
+    """HA VPN gateways: to AWS the first carries every tunnel; to an on-prem site each tunnel pair needs a gateway
+    of its own (both its interfaces), so give one per pair the link's bandwidth needs (tunnelCount / 2)."""
+    ranges: list[str]
+    """The GCP site's ranges (CIDRs): what the other end reaches over the link; the AWS end admits them where
+    admit says."""
+    network_id: NotRequired[pulumi.Input[str]]
+    """The VPC network admit's firewall rule lands on (without it, admit builds nothing on the GCP end)."""
 
 
 class OnPremGateway(TypedDict):
@@ -232,7 +278,8 @@ class OnPremGateway(TypedDict):
     asn: int
     """The site's BGP ASN."""
     public_ips: list[str]
-    """The outside (public) IPv4 address of each gateway host; each gets a customer gateway and its own files."""
+    """The outside (public) IPv4 address of each gateway host (to AWS each gets a customer gateway; to GCP one or
+    two, the external VPN gateway's interfaces); each host gets its own files."""
     ranges: list[str]
     """The site's ranges (CIDRs): announced over BGP (or routed statically) and admitted where admit says."""
 
@@ -253,7 +300,7 @@ class IkeProposals(TypedDict):
 
 
 class AdmitRule(TypedDict):
-    """Traffic the on-prem site may start towards the cloud end's nodes and pods."""
+    """Traffic the far end may start towards the cloud end's nodes and pods (AWS <-> GCP: both ways)."""
 
     protocol: NotRequired[str]
     """tcp (the default), udp, icmp or all."""
@@ -262,38 +309,44 @@ class AdmitRule(TypedDict):
 
 
 class LinkSettings(TypedDict):
-    """The link's keys as a stack file's links[] entry writes them, validated by the same model."""
+    """The link's keys as a stack file's links[] entry writes them, validated by the same model and pair checks."""
 
     bandwidth_gbps: NotRequired[float]
     """Traffic the link must carry (both directions together); Lattice builds the tunnels for it (default 1)."""
     routing: NotRequired[str]
-    """bgp (the default: dynamic, ECMP across tunnels) or static (one tunnel)."""
+    """bgp (the default: dynamic, ECMP across tunnels) or static (one tunnel; AWS <-> on-prem only)."""
     inside_block: NotRequired[str]
     """The link-local block the tunnels' inside /30s come from (default: derived from the two site names)."""
     tunnel_size: NotRequired[str]
     """standard (1.25 Gbps) or large (5 Gbps) AWS tunnels (default: large above 1.25 Gbps where offered)."""
     ike: NotRequired[IkeProposals]
-    """IKE / IPsec proposals."""
+    """IKE / IPsec proposals (with a GCP end: one value per role)."""
     admit: NotRequired[list[AdmitRule]]
-    """What the on-prem site may start towards the cloud end (default: nothing; replies always pass)."""
+    """What the far end may start towards the cloud end (default: nothing; replies always pass)."""
+    mean_packet_bytes: NotRequired[int]
+    """The link's mean packet size: a Cloud VPN tunnel carries 250,000 packets per second, so this sets its Gbps
+    and the tunnels a GCP end needs."""
 
 
 class VpnLinkInputs(TypedDict):
-    """The public inputs of VpnLink: an AWS site's transit gateway linked to an on-prem gateway."""
+    """The public inputs of VpnLink: two ends, AWS and on-prem (cloud and peer), GCP and on-prem (gcp and peer),
+    or AWS and GCP (cloud and gcp)."""
 
-    cloud: AwsLinkEnd
+    cloud: NotRequired[AwsLinkEnd]
     """The AWS end."""
-    peer: OnPremGateway
+    gcp: NotRequired[GcpLinkEnd]
+    """The GCP end."""
+    peer: NotRequired[OnPremGateway]
     """The grid or edge site's gateway."""
     tagging: Tagging
-    """The standard tags every resource carries."""
+    """The standard tags every resource carries (each end's resources carry that end's site as lattice:site)."""
     link: NotRequired[LinkSettings]
     """Bandwidth, routing and proposals (defaults: 1 Gbps, BGP, the strong proposals)."""
 
 
 @dataclass(frozen=True)
 class _LinkSite:
-    """What ``link_plan.plan_pair`` reads of a site."""
+    """What ``link_plan.plan_pair`` and ``link_validators.pair_issues`` read of a site."""
 
     name: str
     provider: str
@@ -301,55 +354,96 @@ class _LinkSite:
     network: Any = None
 
 
+KINDS = {
+    frozenset({"cloud", "peer"}): "aws-onprem",
+    frozenset({"gcp", "peer"}): "gcp-onprem",
+    frozenset({"cloud", "gcp"}): "aws-gcp",
+}
+TWO_ENDS = "a link has two ends: cloud (AWS) and peer (on-prem), gcp and peer, or cloud and gcp"
+
+
 def args_from_inputs(inputs: dict[str, Any]) -> LinkArgs:
-    """The public inputs as the stack-file path's args, the link validated by the stack file's own model."""
+    """The public inputs as the stack-file path's args: the link validated by the stack file's own model and pair
+    checks, each end by what the stack file's sites hold."""
     from types import SimpleNamespace
 
+    from ..spec.link_validators import pair_issues
     from ..spec.links import LinkSpec
-    from .link_plan import plan_pair
+    from ..spec.model import VpnGatewaySpec
 
-    cloud = {**inputs["cloud"], "asn": whole(inputs["cloud"]["asn"])}
-    peer = {**inputs["peer"], "asn": whole(inputs["peer"]["asn"])}
-    errors = [*_address_errors("cloud", cloud, ips=False), *_address_errors("peer", peer, ips=True)]
-    if cloud["site"] == peer["site"]:
-        errors.append({"property_path": "peer.site", "reason": "the two ends need different site names"})
+    ends = {key: inputs[key] for key in ("cloud", "gcp", "peer") if inputs.get(key) is not None}
+    kind = KINDS.get(frozenset(ends))
+    if kind is None:
+        missing = [key for key in ("peer", "gcp", "cloud") if key not in ends]
+        if len(ends) == 3:
+            raise invalid("VpnLink", [{"property_path": "peer", "reason": f"{TWO_ENDS}; give two, not three"}])
+        raise invalid("VpnLink", [{"property_path": missing[0], "reason": f"{TWO_ENDS}; give the other end"}])
+    ends = {key: {**end, "asn": whole(end["asn"])} for key, end in ends.items()}
+    cloud, gcp_end, peer = ends.get("cloud"), ends.get("gcp"), ends.get("peer")
+    errors = [error for key, end in ends.items() for error in _address_errors(key, end)]
+    if peer is not None:
+        try:  # the stack file's gateway model: one or two distinct public addresses
+            validated("VpnLink", VpnGatewaySpec, {"public_ips": peer["public_ips"]}, "peer")
+        except InputPropertiesError as exc:
+            errors += exc.errors
+    names = [end["site"] for end in ends.values()]
+    if len(set(names)) < 2:
+        errors.append({"property_path": f"{list(ends)[1]}.site", "reason": "the two ends need different site names"})
+    if gcp_end is not None and not gcp_end["ha_vpn_gateways"]:
+        errors.append(
+            {"property_path": "gcp.haVpnGateways", "reason": "give the HA VPN gateway the tunnels leave from"}
+        )
     if errors:
         raise invalid("VpnLink", errors)
-    link = validated(
-        "VpnLink", LinkSpec, {**(inputs.get("link") or {}), "sites": [cloud["site"], peer["site"]]}, "link"
-    )
+    first, second = (cloud or gcp_end), (gcp_end if cloud is not None and gcp_end is not None else peer)
+    # One link is one pair: sites are its ends', and a hub's keys (hub, spokes) are not a link's to give.
+    pair = [first["site"], second["site"]]
+    link = validated("VpnLink", LinkSpec, inputs.get("link") or {}, "link", keys=LinkSettings, sites=pair)
     (_, _, bandwidth, routing, pinned, _), size = link.pairs()[0], link.tunnel_sizes()[0]
-    ips = tuple(peer["public_ips"])
-    plan = plan_pair(
-        _LinkSite(cloud["site"], "aws", cloud.get("region")),
-        _LinkSite(
-            peer["site"],
-            "kubernetes",
-            network=SimpleNamespace(vpn_gateway=SimpleNamespace(public_ips=ips)),
-        ),
+    ips = tuple(peer["public_ips"]) if peer is not None else ()
+    sites = {
+        "cloud": _LinkSite(cloud["site"], "aws", cloud.get("region")) if cloud else None,
+        "gcp": _LinkSite(gcp_end["site"], "gcp", gcp_end["region"]) if gcp_end else None,
+        "peer": _LinkSite(
+            peer["site"], "kubernetes", network=SimpleNamespace(vpn_gateway=SimpleNamespace(public_ips=ips))
+        )
+        if peer
+        else None,
+    }
+    near, far = {"aws-onprem": ("cloud", "peer"), "gcp-onprem": ("gcp", "peer"), "aws-gcp": ("cloud", "gcp")}[kind]
+    issues, plan = pair_issues(
+        sites[near],
+        sites[far],
+        link,
         bandwidth=bandwidth,
         routing=routing,
         pinned=pinned,
+        size=size,
         path="link",
-        mean_packet_bytes=link.mean_packet_bytes,
-        tunnel_size=size,
+        link_path="link",
     )
-    if plan.routing == "static" and plan.bandwidth_gbps > plan.tunnel_gbps:
-        raise invalid(
-            "VpnLink",
-            [
-                {
-                    "property_path": "link.bandwidthGbps",
-                    "reason": f"a static link sends everything down one tunnel ({plan.tunnel_gbps:g} Gbps); lower "
-                    "bandwidthGbps or use routing: bgp",
-                }
-            ],
+    errors = issue_errors(issues)
+    if plan is not None and kind == "gcp-onprem" and len(gcp_end["ha_vpn_gateways"]) < plan.pairs:
+        errors.append(
+            {
+                "property_path": "gcp.haVpnGateways",
+                "reason": f"{plan.bandwidth_gbps:g} Gbps takes {plan.pairs} tunnel pairs ({plan.tunnel_gbps:g} Gbps "
+                f"per Cloud VPN tunnel), each on an HA VPN gateway of its own: give {plan.pairs} gateways, not "
+                f"{len(gcp_end['ha_vpn_gateways'])}",
+            }
         )
+    if errors:
+        raise invalid("VpnLink", errors)
+    for issue in issues:  # warnings: the stack file's checks report them and go on
+        pulumi.log.warn(f"{package_token('VpnLink')}: {issue.path}: {issue.message}")
+    tags = tag_context(inputs["tagging"])
+    far_ranges = {"aws-onprem": peer, "gcp-onprem": peer, "aws-gcp": gcp_end}[kind]["ranges"]
+    near_ranges = ends[near]["ranges"]
     return LinkArgs(
         plan=plan,
         ike=link.ike,
         stack=inputs["tagging"]["stack"],
-        remote_cidrs=tuple(cloud["ranges"]),
+        remote_cidrs=tuple(near_ranges) if peer is not None else (),
         aws=AwsEnd(
             site=cloud["site"],
             asn=cloud["asn"],
@@ -357,18 +451,50 @@ def args_from_inputs(inputs: dict[str, Any]) -> LinkArgs:
             transit_gateway_id=cloud["transit_gateway_id"],
             route_table_id=cloud["route_table_id"],
             log_group_arn=cloud["vpn_log_group_arn"],
-            tags=tag_context(inputs["tagging"]),
+            tags=replace(tags, site=cloud["site"]),
             cluster_security_group_id=cloud.get("cluster_security_group_id"),
             alarm_actions=tuple(cloud.get("alarm_actions") or ()),
-        ),
-        peer=PeerEnd(site=peer["site"], asn=peer["asn"], public_ips=ips, ranges=tuple(peer["ranges"])),
+        )
+        if cloud is not None
+        else None,
+        gcp=_gcp_end(gcp_end, replace(tags, site=gcp_end["site"])) if gcp_end is not None else None,
+        peer=PeerEnd(site=peer["site"], asn=peer["asn"], public_ips=ips, ranges=tuple(peer["ranges"]))
+        if peer is not None
+        else None,
         admit=list(link.admit),
-        cloud_ranges=tuple(cloud["ranges"]),
-        far_ranges=tuple(peer["ranges"]),
+        cloud_ranges=tuple(near_ranges),
+        far_ranges=tuple(far_ranges),
     )
 
 
-def _address_errors(key: str, end: dict[str, Any], *, ips: bool) -> list[dict[str, str]]:
+def _gcp_end(end: dict[str, Any], tags: TagContext) -> GcpEnd:
+    """The GCP end's inputs as the link's: the router's name read off its ID (the interfaces and BGP peers take
+    the name, the tunnels the ID), each gateway's interface addresses one by one."""
+
+    def interface(ips: Any, index: int) -> pulumi.Output[str]:
+        return pulumi.Output.from_input(ips).apply(lambda addresses: addresses[index])
+
+    return GcpEnd(
+        site=end["site"],
+        project=end["project"],
+        region=end["region"],
+        asn=end["asn"],
+        provider=None,
+        router_id=end["router_id"],
+        router_name=pulumi.Output.from_input(end["router_id"]).apply(lambda path: path.rsplit("/", 1)[-1]),
+        gateways=[
+            HaVpnGatewayRef(
+                id=gateway["id"],
+                interface_ips=(interface(gateway["interface_ips"], 0), interface(gateway["interface_ips"], 1)),
+            )
+            for gateway in end["ha_vpn_gateways"]
+        ],
+        tags=tags,
+        network_id=end.get("network_id"),
+    )
+
+
+def _address_errors(key: str, end: dict[str, Any]) -> list[dict[str, str]]:
     errors = []
     if not isinstance(end["asn"], int) or not 1 <= end["asn"] <= 4_294_967_294:
         errors.append({"property_path": f"{key}.asn", "reason": f"{end['asn']} is not a BGP ASN (1-4294967294)"})
@@ -377,13 +503,6 @@ def _address_errors(key: str, end: dict[str, Any], *, ips: bool) -> list[dict[st
             ipaddress.IPv4Network(cidr)
         except ValueError:
             errors.append({"property_path": f"{key}.ranges[{i}]", "reason": f"{cidr!r} is not an IPv4 CIDR"})
-    for i, ip in enumerate(end.get("public_ips", []) if ips else []):
-        try:
-            ipaddress.IPv4Address(ip)
-        except ValueError:
-            errors.append({"property_path": f"{key}.publicIps[{i}]", "reason": f"{ip!r} is not an IPv4 address"})
-    if ips and not end.get("public_ips"):
-        errors.append({"property_path": f"{key}.publicIps", "reason": "name the outside address of each gateway host"})
     return errors
 
 
@@ -416,12 +535,14 @@ def peer_gateway_files(
 
 
 class VpnLink(pulumi.ComponentResource):
-    """An IPsec link from an AWS site's transit gateway to a grid or edge site's own gateway, sized for its
-    bandwidth: a customer gateway per gateway host, one VPN connection (two tunnels) per redundant pair with
-    IKEv2-only strong proposals, dead-peer detection, logs to the encrypted log group and a tunnel-down alarm,
-    pre-shared keys generated as secrets, BGP propagation (or static routes) in the transit gateway route table,
-    and the files each gateway host applies: swanctl.conf (a secret: it holds the keys), frr.conf and the XFRM
-    interface script."""
+    """An IPsec link between two sites, sized for its bandwidth, with IKEv2-only strong proposals, dead-peer
+    detection and pre-shared keys generated as secrets. AWS <-> on-prem: a customer gateway per gateway host and
+    one VPN connection (two tunnels) per redundant pair on the AWS site's transit gateway, logs to the encrypted
+    log group, a tunnel-down alarm, BGP propagation (or static routes) in the transit gateway route table. GCP <->
+    on-prem: an external VPN gateway for the site's hosts and per pair two HA VPN tunnels, each with a Cloud Router
+    interface and BGP peer. AWS <-> GCP: Google's four-tunnel topology per two VPN connections, BGP on both sides.
+    To an on-prem site, the files each gateway host applies: swanctl.conf (a secret: it holds the keys), frr.conf
+    and the XFRM interface script."""
 
     tunnel_count: pulumi.Output[int]
     """Tunnels built (two per VPN connection)."""
@@ -430,9 +551,12 @@ class VpnLink(pulumi.ComponentResource):
     inside_block: pulumi.Output[str]
     """The link-local block the tunnels' inside /30s come from."""
     connection_ids: pulumi.Output[list[str]]
-    """The AWS VPN connections."""
+    """The AWS VPN connections (none without an AWS end)."""
+    tunnel_ids: pulumi.Output[list[str]]
+    """The HA VPN tunnels (none without a GCP end)."""
     swanctl_conf: pulumi.Output[dict[str, str]]
-    """Per gateway host (its outside address), its swanctl.conf with the pre-shared keys: a secret."""
+    """Per on-prem gateway host (its outside address), its swanctl.conf with the pre-shared keys: a secret (empty
+    between two clouds)."""
     swanctl_redacted_conf: pulumi.Output[dict[str, str]]
     """Per gateway host, its swanctl.conf with the keys withheld."""
     frr_conf: pulumi.Output[dict[str, str]]
@@ -444,7 +568,7 @@ class VpnLink(pulumi.ComponentResource):
     # no GCP end (or no AWS end) must not import that SDK (components/sdk.py).
 
     def __init__(self, name: str, args: VpnLinkInputs, opts: pulumi.ResourceOptions | None = None):
-        """``args``: the public inputs (a dict: AWS <-> on-prem), or the stack-file path's ``LinkArgs``."""
+        """``args``: the public inputs (a dict), or the stack-file path's ``LinkArgs``."""
         public = not isinstance(args, LinkArgs)
         if public:
             built = args_from_inputs(args)
@@ -476,15 +600,18 @@ class VpnLink(pulumi.ComponentResource):
             plan.inside_block,
         )
         self.connection_ids = pulumi.Output.all(*[c.id for c in self.connections])
+        self.tunnel_ids = pulumi.Output.all(*[t.id for t in self.tunnels])
         hosts = {
             ip: peer_gateway_files(
                 peer.site, peer.asn, peer.ranges, [t for t in self.peer_tunnels if t.tunnel.local_public_ip == ip]
             )
-            for ip in peer.public_ips
+            for ip in (peer.public_ips if peer is not None else ())
             if any(t.tunnel.local_public_ip == ip for t in self.peer_tunnels)
         }
 
         def by_host(file: str) -> pulumi.Output[dict[str, str]]:
+            if not hosts:
+                return pulumi.Output.from_input({})
             return pulumi.Output.all(**{ip: files[file] for ip, files in hosts.items()})
 
         self.swanctl_conf = pulumi.Output.secret(by_host("swanctl.conf"))
@@ -628,7 +755,7 @@ class VpnLink(pulumi.ComponentResource):
             vpn_gateway_interface=interface,
             peer_external_gateway=external.id,
             peer_external_gateway_interface=peer_interface,
-            router=end.router.id,
+            router=end.router_id,
             ike_version=2,
             shared_secret=self._key(name, tunnel),
             cipher_suite=gcp_cipher_suite(args.ike),
@@ -645,7 +772,7 @@ class VpnLink(pulumi.ComponentResource):
             name=base,
             project=end.project,
             region=end.region,
-            router=end.router.name,
+            router=end.router_name,
             ip_range=f"{local}/30",
             vpn_tunnel=vpn.name,
             opts=opts,
@@ -655,7 +782,7 @@ class VpnLink(pulumi.ComponentResource):
             name=base,
             project=end.project,
             region=end.region,
-            router=end.router.name,
+            router=end.router_name,
             interface=interface_resource.name,
             ip_address=local,
             peer_ip_address=remote,
@@ -696,8 +823,9 @@ class VpnLink(pulumi.ComponentResource):
                     external=external,
                     peer_interface=peer_interface,
                 )
-                remote_ip = gateway.vpn_interfaces.apply(lambda v, i=interface: ip_of(v, i))
-                self._peer_tunnel(args, tunnel, peer.public_ips[peer_interface], remote_ip, end.asn)
+                self._peer_tunnel(
+                    args, tunnel, peer.public_ips[peer_interface], gateway.interface_ips[interface], end.asn
+                )
 
     def _aws_gcp(self, name: str, args: LinkArgs) -> None:
         plan, end, aws_end = args.plan, args.gcp, args.aws
@@ -706,7 +834,7 @@ class VpnLink(pulumi.ComponentResource):
             self._customer_gateway(
                 f"{name}-cgw-{interface}",
                 aws_end,
-                gateway.vpn_interfaces.apply(lambda v, i=interface: ip_of(v, i)),
+                gateway.interface_ips[interface],
                 end.asn,
                 f"{end.site}-if{interface}",
             )

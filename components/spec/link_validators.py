@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .issues import Issue, ValidationContext, site_names, unknown_site
 from .links import LinkSpec
 from .model import AwsSite, GcpSite, KubernetesSite, StackSpec
+
+if TYPE_CHECKING:
+    from ..network.link_plan import LinkPlan
 
 UNSUPPORTED = {
     "aws": "two AWS sites: peer their transit gateways (not built by Lattice yet), or link each to the grid",
@@ -33,14 +37,7 @@ def _site_paths(link: LinkSpec, i: int) -> list[tuple[str, str]]:
 
 
 def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
-    from ..network.link_plan import (
-        BLOCKS,
-        MAX_TUNNELS_PER_LINK,
-        NO_LARGE_TUNNEL_REGIONS,
-        derived_block,
-        order,
-        plan_pair,
-    )
+    from ..network.link_plan import BLOCKS, derived_block, order
 
     sites = {site.name: site for site in spec.sites}
     index = {site.name: i for i, site in enumerate(spec.sites)}
@@ -69,8 +66,6 @@ def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
             path = f"links[{i}]{sub}"
             size = sizes[k]
             spoke = link.spokes[k] if link.hub is not None else None
-            bandwidth_path = f"{path}.bandwidth_gbps" if spoke is not None and spoke.bandwidth_gbps else None
-            routing_path = f"{path}.routing" if spoke is not None and spoke.routing is not None else None
             if a == b:
                 yield Issue(path, f"'{a}' is linked to itself; a link joins two different sites")
                 continue
@@ -86,60 +81,21 @@ def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
                 yield Issue(path, f"cannot link {a} and {b}: {UNSUPPORTED[sites[a].provider]}")
                 continue
             cloud, peer = ordered
-            touches_gcp = isinstance(cloud, GcpSite) or isinstance(peer, GcpSite)
-            if routing == "static" and touches_gcp:
-                yield Issue(
-                    routing_path or f"links[{i}].routing",
-                    "HA VPN on GCP routes only with BGP (Cloud Router); use routing: bgp",
-                )
-                continue
-            plan = plan_pair(
+            issues, plan = pair_issues(
                 cloud,
                 peer,
+                link,
                 bandwidth=bandwidth,
                 routing=routing,
                 pinned=pinned,
+                size=size,
                 path=path,
-                mean_packet_bytes=link.mean_packet_bytes,
-                tunnel_size=size,
+                link_path=f"links[{i}]",
+                spoke=spoke,
             )
-            where = bandwidth_path or f"links[{i}].bandwidth_gbps"
-            size_path = f"{path}.tunnel_size" if spoke is not None and spoke.tunnel_size else f"links[{i}].tunnel_size"
-            if size is not None and plan.kind == "gcp-onprem":
-                yield Issue(size_path, "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it")
-            elif size == "large" and cloud.region in NO_LARGE_TUNNEL_REGIONS:
-                yield Issue(size_path, f"{cloud.region} offers no large tunnels; use tunnel_size: standard")
-            elif size is None and plan.kind != "gcp-onprem":
-                yield Issue(
-                    path,
-                    f"the AWS tunnel size is derived from bandwidth_gbps ({'large' if plan.large else 'standard'} "
-                    f"now): once the link exists, pin it with tunnel_size: {'large' if plan.large else 'standard'}. "
-                    "A change across 1.25 Gbps would otherwise flip it, and that replaces the VPN connection (new "
-                    "outside addresses, every peer reconfigured); pinned, a higher bandwidth adds tunnel pairs",
-                    True,
-                )
-            if routing == "static" and bandwidth > plan.tunnel_gbps:
-                yield Issue(
-                    where,
-                    f"{bandwidth:g} Gbps is more than one tunnel carries ({plan.tunnel_gbps:g} Gbps): static routes "
-                    "send all traffic down one tunnel; use routing: bgp for equal-cost multipath over more tunnels",
-                )
-            elif plan.tunnel_count > MAX_TUNNELS_PER_LINK:
-                most = MAX_TUNNELS_PER_LINK // 2 * plan.tunnel_gbps
-                yield Issue(
-                    where,
-                    f"{bandwidth:g} Gbps needs {plan.tunnel_count} tunnels ({plan.tunnel_gbps:g} Gbps each, one of "
-                    f"every redundant pair counted); a link carries at most {MAX_TUNNELS_PER_LINK} ({most:g} Gbps): "
-                    "lower bandwidth_gbps, or carry bulk traffic over Direct Connect / Cloud Interconnect",
-                )
-            if touches_gcp:
-                for key in ("encryption", "integrity", "dh_groups"):
-                    if len(getattr(link.ike, key)) != 1:
-                        yield Issue(
-                            f"links[{i}].ike.{key}",
-                            "a link with a GCP end offers exactly one value per role (Cloud VPN fails to rekey "
-                            "when the AWS side proposes several); keep one",
-                        )
+            yield from issues
+            if plan is None:
+                continue
             block = ipaddress.ip_network(plan.inside_block)
             pin_path = f"{path}.inside_block" if sub else f"links[{i}].inside_block"
             if pinned is not None and block not in BLOCKS:
@@ -189,6 +145,89 @@ def link_issues(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
                 "each other's routes as loops)",
             )
         asns.setdefault(asn, site.name)
+
+
+def pair_issues(
+    cloud,
+    peer,
+    link: LinkSpec,
+    *,
+    bandwidth: float,
+    routing: str,
+    pinned: str | None,
+    size: str | None,
+    path: str,
+    link_path: str,
+    spoke=None,
+) -> tuple[list[Issue], LinkPlan | None]:
+    """One pair of a link entry against what Lattice can build for it: routing, tunnel size, tunnels for its
+    bandwidth, proposals a GCP end accepts; with its plan (None: nothing to plan). ``path`` is the pair's key path,
+    ``link_path`` its entry's, ``spoke`` the hub's spoke it is (None for a pair)."""
+    from ..network.link_plan import MAX_TUNNELS_PER_LINK, NO_LARGE_TUNNEL_REGIONS, plan_pair
+
+    issues: list[Issue] = []
+    bandwidth_path = f"{path}.bandwidth_gbps" if spoke is not None and spoke.bandwidth_gbps else None
+    routing_path = f"{path}.routing" if spoke is not None and spoke.routing is not None else None
+    touches_gcp = "gcp" in (cloud.provider, peer.provider)
+    if routing == "static" and touches_gcp:
+        message = "HA VPN on GCP routes only with BGP (Cloud Router); use routing: bgp"
+        return [Issue(routing_path or f"{link_path}.routing", message)], None
+    plan = plan_pair(
+        cloud,
+        peer,
+        bandwidth=bandwidth,
+        routing=routing,
+        pinned=pinned,
+        path=path,
+        mean_packet_bytes=link.mean_packet_bytes,
+        tunnel_size=size,
+    )
+    where = bandwidth_path or f"{link_path}.bandwidth_gbps"
+    size_path = f"{path}.tunnel_size" if spoke is not None and spoke.tunnel_size else f"{link_path}.tunnel_size"
+    if size is not None and plan.kind == "gcp-onprem":
+        issues.append(Issue(size_path, "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it"))
+    elif size == "large" and cloud.region in NO_LARGE_TUNNEL_REGIONS:
+        issues.append(Issue(size_path, f"{cloud.region} offers no large tunnels; use tunnel_size: standard"))
+    elif size is None and plan.kind != "gcp-onprem":
+        issues.append(
+            Issue(
+                path,
+                f"the AWS tunnel size is derived from bandwidth_gbps ({'large' if plan.large else 'standard'} "
+                f"now): once the link exists, pin it with tunnel_size: {'large' if plan.large else 'standard'}. "
+                "A change across 1.25 Gbps would otherwise flip it, and that replaces the VPN connection (new "
+                "outside addresses, every peer reconfigured); pinned, a higher bandwidth adds tunnel pairs",
+                True,
+            )
+        )
+    if routing == "static" and bandwidth > plan.tunnel_gbps:
+        issues.append(
+            Issue(
+                where,
+                f"{bandwidth:g} Gbps is more than one tunnel carries ({plan.tunnel_gbps:g} Gbps): static routes "
+                "send all traffic down one tunnel; use routing: bgp for equal-cost multipath over more tunnels",
+            )
+        )
+    elif plan.tunnel_count > MAX_TUNNELS_PER_LINK:
+        most = MAX_TUNNELS_PER_LINK // 2 * plan.tunnel_gbps
+        issues.append(
+            Issue(
+                where,
+                f"{bandwidth:g} Gbps needs {plan.tunnel_count} tunnels ({plan.tunnel_gbps:g} Gbps each, one of "
+                f"every redundant pair counted); a link carries at most {MAX_TUNNELS_PER_LINK} ({most:g} Gbps): "
+                "lower bandwidth_gbps, or carry bulk traffic over Direct Connect / Cloud Interconnect",
+            )
+        )
+    if touches_gcp:
+        issues += [
+            Issue(
+                f"{link_path}.ike.{key}",
+                "a link with a GCP end offers exactly one value per role (Cloud VPN fails to rekey when the AWS side "
+                "proposes several); keep one",
+            )
+            for key in ("encryption", "integrity", "dh_groups")
+            if len(getattr(link.ike, key)) != 1
+        ]
+    return issues, plan
 
 
 def routed_networks(site) -> list[ipaddress.IPv4Network]:

@@ -152,9 +152,9 @@ PUBLIC = {
          "writeMbps"},
     ),
     "lattice:index:VpnLink": (
-        {"cloud", "peer", "link", "tagging"},
-        {"tunnelCount", "capacityGbps", "insideBlock", "connectionIds", "swanctlConf", "swanctlRedactedConf",
-         "frrConf", "xfrmInterfacesSh"},
+        {"cloud", "gcp", "peer", "link", "tagging"},
+        {"tunnelCount", "capacityGbps", "insideBlock", "connectionIds", "tunnelIds", "swanctlConf",
+         "swanctlRedactedConf", "frrConf", "xfrmInterfacesSh"},
     ),
     "lattice:index:AwsCloudTrail": (
         {"region", "tagging", "audit", "bucket", "kmsKeyArn", "encryption", "accessLogBucket", "dataEventBuckets",
@@ -1406,3 +1406,230 @@ def test_a_kueue_plan_naming_a_team_twice_or_no_pool_is_refused(served):
         "or one per site: {site-name: value}",
     }
     assert served.monitor.recording.records == []
+
+
+# --- the links with a GCP end -------------------------------------------------------------------------------------
+
+
+def _gcp_end(stack_file, plan: Plan, ranges: list[str]) -> dict[str, Any]:
+    """gcp-usc1's VPN Cloud Router and HA VPN gateways as the offline plan has them (output values from their URNs)."""
+    site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")
+    router, router_urn = state(plan, "gcp:compute/router:Router", "gcp-usc1-vpn-router")
+    network, network_urn = state(plan, "gcp:compute/network:Network", "gcp-usc1-net-network")
+    gateways = [
+        state(plan, "gcp:compute/haVpnGateway:HaVpnGateway", r["name"])
+        for r in sorted(plan.resources, key=lambda r: r["name"])
+        if r["type"] == "gcp:compute/haVpnGateway:HaVpnGateway" and r["name"].startswith("gcp-usc1-vpn-gw-")
+    ]
+    return {
+        "site": "gcp-usc1",
+        "project": site.project,
+        "region": site.region,
+        "asn": site.network.asn,
+        "routerId": out(router["id"], router_urn),
+        "haVpnGateways": [
+            {"id": out(gw["id"], urn), "interfaceIps": out([i["ipAddress"] for i in gw["vpnInterfaces"]], urn)}
+            for gw, urn in gateways
+        ],
+        "ranges": ranges,
+        "networkId": out(network["id"], network_urn),
+    }
+
+
+def _providers(children: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each cloud's provider the children use, by package (a link between two clouds uses both)."""
+    providers = {c["provider"] for c in children.values() if c["custom"] and c["provider"]}
+    return {urn.split("::")[2].split("$")[-1].removeprefix("pulumi:providers:"): urn for urn in providers}
+
+
+def test_construct_of_the_aws_gcp_link_registers_what_the_offline_plan_registers(served, prod_plan):
+    """prod's aws-use1 <-> gcp-usc1 (4 Gbps, large AWS tunnels): Google's four-tunnel topology, both clouds' sides,
+    the keys, the admit rules on both ends, input for input as the offline plan has them."""
+    from lattice.components.spec.link_validators import routed_networks
+
+    stack_file = load_stack_file(PROD)
+    spec = stack_file.spec
+    aws_site, gcp_site = (next(s for s in spec.sites if s.name == name) for name in ("aws-use1", "gcp-usc1"))
+    (link,) = [entry for entry in spec.links if entry.sites == ["aws-use1", "gcp-usc1"]]
+    cluster, cluster_urn = state(prod_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    tgw, tgw_urn = state(prod_plan, "aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
+    table, table_urn = state(prod_plan, "aws:ec2transitgateway/routeTable:RouteTable", "aws-use1-net-tgw-routes")
+    logs, logs_urn = state(prod_plan, "aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-vpn-logs")
+    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
+    _, expected = offline(prod_plan, "lattice:network:VpnLink", "aws-use1--gcp-usc1")
+
+    response = served.construct(
+        "VpnLink",
+        "aws-use1--gcp-usc1",
+        {
+            "cloud": {
+                "site": "aws-use1",
+                "asn": aws_site.network.asn,
+                "transitGatewayId": out(tgw["id"], tgw_urn),
+                "routeTableId": out(table["id"], table_urn),
+                "vpnLogGroupArn": out(logs["arn"], logs_urn),
+                "ranges": [str(net) for net in routed_networks(aws_site)],
+                "region": aws_site.region,
+                "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
+                "alarmActions": [out(topic["arn"], topic_urn)],
+            },
+            "gcp": _gcp_end(stack_file, prod_plan, [str(net) for net in routed_networks(gcp_site)]),
+            "link": _camel_keys(link.model_dump(mode="json", exclude_unset=True, exclude={"sites"})),
+            "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
+        },
+        stack="prod",
+        providers=_providers(expected),
+        known=_providers_state(prod_plan, expected),
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    # 2 customer gateways, 2 connections (+ association, propagation, alarm each), 1 external gateway, 4 tunnels
+    # (+ router interface and BGP peer each), 4 keys, 2 admit rules on AWS and 1 firewall on GCP
+    assert len(got) == 2 + 2 * 4 + 1 + 4 * 3 + 4 + 2 + 1
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    outputs = json_format.MessageToDict(response.state)
+    summary = prod_plan.revealed_outputs["links"]["aws-use1--gcp-usc1"]
+    assert (outputs["tunnelCount"], outputs["capacityGbps"]) == (summary["tunnels"], summary["capacity_gbps"]) == (4, 4)
+    tunnels = sorted(r for r in expected if r.startswith("gcp:compute/vPNTunnel:VPNTunnel::"))
+    assert sorted(outputs["tunnelIds"]) == sorted(prod_plan.state(prod_plan.one(*t.split("::")))["id"] for t in tunnels)
+    assert len(outputs["connectionIds"]) == 2
+    assert outputs["frrConf"] == {} and outputs["swanctlConf"]["value"] == {}
+
+
+@pytest.fixture(scope="module")
+def gcp_spoke_plan(tmp_path_factory) -> Plan:
+    """prod with a GCP spoke, edge-beamline to gcp-usc1, as tests/integration/test_peer_configs.py plans it (the
+    shipped stacks have no GCP <-> on-prem link): the stack file's own path for that kind."""
+    from lattice.engine.plan import run_plan
+
+    document = yaml.safe_load(PROD.read_text())
+    document["config"]["lattice:spec"]["links"].append({"sites": ["gcp-usc1", "edge-beamline"], "bandwidth_gbps": 1})
+    path = tmp_path_factory.mktemp("gcp-spoke") / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return run_plan(path)
+
+
+def _blocks(conf: str, prefix: str) -> dict[str, str]:
+    """The top-level entries of swanctl.conf's connections / secrets whose names start with ``prefix``."""
+    found = {}
+    for match in re.finditer(rf"^  ({re.escape(prefix)}\S*) \{{\n", conf, flags=re.MULTILINE):
+        depth, end = 1, match.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(conf[end], 0)
+            end += 1
+        found[match.group(1)] = conf[match.start() : end]
+    return found
+
+
+def test_construct_of_a_gcp_onprem_link_registers_what_the_offline_plan_registers_and_renders_its_tunnels(
+    served, gcp_spoke_plan
+):
+    """edge-beamline to gcp-usc1 (1 Gbps): the external VPN gateway, the HA VPN tunnels with their router interfaces
+    and BGP peers, the keys, as the stack file's path registers them; the gateway host's files hold those tunnels
+    exactly as the stack's files do (which also hold the host's AWS tunnels: the stack renders a host's links
+    together)."""
+    from lattice.components.spec.link_validators import routed_networks
+
+    plan = gcp_spoke_plan
+    stack_file = load_stack_file(PROD)
+    spec = stack_file.spec
+    edge, gcp_site = (next(s for s in spec.sites if s.name == name) for name in ("edge-beamline", "gcp-usc1"))
+    _, expected = offline(plan, "lattice:network:VpnLink", "gcp-usc1--edge-beamline")
+
+    response = served.construct(
+        "VpnLink",
+        "gcp-usc1--edge-beamline",
+        {
+            "gcp": _gcp_end(stack_file, plan, [str(net) for net in routed_networks(gcp_site)]),
+            "peer": {
+                "site": "edge-beamline",
+                "asn": edge.network.asn,
+                "publicIps": list(edge.network.vpn_gateway.public_ips),
+                "ranges": [str(net) for net in routed_networks(edge)],
+            },
+            "link": {"bandwidthGbps": 1},
+            "tagging": _camel_keys(tagging(stack_file, "gcp-usc1")),
+        },
+        stack="prod",
+        providers=_providers(expected),
+        known=_providers_state(plan, expected),
+    )
+
+    got = constructed(served, response)
+    assert sorted(got) == sorted(expected)
+    assert len(got) == 1 + 2 * 3 + 2  # the external gateway; 2 tunnels, each with its interface and peer; 2 keys
+    for key_ in expected:
+        assert got[key_] == expected[key_], key_
+    outputs = json_format.MessageToDict(response.state)
+    (ip,) = edge.network.vpn_gateway.public_ips
+    stack_files = plan.revealed_outputs["sites"]["edge-beamline"]["vpn"][ip]
+    secret = outputs["swanctlConf"]
+    assert secret[rpc._special_sig_key] == rpc._special_secret_sig
+    for conf, stacks in ((secret["value"][ip], stack_files["swanctl.conf"]),
+                         (outputs["swanctlRedactedConf"][ip], stack_files["swanctl.redacted.conf"])):  # fmt: skip
+        for prefix in ("gcp-usc1-t", "ike-gcp-usc1-t"):
+            ours = _blocks(conf, prefix)
+            assert sorted(ours) == sorted(_blocks(stacks, prefix)) and len(ours) == 2
+            assert ours == _blocks(stacks, prefix)
+        assert _blocks(conf, "aws-use1-t") == {} != _blocks(stacks, "aws-use1-t")
+    neighbours = [line for line in outputs["frrConf"][ip].splitlines() if line.startswith(" neighbor ")]
+    assert len(neighbours) == 2 * 3 and set(neighbours) <= set(stack_files["frr.conf"].splitlines())
+    assert outputs["connectionIds"] == [] and len(outputs["tunnelIds"]) == 2
+
+
+def test_a_link_with_mistakes_is_refused_with_every_property_path(served):
+    stack_file = load_stack_file(PROD)
+    tags = _camel_keys(tagging(stack_file, "gcp-usc1"))
+    gcp_end = {"site": "gcp-usc1", "project": "lattice-prod-ml", "region": "us-central1", "asn": 64700,
+               "routerId": "projects/lattice-prod-ml/regions/us-central1/routers/r",
+               "haVpnGateways": [{"id": "g", "interfaceIps": ["203.0.113.1", "203.0.113.2"]}],
+               "ranges": ["10.30.0.0/16"]}  # fmt: skip
+    peer = {"site": "edge-beamline", "asn": 64900, "publicIps": ["192.0.2.20"], "ranges": ["10.60.0.0/20"]}
+
+    def refused(inputs: dict[str, Any]) -> dict[str, str]:
+        with pytest.raises(grpc.RpcError) as error:
+            served.construct("VpnLink", "link", {**inputs, "tagging": tags}, stack="prod")
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "Traceback" not in error.value.details()
+        assert served.monitor.recording.records == []
+        return property_errors(error.value)
+
+    assert refused({"gcp": gcp_end}) == {
+        "peer": "a link has two ends: cloud (AWS) and peer (on-prem), gcp and peer, or cloud and gcp; give the other "
+        "end"
+    }
+    three_hosts = {**peer, "publicIps": ["192.0.2.20", "192.0.2.21", "192.0.2.22"], "asn": 0}
+    assert refused({"gcp": gcp_end, "peer": three_hosts}) == {
+        "peer.asn": "0 is not a BGP ASN (1-4294967294)",
+        "peer.publicIps": "List should have at most 2 items after validation, not 3 (got ['192.0.2.20', "
+        "'192.0.2.21', '192.0.2.22'])",
+    }
+    assert refused({"gcp": gcp_end, "peer": peer, "link": {"routing": "static"}}) == {
+        "link.routing": "HA VPN on GCP routes only with BGP (Cloud Router); use routing: bgp"
+    }
+    assert refused({"gcp": gcp_end, "peer": peer, "link": {"bandwidthGbps": 10, "tunnelSize": "large"}}) == {
+        "link.tunnelSize": "tunnel_size is an AWS setting (Cloud VPN tunnels have one size); remove it",
+        "gcp.haVpnGateways": "10 Gbps takes 5 tunnel pairs (2 Gbps per Cloud VPN tunnel), each on an HA VPN "
+        "gateway of its own: give 5 gateways, not 1",
+    }
+
+
+def test_a_hub_key_in_a_link_is_refused_not_ignored():
+    """One link is one pair: a Python program's link.hub (the host drops it over gRPC) is refused."""
+    from lattice.components.network.vpn import LinkSettings, args_from_inputs
+    from lattice.components.package.inputs import camel_case
+
+    gcp_end = {"site": "gcp-usc1", "project": "lattice-prod-ml", "region": "us-central1", "asn": 64700,
+               "router_id": "projects/lattice-prod-ml/regions/us-central1/routers/r",
+               "ha_vpn_gateways": [{"id": "g", "interface_ips": ["203.0.113.1", "203.0.113.2"]}],
+               "ranges": ["10.30.0.0/16"]}  # fmt: skip
+    peer = {"site": "edge-beamline", "asn": 64900, "public_ips": ["192.0.2.20"], "ranges": ["10.60.0.0/20"]}
+    with pytest.raises(InputPropertiesError) as refused:
+        args_from_inputs(
+            {"gcp": gcp_end, "peer": peer, "link": {"hub": "gcp-usc1"},
+             "tagging": tagging(load_stack_file(PROD), "gcp-usc1")}
+        )  # fmt: skip
+    allowed = ", ".join(camel_case(key) for key in LinkSettings.__annotations__)
+    assert refused.value.errors == [{"property_path": "link.hub", "reason": f"unknown input; allowed here: {allowed}"}]

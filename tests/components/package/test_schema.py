@@ -159,7 +159,7 @@ def test_the_public_nested_inputs_are_the_stack_files_keys():
         (FsxLustreFileSystem, FsxLustreSpec, {"zone", "workload", "admin_clients", "existing_file_system",
                                                "throughput_mbps", "read_cache"}),
         (TrainingWorkload, WorkloadSpec, {"sequence_length", "micro_batch_size", "activation_checkpointing"}),
-        (LinkSettings, LinkSpec, {"sites", "hub", "spokes", "mean_packet_bytes"}),
+        (LinkSettings, LinkSpec, {"sites", "hub", "spokes"}),
         (ManagedLustreInstance, ManagedLustreSpec, {"zone", "workload", "admin_clients", "cmek"}),
     ]  # fmt: skip
     for public, model, left_out in subsets:
