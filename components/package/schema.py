@@ -5,6 +5,13 @@ compared with the committed copy so a change that would break a consumer's progr
 breaking change (a component, input or output removed or retyped, an input made required) unless pyproject.toml's
 version moved to a new major release (0.x: a new minor, as semantic versioning reads 0.x), and says what broke.
 Adding a component, an optional input or an output is not breaking.
+
+"Breaking" is for every language the SDKs are generated in, Go's included, where a plain input is a plain Go type
+and an input that takes outputs an input interface (pulumi/pulumi pkg/codegen/go/gen.go, ``genResource``: ``if
+p.Plain { inputTypeName = pkg.typeString(typ) }``), and an optional plain value a pointer (``typeStringImpl``,
+``schema.OptionalType``: ``return "*" + elementType`` unless the element is an array or a map). So a plain input
+that starts taking outputs (``Name: "h100"`` is no ``pulumi.StringInput``), or a required plain input made optional
+(``MaxNodes: 4`` is no ``*int``), breaks a Go program that compiled against the old schema.
 """
 
 import json
@@ -35,6 +42,12 @@ def _shape(prop: dict[str, Any]) -> Any:
             _shape(prop["additionalProperties"]) if "additionalProperties" in prop else None)  # fmt: skip
 
 
+def _go_pointer_when_optional(prop: dict[str, Any]) -> bool:
+    """A plain property Go types as a pointer once optional: anything but an array or a map (which can be nil)."""
+    is_map = prop.get("type") == "object" and "additionalProperties" in prop
+    return bool(prop.get("plain")) and prop.get("type") != "array" and not is_map
+
+
 def _members(
     where: str,
     old: dict[str, Any],
@@ -53,12 +66,18 @@ def _members(
         elif _shape(prop) != _shape(new_props[name]):
             problems.append(f"{where}: {kind} '{name}' retyped from {_shape(prop)} to {_shape(new_props[name])}")
         elif inputs and prop.get("plain") and not new_props[name].get("plain"):
-            continue  # a plain input now taking outputs accepts everything it accepted
+            # TypeScript and Python accept what they accepted; a Go program's plain value no longer compiles.
+            problems.append(f"{where}: {kind} '{name}' now takes outputs (was plain: a Go program's value breaks)")
         elif inputs and not prop.get("plain") and new_props[name].get("plain"):
             problems.append(f"{where}: {kind} '{name}' no longer takes outputs (now plain)")
     if inputs:
         for name in sorted(set(new.get(required, [])) - set(old.get(required, []))):
             problems.append(f"{where}: input '{name}' is now required")
+        for name in sorted(set(old.get(required, [])) - set(new.get(required, []))):
+            if _go_pointer_when_optional(new_props.get(name, {})):
+                problems.append(
+                    f"{where}: plain input '{name}' made optional (a pointer in Go: a program's value breaks)"
+                )
     else:
         for name in sorted(set(old.get(required, [])) - set(new.get(required, []))):
             problems.append(f"{where}: output '{name}' may now be absent")

@@ -52,6 +52,16 @@ BREAKING = {
         lambda s: _pool(s)["inputProperties"]["clusterName"].update(plain=True),
         [f"{POOL}: input 'clusterName' no longer takes outputs (now plain)"],
     ),
+    # Go types a plain input as a plain value and one that takes outputs as an input interface (pulumi/pulumi
+    # pkg/codegen/go/gen.go): `ClusterName: "x"` is no pulumi.StringInput, `MaxNodes: 4` no *int.
+    "a plain input made to take outputs, which a Go program's plain value no longer compiles against": (
+        lambda s: _pool(s)["inputProperties"]["pool"].pop("plain"),
+        [f"{POOL}: input 'pool' now takes outputs (was plain: a Go program's value breaks)"],
+    ),
+    "a required plain nested input made optional, which Go types as a pointer": (
+        lambda s: s["types"]["lattice:index:AwsGpuPool"]["required"].remove("maxNodes"),
+        ["lattice:index:AwsGpuPool: plain input 'maxNodes' made optional (a pointer in Go: a program's value breaks)"],
+    ),
     "an output removed": (
         lambda s: _pool(s)["properties"].pop("nodeRoleArn"),
         [f"{POOL}: output 'nodeRoleArn' removed"],
@@ -75,6 +85,10 @@ COMPATIBLE = {
     "an output added": lambda s: _pool(s)["properties"].update(asgName={"type": "string"}),
     "a component added": lambda s: s["resources"].update({"lattice:index:New": {"isComponent": True}}),
     "a required input made optional": lambda s: _pool(s)["requiredInputs"].remove("vpcId"),
+    # Go types an optional array or map as it types a required one (both can be nil): no pointer.
+    "a required plain list made optional": lambda s: s["types"]["lattice:index:OnPremGateway"]["required"].remove(
+        "ranges"
+    ),
     "a description reworded": lambda s: _pool(s).update(description="Another description."),
 }
 
