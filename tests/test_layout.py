@@ -65,6 +65,9 @@ PYTHON_SOURCES = [
         path
         for top in ("components", "policies", "lattice", "tests", "bench", "provider")
         for path in (ROOT / top).rglob("*.py")
+        # The virtualenvs the Pulumi CLI builds in policies/ and provider/ (their PulumiPolicy.yaml / PulumiPlugin.yaml
+        # runtime): other projects' code, not Lattice's.
+        if "venv" not in path.relative_to(ROOT / top).parts
     ),
 ]
 

@@ -230,3 +230,17 @@ def test_the_policy_pack_serves_from_the_installed_folder_with_only_its_pins(ins
         diagnostics = served.analyze(plan)
     result = evaluate(plan, load_policy_config(config, rules), rules)
     assert diagnostics == sorted(Diagnostic(f.policy, f.urn, f.enforcement, f.message) for f in result.findings)
+
+
+@pytest.mark.parametrize("folder", ["policies", "provider"])
+def test_the_virtualenv_the_pulumi_cli_builds_in_a_plugin_folder_stays_out_of_the_tree(folder):
+    """PulumiPolicy.yaml and PulumiPlugin.yaml run python with ``virtualenv: venv`` (the language host's default for
+    a plugin, pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go ``parseOptions``), which the CLI creates
+    in the folder on `pulumi preview --policy-pack policies` / `pulumi package add <checkout>/provider`: git must not
+    offer it for a commit nor the wheel build copy it (``wheel`` copies what git lists)."""
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", f"{folder}/venv/lib/python3.11/site-packages/pulumi/__init__.py"],
+        cwd=ROOT,
+        check=False,
+    )
+    assert ignored.returncode == 0, f"{folder}/venv/ is not in .gitignore"
