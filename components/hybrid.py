@@ -16,6 +16,7 @@ import pulumi
 from .network.links import CrossSiteLinks, CrossSiteLinksArgs, linked_ranges, transit_routes, vpn_gateway_count
 from .observability.federation import MetricsFederation, build_order, grafana_views
 from .observability.receivers import resolve as resolve_receivers
+from .package.inputs import children_wait
 from .scheduling.one_queue import OneQueue, OneQueueArgs
 from .scheduling.routes import manager_site, routes, site_teams, worker_sites
 from .sites.existing_cluster_site import ExistingClusterSite, ExistingClusterSiteArgs
@@ -100,6 +101,7 @@ class HybridStack(pulumi.ComponentResource):
         """``args``: the public inputs (a dict), or the stack-file program's ``HybridStackArgs``."""
         if not isinstance(args, HybridStackArgs):
             args = args_from_inputs(args)
+            opts = children_wait(opts)
         super().__init__(TOKEN, name, None, opts)
         spec = args.spec
         stack_tags = TagContext(

@@ -31,7 +31,7 @@ from .. import clock
 from ..catalog import CAPACITY_BLOCK_SCALE_IN_LEAD, AwsInstanceType, EfaInterface, aws_instance_type, efa_interfaces
 from ..catalog.storage import EFA_LUSTRE_MIN_CLIENT, EFA_LUSTRE_MIN_DRIVER, fsx_efa_client_interfaces
 from ..clock import utc_timestamp
-from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..package.inputs import Tagging, children_wait, invalid, package_token, tag_context, validated
 from ..platform.accelerators import EFA_DEVICE, NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from ..security.iam import service_trust_policy
 from ..spec.model import AwsGpuPoolSpec
@@ -226,7 +226,7 @@ class AwsGpuNodePool(pulumi.ComponentResource):
             super().__init__("lattice:compute:AwsGpuNodePool", name, None, opts)
         else:
             built = args_from_inputs(args)
-            super().__init__(package_token("AwsGpuNodePool"), name, None, opts)
+            super().__init__(package_token("AwsGpuNodePool"), name, None, children_wait(opts))
             args = built
         pool, instance = args.pool, args.instance
         tags = args.tags.for_component("AwsGpuNodePool")

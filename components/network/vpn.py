@@ -40,7 +40,7 @@ import pulumi_random as random
 from pulumi import InputPropertiesError
 
 from ..observability.cloud_alarms import vpn_tunnel_alarm
-from ..package.inputs import Tagging, invalid, issue_errors, package_token, tag_context, validated, whole
+from ..package.inputs import Tagging, children_wait, invalid, issue_errors, package_token, tag_context, validated, whole
 from ..sdk import aws, gcp
 from ..spec.links import AdmitSpec, IkeSpec
 from ..tagging import TagContext
@@ -572,7 +572,7 @@ class VpnLink(pulumi.ComponentResource):
         public = not isinstance(args, LinkArgs)
         if public:
             built = args_from_inputs(args)
-            super().__init__(package_token("VpnLink"), name, None, opts)
+            super().__init__(package_token("VpnLink"), name, None, children_wait(opts))
             args = built
         else:
             super().__init__("lattice:network:VpnLink", name, None, opts)

@@ -12,6 +12,7 @@ the annotations, and string annotations are not types.
 
 from typing import Any, NotRequired, TypedDict
 
+import pulumi
 from pulumi import InputPropertiesError
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +22,28 @@ from ..tagging import TagContext
 # serves its components as lattice:index:<Class> (it supports only the index module), and a component constructed
 # through the package registers under that token, so the engine's URN for it is the one the consumer's SDK expects.
 PACKAGE = "lattice"
+
+
+def children_wait(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions | None:
+    """The component's options, so that everything it creates waits for what the consumer's ``dependsOn`` names.
+
+    A component's ``depends_on`` holds back the component alone: the SDK resolves only a resource's own
+    ``opts.depends_on`` (pulumi/resource.py, 3.272.0), so without this a pool's node group would not wait for the
+    consumer's NAT route, nor be destroyed before it. A resource transformation is inherited by every child and
+    theirs (``Resource.__init__``: ``opts.transformations`` plus the parent's ``_transformations``) and runs in the
+    process that registers them, the provider's.
+    """
+    waits = opts.depends_on if opts is not None else None
+    if not waits:
+        return opts
+    waits = list(waits) if isinstance(waits, list | tuple) else [waits]
+
+    def wait(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult:
+        return pulumi.ResourceTransformationResult(
+            args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(depends_on=waits))
+        )
+
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transformations=[wait]))
 
 
 def camel_case(name: str) -> str:

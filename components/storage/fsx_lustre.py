@@ -31,6 +31,7 @@ from ..package.inputs import (
     Tagging,
     TrainingWorkload,
     camel_case,
+    children_wait,
     invalid,
     package_token,
     tag_context,
@@ -247,7 +248,7 @@ class FsxLustre(pulumi.ComponentResource):
             super().__init__("lattice:storage:FsxLustre", name, None, opts)
         else:
             built = args_from_inputs(args)
-            super().__init__(package_token("FsxLustre"), name, None, opts)
+            super().__init__(package_token("FsxLustre"), name, None, children_wait(opts))
             args = built
         spec, size = args.spec, args.size
         kind = fsx_lustre_class(spec.deployment_type, spec.storage_type)

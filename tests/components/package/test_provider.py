@@ -341,6 +341,52 @@ def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(ser
     assert state_["nodeGroupName"] == dev_plan.state(node_group)["nodeGroupName"]
 
 
+def test_everything_a_constructed_gpu_pool_creates_waits_for_the_consumers_depends_on(served, dev_plan):
+    """A consumer's ``dependsOn`` on the pool (here: the NAT gateway its nodes reach the EKS API through) holds back
+    every resource the pool creates, not only the component: the SDK resolves a resource's own ``depends_on`` alone,
+    so without ``children_wait`` the node group would register, and be destroyed, regardless of it."""
+    stack_file = load_stack_file(DEV)
+    cluster, cluster_urn = state(dev_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    vpc, vpc_urn = state(dev_plan, "aws:ec2/vpc:Vpc", "aws-use1-net-vpc")
+    subnet, subnet_urn = state(dev_plan, "aws:ec2/subnet:Subnet", "aws-use1-net-private-us-east-1a")
+    key, key_urn = state(dev_plan, "aws:kms/key:Key", "aws-use1-key-key")
+    nat = dev_plan.by_type("aws:ec2/natGateway:NatGateway")[0]
+    _, expected = offline(dev_plan, "lattice:compute:AwsGpuNodePool", "aws-use1-train-p5")
+    pool = stack_entry(stack_file, "aws-use1", "gpu_pools", "train-p5")
+    pool.pop("availability_zones"), pool.pop("workload")
+
+    response = served.construct(
+        "AwsGpuNodePool",
+        "waits-p5",
+        {
+            "pool": {_camel(k): v for k, v in pool.items()},
+            "clusterName": out(cluster["name"], cluster_urn),
+            "kubernetesVersion": out(cluster["version"], cluster_urn),
+            "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
+            "vpcId": out(vpc["id"], vpc_urn),
+            "subnetIds": [out(subnet["id"], subnet_urn)],
+            "kmsKeyArn": out(key["arn"], key_urn),
+            "tagging": {_camel(k): v for k, v in tagging(stack_file, "aws-use1").items()},
+            "lustreClient": True,
+        },
+        stack="dev",
+        providers={"aws": _provider_of(expected)},
+        known=_providers_state(dev_plan, expected),
+        depends_on=[nat["urn"]],
+    )
+
+    got = constructed(served, response)
+    assert len(got) == len(expected) == 12
+    assert {key_: nat["urn"] in child["dependencies"] for key_, child in got.items()} == dict.fromkeys(got, True)
+    # Nothing else changes: the same dependencies among the pool's own children as without it.
+    renamed = {k.replace("waits-p5", "aws-use1-train-p5"): v for k, v in got.items()}
+    for key_, child in expected.items():
+        mine = renamed[key_]
+        assert sorted(
+            d.replace("waits-p5", "aws-use1-train-p5") for d in mine["dependencies"] if d != nat["urn"]
+        ) == sorted(child["dependencies"]), key_
+
+
 def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
