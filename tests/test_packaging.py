@@ -193,7 +193,11 @@ def test_the_policy_pack_serves_from_the_installed_folder_with_only_its_pins(ins
     installed; ``policies/__main__.py`` loads the ``lattice`` package it sits in, and nothing else of that
     environment."""
     pack = Path(
-        _run([installed / "bin" / "python", "-c", "import lattice.policies as p; print(p.__path__[0])"]).stdout.strip()
+        _run(
+            [installed / "bin" / "python", "-c", "import lattice.policies as p; print(p.__path__[0])"],
+            cwd=tmp_path,
+            env=_environment(),
+        ).stdout.strip()
     )
     blocker = tmp_path / "blocker"
     blocker.mkdir()
@@ -215,7 +219,9 @@ def test_the_policy_pack_serves_from_the_installed_folder_with_only_its_pins(ins
     (site / "zz_project_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     assert (
         _run(
-            [python, "-c", "import importlib.util; print(importlib.util.find_spec('lattice'))"], cwd=tmp_path
+            [python, "-c", "import importlib.util; print(importlib.util.find_spec('lattice'))"],
+            cwd=tmp_path,
+            env=_environment(),
         ).stdout.strip()
         == "None"
     )
