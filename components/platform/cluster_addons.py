@@ -43,6 +43,7 @@ import yaml
 from ..observability.dcgm import dcgm_exporter_values
 from ..observability.managed_collection import ManagedCollection, ManagedCollectionArgs
 from ..scheduling.slurm_config import WORKER_TOLERATION
+from ..spec.loader import FAST_LOADER
 from . import deploy_directory, moved_from
 from .accelerators import EFA_DEVICE, RDMA_DEVICE, RDMA_SHARED_DEVICE
 from .gpu_health import GpuHealth, GpuHealthArgs
@@ -543,7 +544,7 @@ def provisioning_request_crd(
     name: str, labels: dict[str, str], opts: pulumi.ResourceOptions
 ) -> k8s.apiextensions.v1.CustomResourceDefinition:
     """The ProvisioningRequest CRD the Cluster Autoscaler serves and Kueue files requests through (vendored, pinned)."""
-    crd = yaml.safe_load(PROVISIONING_REQUEST_CRD.read_text())
+    crd = yaml.load(PROVISIONING_REQUEST_CRD.read_text(), Loader=FAST_LOADER)
     return k8s.apiextensions.v1.CustomResourceDefinition(
         name, metadata={**crd["metadata"], "labels": labels}, spec=crd["spec"], opts=opts
     )

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..components.spec.loader import load_yaml
 from .evaluate import CheckResult
 
 
@@ -57,7 +58,7 @@ def load_waivers(path: Path, known_policies: set[str], today: dt.date) -> Waiver
     if not path.exists():
         return WaiverSet(active=[], problems=[])
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        document = load_yaml(path.read_text()) or {}
     except yaml.YAMLError as exc:
         return WaiverSet([], [WaiverProblem(-1, "malformed", f"{path}: not valid YAML ({exc}); no waiver applies")])
     entries: list[Any] = document.get("waivers") or [] if isinstance(document, dict) else []
