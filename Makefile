@@ -28,9 +28,13 @@ check: $(STAMP)
 	@echo "make: checking stack $(STACK) against the policy pack"
 	@$(PY) -m lattice check --stack $(STACK)
 
+# The suite starts two workers and about fifty Python processes (the CLI, the served policy pack), each importing
+# Lattice's own modules: with PYTHONDONTWRITEBYTECODE set in the environment, every one of them compiled those modules
+# from source again and each worker rewrote every test module's asserts again (about 25 s of CPU a run). The suite
+# writes Python's bytecode caches (the __pycache__ folders .gitignore leaves out) whatever the environment says.
 test: $(STAMP)
 	@echo "make: running the test suite (pytest-xdist: one worker per core)"
-	@$(PY) -m pytest -q -n auto --ignore=tests/integration
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --ignore=tests/integration
 
 # The real-client tier (tests/integration): rendered VPN gateway files loaded by strongSwan and FRR, tunnels negotiated
 # and BGP brought up in network namespaces, the interface script through shellcheck; the policy pack served from its own
