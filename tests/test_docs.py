@@ -18,7 +18,7 @@ import time
 import pytest
 
 from lattice.docs.pages import DOCS, pages, stale, verbs
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 from tests.mermaid_grammar import check
 
 MKDOCS_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -217,7 +217,7 @@ def test_the_upgrade_guide_names_the_key_each_rule_it_lists_asks_for(tmp_path, c
     assert [name for name, _ in listed] == ["critical-alerts-routed", "cloudtrail-bucket-object-lock"]
     for name, key in listed:
         assert f"`{key}`" in rules[name].fix, name
-    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    document = read_yaml(ROOT / "stacks" / "Pulumi.dev.yaml")
     del document["config"]["lattice:spec"]["observability"]["receivers"]
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     main(["check", "--stack-file", str(tmp_path / "Pulumi.dev.yaml"), "--format", "json"])

@@ -19,10 +19,9 @@ import shlex
 from dataclasses import dataclass
 
 import pytest
-import yaml
 
 from lattice.components.spec import load_stack_file
-from tests.conftest import ROOT, cached_plan
+from tests.conftest import ROOT, cached_plan, read_yaml
 
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 MANAGED = "gcp:lustre/instance:Instance"
@@ -190,7 +189,7 @@ def team_directory(plan, spec, fs: dict, volume: dict) -> str:
 
 def _dev_with_a_cloud_team() -> dict:
     """Dev's teams train on the grid only; the walk puts climate on its AWS site too, next to its FSx."""
-    spec = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"]["lattice:spec"]
+    spec = read_yaml(ROOT / "stacks" / "Pulumi.dev.yaml")["config"]["lattice:spec"]
     spec["teams"][0]["sites"] = ["grid-hpc", "aws-use1"]
     return spec
 

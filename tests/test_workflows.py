@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 DEPENDABOT = ROOT / ".github" / "dependabot.yml"
@@ -55,7 +54,7 @@ LONG_LIVED_KEY_INPUTS = {
 
 
 def _load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text())
+    return read_yaml(path)
 
 
 def _jobs() -> list[tuple[str, str, dict[str, Any]]]:

@@ -16,7 +16,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tests.conftest import read_yaml
 
 CHART = Path(__file__).resolve().parent / "fixtures" / "vllm-stack-0.1.12"
 CHART_NAME = "vllm-stack"
@@ -35,7 +35,7 @@ VLLM_CONFIG = {
 
 def merged(values: dict) -> dict:
     """The chart's values.yaml with the release's values merged over it, as Helm (chartutil.CoalesceTables) does."""
-    defaults = yaml.safe_load((CHART / "values.yaml").read_text())
+    defaults = read_yaml(CHART / "values.yaml")
 
     def coalesce(base: Any, over: Any) -> Any:
         if isinstance(base, dict) and isinstance(over, dict):

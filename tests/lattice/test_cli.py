@@ -13,7 +13,7 @@ import yaml
 
 from lattice.cli import main
 from lattice.components.spec import stack_file_schema
-from tests.conftest import ROOT, STACKS
+from tests.conftest import ROOT, STACKS, read_yaml
 
 BROKEN = ROOT / "tests" / "fixtures" / "broken"
 
@@ -78,7 +78,7 @@ def test_schema_validates_every_stack_file(capsys):
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
     for path in STACKS:
-        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+        jsonschema.validate(read_yaml(path), schema)
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_schema_validates_every_stack_file(capsys):
 )
 def test_schema_rejects_what_the_spec_rejects(name):
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(yaml.safe_load((BROKEN / name).read_text()), stack_file_schema())
+        jsonschema.validate(read_yaml(BROKEN / name), stack_file_schema())
 
 
 def _properties(schema):
@@ -110,7 +110,7 @@ def test_every_field_has_a_description_and_an_example_the_schema_accepts():
 
 
 def _dev_with_a_typo_in_its_aws_site():
-    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    document = read_yaml(ROOT / "stacks" / "Pulumi.dev.yaml")
     site = document["config"]["lattice:spec"]["sites"][0]
     assert site["provider"] == "aws"
     site["regoin"] = "us-east-1"

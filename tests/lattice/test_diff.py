@@ -15,7 +15,7 @@ import yaml
 from lattice.cli import main
 from lattice.components.catalog.replacements import REPLACED_ON, replacement_for
 from lattice.engine.diff import diff_plans
-from tests.conftest import ROOT, cached_plan
+from tests.conftest import ROOT, cached_plan, read_yaml
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -72,7 +72,7 @@ def test_one_more_team_only_adds(tmp_path, base_json, capsys):
     # on the cloud sites also updates, in place, the shared buckets' policies that list every team's role.) Its quota
     # on the grid has a Slurm share too, so the Slurm accounts script gains the team's account: its ConfigMap is
     # updated and the Job that runs it replaced (rerun).
-    spec = yaml.safe_load(PROD.read_text())
+    spec = read_yaml(PROD)
     team = {"name": "optics", "gpu_quota": {"grid-hpc": 8}, "groups": ["optics-ml"], "sites": ["grid-hpc"]}
     spec["config"]["lattice:spec"]["teams"].append(team)
     directory = tmp_path / "change"
@@ -194,7 +194,7 @@ def test_a_bad_base_plan_is_bad_input(tmp_path, capsys):
 
 
 def test_the_pr_workflow_writes_the_diff_beside_the_policy_verdict():
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "policy.yml").read_text())
+    workflow = read_yaml(ROOT / ".github" / "workflows" / "policy.yml")
     steps = workflow["jobs"]["offline-check"]["steps"]
     run = next(step["run"] for step in steps if step.get("name", "").startswith("Check every stack"))
     verdict = run.index('lattice check --plan "out/$stack.json" "${baseline[@]}" --format markdown')

@@ -9,7 +9,7 @@ import yaml
 
 from lattice.cli import main
 from lattice.components.spec import SPEC_KEY
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
 
@@ -64,7 +64,7 @@ def test_json_holds_every_path_with_its_hops_and_their_sources(capsys):
 
 def test_a_dropped_path_exits_1_naming_the_hop(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "80")
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     spec = document["config"][SPEC_KEY]
     aws = spec["sites"][0]
     aws["kubernetes"]["endpoint_public_access"] = False

@@ -17,6 +17,7 @@ from lattice.components.spec import load_stack_file
 from lattice.errors import UsageError
 from lattice.jobs.sbatch import pyxis_image
 from lattice.jobs.template import DEFAULT_IMAGE, render
+from tests.conftest import read_yaml
 
 PROD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.prod.yaml"
 
@@ -68,7 +69,7 @@ def test_the_script_tells_the_user_how_to_run_on_idle_gpus_beyond_the_share():
 
 
 def test_a_pipeline_job_asks_for_the_fewest_leaf_switches(tmp_path):
-    config = yaml.safe_load(PROD.read_text())
+    config = read_yaml(PROD)
     spec = config["config"]["lattice:spec"]
     spec["teams"][0]["gpu_quota"]["grid-hpc"] = 320  # climate: 256 under Kueue, 64 under Slurm
     grid = next(site for site in spec["sites"] if site["name"] == "grid-hpc")
@@ -92,7 +93,7 @@ def test_a_kueue_pool_is_refused_with_the_key_to_change():
 
 
 def test_a_team_without_a_slurm_share_is_refused(tmp_path):
-    config = yaml.safe_load(PROD.read_text())
+    config = read_yaml(PROD)
     materials = config["config"]["lattice:spec"]["teams"][1]
     materials["gpu_quota"]["grid-hpc"] = 2  # 2 x 64 / 320 rounds to 0 under Slurm
     materials["gpu_guarantee"]["grid-hpc"] = 2
@@ -103,7 +104,7 @@ def test_a_team_without_a_slurm_share_is_refused(tmp_path):
 
 
 def test_an_ethernet_pool_disables_nccls_ib_transport(tmp_path):
-    config = yaml.safe_load(PROD.read_text())
+    config = read_yaml(PROD)
     grid = next(s for s in config["config"]["lattice:spec"]["sites"] if s["name"] == "grid-hpc")
     pool = next(p for p in grid["gpu_pools"] if p["name"] == "ib-h100-slurm")
     pool["fabric"] = "ethernet"

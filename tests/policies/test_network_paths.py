@@ -14,7 +14,7 @@ from lattice.check.evaluate import _PolicyViews, _stack_resources, config_path_f
 from lattice.cli import main
 from lattice.components.spec import SPEC_KEY
 from lattice.policies.stack_config import records
-from tests.conftest import ROOT, STACKS, cached_plan
+from tests.conftest import ROOT, STACKS, cached_plan, read_yaml
 from tests.crossguard import Diagnostic, ServedPack
 from tests.policies.helpers import edit
 
@@ -39,7 +39,7 @@ def _default_router(plan):
 @pytest.mark.parametrize("preview", [False, True], ids=["plan", "preview"])
 def test_the_shipped_stacks_deliver_every_needed_path(path, preview, rules):
     plan = cached_plan(path, preview=preview).to_dict()
-    environment = yaml.safe_load(path.read_text())["config"]["lattice:spec"]["environment"]
+    environment = read_yaml(path)["config"]["lattice:spec"]["environment"]
     assert findings(plan, environment, rules) == []
 
 
@@ -118,7 +118,7 @@ def test_plan_check_fails_a_stack_whose_manager_the_workers_security_group_refus
     """Review 3, unsettled risk 1: with its public endpoint off, an EKS worker admits only its runners and the links'
     admit rules; a link that admits nothing leaves the MultiKueue manager outside, which the spec's validators (a
     link exists) accept and the reachability model refuses."""
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     spec = document["config"][SPEC_KEY]
     aws = spec["sites"][0]
     aws["kubernetes"]["endpoint_public_access"] = False

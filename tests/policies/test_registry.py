@@ -12,6 +12,7 @@ from lattice.check.evaluate import config_path_for, load_policy_config
 from lattice.check.policy_table import markdown, spliced
 from lattice.components.tagging import sdk_class
 from lattice.policies.registry import SEVERITY_ORDER
+from tests.conftest import read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,9 +72,8 @@ def test_enforcement_by_environment(rules):
 
 
 def test_pack_files_exist_and_tests_never_import_the_pack():
-    import yaml
 
-    pack = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
+    pack = read_yaml(ROOT / "policies" / "PulumiPolicy.yaml")
     assert pack["runtime"] == {"name": "python", "options": {"virtualenv": "venv"}}
     assert "PolicyPack(" in (ROOT / "policies" / "__main__.py").read_text()
     importing_the_pack = re.compile(r"^(from|import) policies(\.__main__| import __main__)", re.MULTILINE)

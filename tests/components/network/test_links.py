@@ -17,7 +17,7 @@ from lattice.components.network.cidr import gke_ranges
 from lattice.components.network.link_plan import AWS_RESERVED_INSIDE, BLOCKS, derived_block, plan_pair
 from lattice.engine.plan import run_plan
 from tests.components.network.test_link_validation import AWS, GCP, GRID
-from tests.conftest import ROOT, spec_with
+from tests.conftest import ROOT, read_yaml, spec_with
 
 VPN = "aws:ec2/vpnConnection:VpnConnection"
 CGW = "aws:ec2/customerGateway:CustomerGateway"
@@ -198,7 +198,7 @@ def test_raising_a_pinned_links_bandwidth_adds_tunnel_pairs_instead_of_replacing
     # terraform-provider-aws declares tunnel_bandwidth ForceNew (PR #45070; in-place update is PR #47843, still
     # open): a flip standard -> large replaces the connection, with new outside addresses. Before, raising the
     # beamline from 1 to 2 Gbps flipped its one connection to large on the same URN.
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     (hub,) = [link for link in document["config"]["lattice:spec"]["links"] if link.get("hub")]
     (beamline,) = [spoke for spoke in hub["spokes"] if spoke["site"] == "edge-beamline"]
     beamline["bandwidth_gbps"] = 2
@@ -386,7 +386,7 @@ def _identity(plan) -> dict:
 
 
 def test_adding_a_link_or_reordering_links_leaves_every_existing_tunnel_alone(tmp_path, prod_plan):
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     spec = document["config"]["lattice:spec"]
     before = _identity(prod_plan)
     # a new link, inserted first, and the existing ones reordered (spokes too)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from lattice.components import standards
 from lattice.components.observability import alerts, dcgm
 from tests.components.observability import promtool
+from tests.conftest import read_yaml
 from tests.kueue import _structural
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -85,7 +85,7 @@ def test_a_central_store_evaluates_its_own_series_and_its_forwarders_only():
 
 def test_every_alert_has_a_firing_and_a_silent_unit_test():
     """Each alert's promtool tests expect it silent at one time and firing at another."""
-    document = yaml.safe_load(promtool.UNIT_TESTS.read_text())
+    document = read_yaml(promtool.UNIT_TESTS)
     cases = [case for test in document["tests"] for case in test["alert_rule_test"]]
     for alert in alerts.alerts():
         mine = [case for case in cases if case["alertname"] == alert.name]

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from lattice.components.observability.cloud_readers import (
     CLOUDWATCH_READ_ACTIONS,
@@ -33,6 +32,7 @@ from lattice.components.observability.dashboards.lattice_dashboards import (
 from lattice.components.observability.gcp_alerting import SINK_EXPORTS_METRIC, TUNNEL_METRIC
 from lattice.components.observability.grafana import CLOUD_CREDENTIALS_SECRET
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
+from tests.conftest import read_yaml
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CLOUDWATCH_METRICS = json.loads((FIXTURES / "cloud-metrics" / "cloudwatch.json").read_text())
@@ -215,8 +215,8 @@ def test_prod_grafana_has_a_datasource_per_cloud_site_its_keys_only_by_variable(
 
 
 def test_the_datasources_use_the_charts_keys_and_grafanas_provisioning_fields(prod_plan):
-    parent = yaml.safe_load((CHART / "values.yaml").read_text())["grafana"]
-    sub = yaml.safe_load((CHART / "grafana-values.yaml").read_text())
+    parent = read_yaml(CHART / "values.yaml")["grafana"]
+    sub = read_yaml(CHART / "grafana-values.yaml")
     assert parent["additionalDataSources"] == [] and sub["envFromSecrets"] == []  # both exist, both lists
     values = _grafana(prod_plan, "grid-hpc")
     for source in values["additionalDataSources"]:

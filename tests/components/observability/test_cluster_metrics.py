@@ -15,7 +15,6 @@ from urllib.parse import urlparse
 
 import jsonschema
 import pytest
-import yaml
 
 from lattice.components import standards
 from lattice.components.observability import dcgm
@@ -30,6 +29,7 @@ from lattice.components.observability.cluster_metrics import (
 )
 from lattice.components.observability.dcgm import COUNTERS_CONFIGMAP
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
+from tests.conftest import read_yaml
 from tests.kueue import _structural
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -77,8 +77,8 @@ def _overlay(base: dict, override: dict) -> dict:
 @pytest.mark.parametrize("stack", ["prod", "dev"])
 def test_grafana_values_exist_in_the_pinned_chart_and_its_grafana_subchart(stack, prod_plan, dev_plan):
     plan = {"prod": prod_plan, "dev": dev_plan}[stack]
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())
-    grafana = _overlay(yaml.safe_load((CHART / "grafana-values.yaml").read_text()), chart["grafana"])
+    chart = read_yaml(CHART / "values.yaml")
+    grafana = _overlay(read_yaml(CHART / "grafana-values.yaml"), chart["grafana"])
     enabled = [r for r in plan.by_type(RELEASE) if r["name"].endswith("-metrics-kube-prometheus-stack")]
     enabled = [r["inputs"]["values"]["grafana"] for r in enabled if r["inputs"]["values"]["grafana"]["enabled"]]
     assert enabled
@@ -202,10 +202,10 @@ def test_dev_has_metrics_and_alerts_on_each_cluster_and_no_federation(dev_plan):
 
 @pytest.mark.parametrize("site", PROD_SITES)
 def test_values_exist_in_the_pinned_chart(prod_plan, site):
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())
-    chart["prometheus-node-exporter"] = yaml.safe_load((CHART / "prometheus-node-exporter-values.yaml").read_text())
-    chart["kube-state-metrics"] = yaml.safe_load((CHART / "kube-state-metrics-values.yaml").read_text())
-    chart["grafana"] = _overlay(yaml.safe_load((CHART / "grafana-values.yaml").read_text()), chart["grafana"])
+    chart = read_yaml(CHART / "values.yaml")
+    chart["prometheus-node-exporter"] = read_yaml(CHART / "prometheus-node-exporter-values.yaml")
+    chart["kube-state-metrics"] = read_yaml(CHART / "kube-state-metrics-values.yaml")
+    chart["grafana"] = _overlay(read_yaml(CHART / "grafana-values.yaml"), chart["grafana"])
     values = _values(prod_plan, site)
     assert _paths(values, chart) == []
     # What the chart passes through to the Prometheus custom resource: checked against its CRD (structural: the
@@ -223,7 +223,7 @@ def test_the_gpu_operator_ships_lattices_counters_and_its_service_monitor(prod_p
     exporter = release["values"]["dcgmExporter"]
     assert exporter["serviceMonitor"] == {"enabled": True}
     assert exporter["config"] == {"name": COUNTERS_CONFIGMAP, "create": True, "data": dcgm.counters_csv()}
-    chart = yaml.safe_load((GPU_OPERATOR / "values.yaml").read_text())["dcgmExporter"]
+    chart = read_yaml(GPU_OPERATOR / "values.yaml")["dcgmExporter"]
     assert chart["serviceMonitor"]["enabled"] is False  # off unless Lattice turns it on
     assert "config" not in chart  # commented out in the chart; its templates read config.name / create / data:
     text = (GPU_OPERATOR / "values.yaml").read_text()

@@ -36,7 +36,7 @@ from lattice.components.observability.grafana import (
 from lattice.components.observability.nccl_inspector import Floor
 from lattice.components.observability.serving_metrics import ServingSlo, slo_rules
 from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPORTERS = FIXTURES / "exporter-metrics"
@@ -146,7 +146,7 @@ def test_community_dashboards_are_the_pinned_upstream_files(source):
 
 
 def test_lattices_dashboards_use_the_charts_datasource_and_distinct_panel_ids():
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())["grafana"]["sidecar"]["datasources"]
+    chart = read_yaml(CHART / "values.yaml")["grafana"]["sidecar"]["datasources"]
     assert (DATASOURCE.type_val, DATASOURCE.uid) == ("prometheus", chart["uid"])
     for model in own_dashboards(CTX).values():
         ids = [p["id"] for p in promql.panels(model)]
@@ -243,7 +243,7 @@ def test_the_admin_password_is_a_secret_the_release_waits_for(prod_plan):
     assert secret["urn"] in release["dependencies"], "the Secret exists before Grafana's pod mounts it"
     assert f"{release['inputs']['name']}-grafana" == SERVICE  # the Service the docs port-forward to
     # The chart reads the Secret's keys it is told to: its defaults, which Lattice's Secret uses.
-    chart = yaml.safe_load((CHART / "grafana-values.yaml").read_text())["admin"]
+    chart = read_yaml(CHART / "grafana-values.yaml")["admin"]
     assert (chart["userKey"], chart["passwordKey"]) == (USER_KEY, PASSWORD_KEY)
 
 
@@ -259,10 +259,10 @@ def test_dev_runs_a_grafana_on_each_cluster_showing_its_own(dev_plan):
 def test_the_sidecar_picks_up_the_configmaps():
     """kube-prometheus-stack's sidecar watches every namespace for the label Lattice puts on its ConfigMaps, and Lattice
     turns on the folder annotation and folders from the file structure in the subchart's provider."""
-    parent = yaml.safe_load((CHART / "values.yaml").read_text())["grafana"]["sidecar"]["dashboards"]
+    parent = read_yaml(CHART / "values.yaml")["grafana"]["sidecar"]["dashboards"]
     assert parent["enabled"] is True and parent["searchNamespace"] == "ALL"
     assert (parent["label"], parent["labelValue"]) == (DASHBOARD_LABEL, DASHBOARD_LABEL_VALUE)
-    sub = yaml.safe_load((CHART / "grafana-values.yaml").read_text())["sidecar"]["dashboards"]
+    sub = read_yaml(CHART / "grafana-values.yaml")["sidecar"]["dashboards"]
     assert sub["folderAnnotation"] is None and sub["provider"]["foldersFromFilesStructure"] is False  # off by default
 
 
@@ -297,7 +297,7 @@ def test_the_central_grafana_keeps_its_database_on_a_volume(prod_plan, dev_plan)
     assert values["deploymentStrategy"] == {"type": "Recreate"}  # a ReadWriteOnce volume: never two pods at once
     for site in ("aws-use1", "grid-hpc"):
         assert "persistence" not in _grafana(dev_plan, site)
-    sub = yaml.safe_load((CHART / "grafana-values.yaml").read_text())
+    sub = read_yaml(CHART / "grafana-values.yaml")
     assert sub["persistence"]["enabled"] is False and sub["persistence"]["type"] == "pvc"  # off by default
     assert sub["grafana.ini"]["paths"]["data"] == "/var/lib/grafana/"  # the database, on the "storage" volume
     assert sub["securityContext"]["fsGroup"] == sub["securityContext"]["runAsUser"] == 472  # the volume is writable
@@ -305,7 +305,7 @@ def test_the_central_grafana_keeps_its_database_on_a_volume(prod_plan, dev_plan)
 
 
 def test_the_central_stores_storage_class_reaches_grafanas_claim(tmp_path):
-    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config = read_yaml(ROOT / "stacks" / "Pulumi.prod.yaml")["config"]
     config["lattice:spec"]["observability"]["central"]["storage_class"] = "ceph-rbd"
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))

@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import jsonschema
-import yaml
 
 from lattice.components.observability import managed_collection
 from lattice.components.platform.kueue_api import KUEUE_NAMESPACE
-from tests.conftest import GCP_SITE, ROOT, cached_plan, spec_with
+from tests.conftest import GCP_SITE, ROOT, cached_plan, read_yaml, spec_with
 from tests.kueue import _structural, cel_errors
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -30,7 +29,7 @@ def _gke_plan(plan_spec):
 
 
 def _crd_errors(spec: dict) -> list[str]:
-    crd = yaml.safe_load(CRD.read_text())
+    crd = read_yaml(CRD)
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     schema = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
     structural = sorted(e.message for e in jsonschema.Draft7Validator(_structural(schema)).iter_errors(spec))
@@ -68,7 +67,7 @@ def test_a_gke_site_without_a_central_store_has_managed_collection_scrape_kueue(
     # after Kueue's release (its namespace, pods and the metrics-reader role), named "kueue" as the selector assumes
     kueue = plan.one(RELEASE, "gcp-usc1-addons-kueue")
     assert kueue["inputs"]["name"] == "kueue" and kueue["urn"] in monitoring["dependencies"]
-    chart = yaml.safe_load(KUEUE_VALUES.read_text())
+    chart = read_yaml(KUEUE_VALUES)
     assert chart["nameOverride"] == "" and chart["fullnameOverride"] == ""  # fullname "kueue": kueue-metrics-reader
 
 

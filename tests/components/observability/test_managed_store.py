@@ -12,7 +12,6 @@ from urllib.parse import urlparse
 
 import jsonschema
 import pytest
-import yaml
 
 from lattice.check.evaluate import config_path_for, evaluate, load_policy_config
 from lattice.components import standards
@@ -25,7 +24,7 @@ from lattice.components.observability.managed_store import QUERY_ACTIONS, region
 from lattice.components.spec import SpecError, parse_spec
 from lattice.components.spec.validators import ValidationContext
 from lattice.engine.plan import SECRET_SIG, SIG_KEY, run_plan
-from tests.conftest import ROOT, write_stack
+from tests.conftest import ROOT, read_yaml, write_stack
 from tests.kueue import _structural
 
 from .test_cluster_metrics import CHART, _overlay, _paths
@@ -42,7 +41,7 @@ STORE = f"{STORE_SITE}-metrics-store"
 
 
 def _prod_spec() -> dict:
-    return yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["lattice:spec"]
+    return read_yaml(ROOT / "stacks" / "Pulumi.prod.yaml")["config"]["lattice:spec"]
 
 
 def _managed_spec() -> dict:
@@ -54,7 +53,7 @@ def _managed_spec() -> dict:
 @pytest.fixture(scope="module")
 def amp_plan(tmp_path_factory):
     """Prod with the managed store: its config (kubeconfig and receiver secrets) kept, the spec's store replaced."""
-    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config = read_yaml(ROOT / "stacks" / "Pulumi.prod.yaml")["config"]
     config = {key: value for key, value in config.items() if key != "lattice:spec"}
     return run_plan(write_stack(tmp_path_factory.mktemp("amp"), _managed_spec(), stack="amp", **config))
 
@@ -243,7 +242,7 @@ def test_an_aws_site_named_metrics_store_keeps_its_cloudwatch_key_apart_from_the
     """The Grafana's Secret holds the store reader's key and every cloud site's, each under its own variable. A site
     named ``metrics-store`` once got LATTICE_METRICS_STORE_AWS_ACCESS_KEY_ID for its CloudWatch key, the store
     reader's own name: one overwrote the other and the workspace datasource signed with a CloudWatch-only key."""
-    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config = read_yaml(ROOT / "stacks" / "Pulumi.prod.yaml")["config"]
     config = {key: value for key, value in config.items() if key != "lattice:spec"}
     renamed = json.loads(json.dumps(_managed_spec()).replace(STORE_SITE, "metrics-store"))
     plan = run_plan(write_stack(tmp_path, renamed, stack="amp", **config))
@@ -283,10 +282,10 @@ def test_every_site_alerts_on_its_own_and_nothing_listens_for_writes(amp_plan):
 
 
 def test_managed_values_exist_in_the_pinned_chart_and_the_prometheus_crd(amp_plan):
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())
-    chart["prometheus-node-exporter"] = yaml.safe_load((CHART / "prometheus-node-exporter-values.yaml").read_text())
-    chart["kube-state-metrics"] = yaml.safe_load((CHART / "kube-state-metrics-values.yaml").read_text())
-    chart["grafana"] = _overlay(yaml.safe_load((CHART / "grafana-values.yaml").read_text()), chart["grafana"])
+    chart = read_yaml(CHART / "values.yaml")
+    chart["prometheus-node-exporter"] = read_yaml(CHART / "prometheus-node-exporter-values.yaml")
+    chart["kube-state-metrics"] = read_yaml(CHART / "kube-state-metrics-values.yaml")
+    chart["grafana"] = _overlay(read_yaml(CHART / "grafana-values.yaml"), chart["grafana"])
     crd = json.loads((CHART / "prometheus-spec-subset.json").read_text())["properties"]
     for site in SITES:
         values = _values(amp_plan, site)

@@ -21,7 +21,7 @@ from lattice.cli import main
 from lattice.components import standards
 from lattice.components.platform import gpu_health
 from lattice.route.pod_admission import kueue_admitted, tolerates, unschedulable_reasons
-from tests.conftest import ROOT, value_paths
+from tests.conftest import ROOT, read_yaml, value_paths
 from tests.kueue import _structural, cel_errors
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu-health"
@@ -82,7 +82,7 @@ def _plan_rule(plan, site: str) -> dict:
 
 
 def test_values_exist_in_the_pinned_chart():
-    chart = yaml.safe_load(CHART_VALUES.read_text())
+    chart = read_yaml(CHART_VALUES)
     values = gpu_health.npd_values()
     # custom_monitor_definitions and nodeSelector are free maps in the chart (empty there)
     assert chart["settings"]["custom_monitor_definitions"] == {} and chart["nodeSelector"] == {}
@@ -120,7 +120,7 @@ def test_the_taint_xids_are_the_critical_ones_eks_replaces_a_node_for():
 
 
 def test_the_rule_fits_the_pinned_crd_and_its_taint_rules():
-    crd = yaml.safe_load(RULE_CRD.read_text())
+    crd = read_yaml(RULE_CRD)
     assert f"{crd['spec']['group']}/{crd['spec']['versions'][0]['name']}" == gpu_health.NRC_API
     assert crd["spec"]["names"]["kind"] == "NodeReadinessRule" and crd["spec"]["scope"] == "Cluster"
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -141,7 +141,7 @@ def test_the_rule_fits_the_pinned_crd_and_its_taint_rules():
 
 
 def test_the_controller_kustomization_pins_the_release():
-    kustomization = yaml.safe_load((ROOT / gpu_health.NRC_KUSTOMIZATION / "kustomization.yaml").read_text())
+    kustomization = read_yaml(ROOT / gpu_health.NRC_KUSTOMIZATION / "kustomization.yaml")
     assert kustomization["resources"] == [
         f"github.com/kubernetes-sigs/node-readiness-controller.git/config/{part}?ref={gpu_health.NRC_VERSION}"
         for part in ("crd", "default")

@@ -16,14 +16,14 @@ from lattice.components.platform.cluster_addons import (
     kueue_configuration,
     kueue_values,
 )
-from tests.conftest import value_paths
+from tests.conftest import read_yaml, value_paths
 
 CHART_VALUES = Path(__file__).resolve().parents[2] / "fixtures" / f"kueue-v{KUEUE_VERSION}" / "values.yaml"
 KUEUE_RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def test_values_exist_in_the_pinned_chart():
-    chart = yaml.safe_load(CHART_VALUES.read_text())
+    chart = read_yaml(CHART_VALUES)
     assert value_paths(kueue_values(prometheus=True)) <= value_paths(chart)
     assert chart["enablePrometheus"] is False  # the chart's ServiceMonitor is Lattice's to turn on
     # podAnnotations is a free map in the chart (empty there; templates/manager/manager.yaml renders it whole)
@@ -41,7 +41,7 @@ def test_values_exist_in_the_pinned_chart():
 
 
 def test_configuration_is_the_chart_default_plus_the_dispatcher_and_queue_metrics():
-    chart = yaml.safe_load(CHART_VALUES.read_text())
+    chart = read_yaml(CHART_VALUES)
     default = yaml.safe_load(chart["managerConfig"]["controllerManagerConfigYaml"])
     ours = yaml.safe_load(kueue_values()["managerConfig"]["controllerManagerConfigYaml"])
     assert ours == kueue_configuration()

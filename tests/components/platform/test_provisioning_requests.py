@@ -18,7 +18,7 @@ from lattice.components.platform.cluster_addons import (
     kueue_values,
 )
 from lattice.components.platform.kueue_api import kueue_type
-from tests.conftest import AWS_SITE, ROOT, spec_with
+from tests.conftest import AWS_SITE, ROOT, read_yaml, spec_with
 from tests.kueue import crd_errors, inactive_reasons
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -30,7 +30,7 @@ AUTOSCALER_FIXTURES = ROOT / "tests" / "fixtures" / "cluster-autoscaler"
 
 def _prod_with_autoscaled_p5() -> dict:
     """prod's stack file (its secrets included), its p5 pool an autoscaled on-demand pool at min 0."""
-    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    document = read_yaml(ROOT / "stacks" / "Pulumi.prod.yaml")
     aws = next(site for site in document["config"]["lattice:spec"]["sites"] if site["name"] == "aws-use1")
     pool = next(pool for pool in aws["gpu_pools"] if pool["name"] == "train-p5")
     pool["capacity"] = {"type": "on-demand"}
@@ -101,7 +101,7 @@ def test_the_cluster_autoscaler_serves_provisioning_requests(autoscaled_plan):
     # chart 9.51.0's ClusterRole grants nothing on provisioningrequests: the rules come as additionalRules
     assert values["rbac"]["additionalRules"] == [dict(rule) for rule in PROVISIONING_REQUEST_RULES]
     crd = plan.one(CRD, "aws-use1-addons-provisioning-request-crd")
-    vendored = yaml.safe_load(PROVISIONING_REQUEST_CRD.read_text())
+    vendored = read_yaml(PROVISIONING_REQUEST_CRD)
     assert crd["inputs"]["metadata"]["name"] == "provisioningrequests.autoscaling.x-k8s.io"
     assert crd["inputs"]["spec"] == vendored["spec"]
     assert [v["name"] for v in crd["inputs"]["spec"]["versions"] if v["served"]] == ["v1", "v1beta1"]
@@ -122,7 +122,7 @@ def test_the_chart_rbac_table_matches_the_charts():
     for chart in CLUSTER_AUTOSCALER_CHARTS.values():
         template = (AUTOSCALER_FIXTURES / f"clusterrole-{chart}.yaml").read_text()
         assert ("provisioningrequests" in template) is (chart in CHARTS_GRANTING_PROVISIONING_REQUESTS), chart
-        values = yaml.safe_load((AUTOSCALER_FIXTURES / f"values-{chart}.yaml").read_text())
+        values = read_yaml(AUTOSCALER_FIXTURES / f"values-{chart}.yaml")
         assert values["rbac"]["additionalRules"] == [] and "extraArgs" in values, chart
         assert ".Values.rbac.additionalRules" in template, chart
 

@@ -19,7 +19,7 @@ from lattice.components.scheduling.topology import platform_levels
 from lattice.components.spec import SpecError, load_stack_file
 from lattice.components.standards import DISPATCH_TIERS
 from lattice.engine.plan import SECRET_SIG, SIG_KEY
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 from tests.kueue import CRDS, inactive_reasons, multikueue_kubeconfig_refusal
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
@@ -222,7 +222,7 @@ def test_manager_and_workers_run_jobset(prod_plan):
 
 
 def _with(spec_file, change):
-    document = yaml.safe_load(spec_file.read_text())
+    document = read_yaml(spec_file)
     change(document["config"]["lattice:spec"])
     return document
 

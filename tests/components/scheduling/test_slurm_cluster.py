@@ -27,7 +27,7 @@ from lattice.components.scheduling.slurm_cluster import (
 from lattice.components.spec import load_stack_file
 from lattice.components.spec.teams import team_on_site
 from tests import slurm_grammar
-from tests.conftest import spec_with, value_paths
+from tests.conftest import read_yaml, spec_with, value_paths
 from tests.kueue import CLUSTER_QUEUE, quotas
 from tests.slinky import KINDS, crd_errors, pod_errors, slinky_type
 
@@ -165,7 +165,7 @@ def test_the_objects_refer_to_each_other_and_the_secrets_and_config_they_need(pr
 
 def prod_stack() -> tuple[dict, dict]:
     """prod's spec and the rest of its config, to plan an edited copy."""
-    config = yaml.safe_load(PROD.read_text())["config"]
+    config = read_yaml(PROD)["config"]
     return config.pop("lattice:spec"), config
 
 
@@ -238,7 +238,7 @@ def test_the_gpu_operator_stays_on_slurms_nodes(prod_plan):
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "nodeset.slinky.slurm.net/worker", "operator": "Equal", "effect": "NoExecute"},
     ]
-    chart = yaml.safe_load((FIXTURES / "gpu-operator-v25.3.4" / "values.yaml").read_text())
+    chart = read_yaml(FIXTURES / "gpu-operator-v25.3.4" / "values.yaml")
     assert chart["daemonsets"]["tolerations"] == release["daemonsets"]["tolerations"][:1]  # the chart's, kept
     aws = prod_plan.one(RELEASE, "aws-use1-addons-gpu-operator")["inputs"]["values"]
     assert "daemonsets" not in aws
@@ -531,7 +531,7 @@ exit 1
 
 def test_prods_topology_yaml_is_the_hand_written_file(prod_plan):
     rendered = yaml.safe_load(slurm_files(prod_plan)["topology.yaml"])
-    expected = yaml.safe_load((FIXTURES / "slurm-topology" / "prod-topology.yaml").read_text())
+    expected = read_yaml(FIXTURES / "slurm-topology" / "prod-topology.yaml")
     assert rendered == expected
     assert list(rendered[1]) == ["topology", "cluster_default", "tree"]  # "topology" first (topology.yaml(5))
 
@@ -706,7 +706,7 @@ def test_node_exporter_and_npd_stay_on_slurms_nodes(prod_plan):
     exporter_chart = yaml.safe_load(
         (FIXTURES / "kube-prometheus-stack-88.5.3" / "prometheus-node-exporter-values.yaml").read_text()
     )
-    npd_chart = yaml.safe_load((FIXTURES / "gpu-health" / "node-problem-detector-2.4.1-values.yaml").read_text())
+    npd_chart = read_yaml(FIXTURES / "gpu-health" / "node-problem-detector-2.4.1-values.yaml")
     assert exporter_chart["tolerations"] == npd_chart["tolerations"] == [own]  # the charts' own, kept first
     edge = prod_plan.one(RELEASE, "edge-beamline-metrics-kube-prometheus-stack")["inputs"]["values"]
     assert "tolerations" not in edge["prometheus-node-exporter"]

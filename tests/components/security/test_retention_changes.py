@@ -16,7 +16,7 @@ from lattice.cli import main
 from lattice.components.spec import load_stack_file
 from lattice.engine.changes import refused_changes
 from lattice.engine.plan import run_plan
-from tests.conftest import GCP_SITE, ROOT, spec_with
+from tests.conftest import GCP_SITE, ROOT, read_yaml, spec_with
 
 LOG_BUCKET = "gcp:logging/projectBucketConfig:ProjectBucketConfig"
 SINK = "gcp:logging/projectSink:ProjectSink"
@@ -25,7 +25,7 @@ PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
 
 def _prod_with(tmp_path, **audit):
     """The prod stack with its GCP site's audit settings changed, as a file of its own (stack name prod)."""
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     (site,) = [s for s in document["config"]["lattice:spec"]["sites"] if s["provider"] == "gcp"]
     site["audit"] = {**site.get("audit", {}), **audit}
     path = tmp_path / "Pulumi.prod.yaml"
@@ -153,7 +153,7 @@ def test_a_locked_gcs_retention_may_grow_but_never_shrink_or_unlock():
 
 
 def test_check_fails_a_change_that_shortens_a_locked_gcs_retention(tmp_path, capsys):
-    document = yaml.safe_load(PROD.read_text())
+    document = read_yaml(PROD)
     (site,) = [s for s in document["config"]["lattice:spec"]["sites"] if s["provider"] == "gcp"]
     site["storage"]["buckets"].append({"name": "records", "purpose": "artifacts", "immutable": {"days": 400}})
     base = tmp_path / "base" / "Pulumi.prod.yaml"

@@ -15,7 +15,6 @@ from pathlib import Path
 import jsonschema
 import pulumi_kubernetes as k8s
 import pytest
-import yaml
 
 from lattice.components.serving.inference_endpoint import RCLONE_IMAGE
 from lattice.components.serving.weights_export import export_nginx_conf
@@ -30,7 +29,7 @@ from lattice.route.pod_admission import (
 )
 from lattice.route.pod_security import pod_security_violations
 from tests.admission import namespaced
-from tests.conftest import value_paths
+from tests.conftest import read_yaml, value_paths
 from tests.kueue import CLUSTER_QUEUE, LOCAL_QUEUE, _structural, cel_errors, quotas, site_capacity
 from tests.vllm_stack import merged, render_deployment, renders_scaled_object
 
@@ -65,12 +64,12 @@ def test_the_release_is_the_pinned_chart_in_the_teams_namespace(release):
         "vllm-stack", "0.1.12", "https://vllm-project.github.io/production-stack"
     )  # fmt: skip
     assert release["namespace"] == "beamline-ops" and release["name"] == "xpcs-8b"
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())
+    chart = read_yaml(CHART / "values.yaml")
     assert chart["servingEngineSpec"]["modelSpec"][0]["tag"] == "latest"  # the chart's default, which Lattice replaces
 
 
 def test_the_values_are_keys_of_the_pinned_chart_and_pass_its_schema(release):
-    chart = yaml.safe_load((CHART / "values.yaml").read_text())
+    chart = read_yaml(CHART / "values.yaml")
     values = release["values"]
     # The two securityContexts and the strategy are Kubernetes objects the chart copies whole (toYaml): free maps in
     # values.yaml, held instead to the Kubernetes API's field names (the installed SDK's Args classes).
@@ -116,14 +115,14 @@ def test_every_image_is_pinned_to_a_version(release, deployment):
     for image in (*images, RCLONE_IMAGE, "docker.io/nginxinc/nginx-unprivileged:1.28.0-alpine"):
         assert re.fullmatch(r"[a-z0-9./-]+:v?\d+\.\d+\.\d+(-alpine)?", image), image
     assert deployment["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
-    keda = yaml.safe_load((KEDA / "values.yaml").read_text())
+    keda = read_yaml(KEDA / "values.yaml")
     assert all(keda["image"][part]["tag"] == "" for part in ("keda", "metricsApiServer", "webhooks"))  # appVersion
 
 
 def test_the_keda_release_holds_to_its_chart(prod_plan):
     keda = prod_plan.one(RELEASE, "edge-beamline-addons-keda")["inputs"]
     assert (keda["chart"], keda["version"], keda["namespace"]) == ("keda", "2.20.2", "keda")
-    assert value_paths(keda["values"]) <= value_paths(yaml.safe_load((KEDA / "values.yaml").read_text()))
+    assert value_paths(keda["values"]) <= value_paths(read_yaml(KEDA / "values.yaml"))
     # only sites that serve run KEDA
     assert [r["name"] for r in prod_plan.resources if r["type"] == RELEASE and r["name"].endswith("-keda")] == [
         "edge-beamline-addons-keda"
@@ -179,7 +178,7 @@ def test_helm_upgrades_leave_the_replicas_to_keda(release, deployment):
 def test_the_engine_release_waits_for_vllm_to_start(release):
     """Helm waits for the engine's pods (the provider's default is 300 s): at least the chart's startup probe window,
     read from the pinned values.yaml, plus the image's first pull on a node that lacks it."""
-    probe = yaml.safe_load((CHART / "values.yaml").read_text())["servingEngineSpec"]["startupProbe"]
+    probe = read_yaml(CHART / "values.yaml")["servingEngineSpec"]["startupProbe"]
     window = probe["initialDelaySeconds"] + probe["periodSeconds"] * probe["failureThreshold"]
     assert window == 615
     assert release["timeout"] >= window + 600

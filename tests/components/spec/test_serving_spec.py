@@ -6,10 +6,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 
 from lattice.components.spec import SpecError, ValidationContext, parse_spec
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 
 PROD = ROOT / "stacks" / "Pulumi.prod.yaml"
 EDGE = 3  # sites[3]: edge-beamline
@@ -18,7 +17,7 @@ CONTEXT = ValidationContext(knows_config=False)  # the receivers' secrets are no
 
 
 def prod_raw() -> dict:
-    return yaml.safe_load(PROD.read_text())["config"]["lattice:spec"]
+    return read_yaml(PROD)["config"]["lattice:spec"]
 
 
 def issues(raw: dict, warnings: list | None = None) -> dict[str, str]:

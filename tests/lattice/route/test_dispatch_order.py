@@ -12,7 +12,7 @@ from datetime import timedelta
 import yaml
 
 from lattice.route.multikueue import INCREMENTAL, Dispatcher, rounds
-from tests.conftest import ROOT, cached_plan
+from tests.conftest import ROOT, cached_plan, read_yaml
 
 KUEUE_RELEASE = "kubernetes:helm.sh/v3:Release"
 CHART_VALUES = ROOT / "tests" / "fixtures" / "kueue-v0.19.2" / "values.yaml"
@@ -51,7 +51,7 @@ def test_the_chart_renders_the_configuration_and_gates_lattice_sets():
     """charts/kueue at v0.19.2: templates/manager/manager-config.yaml writes controllerManagerConfigYaml whole into
     the ConfigMap Kueue reads (only internalCertManagement is added when absent), and _helpers.tpl passes every
     controllerManager.featureGates entry as --feature-gates; both keys exist in the chart's values."""
-    chart = yaml.safe_load(CHART_VALUES.read_text())
+    chart = read_yaml(CHART_VALUES)
     assert isinstance(chart["managerConfig"]["controllerManagerConfigYaml"], str)
     assert isinstance(chart["controllerManager"]["featureGates"], list)
     values = _manager_values()
