@@ -147,6 +147,17 @@ def botocore_models_parsed_once():
     JSONFileLoader.load_file = load_file
 
 
+@pytest.fixture(autouse=True, scope="session")
+def moto_without_default_amis():
+    """moto's EC2 backend loads its catalogue of public AMIs, each with an EBS snapshot and volume of its own, whenever
+    a test's mock_aws first touches EC2 in a region: a fifth of the brownfield preflight and audit tests' CPU (py-spy).
+    Nothing Lattice asks EC2 (VPCs, subnets, interfaces, route tables, endpoints, transit gateways, instance types and
+    topology, spot prices, flow logs) and nothing a test plants reads an image, a snapshot or a volume."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+        yield
+
+
 # Capacity blocks plan differently before, during and after their block (components/clock.py): every test
 # plans at one fixed moment, so the suite means the same thing on any day.
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
