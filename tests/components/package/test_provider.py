@@ -300,7 +300,9 @@ def property_errors(error: grpc.RpcError) -> dict[str, str]:
 # --- Construct: the same children as the offline plan ----------------------------------------------------------
 
 
-def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(served, dev_plan):
+def _construct_dev_p5_pool(served, dev_plan, name: str, depends_on: list[str] | None = None):
+    """dev's aws-use1 train-p5 pool through the package, given what its site hands it: the response, and the offline
+    plan's children of the stack-file pool."""
     stack_file = load_stack_file(DEV)
     cluster, cluster_urn = state(dev_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
     vpc, vpc_urn = state(dev_plan, "aws:ec2/vpc:Vpc", "aws-use1-net-vpc")
@@ -312,7 +314,7 @@ def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(ser
 
     response = served.construct(
         "AwsGpuNodePool",
-        "aws-use1-train-p5",
+        name,
         {
             "pool": {_camel(k): v for k, v in pool.items()},
             "clusterName": out(cluster["name"], cluster_urn),
@@ -327,7 +329,13 @@ def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(ser
         stack="dev",
         providers={"aws": _provider_of(expected)},
         known=_providers_state(dev_plan, expected),
+        depends_on=depends_on,
     )
+    return response, expected
+
+
+def test_construct_of_the_gpu_pool_registers_what_the_offline_plan_registers(served, dev_plan):
+    response, expected = _construct_dev_p5_pool(served, dev_plan, "aws-use1-train-p5")
 
     assert response.urn == "urn:pulumi:dev::lattice::lattice:index:AwsGpuNodePool::aws-use1-train-p5"
     got = constructed(served, response)
@@ -345,35 +353,8 @@ def test_everything_a_constructed_gpu_pool_creates_waits_for_the_consumers_depen
     """A consumer's ``dependsOn`` on the pool (here: the NAT gateway its nodes reach the EKS API through) holds back
     every resource the pool creates, not only the component: the SDK resolves a resource's own ``depends_on`` alone,
     so without ``children_wait`` the node group would register, and be destroyed, regardless of it."""
-    stack_file = load_stack_file(DEV)
-    cluster, cluster_urn = state(dev_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
-    vpc, vpc_urn = state(dev_plan, "aws:ec2/vpc:Vpc", "aws-use1-net-vpc")
-    subnet, subnet_urn = state(dev_plan, "aws:ec2/subnet:Subnet", "aws-use1-net-private-us-east-1a")
-    key, key_urn = state(dev_plan, "aws:kms/key:Key", "aws-use1-key-key")
     nat = dev_plan.by_type("aws:ec2/natGateway:NatGateway")[0]
-    _, expected = offline(dev_plan, "lattice:compute:AwsGpuNodePool", "aws-use1-train-p5")
-    pool = stack_entry(stack_file, "aws-use1", "gpu_pools", "train-p5")
-    pool.pop("availability_zones"), pool.pop("workload")
-
-    response = served.construct(
-        "AwsGpuNodePool",
-        "waits-p5",
-        {
-            "pool": {_camel(k): v for k, v in pool.items()},
-            "clusterName": out(cluster["name"], cluster_urn),
-            "kubernetesVersion": out(cluster["version"], cluster_urn),
-            "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
-            "vpcId": out(vpc["id"], vpc_urn),
-            "subnetIds": [out(subnet["id"], subnet_urn)],
-            "kmsKeyArn": out(key["arn"], key_urn),
-            "tagging": {_camel(k): v for k, v in tagging(stack_file, "aws-use1").items()},
-            "lustreClient": True,
-        },
-        stack="dev",
-        providers={"aws": _provider_of(expected)},
-        known=_providers_state(dev_plan, expected),
-        depends_on=[nat["urn"]],
-    )
+    response, expected = _construct_dev_p5_pool(served, dev_plan, "waits-p5", depends_on=[nat["urn"]])
 
     got = constructed(served, response)
     assert len(got) == len(expected) == 12
@@ -381,10 +362,10 @@ def test_everything_a_constructed_gpu_pool_creates_waits_for_the_consumers_depen
     # Nothing else changes: the same dependencies among the pool's own children as without it.
     renamed = {k.replace("waits-p5", "aws-use1-train-p5"): v for k, v in got.items()}
     for key_, child in expected.items():
-        mine = renamed[key_]
-        assert sorted(
-            d.replace("waits-p5", "aws-use1-train-p5") for d in mine["dependencies"] if d != nat["urn"]
-        ) == sorted(child["dependencies"]), key_
+        mine = sorted(
+            d.replace("waits-p5", "aws-use1-train-p5") for d in renamed[key_]["dependencies"] if d != nat["urn"]
+        )
+        assert mine == sorted(child["dependencies"]), key_
 
 
 def _camel(key: str) -> str:
