@@ -25,7 +25,16 @@ from pulumi import InputPropertiesError
 
 from ..catalog import WORKLOAD_POLICY_TPUS, GcpMachineType, TpuTopology
 from ..network.gcp_gpu_fabric import GcpGpuFabric, GcpGpuFabricArgs, HostGpuFabric
-from ..package.inputs import Tagging, camel_case, invalid, issue_errors, package_token, tag_context, validated
+from ..package.inputs import (
+    Tagging,
+    camel_case,
+    consumer_depends_on,
+    invalid,
+    issue_errors,
+    package_token,
+    tag_context,
+    validated,
+)
 from ..platform.gpudirect import fabric_nics
 from ..spec.model import GcpGpuPoolSpec, HostGpuNicsSpec
 from ..storage.contract import StorageTier
@@ -279,8 +288,7 @@ class GcpGpuNodePool(pulumi.ComponentResource):
         if public:
             # The networks the pool builds wait for what the component waits for (e.g. the compute API): a
             # component's dependsOn does not reach its children by itself.
-            waits = opts.depends_on if opts is not None else None
-            built = args_from_inputs(args, list(waits) if isinstance(waits, list | tuple) else [waits] if waits else [])
+            built = args_from_inputs(args, consumer_depends_on(opts))
             super().__init__(package_token("GcpGpuNodePool"), name, None, opts)
             if isinstance(built.fabric, GcpGpuFabricArgs):
                 built.fabric = GcpGpuFabric(f"{name}-fabric", built.fabric, opts=pulumi.ResourceOptions(parent=self))

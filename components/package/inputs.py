@@ -24,6 +24,12 @@ from ..tagging import TagContext
 PACKAGE = "lattice"
 
 
+def consumer_depends_on(opts: pulumi.ResourceOptions | None) -> list[Any]:
+    """What the consumer's ``dependsOn`` names, as a list (the option takes one resource, a list, or nothing)."""
+    waits = opts.depends_on if opts is not None else None
+    return list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+
+
 def children_wait(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions | None:
     """The component's options, so that everything it creates waits for what the consumer's ``dependsOn`` names.
 
@@ -33,10 +39,9 @@ def children_wait(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions
     theirs (``Resource.__init__``: ``opts.transformations`` plus the parent's ``_transformations``) and runs in the
     process that registers them, the provider's.
     """
-    waits = opts.depends_on if opts is not None else None
+    waits = consumer_depends_on(opts)
     if not waits:
         return opts
-    waits = list(waits) if isinstance(waits, list | tuple) else [waits]
 
     def wait(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult:
         return pulumi.ResourceTransformationResult(

@@ -42,7 +42,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..package.inputs import Tagging, consumer_depends_on, invalid, package_token, tag_context, validated
 from ..scheduling.topology import TopologyClass
 from ..spec.model import TeamSpec
 from ..standards import TEAM_BASE_CPU, TEAM_BASE_MEMORY_GIB, TEAM_CPU_PER_ACCELERATOR, TEAM_MEMORY_GIB_PER_ACCELERATOR
@@ -379,9 +379,7 @@ class KueueScheduler(pulumi.ComponentResource):
             )
         else:
             # Every object waits for what the component waits for (Kueue's release: its CRDs).
-            waits = opts.depends_on if opts is not None else None
-            waits = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
-            built = args_from_inputs(args, waits)
+            built = args_from_inputs(args, consumer_depends_on(opts))
             super().__init__(package_token("KueueScheduler"), name, None, opts)
             args = built
         labels = args.tags.for_component("KueueScheduler").k8s_labels()

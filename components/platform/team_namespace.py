@@ -28,7 +28,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..package.inputs import Tagging, consumer_depends_on, invalid, package_token, tag_context, validated
 from ..spec.model import TeamSpec
 from ..spec.teams import TeamOnSite
 from ..standards import (
@@ -276,8 +276,7 @@ class TeamNamespace(pulumi.ComponentResource):
             super().__init__(package_token("TeamNamespace"), name, None, opts)
             # Everything waits for what the component waits for (the cluster's access, Kueue's release): a
             # component's dependsOn does not reach its children by itself.
-            waits = opts.depends_on if opts is not None else None
-            built.depends_on = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            built.depends_on = consumer_depends_on(opts)
             args = built
         team = args.team
         labels = args.tags.for_component("TeamNamespace").k8s_labels({"team": team.team})

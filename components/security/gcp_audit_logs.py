@@ -37,7 +37,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..observability.gcp_alerting import audit_silence_policy
-from ..package.inputs import Tagging, invalid, package_token, tag_context, validated
+from ..package.inputs import Tagging, consumer_depends_on, invalid, package_token, tag_context, validated
 from ..spec.model import AuditSpec, EncryptionSpec
 from ..standards import OBJECT_LOCK_MIN_DAYS
 from .gcp_kms_key import GcpKmsKey, GcpKmsKeyArgs
@@ -224,8 +224,7 @@ class GcpAuditLogs(pulumi.ComponentResource):
             super().__init__(package_token("GcpAuditLogs"), name, None, opts)
             # What the component waits for (the APIs, the exempted accounts) its resources wait for: a component's
             # dependsOn does not reach its children by itself.
-            waits = opts.depends_on if opts is not None else None
-            waits = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            waits = consumer_depends_on(opts)
             built = dataclasses.replace(built, depends_on=waits, exempt_accounts=waits)
             if key is not None:
                 created = GcpKmsKey(

@@ -23,7 +23,16 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..package.inputs import Tagging, TrainingWorkload, camel_case, invalid, package_token, tag_context, validated
+from ..package.inputs import (
+    Tagging,
+    TrainingWorkload,
+    camel_case,
+    consumer_depends_on,
+    invalid,
+    package_token,
+    tag_context,
+    validated,
+)
 from ..spec.model import WorkloadSpec
 from ..spec.storage import ManagedLustreSpec
 from ..standards import CHECKPOINT_GB_TAG, CHECKPOINT_SECONDS_TAG
@@ -166,8 +175,7 @@ class ManagedLustre(pulumi.ComponentResource):
             super().__init__(package_token("ManagedLustre"), name, None, opts)
             # The instance waits for what the component waits for (private services access, as the stack-file path
             # hands it over): a component's dependsOn does not reach its children by itself.
-            waits = opts.depends_on if opts is not None else None
-            built.depends_on = list(waits) if isinstance(waits, list | tuple) else [waits] if waits else []
+            built.depends_on = consumer_depends_on(opts)
             args = built
         spec, size = args.spec, args.size
         tags = args.tags.for_component("ManagedLustre")
