@@ -452,28 +452,13 @@ def test_construct_of_the_link_registers_what_the_offline_plan_registers_and_ren
     (plan,) = [p for p in link_plans(spec) if p.key == "aws-use1--grid-hpc"]
     hub = spec.links[plan.link_index]
     (spoke,) = [s for s in hub.spokes if getattr(s, "site", s) == "grid-hpc"]
-    cluster, cluster_urn = state(prod_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
-    tgw, tgw_urn = state(prod_plan, "aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
-    table, table_urn = state(prod_plan, "aws:ec2transitgateway/routeTable:RouteTable", "aws-use1-net-tgw-routes")
-    logs, logs_urn = state(prod_plan, "aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-vpn-logs")
-    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
     _, expected = offline(prod_plan, "lattice:network:VpnLink", "aws-use1--grid-hpc")
 
     response = served.construct(
         "VpnLink",
         "aws-use1--grid-hpc",
         {
-            "cloud": {
-                "site": "aws-use1",
-                "asn": aws_site.network.asn,
-                "transitGatewayId": out(tgw["id"], tgw_urn),
-                "routeTableId": out(table["id"], table_urn),
-                "vpnLogGroupArn": out(logs["arn"], logs_urn),
-                "ranges": list(ranges_behind(spec, plan)),
-                "region": aws_site.region,
-                "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
-                "alarmActions": [out(topic["arn"], topic_urn)],
-            },
+            "cloud": _aws_hub_end(prod_plan, aws_site, list(ranges_behind(spec, plan))),
             "peer": {
                 "site": "grid-hpc",
                 "asn": grid.network.asn,
@@ -1438,6 +1423,27 @@ def test_a_kueue_plan_naming_a_team_twice_or_no_pool_is_refused(served):
 # --- the links with a GCP end -------------------------------------------------------------------------------------
 
 
+def _aws_hub_end(prod_plan: Plan, aws_site, ranges: list[str]) -> dict[str, Any]:
+    """prod's aws-use1 end of a link, as its site hands it over: the transit gateway, its route table, the VPN log
+    group, the cluster's security group and the alarm topic from the offline plan."""
+    cluster, cluster_urn = state(prod_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
+    tgw, tgw_urn = state(prod_plan, "aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
+    table, table_urn = state(prod_plan, "aws:ec2transitgateway/routeTable:RouteTable", "aws-use1-net-tgw-routes")
+    logs, logs_urn = state(prod_plan, "aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-vpn-logs")
+    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
+    return {
+        "site": "aws-use1",
+        "asn": aws_site.network.asn,
+        "transitGatewayId": out(tgw["id"], tgw_urn),
+        "routeTableId": out(table["id"], table_urn),
+        "vpnLogGroupArn": out(logs["arn"], logs_urn),
+        "ranges": ranges,
+        "region": aws_site.region,
+        "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
+        "alarmActions": [out(topic["arn"], topic_urn)],
+    }
+
+
 def _gcp_end(stack_file, plan: Plan, ranges: list[str]) -> dict[str, Any]:
     """gcp-usc1's VPN Cloud Router and HA VPN gateways as the offline plan has them (output values from their URNs)."""
     site = next(s for s in stack_file.spec.sites if s.name == "gcp-usc1")
@@ -1478,28 +1484,13 @@ def test_construct_of_the_aws_gcp_link_registers_what_the_offline_plan_registers
     spec = stack_file.spec
     aws_site, gcp_site = (next(s for s in spec.sites if s.name == name) for name in ("aws-use1", "gcp-usc1"))
     (link,) = [entry for entry in spec.links if entry.sites == ["aws-use1", "gcp-usc1"]]
-    cluster, cluster_urn = state(prod_plan, "aws:eks/cluster:Cluster", "aws-use1-eks-cluster")
-    tgw, tgw_urn = state(prod_plan, "aws:ec2transitgateway/transitGateway:TransitGateway", "aws-use1-net-tgw")
-    table, table_urn = state(prod_plan, "aws:ec2transitgateway/routeTable:RouteTable", "aws-use1-net-tgw-routes")
-    logs, logs_urn = state(prod_plan, "aws:cloudwatch/logGroup:LogGroup", "aws-use1-net-vpn-logs")
-    topic, topic_urn = state(prod_plan, "aws:sns/topic:Topic", "aws-use1-alarms-topic")
     _, expected = offline(prod_plan, "lattice:network:VpnLink", "aws-use1--gcp-usc1")
 
     response = served.construct(
         "VpnLink",
         "aws-use1--gcp-usc1",
         {
-            "cloud": {
-                "site": "aws-use1",
-                "asn": aws_site.network.asn,
-                "transitGatewayId": out(tgw["id"], tgw_urn),
-                "routeTableId": out(table["id"], table_urn),
-                "vpnLogGroupArn": out(logs["arn"], logs_urn),
-                "ranges": [str(net) for net in routed_networks(aws_site)],
-                "region": aws_site.region,
-                "clusterSecurityGroupId": out(cluster["vpcConfig"]["clusterSecurityGroupId"], cluster_urn),
-                "alarmActions": [out(topic["arn"], topic_urn)],
-            },
+            "cloud": _aws_hub_end(prod_plan, aws_site, [str(net) for net in routed_networks(aws_site)]),
             "gcp": _gcp_end(stack_file, prod_plan, [str(net) for net in routed_networks(gcp_site)]),
             "link": _camel_keys(link.model_dump(mode="json", exclude_unset=True, exclude={"sites"})),
             "tagging": _camel_keys(tagging(stack_file, "aws-use1")),
