@@ -21,7 +21,6 @@ go to the cluster of the provider the program gives the component (``providers``
 ``from __future__ import annotations``: Pulumi's analyzer reads the schema from the evaluated annotations.
 """
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
@@ -30,14 +29,10 @@ import pulumi_kubernetes as k8s
 
 from ..package.inputs import Tagging, consumer_depends_on, invalid, package_token, tag_context, validated
 from ..spec.model import TeamSpec
-from ..spec.teams import TeamOnSite
+from ..spec.teams import TeamOnSite, team_resources
 from ..standards import (
     CONTAINER_DEFAULT_REQUEST,
-    TEAM_BASE_CPU,
-    TEAM_BASE_MEMORY_GIB,
     TEAM_NAMESPACE_LABEL,
-    TEAM_STORAGE_GIB,
-    TEAM_VOLUME_CLAIMS,
 )
 from ..tagging import TagContext
 from . import moved_from
@@ -204,20 +199,12 @@ def args_from_inputs(inputs: dict[str, Any]) -> tuple[TeamNamespaceArgs, list[Fl
     cpu_share, memory_share = host_share(kueue_flavors)
     accelerators = spec.quota_for(site)
     level, explicit = spec.pod_security_for(site)
-
-    def value(key: str, default: int) -> int:
-        chosen = spec.site_value(key, site)
-        return default if chosen is None else chosen
-
     team = TeamOnSite(
         team=spec.name,
         namespace=spec.namespace_name,
         accelerators=accelerators,
         guarantee=spec.guarantee_for(site),
-        cpu=value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
-        memory_gib=value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
-        storage_gib=value("storage_gib", TEAM_STORAGE_GIB),
-        volume_claims=value("volume_claims", TEAM_VOLUME_CLAIMS),
+        **team_resources(spec, site, accelerators, cpu_share, memory_share),
         pod_security=level,
         pod_security_explicit=explicit,
         pod_security_reason=spec.pod_security_reason,

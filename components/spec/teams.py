@@ -147,6 +147,22 @@ def served_on(team: TeamSpec, site: str, site_ranges: Mapping[str, Sequence[str]
     return tuple(served)
 
 
+def team_resources(team: TeamSpec, site: str, accelerators: int, cpu_share: float, memory_share: float) -> dict:
+    """The namespace's CPU, memory, storage and claim quotas on ``site``: the team's own value there, else the
+    default for its accelerators (``cpu_share`` / ``memory_share``: a node's host CPUs and memory per accelerator)."""
+
+    def value(key: str, default: int) -> int:
+        chosen = team.site_value(key, site)
+        return default if chosen is None else chosen
+
+    return {
+        "cpu": value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
+        "memory_gib": value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
+        "storage_gib": value("storage_gib", TEAM_STORAGE_GIB),
+        "volume_claims": value("volume_claims", TEAM_VOLUME_CLAIMS),
+    }
+
+
 def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] | None = None) -> TeamOnSite:
     """``site_ranges`` (every site's routed ranges) resolves the team's ``serve`` entries; without it, none."""
     from ..scheduling.quota import site_scheduler_gpus, split_quota
@@ -156,20 +172,12 @@ def team_on_site(team: TeamSpec, site, site_ranges: Mapping[str, Sequence[str]] 
     guarantee = team.guarantee_for(site.name)
     cpu_share, memory_share = host_share(site)
     level, explicit = team.pod_security_for(site.name)
-
-    def value(key: str, default: int) -> int:
-        chosen = team.site_value(key, site.name)
-        return default if chosen is None else chosen
-
     return TeamOnSite(
         team=team.name,
         namespace=team.namespace_name,
         accelerators=accelerators,
         guarantee=guarantee,
-        cpu=value("cpu", TEAM_BASE_CPU + math.ceil(accelerators * cpu_share)),
-        memory_gib=value("memory_gib", TEAM_BASE_MEMORY_GIB + math.ceil(accelerators * memory_share)),
-        storage_gib=value("storage_gib", TEAM_STORAGE_GIB),
-        volume_claims=value("volume_claims", TEAM_VOLUME_CLAIMS),
+        **team_resources(team, site.name, accelerators, cpu_share, memory_share),
         pod_security=level,
         pod_security_explicit=explicit,
         pod_security_reason=team.pod_security_reason,
