@@ -53,11 +53,18 @@ hour rate in every commercial region, and CloudWatch Logs storage, interface end
 ap-southeast-6 (``AWS_PRICE_LIST_SECTIONS``). Where a feed prices the same item and region the two must agree, or
 the build stops naming both (when this layer was built they agreed in all 128 such pairs).
 
-Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore,
-Managed Lustre; on AWS the NAT gateway's per-GB data processing rate (so a NAT gateway's row stays unpriced), FSx for
-Lustre (the FSx feed's metrics are opaque hashes naming no deployment type or tier), large VPN tunnels and FSx
-metadata IOPS: no public per-region catalog of them could be read here (``AWS_SEARCHED`` and ``GCP_SEARCHED`` say
-which were tried).
+Filestore capacity comes from the table of Cloud Billing Catalog rates zombiescan writes for Google Cloud, as
+xbill9/zombiescan-azure keeps it at commit bb28c04 (``src/zombiescan/pricing/table.json``, generated 2026-09-21 by
+its ``refresh.py`` at the same commit): ``filestore_gb_month``'s zonal rate (the "Filestore Capacity Zonal and High
+Scale" SKU) prices ``filestore/ZONAL`` and ``filestore/HIGH_SCALE_SSD``, its regional rate ("… Regional and
+Enterprise") ``filestore/REGIONAL`` and ``filestore/ENTERPRISE``, per GiB-month, in every region Lattice accepts (43
+of 43). Where the hand rows price a tier (us-central1, from Google's service-tiers page) the two agree.
+
+Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore's
+Basic HDD and Basic SSD tiers, Managed Lustre; on AWS the NAT gateway's per-GB data processing rate (so a NAT
+gateway's row stays unpriced), FSx for Lustre (the FSx feed's metrics are opaque hashes naming no deployment type or
+tier), large VPN tunnels and FSx metadata IOPS: no public per-region catalog of them could be read here
+(``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
 """
 
 from __future__ import annotations
@@ -351,13 +358,18 @@ AWS_SEARCHED = (
     "code only as one-region test fixtures"
 )
 GCP_SEARCHED = (
-    "no public per-region catalog of Filestore or Managed Lustre rates, flex-start (DWS) rates or the A3 Ultra, A4 "
-    "and N1 GPU machines could be read here: the calculator's pricing.yml has no Filestore, Managed Lustre or "
-    "flex-start rows, the Filestore pricing page renders its table per region client-side (the stored copies hold "
-    "no figures), the Cloud Billing Catalog's Filestore SKUs (service D97E-AB26-5D95, 'Filestore Capacity Zonal', "
-    "'Basic HDD (Standard)') appear in public code only as queries of the live API or one-region fixtures, no copy of "
-    "the old calculator's pricelist.json with Filestore keys was found, and the SkyPilot-format catalog prices A3 "
-    "Ultra, A4 and N1 hosts apart from their GPUs"
+    "no public per-region catalog of Managed Lustre rates, of the Filestore Basic HDD and Basic SSD tiers outside "
+    "us-central1, of flex-start (DWS) rates or of the A3 Ultra, A4 and N1 GPU machines could be read here: the "
+    "calculator's pricing.yml has no Filestore, Managed Lustre or flex-start rows; the Filestore pricing page renders "
+    "its table per region client-side (its stored copies, in every locale found, hold no figures; the service-tiers "
+    "page gives us-central1's only) and no stored copy of the Managed Lustre pricing page with figures was found; the "
+    "table of Cloud Billing Catalog rates at xbill9/zombiescan-azure@bb28c0450c9f holds Filestore's zonal and "
+    "regional SKUs only (its matcher looks for 'Filestore Capacity Standard' and 'Premium', while the Basic SKUs read "
+    "'Filestore Capacity Basic HDD (Standard)' and 'Basic SSD (Premium)') and no Managed Lustre; the Managed Lustre "
+    "capacity SKUs ('Managed Lustre Capacity 1000-Perf Iowa' …) appear in public code only in one region's "
+    "billing-export quote; the other readers of the Filestore service (D97E-AB26-5D95) found query the live API or "
+    "keep us-central1 figures; no copy of the old calculator's pricelist.json with Filestore keys was found; and the "
+    "SkyPilot-format catalog prices A3 Ultra, A4 and N1 hosts apart from their GPUs"
 )
 # TPU slices: anycloud-sh/catalog keeps a SkyPilot-format GCP catalog (the columns and TPU rows of
 # skypilot-org/skypilot's sky/catalog/data_fetchers/fetch_gcp.py, priced from the Cloud Billing Catalog's TPU SKUs),
@@ -368,6 +380,30 @@ GCP_TPU_CATALOG = CatalogSource(
     path="gcp/vms.csv",
     generated="2026-05-20",
 )
+# Filestore capacity per region: xbill9/zombiescan-azure keeps, at this commit of its history, the Google Cloud table
+# of zombiescan (src/zombiescan/pricing/table.json, "_meta.source": "Google Cloud Billing Catalog API, on-demand USD
+# list prices", generated 2026-09-21T16:35:39Z), written by its refresh.py at the same commit: fetch_filestore_rates
+# reads every OnDemand SKU of the catalog's "Cloud Filestore" service priced per GiBy.mo and files a SKU whose
+# description starts "Filestore Capacity Zonal" under "zonal", "Filestore Capacity Regional" under "regional", in
+# each of its serviceRegions, the lowest where two such SKUs price a region ("filestore_gb_month": region -> tier ->
+# USD a GiB-month). The custom-performance SKUs read "Filestore Instance Capacity …" and do not match.
+GCP_FILESTORE = CatalogSource(
+    repo="xbill9/zombiescan-azure",
+    commit="bb28c0450c9f5e9645b3f6edaab4cb3d03e206b6",
+    path="src/zombiescan/pricing/table.json",
+    generated="2026-09-21",
+)
+# The table's tier -> the spec's tiers it prices. Google sells Filestore capacity under two SKUs of default
+# performance, "Filestore Capacity Zonal and High Scale …" and "Filestore Capacity Regional and Enterprise …" (the
+# pricing page's service tiers "Zonal and High Scale" and "Regional and Enterprise"; the zonal 10-100 TiB tier
+# replaces High Scale SSD, and the service-tiers page gives Enterprise the Regional rate, $0.45/GiB in us-central1).
+# The Basic tiers are SKUs of their own ("Filestore Capacity Basic HDD (Standard)", "… Basic SSD (Premium)") the
+# table's matcher does not read, so they are not written.
+GCP_FILESTORE_TIERS = {"zonal": ("ZONAL", "HIGH_SCALE_SSD"), "regional": ("REGIONAL", "ENTERPRISE")}
+GCP_FILESTORE_SKUS = {
+    "zonal": "Filestore Capacity Zonal and High Scale",
+    "regional": "Filestore Capacity Regional and Enterprise",
+}
 # fetch_gcp.py's TPU_V6E_MAX_PRICE: "Maximum price for TPU V6e is $691.2/hour. Here we set a higher price so the
 # failover will go to the region with precise pricing info first" — a placeholder, not a rate.
 SKYPILOT_TPU_PLACEHOLDER_USD = 700.0
@@ -565,6 +601,58 @@ def gcp_tpu_rows(
                     spot, "instance-hour", GCP_TPU_CATALOG, f"{where} SpotPrice", evidence
                 )
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
+
+
+def parse_gcp_filestore_table(text: str | bytes) -> dict[str, dict[str, float]]:
+    """GCP_FILESTORE's ``table.json``: region -> tier (``zonal``, ``regional``) -> USD a GiB-month, from its
+    ``filestore_gb_month``. A file in another shape is refused naming the key."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("_meta"), dict):
+        raise CatalogFormatError("it has no _meta object (the table refresh.py writes has one)")
+    if "Cloud Billing Catalog API" not in str(document["_meta"].get("source", "")):
+        raise CatalogFormatError("_meta.source does not name the Google Cloud Billing Catalog API")
+    regions = document.get("filestore_gb_month")
+    if not isinstance(regions, dict):
+        raise CatalogFormatError("filestore_gb_month is missing or not an object of regions")
+    table: dict[str, dict[str, float]] = {}
+    for region, tiers in regions.items():
+        if not isinstance(tiers, dict):
+            raise CatalogFormatError(f"filestore_gb_month[{region!r}] is not an object of tiers (zonal, regional)")
+        for tier, value in tiers.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CatalogFormatError(
+                    f"filestore_gb_month[{region!r}][{tier!r}] is {value!r}: a rate in USD, a number"
+                )
+            table.setdefault(region, {})[tier] = float(value)
+    return table
+
+
+def gcp_filestore_rows(
+    table: dict[str, dict[str, float]], regions: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``filestore/<tier>`` per region (GiB-month) for the spec's tiers each of the table's tiers prices
+    (``GCP_FILESTORE_TIERS``), in the regions Lattice accepts, each citing the table's key."""
+    wanted = set(regions)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for region, tiers in sorted(table.items()):
+        if region not in wanted:
+            continue
+        for tier, usd in sorted(tiers.items()):
+            if tier not in GCP_FILESTORE_TIERS or not usd > 0:
+                continue
+            where = f"['filestore_gb_month'][{region!r}][{tier!r}]"
+            for spec_tier in GCP_FILESTORE_TIERS[tier]:
+                evidence = (
+                    f"the Cloud Billing Catalog's '{GCP_FILESTORE_SKUS[tier]}' capacity SKU (default performance), "
+                    f"which prices the {' and '.join(GCP_FILESTORE_TIERS[tier])} tiers alike"
+                )
+                rows.setdefault(region, {})[f"filestore/{spec_tier}"] = _row(
+                    usd, "GiB-month", GCP_FILESTORE, where, evidence
+                )
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
 
 
 @dataclass(frozen=True)
@@ -833,6 +921,7 @@ def build_layer(
     aws_service_feeds: dict[str, dict[str, dict[str, float]]] | None = None,
     aws_ebs: dict[str, dict[str, float]] | None = None,
     aws_price_list: dict[str, dict[str, float]] | None = None,
+    gcp_filestore: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
     rate's for the same item and region; AWS_PRICE_LIST's table fills the items and regions the pricing pages' feeds
@@ -842,6 +931,8 @@ def build_layer(
     gcp_region_names = [r.name for r in gcp_regions()]
     gcp = gcp_calculator_rows(gcp_calculator, gcp_machines() if machines is None else machines)
     for region, items in gcp_tpu_rows(gcp_tpu_slices or {}, tpu_hosts(), gcp_region_names).items():
+        gcp[region] = dict(sorted((gcp.get(region, {}) | items).items()))
+    for region, items in gcp_filestore_rows(gcp_filestore or {}, gcp_region_names).items():
         gcp[region] = dict(sorted((gcp.get(region, {}) | items).items()))
     aws = aws_catalog_rows(
         aws_on_demand or {},
@@ -879,13 +970,15 @@ def build_layer(
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
         "sources": {
             "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}",
-            "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}",
+            "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}",
         }
         | ({"uniform": uniform_cite} if rates else {}),
         "searched": {
             "gcp": f"{GCP_CALCULATOR.cite}, which prices machine types only where Compute Engine offers them; "
             f"{GCP_TPU_CATALOG.cite} for TPU hosts (its single-host slices, where its zones agree and the figure is "
-            "no placeholder); the provider pages of the rates published once for every region (GKE, Cloud KMS, "
+            f"no placeholder); {GCP_FILESTORE.cite} for Filestore (its zonal and regional capacity SKUs, so the "
+            "ZONAL, HIGH_SCALE_SSD, REGIONAL and ENTERPRISE tiers, not Basic HDD or Basic SSD); the provider pages of "
+            "the rates published once for every region (GKE, Cloud KMS, "
             f"Logging, Monitoring alerting, Cloud NAT's gateway); {GCP_SEARCHED}",
             "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
             f"types only, in the regions instances.vantage.sh listed them; {AWS_SERVICES.cite} (the pricing pages' "
@@ -983,6 +1076,7 @@ def refresh_layer(
     aws_services_dir: Path | None = None,
     aws_ebs_file: Path | None = None,
     aws_price_list_file: Path | None = None,
+    gcp_filestore_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -1002,6 +1096,7 @@ def refresh_layer(
         tpu_text = _read(GCP_TPU_CATALOG, gcp_tpu_file, "--gcp-tpu", opener)
         ebs_text = _read(AWS_EBS, aws_ebs_file, "--aws-ebs", opener)
         price_list_text = _read(AWS_PRICE_LIST, aws_price_list_file, "--aws-price-list", opener)
+        filestore_text = _read(GCP_FILESTORE, gcp_filestore_file, "--gcp-filestore", opener)
         feed_texts = {
             name: _read(
                 aws_service_source(name),
@@ -1051,6 +1146,12 @@ def refresh_layer(
     except CatalogFormatError as error:
         return fail(f"{aws_price_list_file or AWS_PRICE_LIST.url} is not {AWS_PRICE_LIST.path}: {error}")
     try:
+        filestore = parse_gcp_filestore_table(filestore_text)
+    except CatalogFormatError as error:
+        return fail(
+            f"{gcp_filestore_file or GCP_FILESTORE.url} is not {GCP_FILESTORE.path} of {GCP_FILESTORE.repo}: {error}"
+        )
+    try:
         uniform = parse_uniform_rates(uniform_file.read_bytes())
     except OSError as error:
         return fail(f"--uniform-rates {uniform_file}: cannot read it ({error.strerror}); check the path")
@@ -1066,6 +1167,7 @@ def refresh_layer(
             aws_service_feeds=feeds,
             aws_ebs=ebs,
             aws_price_list=price_list,
+            gcp_filestore=filestore,
         )
     except CatalogFormatError as error:
         return fail(str(error))
@@ -1078,7 +1180,8 @@ def refresh_layer(
         print(line)
     rows = sum(len(items) for regions in layer["prices"].values() for items in regions.values())
     print(
-        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {AWS_ON_DEMAND.cite}, "
+        f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {GCP_FILESTORE.cite}, "
+        f"{AWS_ON_DEMAND.cite}, "
         f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite} and the "
         f"{len(uniform)} rates of "
         f"{uniform_file.name}; "

@@ -106,6 +106,13 @@ def add_parser(verbs, stack_arguments) -> None:
         "API's rates per region) at the pinned commit (default: download it)",
     )
     refresh.add_argument(
+        "--gcp-filestore",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of xbill9/zombiescan-azure's src/zombiescan/pricing/table.json (the Cloud "
+        "Billing Catalog's Filestore rates per region) at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
         "--uniform-rates",
         metavar="FILE",
         type=Path,
@@ -445,6 +452,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
         "aws_services",
         "aws_ebs",
         "aws_price_list",
+        "gcp_filestore",
         "uniform_rates",
     ):
         if getattr(args, flag) is not None and not args.catalogs:
@@ -463,6 +471,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             aws_services_dir=args.aws_services,
             aws_ebs_file=args.aws_ebs,
             aws_price_list_file=args.aws_price_list,
+            gcp_filestore_file=args.gcp_filestore,
         )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(

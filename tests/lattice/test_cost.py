@@ -369,16 +369,29 @@ def test_what_prod_leaves_unpriced_and_why():
         "vpn/connection-hour-large",
         "fsx-lustre/PERSISTENT_2/SSD/1000",
         "gce/a3-megagpu-8g/flex-start",
-        "filestore/ZONAL",
     }
-    assert len(report.unpriced) == 8  # 4 large-tunnel connections, FSx, A3 Mega flex-start, Filestore, beamline
+    assert len(report.unpriced) == 7  # 4 large-tunnel connections, FSx, A3 Mega flex-start, beamline
     # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400); the p5 capacity
     # block is prepaid: its 8 × 336 h fee ($105,719) in every column, not 8 × 730 h at max only
-    # and one copy a month of the beamline endpoint's weights through aws-use1 (15.0 GiB × $0.11: $1.65)
-    assert report.total_monthly()[2] == pytest.approx(429_662.02, abs=0.01)
-    assert report.total_monthly()[0] == pytest.approx(137_525.85, abs=0.01)
-    # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only six rows are unjudged.
-    assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [6, 6, 8]
+    # and one copy a month of the beamline endpoint's weights through aws-use1 (15.0 GiB × $0.11: $1.65), and the
+    # Filestore home share's 1,024 GiB at $0.25 ($256)
+    assert report.total_monthly()[2] == pytest.approx(429_918.02, abs=0.01)
+    assert report.total_monthly()[0] == pytest.approx(137_781.85, abs=0.01)
+    # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only five rows are unjudged.
+    assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [5, 5, 7]
+
+
+def test_a_filestore_month_by_hand(prod_plan):
+    """prod's home share, ZONAL at 1,024 GiB in us-central1: 1,024 GiB × $0.25 a GiB-month (the zonal tier's rate on
+    Google's service-tiers page, which the Cloud Billing Catalog table in the layer agrees with), every column."""
+    row = _row(
+        cost_report(prod_plan.to_dict(), load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec),
+        "gcp-usc1-storage-home-instance",
+    )
+    rate = _snapshot_usd("filestore/ZONAL", "us-central1", "gcp")
+    assert rate == 0.25
+    assert row.monthly(HOURS) == pytest.approx((1_024 * rate,) * 3)
+    assert row.monthly(HOURS)[0] == pytest.approx(256.0)
 
 
 def test_a_managed_lustre_month_by_hand(prod_plan):
@@ -437,10 +450,13 @@ def test_a_row_not_priced_says_so_with_the_reason_in_every_format(prod_plan, tmp
         "aws-use1-storage-shared-fs — — — not priced: fsx-lustre/PERSISTENT_2/SSD/1000 (aws us-east-1): no published "
         "us-east-1 rate for the 1000 MB/s/TiB tier was found" in text
     )
-    assert "8 row(s) not priced, not in the total: the reason is under each" in text
+    assert "7 row(s) not priced, not in the total: the reason is under each" in text
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "| **not priced**: filestore/ZONAL (gcp us-central1): no published zonal-tier rate" in markdown
+    assert (
+        "| **not priced**: gce/a3-megagpu-8g/flex-start (gcp us-central1): no published flex-start (DWS) rate"
+        in markdown
+    )
 
 
 def test_the_pr_summary_says_the_budget_cannot_be_judged_while_rows_it_depends_on_are_unpriced(
@@ -451,8 +467,8 @@ def test_the_pr_summary_says_the_budget_cannot_be_judged_while_rows_it_depends_o
     plan.write_text(prod_plan.to_json())
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     assert (
-        "**budget $600,000 a month at the pools' max nodes: cannot be judged, 8 row(s) it depends on not priced "
-        "($429,662 priced); monthly-budget reports each.**"
+        "**budget $600,000 a month at the pools' max nodes: cannot be judged, 7 row(s) it depends on not priced "
+        "($429,918 priced); monthly-budget reports each.**"
     ) in capsys.readouterr().out
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -465,4 +481,4 @@ def test_a_budget_every_row_of_which_is_priced_is_judged(prod_plan):
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     report = cost_report(prod_plan.to_dict(), spec)
     report.rows = [row for row in report.rows if row.hourly is not None]
-    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $429,662, within"
+    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $429,918, within"
