@@ -60,16 +60,26 @@ Scale" SKU) prices ``filestore/ZONAL`` and ``filestore/HIGH_SCALE_SSD``, its reg
 Enterprise") ``filestore/REGIONAL`` and ``filestore/ENTERPRISE``, per GiB-month, in every region Lattice accepts (43
 of 43). Where the hand rows price a tier (us-central1, from Google's service-tiers page) the two agree.
 
+FSx for Lustre comes from the FSx pricing page's own feed as aws-price-watcher commits it (``raw/fsx.json``): each
+rate is keyed by a ``RegionlessRateCode``, which names the same product in every region, so a code identified once
+gives its tier's rate in every region the feed lists it. ``FSX_LUSTRE_RATES`` holds the codes identified by a named
+source, each with its evidence: PERSISTENT_2 SSD at 125, 250, 500 and 1000 MB/s/TiB, filed by the feed itself as
+its "SSD new" family, each tier named by a third-party transcription of ap-northeast-1's prices that the code's
+Tokyo rate reproduces to the cent. The build refuses a feed where an identified code is gone or leaves its family,
+where a family's rate stops rising with the tier, where Tokyo's rates leave the transcription, or where a hand row
+prices the same item differently.
+
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore's
 Basic HDD and Basic SSD tiers, Managed Lustre; on AWS the NAT gateway's per-GB data processing rate (so a NAT
-gateway's row stays unpriced), FSx for Lustre (the FSx feed's metrics are opaque hashes naming no deployment type or
-tier), large VPN tunnels and FSx metadata IOPS: no public per-region catalog of them could be read here
+gateway's row stays unpriced), FSx for Lustre PERSISTENT_1, SCRATCH_2, HDD and metadata IOPS (codes no named source
+identifies: ``FSX_UNIDENTIFIED``) and large VPN tunnels: no public per-region catalog of them could be read here
 (``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -144,6 +154,87 @@ AWS_PRICE_LIST = CatalogSource(
     commit="077155131f2a55ffe1937aac66524a63f1b58910",
     path="src/zombiescan/pricing/table.json",
     generated="2026-09-21",
+)
+
+# QuinnyPig/aws-price-watcher's raw/fsx.json: the FSx pricing page's own feed (meteredUnitMaps/fsx/USD/current/
+# fsx.json), location -> RegionlessRateCode -> {rateCode, price}, GB-month. Its manifest's hawkFilePublicationDate
+# (2025-05-29 at this commit) is the rows' date; the refresh takes it from the file it reads.
+AWS_FSX = CatalogSource(
+    repo="QuinnyPig/aws-price-watcher",
+    commit="a6645eb2e53e9399396a714cdc4f3c346c7f06c0",
+    path="raw/fsx.json",
+    generated="2025-05-29",
+)
+# DevelopersIO (Classmethod), "FSx for Lustre Persistent 2 のスペック別利用料金を手軽に確認したいので表にしてみた"
+# (2022-09-03): ap-northeast-1's PERSISTENT_2 price an hour of a 1.2 TiB file system at each tier. With 1.2 TiB =
+# 1,200 GB and 730 hours a month, the feed's Tokyo rate of each tier reproduces its figure to the cent; the four
+# figures differ, so each tier's hash is named by the transcription, not by the order of the prices.
+FSX_TOKYO_TRANSCRIPTION = (
+    "DevelopersIO (Classmethod), 'FSx for Lustre Persistent 2 のスペック別利用料金を手軽に確認したいので表にしてみた' "
+    "(2022-09-03)"
+)
+FSX_TOKYO_P2_HOURLY_1200_GB = {125: 0.31, 250: 0.46, 500: 0.77, 1000: 1.39}
+
+
+@dataclass(frozen=True)
+class FsxRate:
+    """One RegionlessRateCode of the FSx feed identified as a Lustre storage class and tier. The code is regionless:
+    it names the same product in every region (each region's ``rateCode`` carries its own SKU), so one
+    identification gives the tier's rate wherever the feed lists the code. ``label``: the family the feed itself
+    files the code under (its ``"<code> SSD new"`` keys), checked on every refresh."""
+
+    code: str
+    deployment: str
+    storage: str
+    tier: int
+    label: str
+    evidence: str
+
+    @property
+    def key(self) -> str:
+        return f"fsx-lustre/{self.deployment}/{self.storage}/{self.tier}"
+
+
+def _p2_evidence(tier: int, *more: str) -> str:
+    hourly = FSX_TOKYO_P2_HOURLY_1200_GB[tier]
+    return "; ".join(
+        (
+            f"PERSISTENT_2 SSD at {tier} MB/s/TiB: the feed's 'SSD new' family",
+            f"DevelopersIO (Classmethod, 2022-09-03) prices ap-northeast-1's 1.2 TiB at it at ${hourly:.2f} an hour, "
+            "as this code's Tokyo rate does (1,200 GB × rate / 730 h)",
+            *more,
+        )
+    )
+
+
+FSX_LUSTRE_RATES = (
+    FsxRate(
+        "zgFPJ0cUYXdd2jLTiOuDcSYRtdFhYRqCjCbYd49h1Y8",
+        "PERSISTENT_2",
+        "SSD",
+        125,
+        "SSD new",
+        _p2_evidence(
+            125,
+            "us-east-1's $0.145 is the hand row's (c3x.dev)",
+        ),
+    ),
+    FsxRate("yMXUnsAV3uitn3E4G7Z25YOoTEwD6fTeQCq0JdEjw-0", "PERSISTENT_2", "SSD", 250, "SSD new", _p2_evidence(250)),
+    FsxRate("JCLdXKhp6UDel_cRam0smdbULMkLKcxzWLKN2kvL6Rs", "PERSISTENT_2", "SSD", 500, "SSD new", _p2_evidence(500)),
+    FsxRate("SJkcZfTtuEZ8xiIULvUsQp_CzFRvoWE-3TKzTnlPRVo", "PERSISTENT_2", "SSD", 1000, "SSD new", _p2_evidence(1000)),
+)
+# What the FSx feed holds but no named source identifies, so it is not read (and the rows stay unpriced): the three
+# codes it files as 'SSD old' (PERSISTENT_1 SSD in the regions with PERSISTENT_2, 'SSD new' elsewhere) — no
+# transcription names 50 / 100 / 200 by region, and SCRATCH_2 is an unlabelled code whose us-east-1 rate equals
+# the lowest of them; the four 'HDD New' codes (12 and 40 MB/s/TiB, each with and without the SSD cache: no source
+# says which is which); and metadata IOPS ('IOPS-Mo' in the offer), unlabelled.
+FSX_UNIDENTIFIED = (
+    "FSx for Lustre PERSISTENT_1 SSD (50 / 100 / 200 MB/s/TiB), SCRATCH_2, PERSISTENT_1 HDD (12 / 40 MB/s/TiB, "
+    "with or without SSD cache) and user-provisioned metadata IOPS: QuinnyPig/aws-price-watcher's raw/fsx.json files "
+    "their RegionlessRateCodes as 'SSD old' and 'HDD New' (SCRATCH_2 and metadata IOPS unlabelled), but no "
+    "transcription, offer file or calculator mapping searched (the pages corpus, public code for the codes and their "
+    "us-east-1 SKUs, the AWS pricing page's stored copies, which render no table) names which code is which tier, and "
+    "matching them by price would be a guess; PERSISTENT_2 outside the regions the feed lists its tier in"
 )
 
 
@@ -341,12 +432,8 @@ def aws_locations() -> dict[str, str]:
 AWS_SEARCHED = (
     "no public per-region catalog of the NAT gateway's per-GB data processing rate (xbill9/zombiescan's Price List "
     "table keeps the gateway-hour rate only, the VPC pricing page's feed in QuinnyPig/aws-price-watcher has no NAT "
-    "metric, and NatGateway-Bytes appears in public code only in one-region fixtures and bills), of FSx for Lustre "
-    "rates by deployment type and throughput tier (QuinnyPig/aws-price-watcher's raw/fsx.json and processed/fsx.json "
-    "name each rate only by an opaque RegionlessRateCode and a region's SKU; neither those hashes nor the SKUs of "
-    "us-east-1, us-west-2, eu-west-1 or eu-central-1 appear in any public offer file or calculator "
-    "mapping searched, and the published calculator.aws decodings of the FSx feed cover FSx for Windows only), "
-    "of large (5 Gbps) VPN tunnels or of FSx metadata IOPS could be read here; other sources searched: "
+    "metric, and NatGateway-Bytes appears in public code only in one-region fixtures and bills), of "
+    f"{FSX_UNIDENTIFIED}, or of large (5 Gbps) VPN tunnels could be read here; other sources searched: "
     "skypilot-org/skypilot-catalog "
     "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring, anycloud-sh/catalog's copy "
     "of that file is over 4 MiB and absent from its snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing "
@@ -877,6 +964,118 @@ def aws_service_rows(
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items()) if items}
 
 
+def parse_fsx_feed(text: str | bytes) -> tuple[str, dict[str, dict[str, tuple[float, str]]]]:
+    """The FSx pricing page's feed (``raw/fsx.json``): its manifest's publication date (YYYY-MM-DD) and location ->
+    key -> (USD, the region's rateCode). Keys are RegionlessRateCodes, some also as ``"<code> <family>"``. A file in
+    another shape is refused naming the key."""
+    import datetime
+
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("manifest"), dict):
+        raise CatalogFormatError("it has no manifest object (a meteredUnitMaps feed has one)")
+    manifest = document["manifest"]
+    if manifest.get("serviceId") != "fsx":
+        raise CatalogFormatError(f"manifest.serviceId is {manifest.get('serviceId')!r}: the FSx feed's is 'fsx'")
+    published = str(manifest.get("hawkFilePublicationDate", ""))[:10]
+    try:
+        datetime.date.fromisoformat(published)
+    except ValueError:
+        raise CatalogFormatError(
+            f"manifest.hawkFilePublicationDate is {manifest.get('hawkFilePublicationDate')!r}: a date, YYYY-MM-DD…"
+        ) from None
+    regions = document.get("regions")
+    if not isinstance(regions, dict) or not all(isinstance(v, dict) for v in regions.values()):
+        raise CatalogFormatError("regions is missing or not an object of locations, each an object of rates")
+    feed: dict[str, dict[str, tuple[float, str]]] = {}
+    for location, rates in regions.items():
+        for key, rate in rates.items():
+            where = f"regions[{location!r}][{key!r}]"
+            if not isinstance(rate, dict) or rate.get("RegionlessRateCode") != key.split(" ", 1)[0]:
+                raise CatalogFormatError(f"{where} is not a rate whose RegionlessRateCode is its key's code")
+            try:
+                usd = float(rate["price"])
+            except (KeyError, TypeError, ValueError):
+                raise CatalogFormatError(f"{where}.price is {rate.get('price')!r}: a rate in USD, a number") from None
+            feed.setdefault(location, {})[key] = (usd, str(rate.get("rateCode", "")))
+    return published, feed
+
+
+def fsx_rows(
+    published: str,
+    feed: dict[str, dict[str, tuple[float, str]]],
+    regions: Iterable[str],
+    hand: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``fsx-lustre/<DEPLOYMENT>/<STORAGE>/<tier>`` per commercial region from the FSx feed: each identified code
+    (FSX_LUSTRE_RATES) at every location the feed lists it. The build stops, naming the key, when an identified code
+    is gone from the feed or no longer filed under its family, when a family's rate does not rise with the tier in a
+    region, when Tokyo's PERSISTENT_2 rates no longer reproduce the transcription that identifies them, or when a
+    hand row (``hand``: pricing.json's AWS prices) prices the same item and region differently."""
+    from dataclasses import replace
+
+    source = replace(AWS_FSX, generated=published)
+    codes = aws_locations()
+    wanted = set(regions)
+    for rate in FSX_LUSTRE_RATES:
+        if not any(rate.code in rates for rates in feed.values()):
+            raise CatalogFormatError(
+                f"regions[*][{rate.code!r}] ({rate.key}) is in no region: the feed no longer lists an identified code; "
+                "identify the tier's new code from a named source before refreshing"
+            )
+        if not any(f"{rate.code} {rate.label}" in rates for rates in feed.values()):
+            raise CatalogFormatError(
+                f"regions[*][{rate.code + ' ' + rate.label!r}] is in no region: the feed no longer files {rate.key}'s "
+                f"code under {rate.label!r}; check the identification before refreshing"
+            )
+    families: dict[tuple[str, str], list[FsxRate]] = {}
+    for rate in FSX_LUSTRE_RATES:
+        families.setdefault((rate.deployment, rate.storage), []).append(rate)
+    for location, rates in sorted(feed.items()):
+        for family in families.values():
+            listed = [
+                (r.tier, rates[r.code][0], r.code) for r in sorted(family, key=lambda r: r.tier) if r.code in rates
+            ]
+            for (tier, usd, code), (next_tier, next_usd, next_code) in itertools.pairwise(listed):
+                if not usd < next_usd:
+                    raise CatalogFormatError(
+                        f"regions[{location!r}]: {next_tier} MB/s/TiB ({next_code}) at ${next_usd} is not above "
+                        f"{tier} MB/s/TiB ({code}) at ${usd}; a family's rate rises with the tier, so an "
+                        "identification is wrong: check it before refreshing"
+                    )
+    tokyo = feed.get("Asia Pacific (Tokyo)", {})
+    for rate in FSX_LUSTRE_RATES:
+        if rate.deployment == "PERSISTENT_2" and rate.tier in FSX_TOKYO_P2_HOURLY_1200_GB:
+            expected = FSX_TOKYO_P2_HOURLY_1200_GB[rate.tier]
+            usd = tokyo.get(rate.code, (None, ""))[0]
+            if usd is None or round(1200 * usd / 730, 2) != expected:
+                raise CatalogFormatError(
+                    f"regions['Asia Pacific (Tokyo)'][{rate.code!r}] is ${usd}: 1.2 TiB an hour at it is not the "
+                    f"${expected:.2f} {FSX_TOKYO_TRANSCRIPTION} gives at {rate.tier} MB/s/TiB, the identification's "
+                    "evidence; re-identify the tier from a named source before refreshing"
+                )
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for location, rates in sorted(feed.items()):
+        region = codes.get(location)
+        if region is None or region not in wanted:
+            continue  # GovCloud, a Local Zone: another price list
+        for rate in FSX_LUSTRE_RATES:
+            if rate.code not in rates:
+                continue
+            usd, sku = rates[rate.code]
+            other = ((hand or {}).get(region, {}).get(rate.key) or {}).get("usd")
+            if other is not None and abs(other - usd) > 1e-9:
+                raise CatalogFormatError(
+                    f"aws {region} {rate.key}: pricing.json gives ${other}, but {source.cite} "
+                    f"[regions][{location!r}][{rate.code!r}] gives ${usd}; find which is current before refreshing"
+                )
+            where = f"[regions][{location!r}][{rate.code!r}] (rateCode {sku})"
+            rows.setdefault(region, {})[rate.key] = _row(usd, "GB-month", source, where, rate.evidence)
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
+
+
 def aws_catalog_rows(
     on_demand: dict[str, dict[str, float]],
     spot: dict[str, dict[str, tuple[float, float]]],
@@ -922,10 +1121,16 @@ def build_layer(
     aws_ebs: dict[str, dict[str, float]] | None = None,
     aws_price_list: dict[str, dict[str, float]] | None = None,
     gcp_filestore: dict[str, dict[str, float]] | None = None,
+    aws_fsx: tuple[str, dict[str, dict[str, tuple[float, str]]]] | None = None,
+    hand_prices: dict[str, dict[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
     rate's for the same item and region; AWS_PRICE_LIST's table fills the items and regions the pricing pages' feeds
-    do not price, and where both price one they must agree (else one is stale: the build stops naming both)."""
+    do not price, and where both price one they must agree (else one is stale: the build stops naming both). The FSx
+    feed (``aws_fsx``: its date and rates) gives FSx for Lustre's identified tiers, held to ``hand_prices`` (the hand
+    rows' AWS prices) where both price one."""
+    from dataclasses import replace
+
     from .regions import gcp_regions
 
     gcp_region_names = [r.name for r in gcp_regions()]
@@ -943,6 +1148,9 @@ def build_layer(
     services = aws_service_rows(aws_service_feeds or {}, aws_ebs or {}, aws_commercial_regions(), aws_system_types())
     for region, items in services.items():
         aws[region] = dict(sorted((aws.get(region, {}) | items).items()))
+    if aws_fsx is not None:
+        for region, items in fsx_rows(*aws_fsx, aws_commercial_regions(), hand_prices).items():
+            aws[region] = dict(sorted((aws.get(region, {}) | items).items()))
     for region, items in aws_price_list_rows(aws_price_list or {}, aws_commercial_regions()).items():
         for key, row in items.items():
             other = aws.get(region, {}).get(key)
@@ -969,7 +1177,8 @@ def build_layer(
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
         "sources": {
-            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}",
+            "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}"
+            + (f"; {replace(AWS_FSX, generated=aws_fsx[0]).cite}" if aws_fsx is not None else ""),
             "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}",
         }
         | ({"uniform": uniform_cite} if rates else {}),
@@ -983,7 +1192,9 @@ def build_layer(
             "aws": f"{AWS_ON_DEMAND.cite} and {AWS_SPOT.cite}, which price the GPU, Trainium and Inferentia "
             f"types only, in the regions instances.vantage.sh listed them; {AWS_SERVICES.cite} (the pricing pages' "
             "feeds: transit gateway, Site-to-Site VPN, public IPv4, PrivateLink, CloudWatch, CloudTrail, S3, KMS, "
-            f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types), {AWS_EBS.cite} "
+            f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types), {AWS_FSX.cite} (FSx for "
+            "Lustre PERSISTENT_2 SSD at 125, 250, 500 and 1000 MB/s/TiB, each tier's RegionlessRateCode identified by "
+            f"{FSX_TOKYO_TRANSCRIPTION}'s ap-northeast-1 prices), {AWS_EBS.cite} "
             f"(gp3) and {AWS_PRICE_LIST.cite} (the Price List API's gp3, NAT gateway hour, CloudWatch Logs storage, "
             "interface endpoint and KMS key rates), each only in the regions it names; the provider page of the "
             f"rate published once for every region (EKS extended support); {AWS_SEARCHED}",
@@ -1048,7 +1259,7 @@ def load_layer(path: Path = CATALOG_LAYER) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
-def _read(source: CatalogSource, given: Path | None, flag: str, opener: Any) -> bytes:
+def _read(source: CatalogSource, given: Path | None, flag: str, opener: Any, metavar: str = "FILE with") -> bytes:
     """The file at ``given``, or the catalog's file at its pinned commit."""
     import urllib.error
     import urllib.request
@@ -1061,7 +1272,7 @@ def _read(source: CatalogSource, given: Path | None, flag: str, opener: Any) -> 
     except (urllib.error.URLError, OSError) as error:
         raise CatalogFormatError(
             f"cannot read {given or source.url} ({getattr(error, 'reason', error)}); check the path or the network, "
-            f"or pass {flag} FILE with a copy of {source.path} at {source.repo}@{source.commit[:12]}"
+            f"or pass {flag} {metavar} a copy of {source.path} at {source.repo}@{source.commit[:12]}"
         ) from None
 
 
@@ -1080,10 +1291,14 @@ def refresh_layer(
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
-    against the layer at ``output``, and write it; 0, or 2 with one line saying what failed and what to do."""
+    against the layer at ``output``, and write it; 0, or 2 with one line saying what failed and what to do.
+    ``aws_services_dir`` is a copy of aws-price-watcher's ``processed/`` folder; the FSx page's raw feed is read
+    from the ``raw/fsx.json`` beside it, as in the repository."""
     import sys
 
     import yaml
+
+    from .pricing import PRICING_SNAPSHOT
 
     def fail(message: str) -> int:
         print(f"error: {message}", file=sys.stderr)
@@ -1106,6 +1321,8 @@ def refresh_layer(
             )
             for name in AWS_SERVICE_FILES
         }
+        fsx_file = None if aws_services_dir is None else aws_services_dir.parent / "raw" / "fsx.json"
+        fsx_text = _read(AWS_FSX, fsx_file, "--aws-services", opener, "DIR (processed/) with, in DIR/../raw/fsx.json,")
     except CatalogFormatError as error:
         return fail(str(error))
     try:
@@ -1138,6 +1355,10 @@ def refresh_layer(
             )
             return fail(f"{where} is not a processed feed of {AWS_SERVICES.repo}: {error}")
     try:
+        fsx = parse_fsx_feed(fsx_text)
+    except CatalogFormatError as error:
+        return fail(f"{fsx_file or AWS_FSX.url} is not {AWS_FSX.repo}'s {AWS_FSX.path}: {error}")
+    try:
         ebs = parse_ebs_feed(ebs_text)
     except CatalogFormatError as error:
         return fail(f"{aws_ebs_file or AWS_EBS.url} is not {AWS_EBS.path}: {error}")
@@ -1168,8 +1389,12 @@ def refresh_layer(
             aws_ebs=ebs,
             aws_price_list=price_list,
             gcp_filestore=filestore,
+            aws_fsx=fsx,
+            hand_prices=json.loads(PRICING_SNAPSHOT.read_text())["prices"].get("aws", {}),
         )
     except CatalogFormatError as error:
+        if str(error).startswith("regions"):
+            return fail(f"{fsx_file or AWS_FSX.url}: {error}")
         return fail(str(error))
     lines = changes(load_layer(output), layer)
     try:
@@ -1182,7 +1407,8 @@ def refresh_layer(
     print(
         f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {GCP_FILESTORE.cite}, "
         f"{AWS_ON_DEMAND.cite}, "
-        f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite} and the "
+        f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_FSX.cite.split(' (generated')[0]} "
+        f"(published {fsx[0]}), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite} and the "
         f"{len(uniform)} rates of "
         f"{uniform_file.name}; "
         f"{len(lines)} changed"

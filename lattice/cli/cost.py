@@ -89,8 +89,8 @@ def add_parser(verbs, stack_arguments) -> None:
         "--aws-services",
         metavar="DIR",
         type=Path,
-        help="with --catalogs: a folder with copies of QuinnyPig/aws-price-watcher's processed/<service>.json feeds "
-        "at the pinned commit (default: download them)",
+        help="with --catalogs: a copy of QuinnyPig/aws-price-watcher's processed/ folder (its <service>.json feeds) at "
+        "the pinned commit, with the repository's raw/fsx.json beside it in DIR/../raw/ (default: download them)",
     )
     refresh.add_argument(
         "--aws-ebs",

@@ -365,20 +365,21 @@ def test_what_prod_leaves_unpriced_and_why():
     path = ROOT / "stacks" / "Pulumi.prod.yaml"
     report = cost_report(cached_plan(path).to_dict(), load_stack_file(path).spec)
     missing = {p.key for row in report.unpriced for p in row.prices if not p.known}
-    assert missing == {
-        "vpn/connection-hour-large",
-        "fsx-lustre/PERSISTENT_2/SSD/1000",
-        "gce/a3-megagpu-8g/flex-start",
-    }
-    assert len(report.unpriced) == 7  # 4 large-tunnel connections, FSx, A3 Mega flex-start, beamline
+    assert missing == {"vpn/connection-hour-large", "gce/a3-megagpu-8g/flex-start"}
+    assert len(report.unpriced) == 6  # 4 large-tunnel connections, A3 Mega flex-start, beamline
+    # The 1000 MB/s/TiB FSx file system, unpriced on the previous main, is priced from the FSx pricing page's feed
+    # (the generated layer fills the hand row that says it is missing): 19,200 GiB × $0.60 = $11,520 a month.
+    [fsx] = [row for row in report.rows if row.resource == "aws-use1-storage-shared-fs"]
+    assert [(p.key, p.usd) for p in fsx.prices] == [("fsx-lustre/PERSISTENT_2/SSD/1000", 0.6)]
+    assert fsx.monthly(HOURS) == pytest.approx((11_520.0,) * 3)
     # with the GCP audit-silence policy ($1.50) and Managed Lustre's 9,000 GiB at $0.60 ($5,400); the p5 capacity
     # block is prepaid: its 8 × 336 h fee ($105,719) in every column, not 8 × 730 h at max only
     # and one copy a month of the beamline endpoint's weights through aws-use1 (15.0 GiB × $0.11: $1.65), and the
     # Filestore home share's 1,024 GiB at $0.25 ($256)
-    assert report.total_monthly()[2] == pytest.approx(429_918.02, abs=0.01)
-    assert report.total_monthly()[0] == pytest.approx(137_781.85, abs=0.01)
-    # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only five rows are unjudged.
-    assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [5, 5, 7]
+    assert report.total_monthly()[2] == pytest.approx(441_438.02, abs=0.01)
+    assert report.total_monthly()[0] == pytest.approx(149_301.84, abs=0.01)
+    # The beamline's pool scales from 0 and the A3 Mega flex-start pool too: at min only four rows are unjudged.
+    assert [len(report.unpriced_at(column)) for column in ("min", "desired", "max")] == [4, 4, 6]
 
 
 def test_a_filestore_month_by_hand(prod_plan):
@@ -447,10 +448,10 @@ def test_a_row_not_priced_says_so_with_the_reason_in_every_format(prod_plan, tmp
     assert main(["cost", "--stack", "prod", "--plan", str(plan)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert (
-        "aws-use1-storage-shared-fs — — — not priced: fsx-lustre/PERSISTENT_2/SSD/1000 (aws us-east-1): no published "
-        "us-east-1 rate for the 1000 MB/s/TiB tier was found" in text
+        "gcp-usc1-train-a3mega-pool — — — not priced: gce/a3-megagpu-8g/flex-start (gcp us-central1): no published "
+        "flex-start (DWS) rate for A3 Mega was found" in text
     )
-    assert "7 row(s) not priced, not in the total: the reason is under each" in text
+    assert "6 row(s) not priced, not in the total: the reason is under each" in text
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert (
@@ -467,8 +468,8 @@ def test_the_pr_summary_says_the_budget_cannot_be_judged_while_rows_it_depends_o
     plan.write_text(prod_plan.to_json())
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "markdown"]) == 0
     assert (
-        "**budget $600,000 a month at the pools' max nodes: cannot be judged, 7 row(s) it depends on not priced "
-        "($429,918 priced); monthly-budget reports each.**"
+        "**budget $600,000 a month at the pools' max nodes: cannot be judged, 6 row(s) it depends on not priced "
+        "($441,438 priced); monthly-budget reports each.**"
     ) in capsys.readouterr().out
     assert main(["cost", "--stack", "prod", "--plan", str(plan), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -481,4 +482,4 @@ def test_a_budget_every_row_of_which_is_priced_is_judged(prod_plan):
     spec = load_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml").spec
     report = cost_report(prod_plan.to_dict(), spec)
     report.rows = [row for row in report.rows if row.hourly is not None]
-    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $429,918, within"
+    assert report.budget_verdict() == "budget $600,000 a month at the pools' max nodes: $441,438, within"

@@ -22,6 +22,13 @@ def _usd(item: str, cloud: str = "aws", region: str = "us-east-1") -> float:
     ]["usd"]
 
 
+def _priced(item: str, region: str = "us-east-1") -> float:
+    """The snapshot's rate with its generated layer (a hand row wins; the layer fills one that is missing)."""
+    from lattice.components.catalog.pricing import pricing_snapshot
+
+    return pricing_snapshot().price("aws", region, item).usd
+
+
 @pytest.mark.parametrize(
     ("save_minutes", "interval_minutes", "lost"),
     [(5, 30, "14.3%"), (1, 30, "3.2%"), (0.5, 60, "0.8%"), (10, 30, "25.0%")],
@@ -67,9 +74,12 @@ def test_one_run_end_to_end_by_hand(capsys, monkeypatch):
     assert compute == pytest.approx(4_936_329, abs=1)
     for figure in (f"{wall * 16:,.1f} node-hours", f"${compute:,.0f}", f"${lost:,.0f}", f"${storage:,.0f}"):
         assert figure in text, figure
-    # The 1000 MB/s/TiB FSx rate is not in the snapshot: the run's total says one part is not priced, and why.
-    assert f"${compute + storage:,.0f} + 1 not priced" in text
-    assert "not priced: fsx-lustre/PERSISTENT_2/SSD/1000: no published us-east-1 rate" in " ".join(text.split())
+    # The sized Lustre through the run at the 1000 MB/s/TiB rate (us-east-1's from the FSx pricing page's feed, $0.60
+    # a GB-month; on the previous main not in the snapshot, and the run's total said "+ 1 not priced").
+    lustre = 16_800 * _priced("fsx-lustre/PERSISTENT_2/SSD/1000") * wall / HOURS
+    assert (_priced("fsx-lustre/PERSISTENT_2/SSD/1000"), round(lustre)) == (0.6, 77_400)
+    assert f"${lustre:,.0f}" in text and f"${compute + storage + lustre:,.0f}" in text
+    assert "not priced" not in text
 
 
 def test_a_run_on_a_capacity_block_is_priced_at_the_block_rate():
@@ -149,8 +159,12 @@ def test_the_run_on_every_pool_of_the_stack_by_hand(capsys):
     p5 = runs["aws-use1/train-p5"]
     assert (p5.capacity, p5.nodes, p5.gpus) == ("capacity-block", 8, 64)
     assert p5.compute_usd == pytest.approx(p5.hours.node_hours * _usd("ec2/p5.48xlarge/CapacityBlock"))
-    assert p5.checkpoint_usd == pytest.approx(2 * 980 * _usd("s3/standard-storage") * p5.hours.wall_clock_hours / HOURS)
-    assert p5.unpriced == ("fsx-lustre/PERSISTENT_2/SSD/1000",)  # the sized Lustre's rate is not in the snapshot
+    # The kept checkpoints in S3 and the Lustre sized for them (16,800 GiB at 1000 MB/s/TiB) through the run; the
+    # Lustre's rate was not in the snapshot on the previous main, and the pool said so.
+    s3 = 2 * 980 * _usd("s3/standard-storage") * p5.hours.wall_clock_hours / HOURS
+    lustre = 16_800 * _priced("fsx-lustre/PERSISTENT_2/SSD/1000") * p5.hours.wall_clock_hours / HOURS
+    assert p5.checkpoint_usd == pytest.approx(s3 + lustre) and round(p5.checkpoint_usd) == 155_493
+    assert p5.unpriced == ()
     assert runs["gcp-usc1/train-a3mega"].compute_usd is None and runs["gcp-usc1/train-a3mega"].capable
     assert cheapest_and_fastest(list(runs.values())) == (runs["grid-hpc/ib-h100"], runs["grid-hpc/ib-h100"])
 

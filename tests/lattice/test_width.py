@@ -147,8 +147,9 @@ RUN_ON_A_POOL = ["size", "--parameters", "70B", "--machine-type", "p5.48xlarge",
 
 def test_size_piped_prints_its_two_column_table_not_stacked_blocks(at_80, capsys):
     # `lattice size ... | cat` (a console 80 columns wide, not a terminal): the quantity column's longest label and the
-    # value column's longest word ("fsx-lustre/PERSISTENT_2/SSD/1000:") do not fit side by side unwrapped, which
-    # stacked every row as "quantity" / "value: ..." blocks; the table now wraps its columns instead.
+    # value column's longest word (then "fsx-lustre/PERSISTENT_2/SSD/1000:", an unpriced row's key; now that the FSx
+    # rate is priced, "PERSISTENT_2/SSD") do not fit side by side unwrapped, which stacked every row as "quantity" /
+    # "value: ..." blocks; the table now wraps its columns instead.
     out = _run(capsys, *RUN_ON_A_POOL)
     lines = out.splitlines()
     assert any(line.startswith("┃ quantity") and line.rstrip().endswith("value ┃") for line in lines)
@@ -157,7 +158,7 @@ def test_size_piped_prints_its_two_column_table_not_stacked_blocks(at_80, capsys
         next(line for line in lines if line.startswith("└"))) + 1]  # fmt: skip
     assert max(len(line.rstrip()) for line in table) <= 80
     assert all(line.startswith("│") for line in table[3:-1])
-    assert "fsx-lustre/PERSISTENT_2/SSD/1000:" in out  # the longest word, whole
+    assert "PERSISTENT_2/SSD" in out  # the longest word, whole
     assert "│ model state (sharded)" in out  # a row label on its row, not stacked above it
 
 

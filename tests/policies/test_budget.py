@@ -76,7 +76,7 @@ def test_the_shipped_stacks_are_within_their_budgets(path, environment, rules):
     assert findings(plan, environment, rules)[1] == []
 
 
-@pytest.mark.parametrize(("path", "environment", "rows"), [(DEV, "dev", 2), (PROD, "prod", 7)], ids=["dev", "prod"])
+@pytest.mark.parametrize(("path", "environment", "rows"), [(DEV, "dev", 1), (PROD, "prod", 6)], ids=["dev", "prod"])
 def test_every_unpriced_row_of_a_shipped_stack_is_a_finding_and_each_is_waived_with_a_reason(
     path, environment, rows, rules
 ):
@@ -95,30 +95,31 @@ def test_every_unpriced_row_of_a_shipped_stack_is_a_finding_and_each_is_waived_w
 
 def test_one_unpriced_row_in_a_budgeted_prod_stack_is_a_mandatory_finding_and_advisory_in_dev(rules):
     """A budget over a total that leaves rows out could never be exceeded by them: before issue 33 the rule passed
-    a stack whose pools were all unpriced. One row the snapshot cannot price (dev's FSx for Lustre at 500 MB/s/TiB)
-    now blocks in prod and advises in dev, naming the row and its reason."""
+    a stack whose pools were all unpriced. One row the snapshot cannot price (dev's grid pool, whose site sets no
+    recharge rate) now blocks in prod and advises in dev, naming the row and its reason. dev's FSx for Lustre at
+    500 MB/s/TiB, the other such row on the previous main, is priced from the FSx pricing page's feed."""
     plan = budgeted(DEV, {"monthly_usd": 1_000_000})
-    fs = next(r for r in plan["resources"] if r["name"] == "aws-use1-storage-shared-fs")
+    site = next(r for r in plan["resources"] if r["name"] == "grid-hpc" and r["type"].endswith("ExistingClusterSite"))
     result, found = findings(plan, "dev", rules, unjudged=True)
-    [row] = [f for f in found if f.urn == fs["urn"]]
-    assert row.enforcement == "advisory"
+    [row] = found
+    assert (row.urn, row.enforcement) == (site["urn"], "advisory")
     assert row.message.startswith(
-        "cannot judge the budget: 2 row(s) not priced; aws-use1-storage-shared-fs (aws:fsx/lustreFileSystem:"
-        "LustreFileSystem, site aws-use1) is one, so the stack's ($1,000,000 at the pools' max nodes) total leaves it "
-        "out: fsx-lustre/PERSISTENT_2/SSD/500 (aws us-east-1): "
+        "cannot judge the budget: 1 row(s) not priced; grid-hpc-ib-a100 (lattice:grid:pool, site grid-hpc) is one, so "
+        "the stack's ($1,000,000 at the pools' max nodes) total leaves it out: sites[grid-hpc].cost.gpu_hour is not set"
     )
     prod = budgeted(PROD, {"monthly_usd": 10_000_000})
     result, found = findings(prod, "prod", rules, unjudged=True)
-    assert {f.enforcement for f in found} == {"mandatory"} and len(found) == 7
+    assert {f.enforcement for f in found} == {"mandatory"} and len(found) == 6
     assert RULE in {f.policy for f in result.blocking}
 
 
 def test_a_pool_at_zero_nodes_in_the_budget_s_column_is_not_a_finding(rules):
-    """dev's g5 and grid pools scale from 0: a budget at min nodes depends on neither, so only the FSx row (a fixed
-    charge) leaves it unjudged."""
-    plan = budgeted(DEV, {"monthly_usd": 1_000_000, "at": "min"})
-    _, found = findings(plan, "dev", rules, unjudged=True)
-    assert [f.urn.rsplit("::", 1)[1] for f in found] == ["aws-use1-storage-shared-fs"]
+    """dev's g5 and grid pools scale from 0: a budget at max nodes depends on the grid pool (no recharge rate), one
+    at min nodes on neither, so nothing leaves it unjudged (dev's FSx, a fixed charge, is priced)."""
+    at_max = budgeted(DEV, {"monthly_usd": 1_000_000, "at": "max"})
+    assert [f.urn.rsplit("::", 1)[1] for f in findings(at_max, "dev", rules, unjudged=True)[1]] == ["grid-hpc"]
+    at_min = budgeted(DEV, {"monthly_usd": 1_000_000, "at": "min"})
+    assert findings(at_min, "dev", rules, unjudged=True)[1] == []
 
 
 def test_over_budget_in_dev_is_advisory_and_names_lattice_cost_s_figure(rules):
@@ -129,12 +130,13 @@ def test_over_budget_in_dev_is_advisory_and_names_lattice_cost_s_figure(rules):
         (
             stack_urn(plan),
             "advisory",
-            f"the dev stack costs ${total:,.0f} a month at the pools' max nodes (2 row(s) not priced, not counted), "
+            f"the dev stack costs ${total:,.0f} a month at the pools' max nodes (1 row(s) not priced, not counted), "
             f"over its budget of $100,000 by ${total - 100_000:,.0f}",
         )
     ]
-    # `lattice cost --stack dev`, max column: the g5 Spot pool at the high of the layer's us-east-1 range
-    assert round(total) == 170_630
+    # `lattice cost --stack dev`, max column: the g5 Spot pool at the high of the layer's us-east-1 range, and the
+    # 1,200 GiB FSx at 500 MB/s/TiB at the FSx feed's $0.34 ($408; unpriced on the previous main)
+    assert round(total) == 171_038
     assert result.blocking == []
 
 
@@ -142,16 +144,16 @@ def test_over_budget_in_prod_is_mandatory_and_blocks(rules):
     plan = budgeted(PROD, {"monthly_usd": 300_000})
     result, found = findings(plan, "prod", rules)
     assert [(f.enforcement, f.urn) for f in found] == [("mandatory", stack_urn(plan))]
-    assert "over its budget of $300,000 by $129,918" in found[0].message
+    assert "over its budget of $300,000 by $141,438" in found[0].message
     assert stack_urn(plan) in {f.urn for f in result.blocking if f.policy == RULE}
 
 
 def test_the_budget_holds_the_column_it_names(rules):
-    """dev's pools scale from 0: at desired nodes it costs $606 a month, at max $170,630."""
+    """dev's pools scale from 0: at desired nodes it costs $1,014 a month, at max $171,038."""
     _, desired, high = monthly(budgeted(DEV))
-    assert desired < 1_000 < high
-    assert findings(budgeted(DEV, {"monthly_usd": 1_000, "at": "desired"}), "dev", rules)[1] == []
-    assert len(findings(budgeted(DEV, {"monthly_usd": 1_000, "at": "max"}), "dev", rules)[1]) == 1
+    assert desired < 1_500 < high
+    assert findings(budgeted(DEV, {"monthly_usd": 1_500, "at": "desired"}), "dev", rules)[1] == []
+    assert len(findings(budgeted(DEV, {"monthly_usd": 1_500, "at": "max"}), "dev", rules)[1]) == 1
     assert len(findings(budgeted(DEV, {"monthly_usd": desired - 1, "at": "min"}), "dev", rules)[1]) == 1
 
 
@@ -169,11 +171,11 @@ def test_a_team_over_its_budget_is_filed_under_its_namespace(rules):
         (
             namespace,
             "mandatory",
-            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (7 row(s) not "
+            f"team climate's share (by GPU quota) is ${share:,.0f} a month at the pools' max nodes (6 row(s) not "
             f"priced, not counted), over its budget of $150,000 by ${share - 150_000:,.0f}",
         )
     ]
-    assert round(share) == 216_088  # `lattice cost --stack prod --by team`
+    assert round(share) == 218_392  # `lattice cost --stack prod --by team`
 
 
 def test_a_team_within_its_budget_and_a_team_without_one_pass(rules):
@@ -218,8 +220,8 @@ def test_the_served_pack_reads_the_stack_config_and_reports_what_lattice_check_r
     result, _ = findings(plan, "prod", rules)
     found = [f for f in result.findings if f.policy == RULE]
     assert served == sorted(Diagnostic(f.policy, f.urn, f.enforcement, f.message) for f in found)
-    # over budget: team climate (the stack's $429,918 is within $450,000); prod's 7 rows not priced, each its own
-    assert len(served) == 8 and {d.enforcement for d in served} == {"mandatory"}
+    # over budget: team climate (the stack's $441,438 is within $450,000); prod's 6 rows not priced, each its own
+    assert len(served) == 7 and {d.enforcement for d in served} == {"mandatory"}
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "campus"])

@@ -22,21 +22,26 @@ from lattice.components.catalog.aws import aws_instance_types
 from lattice.components.catalog.pricing import PRICING_SNAPSHOT, PricingSnapshot, load_snapshot, pricing_snapshot
 from lattice.components.catalog.pricing_catalogs import (
     AWS_EBS,
+    AWS_FSX,
     AWS_ON_DEMAND,
     AWS_PRICE_LIST,
     AWS_SERVICES,
     AWS_SPOT,
     CATALOG_LAYER,
+    FSX_LUSTRE_RATES,
+    FSX_TOKYO_P2_HOURLY_1200_GB,
     GCP_CALCULATOR,
     GCP_FILESTORE,
     GCP_TPU_CATALOG,
     UNIFORM_RATES,
+    CatalogFormatError,
     aws_catalog_rows,
     aws_commercial_regions,
     aws_locations,
     aws_service_rows,
     build_layer,
     changes,
+    fsx_rows,
     gcp_calculator_rows,
     gcp_filestore_rows,
     gcp_tpu_rows,
@@ -44,6 +49,7 @@ from lattice.components.catalog.pricing_catalogs import (
     parse_aws_on_demand,
     parse_aws_spot,
     parse_ebs_feed,
+    parse_fsx_feed,
     parse_gcp_filestore_table,
     parse_gcp_tpu_slices,
     parse_service_feed,
@@ -223,6 +229,53 @@ RECORDED_GCP_FILESTORE = {
 }
 
 
+# QuinnyPig/aws-price-watcher's raw/fsx.json (the FSx pricing page's feed): location -> RegionlessRateCode (some also as
+# "<code> <family>") -> {rateCode, price, RegionlessRateCode}, rates and SKUs as the pinned file has them for the four
+# PERSISTENT_2 codes, one PERSISTENT_1 'SSD old' code and one 'HDD New' code (neither identified, so neither read).
+# Calgary lists two PERSISTENT_2 tiers, Paris none; GovCloud and a Local Zone (Atlanta) are other price lists.
+P2_125, P2_250 = "zgFPJ0cUYXdd2jLTiOuDcSYRtdFhYRqCjCbYd49h1Y8", "yMXUnsAV3uitn3E4G7Z25YOoTEwD6fTeQCq0JdEjw-0"
+P2_500, P2_1000 = "JCLdXKhp6UDel_cRam0smdbULMkLKcxzWLKN2kvL6Rs", "SJkcZfTtuEZ8xiIULvUsQp_CzFRvoWE-3TKzTnlPRVo"
+P1_OLD, HDD = "xsOx6wDnGW5nuMTknw12rrHuFN6HEak26it34WIfSIw", "CFxfkVZ1WU8WUAHn6yAN9F-Euou_f7oxz0hmHgu8saE"
+RECORDED_FSX_RATES = {
+    "US West (Oregon)": {
+        P2_125: ("0.145", "W4QQ4A7H9GDPQAAB", "SSD new"), P2_250: ("0.21", "4HJSSZ6A58DCPSME", "SSD new"),
+        P2_500: ("0.34", "HBJ7QG7VF8XAZ8E2", "SSD new"), P2_1000: ("0.6", "XNKJ6NXNB46YYJE3", "SSD new"),
+        P1_OLD: ("0.14", "NXGEEAFNH2BEMSTG", "SSD old"), HDD: ("0.025", "CEF9FVE5SN74WSGT", "HDD New"),
+    },
+    "Asia Pacific (Tokyo)": {
+        P2_125: ("0.188", "WPBAVRW7MRKWV8CX", "SSD new"), P2_250: ("0.282", "52GUX73JRPC832KK", "SSD new"),
+        P2_500: ("0.471", "NWYEZD4AR9A8HJNB", "SSD new"), P2_1000: ("0.848", "M6DX5UGTJCA7Z6R2", "SSD new"),
+        P1_OLD: ("0.171", "893GBSR42K2DGK3D", "SSD old"),
+    },
+    "Canada West (Calgary)": {
+        P2_125: ("0.159", "Y22GNWAJGQXWHFKA", "SSD new"), P2_250: ("0.23", "58MRCMWDU96VAXA4", "SSD new"),
+    },
+    "EU (Paris)": {P1_OLD: ("0.164", "TUHAQU6RHSKT3JNH", "SSD new"), HDD: ("0.026", "4FAPPKGAXJXY5GCK", "HDD New")},
+    "AWS GovCloud (US)": {P1_OLD: ("0.168", "RDFDRVBHSYMEG3QY", "SSD new")},
+    "US East (Atlanta)": {
+        P2_125: ("0.205", "F92X9ZWVB2D2UNY6", "SSD new"), P2_250: ("0.288", "EQ72P54GS6JWCJ3T", "SSD new"),
+    },
+}  # fmt: skip
+
+
+def recorded_fsx_feed(rates=None):
+    """The feed document: each code once bare and once under its family, as raw/fsx.json keeps them."""
+    regions = {}
+    for location, codes in (RECORDED_FSX_RATES if rates is None else rates).items():
+        entries = regions.setdefault(location, {})
+        for code, (price, sku, family) in codes.items():
+            rate = {
+                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7",
+                "price": f"{float(price):.10f}",
+                "RegionlessRateCode": code,
+            }
+            entries[code] = rate
+            if family:
+                entries[f"{code} {family}"] = dict(rate)
+    manifest = {"serviceId": "fsx", "hawkFilePublicationDate": "2025-05-29T20:11:21Z", "currencyCode": "USD"}
+    return {"manifest": manifest, "sets": {}, "regions": regions}
+
+
 def recorded_files(
     tmp_path,
     on_demand=RECORDED_AWS_ON_DEMAND,
@@ -232,6 +285,7 @@ def recorded_files(
     uniform=None,
     price_list=None,
     filestore=None,
+    fsx=None,
 ):
     """The catalogs as files, and the refresh arguments that read them (never the network)."""
     calculator, od, sp = tmp_path / "pricing.yml", tmp_path / "all_gpu_instances.js", tmp_path / "raw.json"
@@ -247,6 +301,8 @@ def recorded_files(
     feeds.mkdir(exist_ok=True)
     for name, feed in RECORDED_AWS_FEEDS.items():
         (feeds / f"{name}.json").write_text(json.dumps(feed))
+    (tmp_path / "raw").mkdir(exist_ok=True)
+    (tmp_path / "raw" / "fsx.json").write_text(json.dumps(recorded_fsx_feed() if fsx is None else fsx))
     ebs.write_text(json.dumps(RECORDED_AWS_EBS))
     rates.write_text(UNIFORM_RATES.read_text() if uniform is None else uniform)
     return [
@@ -361,6 +417,11 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     # The service feeds, and the rates published once for every region (a Cloud NAT gateway only where the
     # calculator's per-region gateway SKU agrees).
     assert "added aws us-west-2 vpn/connection-hour-standard: $0.05" in out
+    # FSx for Lustre's identified PERSISTENT_2 codes, in each commercial region the FSx feed lists them; the codes no
+    # source identifies (PERSISTENT_1 'SSD old', 'HDD New') are not read, nor GovCloud or a Local Zone.
+    assert "added aws us-west-2 fsx-lustre/PERSISTENT_2/SSD/250: $0.21" in out
+    assert "added aws ca-west-1 fsx-lustre/PERSISTENT_2/SSD/125: $0.159" in out
+    assert sum(" fsx-lustre/" in line for line in out.splitlines()) == 4 + 4 + 2
     assert "added aws us-west-2 ebs/gp3-storage: $0.08" in out
     assert "added aws us-west-2 cloudtrail/data-events-100k: $0.1" in out
     assert "added aws us-west-2 eks/cluster-extended: $0.6" in out
@@ -371,7 +432,8 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     layer = json.loads(gzip.decompress(output.read_bytes()))
     assert layer["prices"]["gcp"]["us-central1"]["gce/g2-standard-24/on-demand"]["usd"] == 2.000832574
     assert layer["sources"]["aws"] == (
-        f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}"
+        f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
+        f"{AWS_FSX.cite}"
     )
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["uniform"].startswith("pricing-uniform.json: rates each provider page publishes once")
@@ -386,6 +448,151 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     assert main(args) == 0
     assert output.read_bytes() == first
     assert capsys.readouterr().out.splitlines()[0].startswith("changed gcp europe-west4 gce/a3-highgpu-8g/spot")
+
+
+def test_fsx_rows_read_each_identified_code_in_every_commercial_region_the_feed_lists_it():
+    """The FSx feed's RegionlessRateCode names the same product in every region, so each identified PERSISTENT_2 code
+    gives its tier's rate wherever the feed lists it, citing the location, the code and the region's own SKU, dated by
+    the feed's manifest. Paris lists no PERSISTENT_2 code; Calgary two tiers; GovCloud and Atlanta are not read."""
+    published, feed = parse_fsx_feed(json.dumps(recorded_fsx_feed()))
+    assert published == "2025-05-29"
+    rows = fsx_rows(published, feed, aws_commercial_regions())
+    tiers = [f"fsx-lustre/PERSISTENT_2/SSD/{t}" for t in (1000, 125, 250, 500)]
+    assert {region: list(items) for region, items in rows.items()} == {
+        "ap-northeast-1": tiers,
+        "ca-west-1": tiers[1:3],
+        "us-west-2": tiers,
+    }
+    row = rows["us-west-2"]["fsx-lustre/PERSISTENT_2/SSD/250"]
+    assert (row["usd"], row["unit"], row["as_of"]) == (0.21, "GB-month", "2025-05-29")
+    assert row["source"] == (
+        "QuinnyPig/aws-price-watcher@a6645eb2e53e:raw/fsx.json (generated 2025-05-29) [regions]['US West (Oregon)']"
+        f"[{P2_250!r}] (rateCode 4HJSSZ6A58DCPSME.JRTCKXETXF.6YS6EN2CT7)"
+    )
+    assert "DevelopersIO (Classmethod, 2022-09-03)" in row["evidence"] and "$0.46 an hour" in row["evidence"]
+    assert [(r.key, r.code) for r in FSX_LUSTRE_RATES] == [
+        ("fsx-lustre/PERSISTENT_2/SSD/125", P2_125),
+        ("fsx-lustre/PERSISTENT_2/SSD/250", P2_250),
+        ("fsx-lustre/PERSISTENT_2/SSD/500", P2_500),
+        ("fsx-lustre/PERSISTENT_2/SSD/1000", P2_1000),
+    ]
+    # A hand row pricing the same item and region differently stops the build, naming both.
+    hand = {"us-west-2": {"fsx-lustre/PERSISTENT_2/SSD/250": {"usd": 0.2, "unit": "GB-month"}}}
+    with pytest.raises(CatalogFormatError, match=r"aws us-west-2 fsx-lustre/PERSISTENT_2/SSD/250: pricing.json gives"):
+        fsx_rows(published, feed, aws_commercial_regions(), hand)
+    assert fsx_rows(published, feed, aws_commercial_regions(), {"us-west-2": {"x": {"usd": 1.0}}}) == rows
+
+
+def _fsx_without(code=None, family_of=None, **prices):
+    """The recorded FSx feed less one code (everywhere), or less one code's family key, or with (location, code)
+    prices changed."""
+    rates = copy.deepcopy(RECORDED_FSX_RATES)
+    for codes in rates.values():
+        codes.pop(code, None)
+        if family_of in codes:
+            codes[family_of] = (*codes[family_of][:2], "")
+    for where, price in prices.items():
+        location, which = where.split("__")
+        rates[location.replace("_", " ")][globals()[which]] = (price, "SKU", "SSD new")
+    return recorded_fsx_feed(rates)
+
+
+@pytest.mark.parametrize(
+    ("feed", "message"),
+    [
+        (
+            _fsx_without(P2_500),
+            f"raw/fsx.json: regions[*][{P2_500!r}] (fsx-lustre/PERSISTENT_2/SSD/500) is in no region",
+        ),
+        (_fsx_without(family_of=P2_1000), f"raw/fsx.json: regions[*][{P2_1000 + ' SSD new'!r}] is in no region"),
+        (
+            _fsx_without(**{"US_West_(Oregon)__P2_250": "0.14"}),
+            "raw/fsx.json: regions['US West (Oregon)']: 250 MB/s/TiB",
+        ),
+        (
+            _fsx_without(**{"Asia_Pacific_(Tokyo)__P2_1000": "0.9"}),
+            f"raw/fsx.json: regions['Asia Pacific (Tokyo)'][{P2_1000!r}] is $0.9: 1.2 TiB an hour at it is not the "
+            "$1.39",
+        ),
+        ({"regions": {}}, "raw/fsx.json is not QuinnyPig/aws-price-watcher's raw/fsx.json: it has no manifest"),
+        (
+            recorded_fsx_feed() | {"manifest": {"serviceId": "ec2", "hawkFilePublicationDate": "2025-05-29"}},
+            "manifest.serviceId is 'ec2'",
+        ),
+        (
+            recorded_fsx_feed() | {"manifest": {"serviceId": "fsx", "hawkFilePublicationDate": "soon"}},
+            "manifest.hawkFilePublicationDate is 'soon'",
+        ),
+        (
+            recorded_fsx_feed() | {"regions": {"EU (Paris)": {"abc": {"RegionlessRateCode": "abc", "price": "n/a"}}}},
+            "regions['EU (Paris)']['abc'].price is 'n/a': a rate in USD",
+        ),
+        (
+            recorded_fsx_feed() | {"regions": {"EU (Paris)": {"abc": {"RegionlessRateCode": "xyz", "price": "1"}}}},
+            "regions['EU (Paris)']['abc'] is not a rate whose RegionlessRateCode is its key's code",
+        ),
+    ],
+    ids=["code-gone", "family-gone", "tier-not-rising", "tokyo-moved", "no-manifest", "other-service", "no-date",
+         "price-no-number", "code-mismatch"],
+)  # fmt: skip
+def test_refresh_of_an_fsx_feed_in_another_shape_or_without_an_identified_code_names_the_file_and_key(
+    tmp_path, capsys, feed, message
+):
+    """The identification rests on the feed's codes, its families and Tokyo's rates: a feed where an identified code
+    is gone, is no longer filed under its family, stops rising with the tier, or moves in Tokyo away from the
+    transcription is refused (exit 2, one line naming the file and the key, nothing written), as is a feed in
+    another shape."""
+    output = tmp_path / "x"
+    args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, fsx=feed), "--output", str(output)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and str(tmp_path / "raw" / "fsx.json") in err, err
+    assert not output.exists()
+
+
+# DevelopersIO (Classmethod), 2022-09-03: ap-northeast-1's PERSISTENT_2 price an hour, (TiB, MB/s/TiB) -> USD.
+TOKYO_P2_TABLE = {
+    (1.2, 125): 0.31, (1.2, 250): 0.46, (2.4, 125): 0.62, (1.2, 500): 0.77, (2.4, 250): 0.93, (4.8, 125): 1.24,
+    (7.2, 125): 1.86, (1.2, 1000): 1.39, (2.4, 500): 1.55, (4.8, 250): 1.85, (9.6, 125): 2.48, (7.2, 250): 2.78,
+    (2.4, 1000): 2.79, (4.8, 500): 3.10, (9.6, 250): 3.71, (7.2, 500): 4.64, (4.8, 1000): 5.58, (9.6, 500): 6.19,
+    (7.2, 1000): 8.37, (9.6, 1000): 11.16,
+}  # fmt: skip
+
+
+def test_the_committed_fsx_rows_rise_with_the_tier_agree_with_the_hand_rows_and_reproduce_the_tokyo_transcription():
+    """The layer's FSx for Lustre rows: PERSISTENT_2 at 125 and 250 MB/s/TiB in the 20 commercial regions the feed
+    lists them, 500 and 1000 in 15; in each region the rate rises with the tier; Tokyo's four rates give the
+    transcription's 1.2 TiB hour to the cent and every row of its table within one; us-east-1's 125 is the hand row's
+    $0.145, and the layer fills the hand rows that said 250 / 500 / 1000 were missing."""
+    layer = load_layer()["prices"]["aws"]
+    hand = json.loads(PRICING_SNAPSHOT.read_text())["prices"]["aws"]
+    tiers = (125, 250, 500, 1000)
+    p2 = {
+        region: {
+            t: items[f"fsx-lustre/PERSISTENT_2/SSD/{t}"]["usd"]
+            for t in tiers
+            if f"fsx-lustre/PERSISTENT_2/SSD/{t}" in items
+        }
+        for region, items in layer.items()
+    }
+    p2 = {region: rates for region, rates in p2.items() if rates}
+    assert len(p2) == 20 and sum(len(rates) == 4 for rates in p2.values()) == 15
+    assert all(list(rates) in ([125, 250], [125, 250, 500, 1000]) for rates in p2.values())
+    for region, rates in p2.items():
+        usd = list(rates.values())
+        assert usd == sorted(usd) and len(set(usd)) == len(usd), region
+    assert not any(key.startswith("fsx-lustre/") and not key.startswith("fsx-lustre/PERSISTENT_2/SSD/")
+                   for items in layer.values() for key in items)  # fmt: skip
+    tokyo = p2["ap-northeast-1"]
+    assert {t: round(1200 * tokyo[t] / 730, 2) for t in tiers} == FSX_TOKYO_P2_HOURLY_1200_GB
+    for (tib, tier), usd in TOKYO_P2_TABLE.items():
+        assert abs(tib * 1000 * tokyo[tier] / 730 - usd) <= 0.0101, (tib, tier)
+    assert p2["us-east-1"][125] == hand["us-east-1"]["fsx-lustre/PERSISTENT_2/SSD/125"]["usd"] == 0.145
+    snapshot = pricing_snapshot()
+    for tier, usd in ((250, 0.21), (500, 0.34), (1000, 0.6)):
+        assert hand["us-east-1"][f"fsx-lustre/PERSISTENT_2/SSD/{tier}"]["usd"] is None
+        price = snapshot.price("aws", "us-east-1", f"fsx-lustre/PERSISTENT_2/SSD/{tier}")
+        assert (price.usd, price.unit) == (usd, "GB-month") and price.source.startswith(AWS_FSX.cite), tier
 
 
 @pytest.mark.parametrize(
@@ -467,7 +674,8 @@ def test_the_committed_layer_is_small_pinned_and_a_hand_row_wins(tmp_path):
     layer = load_layer()
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["aws"] == (
-        f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}"
+        f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
+        f"{AWS_FSX.cite}"
     )
     assert sorted(layer["sources"]) == ["aws", "gcp", "uniform"]
     assert len(layer["prices"]["gcp"]) >= 40  # regions
@@ -635,14 +843,16 @@ def usw2_acceptance(tmp_path_factory):
     return [r for r in rows if r.site == "aws-usw2"]
 
 
-def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_and_fsx_and_says_what_was_searched(usw2_acceptance):
+def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_per_gb_rate_and_says_what_was_searched(
+    usw2_acceptance,
+):
     """Issue 33's second acceptance, AWS side, in us-west-2 (no hand rows): an EFA p5 pool, a g6e Spot pool, FSx for
     Lustre, S3 buckets and a hub link to the grid. The instances, their gp3 root volumes, the EKS control plane,
-    system nodes, transit gateway, VPN, CloudWatch, CloudTrail, KMS, S3 and the link's traffic are priced from the
-    layer at the feeds' figures. Exactly two kinds of row stay unpriced, each naming what was searched: the NAT
-    gateways (their hour rate is the Price List table's, but no public per-region source of the per-GB data
-    processing rate was found) and the FSx file system (the FSx feed names no deployment type or tier) — so the
-    acceptance is not yet met for AWS."""
+    system nodes, transit gateway, VPN, CloudWatch, CloudTrail, KMS, S3, the link's traffic and the FSx file system
+    (PERSISTENT_2 at 250 MB/s/TiB, from the FSx pricing page's feed) are priced from the layer at the feeds'
+    figures. One kind of row stays unpriced, naming what was searched: the NAT gateways (their hour rate is the Price
+    List table's, but no public per-region source of the per-GB data processing rate was found) — so the acceptance
+    is not yet met for AWS. On the previous main the FSx row was unpriced too."""
     layer = load_layer()["prices"]["aws"]["us-west-2"]
     aws = usw2_acceptance
     [p5] = [r for r in aws if r.resource == "aws-usw2-train-p5-nodes"]
@@ -654,11 +864,14 @@ def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_and_fsx_and_say
     gp3 = layer["ebs/gp3-storage"]
     assert gp3["source"].startswith(AWS_EBS.cite)
     assert p5_volumes.monthly(730) == pytest.approx((0, 0, 2 * 200 * gp3["usd"]))
+    [fsx] = [r for r in aws if r.resource == "aws-usw2-storage-shared-fs"]
+    assert [(p.key, p.usd, p.unit) for p in fsx.prices] == [("fsx-lustre/PERSISTENT_2/SSD/250", 0.21, "GB-month")]
+    assert fsx.prices[0].source.startswith(f"{AWS_FSX.cite} [regions]['US West (Oregon)']")
+    assert fsx.monthly(730) == pytest.approx((2400 * 0.21,) * 3)  # 2,400 GiB at $0.21 a GB-month: $504
     unpriced = {(r.resource, tuple(p.key for p in r.prices if not p.known)) for r in aws if r.hourly is None}
     assert unpriced == {
         ("aws-usw2-net-nat-us-west-2a", ("vpc/nat-gateway-gb",)),
         ("aws-usw2-net-nat-us-west-2b", ("vpc/nat-gateway-gb",)),
-        ("aws-usw2-storage-shared-fs", ("fsx-lustre/PERSISTENT_2/SSD/250",)),
     }
     [nat] = [r for r in aws if r.resource == "aws-usw2-net-nat-us-west-2a" and r.type.endswith("NatGateway")]
     [hour] = [p for p in nat.prices if p.key == "vpc/nat-gateway-hour"]
@@ -666,12 +879,11 @@ def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_and_fsx_and_say
     for row in aws:
         for price in row.prices:
             if price.known:
-                pinned = (AWS_ON_DEMAND, AWS_SPOT, AWS_EBS, AWS_PRICE_LIST)
+                pinned = (AWS_ON_DEMAND, AWS_SPOT, AWS_EBS, AWS_PRICE_LIST, AWS_FSX)
                 prefixes = (*(p.cite for p in pinned), AWS_SERVICES.repo, "https://aws.amazon.com/")
                 assert price.source.startswith(prefixes), (row.resource, price.source)
             else:
                 assert "NAT gateway's per-GB data processing rate" in price.missing
-                assert "FSx for Lustre rates" in price.missing and "RegionlessRateCode" in price.missing
                 assert AWS_SERVICES.cite in price.missing and "skypilot-org/skypilot-catalog" in price.missing
     [transfer] = [r for r in aws if r.type == "lattice:link:transfer"]
     assert [p.key for p in transfer.prices] == ["tgw/data-processing-gb", "data-transfer/internet-out-gb"]
@@ -1070,6 +1282,7 @@ def test_every_service_row_the_layer_claims_is_priced_in_its_unit_cites_a_pinned
         AWS_SERVICES,
         AWS_EBS,
         AWS_PRICE_LIST,
+        AWS_FSX,
     )
     pinned = tuple(source.cite.split(" (generated")[0] for source in catalogs) + tuple(
         rate.url for rate in parse_uniform_rates(UNIFORM_RATES.read_bytes())
@@ -1142,6 +1355,13 @@ def test_a_europe_west4_stack_prices_every_row(euw4_acceptance):
 # Commercial regions where no EFA-capable type of the catalog is both offered (moto's DescribeInstanceTypeOfferings,
 # which does not know the regions launched in 2025) and priced on demand by the layer: no EFA pool can be priced there.
 NO_EFA_TYPE = {"ap-east-2", "ap-southeast-4", "ap-southeast-6", "ap-southeast-7", "ca-west-1", "mx-central-1"}
+# Commercial regions where the FSx pricing page's feed (aws-price-watcher's raw/fsx.json of 2025-05-29) lists no
+# PERSISTENT_2 code: twelve it lists with PERSISTENT_1 SSD and HDD only, and ap-east-2 and ap-southeast-6, which it does
+# not name. A PERSISTENT_2 file system is not priced there.
+NO_FSX_PERSISTENT_2 = {
+    "af-south-1", "ap-east-2", "ap-northeast-3", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-6",
+    "eu-central-2", "eu-south-1", "eu-south-2", "eu-west-3", "me-central-1", "me-south-1", "sa-east-1",
+}  # fmt: skip
 # Regions whose feeds (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04) list no m7i type, the
 # system nodes' default: the system node group is not priced there.
 NO_SYSTEM_NODE_RATE = {
@@ -1156,8 +1376,10 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     site is; only the EFA pool's type is the region's, the first EFA type of the catalog the region offers and the
     layer prices — looked up in each region. Every one is priced but three, each unpriced with a reason naming what
     was searched: the NAT gateway's per-GB data processing rate (by hand in us-east-1 and us-east-2 only; its hour
-    rate is priced everywhere), the FSx for Lustre tier (nowhere) and the m7i system nodes where no feed lists m7i.
-    So the acceptance is not met in any AWS region yet, and this test says exactly why."""
+    rate is priced everywhere), the FSx for Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2 code
+    (it is priced in the other 20 commercial regions; on the previous main it was priced nowhere) and the m7i system
+    nodes where no feed lists m7i. So the acceptance is met in us-east-1 and us-east-2 and nowhere else yet, and this
+    test says exactly why."""
     snapshot, offered = pricing_snapshot(), _moto_offerings()
     efa_types = sorted(t.name for t in aws_instance_types() if t.supports_efa)
     # The EFA pool's row and every region-independent row; the g6e Spot pool is the per-type property's business.
@@ -1187,8 +1409,10 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     assert no_efa == NO_EFA_TYPE
     regions = set(aws_commercial_regions()) - no_efa
     nat_gb, fsx, system = "vpc/nat-gateway-gb", "fsx-lustre/PERSISTENT_2/SSD/250", "ec2/m7i.xlarge/OnDemand"
-    assert {r for r, keys in unpriced.items() if fsx in keys} == regions
+    assert {r for r, keys in unpriced.items() if fsx in keys} == NO_FSX_PERSISTENT_2 & regions
+    assert len(regions - NO_FSX_PERSISTENT_2) == 17  # EFA pool and FSx both priced
     assert {r for r, keys in unpriced.items() if nat_gb in keys} == regions - {"us-east-1", "us-east-2"}
+    assert {r for r in regions if r not in unpriced} == {"us-east-1", "us-east-2"}  # every item priced
     others = {r: keys - {nat_gb, fsx} for r, keys in unpriced.items() if keys - {nat_gb, fsx}}
     assert others == {r: {system} for r in NO_SYSTEM_NODE_RATE & regions}
     for region in regions:
