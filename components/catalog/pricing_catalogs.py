@@ -405,12 +405,11 @@ def aws_service_source(name: str) -> CatalogSource:
 
 
 def aws_system_types() -> list[str]:
-    """General-purpose types a site's system nodes may use: the spec's default and its family's common sizes."""
-    from ..spec.model import SystemNodesSpec
+    """General-purpose types a site's system nodes may use: each region's default (``system_nodes.py``) and its
+    family's common sizes."""
+    from .system_nodes import system_instance_types
 
-    default = SystemNodesSpec.model_fields["instance_type"].default
-    family = default.split(".")[0]
-    return sorted({default} | {f"{family}.{size}" for size in ("large", "xlarge", "2xlarge", "4xlarge")})
+    return system_instance_types()
 
 
 def aws_locations() -> dict[str, str]:
@@ -440,7 +439,8 @@ AWS_SEARCHED = (
     "commit no price data, Karpenter's generated pricing holds us-east-1 only, rshade/finfocus-plugin-aws-public "
     "generates its per-region Price List extracts at build time and ignores them in git (internal/pricing/data), "
     "SpareCores/sc-data-dumps dumps its storage table without prices, yeo/ec2.shop's per-region EC2 feeds (of "
-    "2025-04-04) list no m7i type where the aws-price-watcher feed lacks it, and the Price List offer files and usage "
+    "2025-04-04, and in none of their 14 versions) list no m7i type where the aws-price-watcher feed lacks it, and "
+    "the Price List offer files and usage "
     "types (NatGateway-Hours, TransitGateway-Hours, EBS:VolumeUsage.gp3, TimedStorage-ByteHrs) appear in public "
     "code only as one-region test fixtures"
 )

@@ -14,6 +14,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ..catalog import GcpMachineType, compact_placement_refusal
+from ..catalog.system_nodes import SYSTEM_INSTANCE_TYPE, SYSTEM_INSTANCE_TYPE_BY_REGION, system_instance_type
 from ..standards import (
     GCP_DATA_ACCESS_SERVICES,
     KEY_ROTATION_MAX_DAYS,
@@ -276,7 +277,12 @@ class AwsNetworkSpec(Strict):
 class SystemNodesSpec(Strict):
     """Untainted nodes for cluster add-ons (Kueue, the GPU operator, CoreDNS): GPU pools are tainted."""
 
-    instance_type: NonEmpty = Field("m7i.xlarge", description="AWS: system node instance type.")
+    instance_type: NonEmpty = Field(
+        SYSTEM_INSTANCE_TYPE,
+        description=f"AWS: system node instance type. Unset: {SYSTEM_INSTANCE_TYPE}, but "
+        + ", ".join(f"{t} in {r}" for r, t in sorted(SYSTEM_INSTANCE_TYPE_BY_REGION.items()))
+        + f", where EC2 offers no {SYSTEM_INSTANCE_TYPE.split('.')[0]} type.",
+    )
     machine_type: NonEmpty = Field("e2-standard-4", description="GCP: system node machine type.")
     nodes: int = Field(2, ge=1, le=20, description="System nodes (GCP: per zone).")
     root_volume_gib: int = Field(100, ge=20, le=16_384, description="AWS: encrypted gp3 root volume of each node.")
@@ -922,6 +928,22 @@ class AwsSite(SiteBase):
     storage: AwsStorageSpec = Field(
         default_factory=AwsStorageSpec, description="FSx for Lustre, S3 buckets, S3 Express checkpoint buckets."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _regional_system_nodes(cls, data: object) -> object:
+        """An unset ``kubernetes.system_nodes.instance_type`` is the region's default (the catalog's
+        ``system_instance_type``): m6i.xlarge where EC2 offers no m7i, so the plan applies there."""
+        if not isinstance(data, dict) or not isinstance(data.get("region"), str):
+            return data
+        default = system_instance_type(data["region"])
+        kubernetes = data.get("kubernetes", {})
+        if default == SYSTEM_INSTANCE_TYPE or not isinstance(kubernetes, dict):
+            return data
+        nodes = kubernetes.get("system_nodes", {})
+        if not isinstance(nodes, dict) or "instance_type" in nodes:
+            return data
+        return data | {"kubernetes": kubernetes | {"system_nodes": nodes | {"instance_type": default}}}
 
 
 class GcpSite(SiteBase):

@@ -153,6 +153,17 @@ def regions_and_zones_exist(spec: StackSpec, ctx: ValidationContext) -> Iterator
                 )
 
 
+def system_nodes_are_offered(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
+    """An AWS site's system node type must be one its region offers (components/catalog/system_nodes.py)."""
+    from ..catalog.system_nodes import not_offered
+
+    for index, site in enumerate(spec.sites):
+        if isinstance(site, AwsSite):
+            reason = not_offered(site.region, site.kubernetes.system_nodes.instance_type)
+            if reason is not None:
+                yield Issue(f"sites[{index}].kubernetes.system_nodes.instance_type", reason)
+
+
 def public_endpoint_is_scoped(spec: StackSpec, ctx: ValidationContext) -> Iterator[Issue]:
     for index, site in enumerate(spec.sites):
         if not isinstance(site, AwsSite):
@@ -892,6 +903,7 @@ VALIDATORS: tuple[Validator, ...] = (
     networks_do_not_overlap,
     cloud_networks_large_enough,
     regions_and_zones_exist,
+    system_nodes_are_offered,
     public_endpoint_is_scoped,
     cluster_api_is_reachable,
     kubeconfig_secret_is_set,

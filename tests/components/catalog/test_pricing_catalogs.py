@@ -57,6 +57,7 @@ from lattice.components.catalog.pricing_catalogs import (
     tpu_hosts,
 )
 from lattice.components.catalog.regions import gcp_regions
+from lattice.components.catalog.system_nodes import system_instance_type
 from lattice.components.spec import load_stack_file
 from lattice.cost.report import cost_report, node_hour
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, cached_plan, spec_with, write_stack
@@ -1362,11 +1363,13 @@ NO_FSX_PERSISTENT_2 = {
     "af-south-1", "ap-east-2", "ap-northeast-3", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-6",
     "eu-central-2", "eu-south-1", "eu-south-2", "eu-west-3", "me-central-1", "me-south-1", "sa-east-1",
 }  # fmt: skip
-# Regions whose feeds (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04) list no m7i type, the
-# system nodes' default: the system node group is not priced there.
+# Regions that offer m7i (moto 5.2.5's DescribeInstanceTypeOfferings lists m7i.xlarge; it does not know ap-southeast-6)
+# where no feed read prices it (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04): the system node
+# group is not priced there. ca-west-1 and me-south-1 offer no m7i; their system nodes default to m6i.xlarge, which
+# aws-price-watcher's feed prices.
 NO_SYSTEM_NODE_RATE = {
-    "af-south-1", "ap-east-1", "ap-northeast-3", "ap-south-2", "ca-west-1", "eu-central-2", "eu-south-1",
-    "il-central-1", "me-central-1", "me-south-1", "ap-southeast-6",
+    "af-south-1", "ap-east-1", "ap-northeast-3", "ap-south-2", "eu-central-2", "eu-south-1", "il-central-1",
+    "me-central-1", "ap-southeast-6",
 }  # fmt: skip
 
 
@@ -1374,17 +1377,17 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     """Issue 33's second acceptance, AWS side, as a property over every commercial region ("any region"): the
     items each row of the us-west-2 stack asks the snapshot for — the pricers ask for the same items wherever the
     site is; only the EFA pool's type is the region's, the first EFA type of the catalog the region offers and the
-    layer prices — looked up in each region. Every one is priced but three, each unpriced with a reason naming what
-    was searched: the NAT gateway's per-GB data processing rate (by hand in us-east-1 and us-east-2 only; its hour
-    rate is priced everywhere), the FSx for Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2 code
-    (it is priced in the other 20 commercial regions; on the previous main it was priced nowhere) and the m7i system
-    nodes where no feed lists m7i. So the acceptance is met in us-east-1 and us-east-2 and nowhere else yet, and this
-    test says exactly why."""
+    layer prices, and the system nodes' the region's default (catalog/system_nodes.py) — looked up in each region.
+    Every one is priced but three, each unpriced with a reason naming what was searched: the NAT gateway's per-GB
+    data processing rate (by hand in us-east-1 and us-east-2 only; its hour rate is priced everywhere), the FSx for
+    Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2 code (it is priced in the other 20 commercial
+    regions) and the m7i system nodes where m7i is offered but no feed prices it. So the acceptance is met in
+    us-east-1 and us-east-2 and nowhere else yet, and this test says exactly why."""
     snapshot, offered = pricing_snapshot(), _moto_offerings()
     efa_types = sorted(t.name for t in aws_instance_types() if t.supports_efa)
     # The EFA pool's row and every region-independent row; the g6e Spot pool is the per-type property's business.
     items = {k for r in usw2_acceptance for k in (p.key for p in r.prices) if not k.startswith("ec2-spot/")}
-    assert "ec2/p5.48xlarge/OnDemand" in items and len(items) == 18
+    assert {"ec2/p5.48xlarge/OnDemand", "ec2/m7i.xlarge/OnDemand"} <= items and len(items) == 18
     unpriced: dict[str, set[str]] = {}
     no_efa = set()
     for region in aws_commercial_regions():
@@ -1399,7 +1402,11 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
         if efa is None:
             no_efa.add(region)
             continue
-        for key in {f"ec2/{efa}/OnDemand" if k == "ec2/p5.48xlarge/OnDemand" else k for k in items}:
+        regional = {
+            "ec2/p5.48xlarge/OnDemand": f"ec2/{efa}/OnDemand",
+            "ec2/m7i.xlarge/OnDemand": f"ec2/{system_instance_type(region)}/OnDemand",
+        }
+        for key in {regional.get(k, k) for k in items}:
             price = snapshot.price("aws", region, key)
             if not price.known:
                 assert "searched" in (price.missing or ""), (region, key, price.missing)
@@ -1417,6 +1424,8 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     assert others == {r: {system} for r in NO_SYSTEM_NODE_RATE & regions}
     for region in regions:
         assert snapshot.price("aws", region, "vpc/nat-gateway-hour").known, region
+    # me-south-1's system nodes are m6i.xlarge (it offers no m7i), and priced.
+    assert system_instance_type("me-south-1") == "m6i.xlarge" and "me-south-1" in regions
 
 
 def test_the_gcp_acceptance_stack_in_any_region_with_a_gpu_prices_every_row(euw4_acceptance):

@@ -195,3 +195,49 @@ def test_small_a3_high_outside_spot_or_flex_start_is_a_warning(capacity, warned)
         )
     ]
     assert [(w.path, w.message) for w in found] == (expected if warned else [])
+
+
+def aws_site_in(region: str, **system_nodes) -> dict:
+    """AWS_SITE moved to ``region`` (its zones a and b), with ``system_nodes`` keys when given."""
+    site = {**AWS_SITE, "name": "aws-site", "region": region}
+    site["network"] = {"cidr": "10.20.0.0/16", "availability_zones": [f"{region}a", f"{region}b"]}
+    if system_nodes:
+        site["kubernetes"] = AWS_SITE["kubernetes"] | {"system_nodes": system_nodes}
+    return site
+
+
+@pytest.mark.parametrize(("region", "expected"), [("ca-west-1", "m6i.xlarge"), ("me-south-1", "m6i.xlarge")])
+def test_a_site_in_a_region_without_m7i_gets_system_nodes_the_region_offers(region, expected):
+    """On the previous main every AWS site defaulted to m7i.xlarge, which ca-west-1 and me-south-1 do not offer: the
+    plan looked fine and `pulumi up` failed creating the node group. Unset, the type is now the region's default,
+    also when other system_nodes keys are set; a region that offers m7i keeps it, so no existing node group there
+    changes type."""
+    usw2 = aws_site_in("us-west-2") | {"name": "aws-usw2"}
+    usw2["network"]["cidr"] = "10.21.0.0/16"
+    usw2["kubernetes"] = {"runner_cidrs": ["10.21.0.0/16"]}
+    spec = parse_spec(spec_with(aws_site_in(region), usw2), "inline")
+    assert spec.sites[0].kubernetes.system_nodes.instance_type == expected
+    assert spec.sites[1].kubernetes.system_nodes.instance_type == "m7i.xlarge"
+    spec = parse_spec(spec_with(aws_site_in(region, nodes=3)), "inline")
+    assert (spec.sites[0].kubernetes.system_nodes.instance_type, spec.sites[0].kubernetes.system_nodes.nodes) == (
+        expected,
+        3,
+    )
+    # A type the user names is theirs.
+    spec = parse_spec(spec_with(aws_site_in(region, instance_type="m5.2xlarge")), "inline")
+    assert spec.sites[0].kubernetes.system_nodes.instance_type == "m5.2xlarge"
+
+
+def test_a_system_node_type_of_a_family_the_region_does_not_offer_is_refused(tmp_path):
+    """An explicit m7i type in me-south-1 would fail at `pulumi up` as the default did: the stack file is refused at
+    the key, saying why and what to do (on the previous main it planned)."""
+    path = write_stack(tmp_path, spec_with(aws_site_in("me-south-1", instance_type="m7i.2xlarge")))
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    [issue] = caught.value.issues
+    assert issue.path == "sites[0].kubernetes.system_nodes.instance_type"
+    assert issue.message == (
+        "EC2 offers no m7i type in me-south-1 (its DescribeInstanceTypeOfferings and the EC2 pricing feed list none), "
+        "so the node group would fail at `pulumi up`; remove the key (Lattice then uses m6i.xlarge there) or name "
+        "another type the region offers"
+    )
