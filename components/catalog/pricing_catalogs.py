@@ -69,10 +69,21 @@ Tokyo rate reproduces to the cent. The build refuses a feed where an identified 
 where a family's rate stops rising with the tier, where Tokyo's rates leave the transcription, or where a hand row
 prices the same item differently.
 
+
+lamngockhuong/aws-price commits the pricing pages' feeds as its ``scripts/fetch-pricing.ts`` downloads them
+(``lib/config/data-sources.ts`` names each URL): its ``lib/data/pricing/natgateway.json`` is the NAT gateway feed
+(``meteredUnitMaps/ec2/USD/current/natgateway.json``, published 2025-10-28), read for the per-GB data processing rate
+in every commercial region (its hour rate must agree with the Price List table's, or the build stops), and its
+``lib/data/pricing/ec2-transformed.json`` is the EC2 feed flattened by its ``lib/data/pricing/ec2.ts`` (Linux, one
+entry per location and type, committed 2025-11-03), read for the system node types where aws-price-watcher's older
+copy lists none (m7i in ap-east-1, ap-northeast-3, ap-southeast-6, eu-south-1, me-central-1). Where either prices
+an item another source prices they agree, or the build stops naming both.
+
+
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore's
-Basic HDD and Basic SSD tiers, Managed Lustre; on AWS the NAT gateway's per-GB data processing rate (so a NAT
-gateway's row stays unpriced), FSx for Lustre PERSISTENT_1, SCRATCH_2, HDD and metadata IOPS (codes no named source
-identifies: ``FSX_UNIDENTIFIED``) and large VPN tunnels: no public per-region catalog of them could be read here
+Basic HDD and Basic SSD tiers, Managed Lustre; on AWS FSx for Lustre PERSISTENT_1, SCRATCH_2, HDD and metadata IOPS
+(codes no named source identifies: ``FSX_UNIDENTIFIED``), large VPN tunnels and the m7i system node types in the four
+regions that offer m7i but whose feeds price none: no public per-region catalog of them could be read here
 (``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
 """
 
@@ -82,7 +93,7 @@ import gzip
 import itertools
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,13 +158,32 @@ AWS_EBS = CatalogSource(
 )
 # xbill9/zombiescan: a table its src/zombiescan/pricing/refresh.py (same commit) writes from the AWS Price List API
 # (pricing:GetProducts, on-demand USD) per regionCode, "_meta.generated" 2026-09-21T00:49:12Z. The newest reading of
-# the regions launched after the feeds above (ap-east-2, ap-southeast-5/6/7, mx-central-1) and the only per-region
-# NAT gateway hour rate found.
+# the regions launched after the feeds above (ap-east-2, ap-southeast-5/6/7, mx-central-1) and of the NAT gateway hour
+# rate (the NAT gateway feed below, older, is held to it).
 AWS_PRICE_LIST = CatalogSource(
     repo="xbill9/zombiescan",
     commit="077155131f2a55ffe1937aac66524a63f1b58910",
     path="src/zombiescan/pricing/table.json",
     generated="2026-09-21",
+)
+# lamngockhuong/aws-price: the AWS pricing pages' feeds as its scripts/fetch-pricing.ts downloads them (the URLs are
+# in lib/config/data-sources.ts at the same commit), committed 2025-11-03. natgateway.json is the NAT gateway feed
+# (meteredUnitMaps/ec2/USD/current/natgateway.json) as published, its manifest's hawkFilePublicationDate 2025-10-28:
+# the only per-region copy of the per-GB data processing rate found. ec2-transformed.json is the EC2 feed
+# (meteredUnitMaps/ec2/USD/current/ec2.json, whose keys read "OnDemand Linux-instancetype-<type>") flattened by the
+# repository's lib/data/pricing/ec2.ts into one entry per location and type; it carries no date, so its rows are
+# dated by the commit (the raw ec2.json beside it is over 4 MiB and was not read).
+AWS_NAT_FEED = CatalogSource(
+    repo="lamngockhuong/aws-price",
+    commit="ce57d15e54b2958ec3deae2248d47ed931143b58",
+    path="lib/data/pricing/natgateway.json",
+    generated="2025-10-28",
+)
+AWS_EC2_FEED = CatalogSource(
+    repo="lamngockhuong/aws-price",
+    commit="ce57d15e54b2958ec3deae2248d47ed931143b58",
+    path="lib/data/pricing/ec2-transformed.json",
+    generated="2025-11-03",
 )
 
 # QuinnyPig/aws-price-watcher's raw/fsx.json: the FSx pricing page's own feed (meteredUnitMaps/fsx/USD/current/
@@ -429,19 +459,20 @@ def aws_locations() -> dict[str, str]:
 
 
 AWS_SEARCHED = (
-    "no public per-region catalog of the NAT gateway's per-GB data processing rate (xbill9/zombiescan's Price List "
-    "table keeps the gateway-hour rate only, the VPC pricing page's feed in QuinnyPig/aws-price-watcher has no NAT "
-    "metric, and NatGateway-Bytes appears in public code only in one-region fixtures and bills), of "
-    f"{FSX_UNIDENTIFIED}, or of large (5 Gbps) VPN tunnels could be read here; other sources searched: "
+    f"no public per-region catalog of {FSX_UNIDENTIFIED}, or of large (5 Gbps) VPN tunnels could be read here, nor an "
+    "on-demand rate of the m7i system node types in af-south-1, ap-south-2, eu-central-2 or il-central-1 (moto 5.2.5's "
+    "DescribeInstanceTypeOfferings lists m7i.xlarge there, but no EC2 pricing feed read does: "
+    "QuinnyPig/aws-price-watcher's of 2025-06-13, yeo/ec2.shop's data/ec2/<region>-ondemand.json in all 14 of its "
+    "versions up to 2025-04-04, lamngockhuong/aws-price's ec2-transformed.json of 2025-11-03, whose raw ec2.json "
+    "beside it is over 4 MiB and absent from its snapshot); other sources searched: "
     "skypilot-org/skypilot-catalog "
     "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring, anycloud-sh/catalog's copy "
     "of that file is over 4 MiB and absent from its snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing "
     "commit no price data, Karpenter's generated pricing holds us-east-1 only, rshade/finfocus-plugin-aws-public "
     "generates its per-region Price List extracts at build time and ignores them in git (internal/pricing/data), "
-    "SpareCores/sc-data-dumps dumps its storage table without prices, yeo/ec2.shop's per-region EC2 feeds (of "
-    "2025-04-04, and in none of their 14 versions) list no m7i type where the aws-price-watcher feed lacks it, and "
-    "the Price List offer files and usage "
-    "types (NatGateway-Hours, TransitGateway-Hours, EBS:VolumeUsage.gp3, TimedStorage-ByteHrs) appear in public "
+    "SpareCores/sc-data-dumps dumps its storage table without prices, tsaol/aws-gpu prices GPU, Trainium and "
+    "Inferentia types only, and the Price List offer files and usage "
+    "types (TransitGateway-Hours, EBS:VolumeUsage.gp3, TimedStorage-ByteHrs) appear in public "
     "code only as one-region test fixtures"
 )
 GCP_SEARCHED = (
@@ -923,6 +954,145 @@ def aws_price_list_rows(
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
 
 
+AWS_NAT_DATA_METRIC = "Charge for per GB data processed by NatGateways"
+AWS_NAT_HOUR_METRIC = "Hourly charge for NAT Gateways"
+
+
+def parse_nat_feed(text: str | bytes) -> tuple[str, dict[str, dict[str, float]]]:
+    """The NAT gateway pricing feed (``meteredUnitMaps/ec2/USD/current/natgateway.json``): its publication date
+    (``manifest.hawkFilePublicationDate``) and metric -> location -> USD. A file in another shape is refused naming
+    the key (no manifest date, no regions object, a price that is no number, no per-GB metric in any region)."""
+    import datetime
+
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    manifest = document.get("manifest") if isinstance(document, dict) else None
+    published = str((manifest or {}).get("hawkFilePublicationDate", ""))[:10] if isinstance(manifest, dict) else ""
+    try:
+        datetime.date.fromisoformat(published)
+    except ValueError:
+        raise CatalogFormatError(
+            "manifest.hawkFilePublicationDate is missing or not a date (a pricing page feed is dated there)"
+        ) from None
+    regions = document.get("regions")
+    if not isinstance(regions, dict) or not all(isinstance(v, dict) for v in regions.values()):
+        raise CatalogFormatError("regions is missing or not an object of locations, each an object of metrics")
+    feed: dict[str, dict[str, float]] = {}
+    for location, metrics in regions.items():
+        for metric in (AWS_NAT_DATA_METRIC, AWS_NAT_HOUR_METRIC):
+            if metric not in metrics:
+                continue
+            price = metrics[metric].get("price") if isinstance(metrics[metric], dict) else None
+            try:
+                feed.setdefault(metric, {})[location] = float(price)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise CatalogFormatError(
+                    f"regions[{location!r}][{metric!r}].price is {price!r}: a rate in USD, a number"
+                ) from None
+    if AWS_NAT_DATA_METRIC not in feed:
+        raise CatalogFormatError(f"no location has {AWS_NAT_DATA_METRIC!r}: not the NAT gateway feed")
+    return published, feed
+
+
+def aws_nat_rows(
+    published: str, feed: dict[str, dict[str, float]], regions: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``vpc/nat-gateway-gb`` (and the gateway hour, a check on the Price List table's) per commercial region the
+    NAT gateway feed names, each citing the location and metric read."""
+    source, codes, wanted = replace(AWS_NAT_FEED, generated=published), aws_locations(), set(regions)
+    items = (
+        (AWS_NAT_DATA_METRIC, "vpc/nat-gateway-gb", "GB", "NAT gateway data processing, per GB processed (a "
+         "gateway without provisioned bandwidth)"),
+        (AWS_NAT_HOUR_METRIC, "vpc/nat-gateway-hour", "gateway-hour", "NAT gateway uptime"),
+    )  # fmt: skip
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for metric, key, unit, evidence in items:
+        for location, usd in sorted(feed.get(metric, {}).items()):
+            if (code := codes.get(location)) in wanted and usd > 0:
+                where = f"[regions][{location!r}][{metric!r}]"
+                rows.setdefault(code, {})[key] = _row(usd, unit, source, where, evidence)
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
+
+
+def parse_ec2_feed_extract(text: str | bytes) -> dict[str, dict[str, float]]:
+    """AWS_EC2_FEED's ``ec2-transformed.json`` (entries of ``region``, ``attributes.instanceType``,
+    ``attributes.operatingSystem``, ``pricePerUnit``): instance type -> its ``region`` value -> USD an hour, Linux
+    only. A file in another shape is refused naming the entry and key; a type priced twice in one place, too."""
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(items, list) or not items:
+        raise CatalogFormatError("it holds no list of entries (region, attributes, pricePerUnit)")
+    rates: dict[str, dict[str, float]] = {}
+    for i, item in enumerate(items):
+        attributes = item.get("attributes") if isinstance(item, dict) else None
+        if not isinstance(attributes, dict) or not isinstance(item.get("region"), str):
+            raise CatalogFormatError(f"[{i}] has no region and attributes object")
+        name, system = attributes.get("instanceType"), attributes.get("operatingSystem")
+        if not isinstance(name, str) or not isinstance(system, str):
+            raise CatalogFormatError(f"[{i}].attributes has no instanceType and operatingSystem")
+        try:
+            usd = float(item.get("pricePerUnit"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise CatalogFormatError(f"[{i}].pricePerUnit is {item.get('pricePerUnit')!r}: a rate in USD") from None
+        if item.get("unit") != "USD per hour":
+            raise CatalogFormatError(f"[{i}].unit is {item.get('unit')!r}: the feed prices an instance-hour")
+        if system != "Linux":
+            continue
+        here = rates.setdefault(name, {})
+        if item["region"] in here and here[item["region"]] != usd:
+            raise CatalogFormatError(
+                f"[{i}]: {name} in {item['region']} is priced twice (${here[item['region']]} and ${usd})"
+            )
+        here[item["region"]] = usd
+    return rates
+
+
+def _ec2_feed_region(value: str, slugs: dict[str, str], regions: set[str]) -> str | None:
+    """The region code of an entry's ``region``: a code, or its location name as lib/data/pricing/ec2.ts's
+    parseRegionName writes it (lower case, each run of spaces one hyphen)."""
+    return value if value in regions else slugs.get(value)
+
+
+def aws_ec2_feed_rows(
+    rates: dict[str, dict[str, float]], types: Iterable[str], regions: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``ec2/<type>/OnDemand`` of the system node types per commercial region AWS_EC2_FEED prices them in."""
+    import re
+
+    wanted = set(regions)
+    slugs = {re.sub(r"\s+", "-", location.lower()): code for location, code in aws_locations().items()}
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in sorted(set(types)):
+        for value, usd in sorted(rates.get(name, {}).items()):
+            if (code := _ec2_feed_region(value, slugs, wanted)) in wanted and usd > 0:
+                where = f"[region={value!r}, instanceType={name!r}].pricePerUnit"
+                evidence = "Linux, shared tenancy, on-demand (the EC2 pricing page's feed): a system node type"
+                rows.setdefault(code, {})[f"ec2/{name}/OnDemand"] = _row(
+                    usd, "instance-hour", AWS_EC2_FEED, where, evidence
+                )
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
+
+
+def _fill(
+    rows: dict[str, dict[str, dict[str, Any]]], more: dict[str, dict[str, dict[str, Any]]], cloud: str = "aws"
+) -> None:
+    """Add ``more``'s rows where ``rows`` has none; where both price an item in a region they must agree, or one of
+    them is stale and the build stops naming both (the row already there keeps its source)."""
+    for region, items in more.items():
+        for key, row in items.items():
+            other = rows.get(region, {}).get(key)
+            if other is not None and abs(other["usd"] - row["usd"]) > 1e-9:
+                raise CatalogFormatError(
+                    f"{cloud} {region} {key}: {other['source']} gives ${other['usd']}, but {row['source']} gives "
+                    f"${row['usd']}; one of them is stale: find which is current before refreshing"
+                )
+        rows[region] = dict(sorted((items | rows.get(region, {})).items()))
+
+
 def aws_service_rows(
     feeds: dict[str, dict[str, dict[str, float]]],
     ebs: dict[str, dict[str, float]],
@@ -1123,6 +1293,8 @@ def build_layer(
     gcp_filestore: dict[str, dict[str, float]] | None = None,
     aws_fsx: tuple[str, dict[str, dict[str, tuple[float, str]]]] | None = None,
     hand_prices: dict[str, dict[str, dict[str, Any]]] | None = None,
+    aws_nat_feed: tuple[str, dict[str, dict[str, float]]] | None = None,
+    aws_ec2_feed: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
     rate's for the same item and region; AWS_PRICE_LIST's table fills the items and regions the pricing pages' feeds
@@ -1151,15 +1323,10 @@ def build_layer(
     if aws_fsx is not None:
         for region, items in fsx_rows(*aws_fsx, aws_commercial_regions(), hand_prices).items():
             aws[region] = dict(sorted((aws.get(region, {}) | items).items()))
-    for region, items in aws_price_list_rows(aws_price_list or {}, aws_commercial_regions()).items():
-        for key, row in items.items():
-            other = aws.get(region, {}).get(key)
-            if other is not None and abs(other["usd"] - row["usd"]) > 1e-9:
-                raise CatalogFormatError(
-                    f"aws {region} {key}: {other['source']} gives ${other['usd']}, but {row['source']} gives "
-                    f"${row['usd']}; one of them is stale: find which is current before refreshing"
-                )
-        aws[region] = dict(sorted((items | aws.get(region, {})).items()))
+    _fill(aws, aws_price_list_rows(aws_price_list or {}, aws_commercial_regions()))
+    nat_published, nat_feed = aws_nat_feed or (AWS_NAT_FEED.generated, {})
+    _fill(aws, aws_nat_rows(nat_published, nat_feed, aws_commercial_regions()))
+    _fill(aws, aws_ec2_feed_rows(aws_ec2_feed or {}, aws_system_types(), aws_commercial_regions()))
     rates = list(uniform_rates)
     uniform = uniform_rows(rates, {"aws": aws_commercial_regions(), "gcp": gcp_region_names}, gcp_calculator)
     for cloud, rows in (("aws", aws), ("gcp", gcp)):
@@ -1172,13 +1339,15 @@ def build_layer(
                         f"publishes ${row['usd']} for every region; drop the uniform rate or find which is current"
                     )
             rows[region] = dict(sorted((items | rows.get(region, {})).items()))
+    nat_source = replace(AWS_NAT_FEED, generated=nat_published)
     pages = "; ".join(sorted({f"{rate.url} (read {rate.read})" for rate in rates}))
     uniform_cite = f"{UNIFORM_RATES.name}: rates each provider page publishes once for every region ({pages})"
     return {
         "generated_by": "lattice pricing refresh --catalogs (components/catalog/pricing_catalogs.py)",
         "sources": {
             "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}"
-            + (f"; {replace(AWS_FSX, generated=aws_fsx[0]).cite}" if aws_fsx is not None else ""),
+            + (f"; {replace(AWS_FSX, generated=aws_fsx[0]).cite}" if aws_fsx is not None else "")
+            + f"; {nat_source.cite}; {AWS_EC2_FEED.cite}",
             "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}",
         }
         | ({"uniform": uniform_cite} if rates else {}),
@@ -1195,9 +1364,10 @@ def build_layer(
             f"EKS, data transfer out, the {', '.join(aws_system_types())} system node types), {AWS_FSX.cite} (FSx for "
             "Lustre PERSISTENT_2 SSD at 125, 250, 500 and 1000 MB/s/TiB, each tier's RegionlessRateCode identified by "
             f"{FSX_TOKYO_TRANSCRIPTION}'s ap-northeast-1 prices), {AWS_EBS.cite} "
-            f"(gp3) and {AWS_PRICE_LIST.cite} (the Price List API's gp3, NAT gateway hour, CloudWatch Logs storage, "
-            "interface endpoint and KMS key rates), each only in the regions it names; the provider page of the "
-            f"rate published once for every region (EKS extended support); {AWS_SEARCHED}",
+            f"(gp3), {AWS_PRICE_LIST.cite} (the Price List API's gp3, NAT gateway hour, CloudWatch Logs storage, "
+            f"interface endpoint and KMS key rates), {nat_source.cite} (the NAT gateway feed: data processing per "
+            f"GB) and {AWS_EC2_FEED.cite} (the EC2 feed: the system node types), each only in the regions it names; "
+            f"the provider page of the rate published once for every region (EKS extended support); {AWS_SEARCHED}",
         },
         "prices": {
             "aws": dict(sorted(aws.items())),
@@ -1288,6 +1458,8 @@ def refresh_layer(
     aws_ebs_file: Path | None = None,
     aws_price_list_file: Path | None = None,
     gcp_filestore_file: Path | None = None,
+    aws_nat_feed_file: Path | None = None,
+    aws_ec2_feed_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -1312,6 +1484,8 @@ def refresh_layer(
         ebs_text = _read(AWS_EBS, aws_ebs_file, "--aws-ebs", opener)
         price_list_text = _read(AWS_PRICE_LIST, aws_price_list_file, "--aws-price-list", opener)
         filestore_text = _read(GCP_FILESTORE, gcp_filestore_file, "--gcp-filestore", opener)
+        nat_text = _read(AWS_NAT_FEED, aws_nat_feed_file, "--aws-nat-feed", opener)
+        ec2_text = _read(AWS_EC2_FEED, aws_ec2_feed_file, "--aws-ec2-feed", opener)
         feed_texts = {
             name: _read(
                 aws_service_source(name),
@@ -1373,6 +1547,14 @@ def refresh_layer(
             f"{gcp_filestore_file or GCP_FILESTORE.url} is not {GCP_FILESTORE.path} of {GCP_FILESTORE.repo}: {error}"
         )
     try:
+        nat = parse_nat_feed(nat_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_nat_feed_file or AWS_NAT_FEED.url} is not {AWS_NAT_FEED.path}: {error}")
+    try:
+        ec2 = parse_ec2_feed_extract(ec2_text)
+    except CatalogFormatError as error:
+        return fail(f"{aws_ec2_feed_file or AWS_EC2_FEED.url} is not {AWS_EC2_FEED.path}: {error}")
+    try:
         uniform = parse_uniform_rates(uniform_file.read_bytes())
     except OSError as error:
         return fail(f"--uniform-rates {uniform_file}: cannot read it ({error.strerror}); check the path")
@@ -1391,6 +1573,8 @@ def refresh_layer(
             gcp_filestore=filestore,
             aws_fsx=fsx,
             hand_prices=json.loads(PRICING_SNAPSHOT.read_text())["prices"].get("aws", {}),
+            aws_nat_feed=nat,
+            aws_ec2_feed=ec2,
         )
     except CatalogFormatError as error:
         if str(error).startswith("regions"):
@@ -1408,7 +1592,8 @@ def refresh_layer(
         f"wrote {output}: {rows} rows from {GCP_CALCULATOR.cite}, {GCP_TPU_CATALOG.cite}, {GCP_FILESTORE.cite}, "
         f"{AWS_ON_DEMAND.cite}, "
         f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_FSX.cite.split(' (generated')[0]} "
-        f"(published {fsx[0]}), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite} and the "
+        f"(published {fsx[0]}), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite}, "
+        f"{replace(AWS_NAT_FEED, generated=nat[0]).cite}, {AWS_EC2_FEED.cite} and the "
         f"{len(uniform)} rates of "
         f"{uniform_file.name}; "
         f"{len(lines)} changed"

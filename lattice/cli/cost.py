@@ -113,6 +113,20 @@ def add_parser(verbs, stack_arguments) -> None:
         "Billing Catalog's Filestore rates per region) at the pinned commit (default: download it)",
     )
     refresh.add_argument(
+        "--aws-nat-feed",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of lamngockhuong/aws-price's lib/data/pricing/natgateway.json (the NAT "
+        "gateway pricing feed) at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
+        "--aws-ec2-feed",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of lamngockhuong/aws-price's lib/data/pricing/ec2-transformed.json (the EC2 "
+        "pricing feed, one entry per location and type) at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
         "--uniform-rates",
         metavar="FILE",
         type=Path,
@@ -453,6 +467,8 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
         "aws_ebs",
         "aws_price_list",
         "gcp_filestore",
+        "aws_nat_feed",
+        "aws_ec2_feed",
         "uniform_rates",
     ):
         if getattr(args, flag) is not None and not args.catalogs:
@@ -472,6 +488,8 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             aws_ebs_file=args.aws_ebs,
             aws_price_list_file=args.aws_price_list,
             gcp_filestore_file=args.gcp_filestore,
+            aws_nat_feed_file=args.aws_nat_feed,
+            aws_ec2_feed_file=args.aws_ec2_feed,
         )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(

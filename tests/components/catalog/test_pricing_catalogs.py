@@ -22,7 +22,9 @@ from lattice.components.catalog.aws import aws_instance_types
 from lattice.components.catalog.pricing import PRICING_SNAPSHOT, PricingSnapshot, load_snapshot, pricing_snapshot
 from lattice.components.catalog.pricing_catalogs import (
     AWS_EBS,
+    AWS_EC2_FEED,
     AWS_FSX,
+    AWS_NAT_FEED,
     AWS_ON_DEMAND,
     AWS_PRICE_LIST,
     AWS_SERVICES,
@@ -49,6 +51,7 @@ from lattice.components.catalog.pricing_catalogs import (
     parse_aws_on_demand,
     parse_aws_spot,
     parse_ebs_feed,
+    parse_ec2_feed_extract,
     parse_fsx_feed,
     parse_gcp_filestore_table,
     parse_gcp_tpu_slices,
@@ -277,6 +280,57 @@ def recorded_fsx_feed(rates=None):
     return {"manifest": manifest, "sets": {}, "regions": regions}
 
 
+# lamngockhuong/aws-price's copy of the NAT gateway pricing feed (lib/data/pricing/natgateway.json at ce57d15): regions
+# -> metric (named, or by its RegionlessRateCode hash) -> {rateCode, price}, the figures of the real file. Oregon and
+# Malaysia (ap-southeast-5, whose hour rate the recorded Price List table above also gives), GovCloud and the Los
+# Angeles Local Zone (neither a commercial region).
+def _nat(per_gb: str, hour: str) -> dict:
+    return {
+        "Charge for per GB data processed by NAT Gateways with provisioned bandwidth": {"price": "0.0000000000"},
+        "Charge for per GB data processed by NatGateways": {"rateCode": "9AXD6XJT8GZWPQED.JRTCKXETXF", "price": per_gb},
+        "Hourly charge for NAT Gateways": {"rateCode": "44T683R45QPT8RYQ.JRTCKXETXF", "price": hour},
+        "iqjApSEPEtLs5ZMoe8h2BUQ3Nq2JPdQ6S6kgTyMPLO0": {"price": hour},
+        "Per hour and per Gbps charge for NAT Gateways with provisioned bandwidth": {"price": "1.0760000000"},
+    }
+
+
+RECORDED_AWS_NAT_FEED = {
+    "manifest": {"serviceId": "ec2", "hawkFilePublicationDate": "2025-10-28T17:54:55Z", "source": "natgateway"},
+    "sets": {},
+    "regions": {
+        "US West (Oregon)": _nat("0.0450000000", "0.0450000000"),
+        "Asia Pacific (Malaysia)": _nat("0.0501500000", "0.0501500000"),
+        "AWS GovCloud (US)": _nat("0.0540000000", "0.0540000000"),
+        "US West (Los Angeles)": _nat("0.0540000000", "0.0540000000"),
+    },
+}
+
+
+# Its EC2 feed flattened by lib/data/pricing/ec2.ts (ec2-transformed.json): one entry per location and type, the
+# location as a code for ten regions and otherwise lower-cased with hyphens. Oregon's m7i.xlarge as the recorded
+# aws-price-watcher feed prices it; Hong Kong's m7i.xlarge and Bahrain's m6i.xlarge, which that feed does not; a
+# Windows entry, a Local Zone and a GPU type (not a system node type), none read.
+def _ec2(region: str, instance_type: str, price: str, system: str = "Linux") -> dict:
+    attributes = {"instanceType": instance_type, "vcpu": "N/A", "memory": "N/A", "operatingSystem": system}
+    return {
+        "serviceId": "ec2",
+        "region": region,
+        "attributes": attributes,
+        "pricePerUnit": price,
+        "unit": "USD per hour",
+    }
+
+
+RECORDED_AWS_EC2_FEED = [
+    _ec2("us-west-2", "m7i.xlarge", "0.2016000000"),
+    _ec2("asia-pacific-(hong-kong)", "m7i.xlarge", "0.2772000000"),
+    _ec2("middle-east-(bahrain)", "m6i.xlarge", "0.2640000000"),
+    _ec2("asia-pacific-(hong-kong)", "m6i.xlarge", "0.4480000000", system="Windows"),
+    _ec2("us-west-(los-angeles)", "m7i.xlarge", "0.2420000000"),
+    _ec2("asia-pacific-(hong-kong)", "g4dn.2xlarge", "1.1560000000"),
+]
+
+
 def recorded_files(
     tmp_path,
     on_demand=RECORDED_AWS_ON_DEMAND,
@@ -287,6 +341,8 @@ def recorded_files(
     price_list=None,
     filestore=None,
     fsx=None,
+    nat=None,
+    ec2=None,
 ):
     """The catalogs as files, and the refresh arguments that read them (never the network)."""
     calculator, od, sp = tmp_path / "pricing.yml", tmp_path / "all_gpu_instances.js", tmp_path / "raw.json"
@@ -294,8 +350,11 @@ def recorded_files(
     rates, table = tmp_path / "pricing-uniform.json", tmp_path / "table.json"
     filestore_table = tmp_path / "gcp-table.json"
     filestore_table.write_text(json.dumps(RECORDED_GCP_FILESTORE if filestore is None else filestore))
+    nat_feed, ec2_feed = tmp_path / "natgateway.json", tmp_path / "ec2-transformed.json"
     calculator.write_text(yaml.safe_dump(RECORDED))
     table.write_text(json.dumps(RECORDED_AWS_PRICE_LIST if price_list is None else price_list))
+    nat_feed.write_text(json.dumps(RECORDED_AWS_NAT_FEED if nat is None else nat))
+    ec2_feed.write_text(json.dumps(RECORDED_AWS_EC2_FEED if ec2 is None else ec2))
     od.write_text(on_demand)
     sp.write_text(json.dumps(RECORDED_AWS_SPOT if spot is None else spot))
     vms.write_text(tpu)
@@ -311,6 +370,7 @@ def recorded_files(
         *("--aws-on-demand", str(od), "--aws-spot", str(sp)),
         *("--aws-services", str(feeds), "--aws-ebs", str(ebs), "--uniform-rates", str(rates)),
         *("--aws-price-list", str(table), "--gcp-filestore", str(filestore_table)),
+        *("--aws-nat-feed", str(nat_feed), "--aws-ec2-feed", str(ec2_feed)),
     ]
 
 
@@ -430,11 +490,14 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     assert "added gcp europe-west4 cloud-nat/vm-hour: $0.0014" in out
     assert "added gcp us-central1 cloud-nat/vm-hour" not in out
     assert "added gcp europe-west4 filestore/ZONAL: $0.28" in out
+    # The NAT gateway feed's per-GB rate, and the EC2 feed's system node type where aws-price-watcher lists none.
+    assert "added aws us-west-2 vpc/nat-gateway-gb: $0.045" in out
+    assert "added aws ap-east-1 ec2/m7i.xlarge/OnDemand: $0.2772" in out
     layer = json.loads(gzip.decompress(output.read_bytes()))
     assert layer["prices"]["gcp"]["us-central1"]["gce/g2-standard-24/on-demand"]["usd"] == 2.000832574
     assert layer["sources"]["aws"] == (
         f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
-        f"{AWS_FSX.cite}"
+        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}"
     )
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["uniform"].startswith("pricing-uniform.json: rates each provider page publishes once")
@@ -663,6 +726,8 @@ def test_refresh_of_a_missing_file_names_the_flag_and_the_pinned_copy(tmp_path, 
         "--aws-ebs",
         "--aws-price-list",
         "--gcp-filestore",
+        "--aws-nat-feed",
+        "--aws-ec2-feed",
     ],
 )
 def test_catalog_files_need_catalogs(capsys, tmp_path, flag):
@@ -676,7 +741,7 @@ def test_the_committed_layer_is_small_pinned_and_a_hand_row_wins(tmp_path):
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["aws"] == (
         f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
-        f"{AWS_FSX.cite}"
+        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}"
     )
     assert sorted(layer["sources"]) == ["aws", "gcp", "uniform"]
     assert len(layer["prices"]["gcp"]) >= 40  # regions
@@ -844,16 +909,14 @@ def usw2_acceptance(tmp_path_factory):
     return [r for r in rows if r.site == "aws-usw2"]
 
 
-def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_per_gb_rate_and_says_what_was_searched(
-    usw2_acceptance,
-):
+def test_a_us_west_2_stack_prices_every_row_and_says_where_from(usw2_acceptance):
     """Issue 33's second acceptance, AWS side, in us-west-2 (no hand rows): an EFA p5 pool, a g6e Spot pool, FSx for
-    Lustre, S3 buckets and a hub link to the grid. The instances, their gp3 root volumes, the EKS control plane,
-    system nodes, transit gateway, VPN, CloudWatch, CloudTrail, KMS, S3, the link's traffic and the FSx file system
-    (PERSISTENT_2 at 250 MB/s/TiB, from the FSx pricing page's feed) are priced from the layer at the feeds'
-    figures. One kind of row stays unpriced, naming what was searched: the NAT gateways (their hour rate is the Price
-    List table's, but no public per-region source of the per-GB data processing rate was found) — so the acceptance
-    is not yet met for AWS. On the previous main the FSx row was unpriced too."""
+    Lustre, S3 buckets and a hub link to the grid. Every row is priced from the layer at the feeds' figures: the
+    instances, their gp3 root volumes, the EKS control plane, system nodes, NAT gateways (the hour from the Price List
+    table, the per-GB data processing from the NAT gateway pricing feed), transit gateway, VPN, CloudWatch,
+    CloudTrail, KMS, S3, the link's traffic and the FSx file system (PERSISTENT_2 at 250 MB/s/TiB, from the FSx
+    pricing page's feed), each citing a pinned source. On the previous main the NAT gateways' per-GB rate was
+    unpriced."""
     layer = load_layer()["prices"]["aws"]["us-west-2"]
     aws = usw2_acceptance
     [p5] = [r for r in aws if r.resource == "aws-usw2-train-p5-nodes"]
@@ -870,21 +933,24 @@ def test_a_us_west_2_stack_prices_every_row_but_the_nat_gateways_per_gb_rate_and
     assert fsx.prices[0].source.startswith(f"{AWS_FSX.cite} [regions]['US West (Oregon)']")
     assert fsx.monthly(730) == pytest.approx((2400 * 0.21,) * 3)  # 2,400 GiB at $0.21 a GB-month: $504
     unpriced = {(r.resource, tuple(p.key for p in r.prices if not p.known)) for r in aws if r.hourly is None}
-    assert unpriced == {
-        ("aws-usw2-net-nat-us-west-2a", ("vpc/nat-gateway-gb",)),
-        ("aws-usw2-net-nat-us-west-2b", ("vpc/nat-gateway-gb",)),
-    }
+    assert unpriced == set()
+    # Each NAT gateway: 730 hours at $0.045 and the assumed 100 GiB a month processed, each at $0.045.
     [nat] = [r for r in aws if r.resource == "aws-usw2-net-nat-us-west-2a" and r.type.endswith("NatGateway")]
-    [hour] = [p for p in nat.prices if p.key == "vpc/nat-gateway-hour"]
-    assert (hour.usd, hour.source) == (0.045, f"{AWS_PRICE_LIST.cite} ['nat_gateway_hour']['us-west-2']")
+    prices = {p.key: (p.usd, p.source) for p in nat.prices}
+    assert prices["vpc/nat-gateway-hour"] == (0.045, f"{AWS_PRICE_LIST.cite} ['nat_gateway_hour']['us-west-2']")
+    assert prices["vpc/nat-gateway-gb"] == (
+        0.045,
+        f"{AWS_NAT_FEED.cite} [regions]['US West (Oregon)']['Charge for per GB data processed by NatGateways']",
+    )
+    assert nat.monthly(730) == pytest.approx((730 * 0.045 + 100 * 0.045,) * 3)
     for row in aws:
         for price in row.prices:
             if price.known:
-                pinned = (AWS_ON_DEMAND, AWS_SPOT, AWS_EBS, AWS_PRICE_LIST, AWS_FSX)
+                pinned = (AWS_ON_DEMAND, AWS_SPOT, AWS_EBS, AWS_PRICE_LIST, AWS_FSX, AWS_NAT_FEED, AWS_EC2_FEED)
                 prefixes = (*(p.cite for p in pinned), AWS_SERVICES.repo, "https://aws.amazon.com/")
                 assert price.source.startswith(prefixes), (row.resource, price.source)
             else:
-                assert "NAT gateway's per-GB data processing rate" in price.missing
+                raise AssertionError((row.resource, price.key, price.missing))
                 assert AWS_SERVICES.cite in price.missing and "skypilot-org/skypilot-catalog" in price.missing
     [transfer] = [r for r in aws if r.type == "lattice:link:transfer"]
     assert [p.key for p in transfer.prices] == ["tgw/data-processing-gb", "data-transfer/internet-out-gb"]
@@ -1080,6 +1146,7 @@ def test_the_price_list_table_fills_what_the_feeds_do_not_price_each_row_citing_
         "eks/cluster-standard": (0.1, "cluster-hour"),
         "kms/key-month": (1.0, "key-month"),
         "privatelink/interface-endpoint-hour": (0.0117, "endpoint-zone-hour"),
+        "vpc/nat-gateway-gb": (0.05015, "GB"),  # the NAT gateway feed's
         "vpc/nat-gateway-hour": (0.05015, "gateway-hour"),
     }
     gp3 = aws["ap-southeast-5"]["ebs/gp3-storage"]
@@ -1231,6 +1298,135 @@ def test_the_layer_s_filestore_rates_agree_with_google_s_us_central1_tier_table(
     assert not basic.known and "Basic HDD or Basic SSD" in basic.missing
 
 
+def test_the_nat_gateway_feed_prices_data_processing_per_gb_in_each_region_it_names(tmp_path, capsys):
+    """lamngockhuong/aws-price's copy of the NAT gateway pricing feed: its per-GB data processing rate (not the
+    provisioned-bandwidth gateways') in each commercial region it names (not GovCloud, not a Local Zone), dated by
+    the feed's own manifest and citing location and metric. Its hour rate is only a check: the Price List table's
+    row keeps its source (they agree here; the next test is the case where they do not)."""
+    output = tmp_path / "layer.json.gz"
+    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "added aws ap-southeast-5 vpc/nat-gateway-gb: $0.05015" in out
+    assert f"{AWS_NAT_FEED.cite}, {AWS_EC2_FEED.cite} and the 8 rates" in out
+    aws = json.loads(gzip.decompress(output.read_bytes()))["prices"]["aws"]
+    assert {r for r, items in aws.items() if "vpc/nat-gateway-gb" in items} == {"ap-southeast-5", "us-west-2"}
+    gb = aws["us-west-2"]["vpc/nat-gateway-gb"]
+    assert (gb["usd"], gb["unit"], gb["as_of"]) == (0.045, "GB", "2025-10-28")
+    assert gb["source"] == (
+        "lamngockhuong/aws-price@ce57d15e54b2:lib/data/pricing/natgateway.json (generated 2025-10-28) "
+        "[regions]['US West (Oregon)']['Charge for per GB data processed by NatGateways']"
+    )
+    assert "provisioned bandwidth" in gb["evidence"]
+    assert (
+        aws["us-west-2"]["vpc/nat-gateway-hour"]["source"] == f"{AWS_PRICE_LIST.cite} ['nat_gateway_hour']['us-west-2']"
+    )
+    assert not {"us-gov-west-1", "us-west-2-lax-1"} & set(aws)
+
+
+def test_a_nat_feed_whose_hour_rate_the_price_list_contradicts_is_refused(tmp_path, capsys):
+    """The feed's hour rate is held to the Price List table's in every region both name: a region whose two readings
+    differ means one is stale (or a location is mapped to the wrong region), and the refresh writes nothing."""
+    nat = copy.deepcopy(RECORDED_AWS_NAT_FEED)
+    nat["regions"]["Asia Pacific (Malaysia)"]["Hourly charge for NAT Gateways"]["price"] = "0.0600000000"
+    output = tmp_path / "x"
+    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, nat=nat), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"aws ap-southeast-5 vpc/nat-gateway-hour: {AWS_PRICE_LIST.cite} ['nat_gateway_hour']['ap-southeast-5']" in err
+    )
+    assert (
+        "gives $0.05015, but" in err and "['Hourly charge for NAT Gateways'] gives $0.06; one of them is stale" in err
+    )
+    assert not output.exists()
+
+
+def test_the_ec2_feed_prices_the_system_node_types_the_other_feed_does_not_list(tmp_path, capsys):
+    """lamngockhuong/aws-price's copy of the EC2 pricing feed (Nov 2025) prices system node types where
+    aws-price-watcher's (June 2025) lists none: m7i.xlarge in Hong Kong, m6i.xlarge in Bahrain (a location name as
+    ec2.ts writes it, lower case with hyphens). Where both price a type they agree (Oregon), and the older row keeps
+    its source; Windows, a Local Zone and a GPU type are not read."""
+    output = tmp_path / "layer.json.gz"
+    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(output)]) == 0
+    aws = json.loads(gzip.decompress(output.read_bytes()))["prices"]["aws"]
+    system = {(r, k): v for r, items in aws.items() for k, v in items.items() if k.startswith(("ec2/m7i", "ec2/m6i"))}
+    assert {key: row["usd"] for key, row in system.items()} == {
+        ("ap-east-1", "ec2/m7i.xlarge/OnDemand"): 0.2772,
+        ("me-south-1", "ec2/m6i.xlarge/OnDemand"): 0.264,
+        ("us-west-2", "ec2/m7i.xlarge/OnDemand"): 0.2016,
+    }
+    hong_kong = system[("ap-east-1", "ec2/m7i.xlarge/OnDemand")]
+    assert (hong_kong["unit"], hong_kong["as_of"]) == ("instance-hour", "2025-11-03")
+    assert hong_kong["source"] == (
+        "lamngockhuong/aws-price@ce57d15e54b2:lib/data/pricing/ec2-transformed.json (generated 2025-11-03) "
+        "[region='asia-pacific-(hong-kong)', instanceType='m7i.xlarge'].pricePerUnit"
+    )
+    assert system[("us-west-2", "ec2/m7i.xlarge/OnDemand")]["source"].startswith(AWS_SERVICES.repo)
+    assert "ec2/g4dn.2xlarge/OnDemand" not in aws.get("ap-east-1", {})
+    # A disagreement where both price the type stops the refresh.
+    ec2 = copy.deepcopy(RECORDED_AWS_EC2_FEED)
+    ec2[0]["pricePerUnit"] = "0.2100000000"
+    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, ec2=ec2), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert "aws us-west-2 ec2/m7i.xlarge/OnDemand: QuinnyPig/aws-price-watcher" in err and "gives $0.21" in err
+
+
+@pytest.mark.parametrize(
+    ("nat", "ec2", "message"),
+    [
+        (
+            {"regions": {}},
+            None,
+            "natgateway.json is not lib/data/pricing/natgateway.json: manifest.hawkFilePublicationDate is missing",
+        ),
+        (
+            RECORDED_AWS_NAT_FEED | {"regions": [1]},
+            None,
+            "natgateway.json is not lib/data/pricing/natgateway.json: regions is missing or not an object",
+        ),
+        (
+            RECORDED_AWS_NAT_FEED | {"regions": {"US West (Oregon)": {"Hourly charge for NAT Gateways": {}}}},
+            None,
+            "regions['US West (Oregon)']['Hourly charge for NAT Gateways'].price is None: a rate in USD, a number",
+        ),
+        (
+            RECORDED_AWS_NAT_FEED
+            | {"regions": {"US West (Oregon)": {"Hourly charge for NAT Gateways": {"price": "1"}}}},
+            None,
+            "no location has 'Charge for per GB data processed by NatGateways': not the NAT gateway feed",
+        ),
+        (
+            None,
+            {"regions": {}},
+            "ec2-transformed.json is not lib/data/pricing/ec2-transformed.json: it holds no list of entries",
+        ),
+        (None, [{"region": "us-west-2"}], "ec2-transformed.json: [0] has no region and attributes object"),
+        (
+            None,
+            [_ec2("us-west-2", "m7i.xlarge", "n/a")],
+            "ec2-transformed.json: [0].pricePerUnit is 'n/a': a rate in USD",
+        ),
+        (
+            None,
+            [_ec2("us-west-2", "m7i.xlarge", "0.2016"), _ec2("us-west-2", "m7i.xlarge", "0.3")],
+            "ec2-transformed.json: [1]: m7i.xlarge in us-west-2 is priced twice ($0.2016 and $0.3)",
+        ),
+    ],
+)
+def test_refresh_of_a_nat_or_ec2_feed_in_another_shape_names_the_key(tmp_path, capsys, nat, ec2, message):
+    output = tmp_path / "x"
+    args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, nat=nat, ec2=ec2), "--output", str(output)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not output.exists()
+
+
+def test_the_ec2_feed_extract_reads_linux_rates_only():
+    rates = parse_ec2_feed_extract(json.dumps(RECORDED_AWS_EC2_FEED))
+    assert rates["m6i.xlarge"] == {"middle-east-(bahrain)": 0.264}  # not Hong Kong's Windows rate
+    assert rates["m7i.xlarge"]["us-west-(los-angeles)"] == 0.242  # read, but no commercial region's (a Local Zone)
+
+
 def test_the_committed_uniform_rates_each_quote_their_page():
     rates = parse_uniform_rates(UNIFORM_RATES.read_bytes())
     assert sorted((r.cloud, r.key) for r in rates) == [
@@ -1284,6 +1480,8 @@ def test_every_service_row_the_layer_claims_is_priced_in_its_unit_cites_a_pinned
         AWS_EBS,
         AWS_PRICE_LIST,
         AWS_FSX,
+        AWS_NAT_FEED,
+        AWS_EC2_FEED,
     )
     pinned = tuple(source.cite.split(" (generated")[0] for source in catalogs) + tuple(
         rate.url for rate in parse_uniform_rates(UNIFORM_RATES.read_bytes())
@@ -1363,14 +1561,11 @@ NO_FSX_PERSISTENT_2 = {
     "af-south-1", "ap-east-2", "ap-northeast-3", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-6",
     "eu-central-2", "eu-south-1", "eu-south-2", "eu-west-3", "me-central-1", "me-south-1", "sa-east-1",
 }  # fmt: skip
-# Regions that offer m7i (moto 5.2.5's DescribeInstanceTypeOfferings lists m7i.xlarge; it does not know ap-southeast-6)
-# where no feed read prices it (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04): the system node
-# group is not priced there. ca-west-1 and me-south-1 offer no m7i; their system nodes default to m6i.xlarge, which
-# aws-price-watcher's feed prices.
-NO_SYSTEM_NODE_RATE = {
-    "af-south-1", "ap-east-1", "ap-northeast-3", "ap-south-2", "eu-central-2", "eu-south-1", "il-central-1",
-    "me-central-1", "ap-southeast-6",
-}  # fmt: skip
+# Regions that offer m7i (moto 5.2.5's DescribeInstanceTypeOfferings lists m7i.xlarge) where no feed read prices it
+# (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04, lamngockhuong/aws-price's of 2025-11-03):
+# the system node group is not priced there. ca-west-1 and me-south-1 offer no m7i; their system nodes default to
+# m6i.xlarge, which the feeds price.
+NO_SYSTEM_NODE_RATE = {"af-south-1", "ap-south-2", "eu-central-2", "il-central-1"}
 
 
 def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_the_searched_gaps(usw2_acceptance):
@@ -1378,16 +1573,17 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     items each row of the us-west-2 stack asks the snapshot for — the pricers ask for the same items wherever the
     site is; only the EFA pool's type is the region's, the first EFA type of the catalog the region offers and the
     layer prices, and the system nodes' the region's default (catalog/system_nodes.py) — looked up in each region.
-    Every one is priced but three, each unpriced with a reason naming what was searched: the NAT gateway's per-GB
-    data processing rate (by hand in us-east-1 and us-east-2 only; its hour rate is priced everywhere), the FSx for
-    Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2 code (it is priced in the other 20 commercial
-    regions) and the m7i system nodes where m7i is offered but no feed prices it. So the acceptance is met in
-    us-east-1 and us-east-2 and nowhere else yet, and this test says exactly why."""
+    Every one is priced, the NAT gateway's hour and per-GB data processing included, but two, each unpriced with a
+    reason naming what was searched: the FSx for Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2
+    code (it is priced in the other 20 commercial regions) and the m7i system nodes in the four regions that offer
+    m7i but whose feeds price none. So the acceptance is met in 16 of the 28 regions with a priced EFA type, and this
+    test says exactly why not in the other 12."""
     snapshot, offered = pricing_snapshot(), _moto_offerings()
     efa_types = sorted(t.name for t in aws_instance_types() if t.supports_efa)
     # The EFA pool's row and every region-independent row; the g6e Spot pool is the per-type property's business.
     items = {k for r in usw2_acceptance for k in (p.key for p in r.prices) if not k.startswith("ec2-spot/")}
-    assert {"ec2/p5.48xlarge/OnDemand", "ec2/m7i.xlarge/OnDemand"} <= items and len(items) == 18
+    assert {"ec2/p5.48xlarge/OnDemand", "ec2/m7i.xlarge/OnDemand", "vpc/nat-gateway-gb"} <= items
+    assert len(items) == 18
     unpriced: dict[str, set[str]] = {}
     no_efa = set()
     for region in aws_commercial_regions():
@@ -1415,16 +1611,17 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
                 assert price.usd > 0, (region, key)
     assert no_efa == NO_EFA_TYPE
     regions = set(aws_commercial_regions()) - no_efa
-    nat_gb, fsx, system = "vpc/nat-gateway-gb", "fsx-lustre/PERSISTENT_2/SSD/250", "ec2/m7i.xlarge/OnDemand"
+    fsx, system = "fsx-lustre/PERSISTENT_2/SSD/250", "ec2/m7i.xlarge/OnDemand"
     assert {r for r, keys in unpriced.items() if fsx in keys} == NO_FSX_PERSISTENT_2 & regions
     assert len(regions - NO_FSX_PERSISTENT_2) == 17  # EFA pool and FSx both priced
-    assert {r for r, keys in unpriced.items() if nat_gb in keys} == regions - {"us-east-1", "us-east-2"}
-    assert {r for r in regions if r not in unpriced} == {"us-east-1", "us-east-2"}  # every item priced
-    others = {r: keys - {nat_gb, fsx} for r, keys in unpriced.items() if keys - {nat_gb, fsx}}
+    fully_priced = {r for r in regions if r not in unpriced}
+    assert fully_priced == regions - NO_FSX_PERSISTENT_2 - NO_SYSTEM_NODE_RATE and len(fully_priced) == 16
+    others = {r: keys - {fsx} for r, keys in unpriced.items() if keys - {fsx}}
     assert others == {r: {system} for r in NO_SYSTEM_NODE_RATE & regions}
+    assert regions >= NO_SYSTEM_NODE_RATE
     for region in regions:
-        assert snapshot.price("aws", region, "vpc/nat-gateway-hour").known, region
-    # me-south-1's system nodes are m6i.xlarge (it offers no m7i), and priced.
+        for key in ("vpc/nat-gateway-hour", "vpc/nat-gateway-gb"):
+            assert snapshot.price("aws", region, key).known, (region, key)
     assert system_instance_type("me-south-1") == "m6i.xlarge" and "me-south-1" in regions
 
 
