@@ -261,10 +261,15 @@ FSX_LUSTRE_RATES = (
 FSX_UNIDENTIFIED = (
     "FSx for Lustre PERSISTENT_1 SSD (50 / 100 / 200 MB/s/TiB), SCRATCH_2, PERSISTENT_1 HDD (12 / 40 MB/s/TiB, "
     "with or without SSD cache) and user-provisioned metadata IOPS: QuinnyPig/aws-price-watcher's raw/fsx.json files "
-    "their RegionlessRateCodes as 'SSD old' and 'HDD New' (SCRATCH_2 and metadata IOPS unlabelled), but no "
-    "transcription, offer file or calculator mapping searched (the pages corpus, public code for the codes and their "
-    "us-east-1 SKUs, the AWS pricing page's stored copies, which render no table) names which code is which tier, and "
-    "matching them by price would be a guess; PERSISTENT_2 outside the regions the feed lists its tier in"
+    "their RegionlessRateCodes as 'SSD old' and 'HDD New' (SCRATCH_2 and metadata IOPS unlabelled, and so in all 11 "
+    "versions of the file), but no transcription, offer file or calculator mapping searched names which code is which "
+    "tier, and matching them by price would be a guess (searched 2026-11-28: the FSx for Lustre pricing page, whose "
+    "stored copies give only its text up to the opening of its first pricing example, with searches in Japanese, "
+    "Chinese, Korean and German finding no localized copy; the 2020 launch post of PERSISTENT_1 and SCRATCH_2, of "
+    "which likewise only the opening is stored; DevelopersIO (Classmethod) and other published transcriptions, of "
+    "PERSISTENT_2 only; the Lustre user guide's performance and storage-class pages, which state no price; public "
+    "code for the codes and for their SKUs in us-east-1, us-west-2 and Tokyo); PERSISTENT_2 outside the regions the "
+    "feed lists its tier in"
 )
 
 

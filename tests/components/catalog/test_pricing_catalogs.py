@@ -659,6 +659,30 @@ def test_the_committed_fsx_rows_rise_with_the_tier_agree_with_the_hand_rows_and_
         assert (price.usd, price.unit) == (usd, "GB-month") and price.source.startswith(AWS_FSX.cite), tier
 
 
+# The FSx for Lustre user guide's last public source, awsdocs/amazon-fsx-lustre-user-guide@4b41d7b (2022-06-22)
+# doc_source/using-fsx-lustre.md, "Persistent 2 deployment type": "Persistent_2 deployment types are available in the
+# following AWS Regions" — these ten (the live guide's per-region table could not be read here).
+GUIDE_2022_PERSISTENT_2_REGIONS = {
+    "us-east-1", "us-east-2", "us-west-2", "ca-central-1", "eu-west-1", "eu-central-1", "eu-west-2", "ap-northeast-1",
+    "ap-southeast-1", "ap-southeast-2",
+}  # fmt: skip
+
+
+def test_every_region_the_user_guide_listed_with_persistent_2_has_its_rates_from_the_fsx_feed():
+    """The one published availability list read here agrees with the feed: each region the guide listed for
+    PERSISTENT_2 in 2022 is among those the feed prices it in, at all four tiers — so the 14 regions without a
+    PERSISTENT_2 rate are not ones the guide said offer it. (The list is a lower bound four years old, which is why
+    the stack spec refuses PERSISTENT_2 nowhere.)"""
+    layer = load_layer()["prices"]["aws"]
+    for region in GUIDE_2022_PERSISTENT_2_REGIONS:
+        for tier in (125, 250, 500, 1000):
+            assert layer[region][f"fsx-lustre/PERSISTENT_2/SSD/{tier}"]["source"].startswith(AWS_FSX.cite), (
+                region,
+                tier,
+            )
+    assert not GUIDE_2022_PERSISTENT_2_REGIONS & NO_FSX_PERSISTENT_2
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [("- a list", "has no compute section: not the calculator's pricing.yml"), ("{a: [", "is not YAML")],
