@@ -79,12 +79,18 @@ entry per location and type, committed 2025-11-03), read for the system node typ
 copy lists none (m7i in ap-east-1, ap-northeast-3, ap-southeast-6, eu-south-1, me-central-1). Where either prices
 an item another source prices they agree, or the build stops naming both.
 
+v0rts/aws-price-watcher is a fork of aws-price-watcher whose bot (the same ``main.py``) kept polling the pricing
+pages' feeds after the pinned copy stopped: its ``processed/ec2.json`` of 2025-11-20 is the EC2 feed in the
+processed shape of ``AWS_SERVICES``, read for the system node types where the older feeds list none (m7i in
+eu-central-2, which the EC2 feed first lists on 2025-11-19). Every system type and GPU type it prices where another
+source prices the same (type, region) agrees with it (the build stops otherwise).
+
 
 Not read, and so absent outside the hand rows: flex-start (DWS) rates, TPU7x, N1 GPUs, A3 Ultra, A4, Filestore's
 Basic HDD and Basic SSD tiers, Managed Lustre; on AWS FSx for Lustre PERSISTENT_1, SCRATCH_2, HDD and metadata IOPS
-(codes no named source identifies: ``FSX_UNIDENTIFIED``), large VPN tunnels and the m7i system node types in the four
-regions that offer m7i but whose feeds price none: no public per-region catalog of them could be read here
-(``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
+(codes no named source identifies: ``FSX_UNIDENTIFIED``), large VPN tunnels and the m7i system node types in the three
+regions that offer m7i but whose feeds price none (af-south-1, ap-south-2, il-central-1): no public per-region catalog
+of them could be read here (``AWS_SEARCHED`` and ``GCP_SEARCHED`` say which were tried).
 """
 
 from __future__ import annotations
@@ -184,6 +190,17 @@ AWS_EC2_FEED = CatalogSource(
     commit="ce57d15e54b2958ec3deae2248d47ed931143b58",
     path="lib/data/pricing/ec2-transformed.json",
     generated="2025-11-03",
+)
+# v0rts/aws-price-watcher: a fork of aws-price-watcher (its history holds AWS_SERVICES' commit) whose bot, the same
+# main.py, kept committing the pricing pages' feeds until 2025-12-06. processed/ec2.json is the EC2 feed
+# (meteredUnitMaps/ec2/USD/current/ec2.json) processed as AWS_SERVICES' files are: metric ("OnDemand
+# Linux-instancetype-<type>") -> location -> USD an hour. This commit wrote its last version (2025-11-20), the first
+# copy of the feed found that prices m7i in eu-central-2 (its versions before 2025-11-19 list none there).
+AWS_EC2_FORK = CatalogSource(
+    repo="v0rts/aws-price-watcher",
+    commit="391f4a460f89bc705ccc7945eecd4f60e2db971d",
+    path="processed/ec2.json",
+    generated="2025-11-20",
 )
 
 # QuinnyPig/aws-price-watcher's raw/fsx.json: the FSx pricing page's own feed (meteredUnitMaps/fsx/USD/current/
@@ -465,11 +482,20 @@ def aws_locations() -> dict[str, str]:
 
 AWS_SEARCHED = (
     f"no public per-region catalog of {FSX_UNIDENTIFIED}, or of large (5 Gbps) VPN tunnels could be read here, nor an "
-    "on-demand rate of the m7i system node types in af-south-1, ap-south-2, eu-central-2 or il-central-1 (moto 5.2.5's "
-    "DescribeInstanceTypeOfferings lists m7i.xlarge there, but no EC2 pricing feed read does: "
-    "QuinnyPig/aws-price-watcher's of 2025-06-13, yeo/ec2.shop's data/ec2/<region>-ondemand.json in all 14 of its "
-    "versions up to 2025-04-04, lamngockhuong/aws-price's ec2-transformed.json of 2025-11-03, whose raw ec2.json "
-    "beside it is over 4 MiB and absent from its snapshot); other sources searched: "
+    "on-demand rate of the m7i system node types in af-south-1, ap-south-2 or il-central-1 (moto 5.2.5's "
+    "DescribeInstanceTypeOfferings lists m7i.xlarge there, but no copy of the EC2 pricing feed read does: "
+    "QuinnyPig/aws-price-watcher's of 2025-06-13, its fork v0rts/aws-price-watcher's processed/ec2.json in all 81 of "
+    "its versions up to 2025-11-20 (the fork's last commit is of 2025-12-06; it prices m7i in eu-central-2 from "
+    "2025-11-19), the fork iann0036/aws-price-watcher's up to 2025-05-20, yeo/ec2.shop's "
+    "data/ec2/<region>-ondemand.json in all 14 of its versions up to 2025-04-04, lamngockhuong/aws-price's "
+    "ec2-transformed.json of 2025-11-03 (no later commit changes it; the raw ec2.json beside it is over 4 MiB and "
+    "absent from its snapshot); nor do skypilot-org/skypilot-catalog's catalogs/v7/aws/vms.csv at 001367d22a00 (read "
+    "through the file index: its m7i.xlarge rows name none of the three), Karpenter's "
+    "pkg/providers/pricing/zz_generated.pricing_aws.go at 031e72b6099 (generated 2026-01-19, us-east-1 only), "
+    "juju/juju's provider/ec2/internal/ec2instancetypes/generated.go (the versions stored: price lists of 2016 and "
+    "2018) or vantage-sh/ec2instances.info at 4ef36cd2 (its instances.json uncommitted since 2022-03; a mock of one "
+    "x2iedn type), and a search of the code index for the feed's key 'OnDemand Linux-instancetype-m7i' finds no other "
+    "copy); other sources searched: "
     "skypilot-org/skypilot-catalog "
     "(catalogs/v7/aws/vms.csv) is in a 1.7 GB repository the snapshot tool cannot bring, anycloud-sh/catalog's copy "
     "of that file is over 4 MiB and absent from its snapshot, vantage-sh/ec2instances.info and Cyclenerd/aws-pricing "
@@ -1082,6 +1108,67 @@ def aws_ec2_feed_rows(
     return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
 
 
+AWS_EC2_METRIC = "OnDemand Linux-instancetype-"
+
+
+def parse_ec2_fork_feed(text: str | bytes) -> dict[str, dict[str, float]]:
+    """AWS_EC2_FORK's ``processed/ec2.json`` (metric -> location -> USD as a string, the shape of AWS_SERVICES'
+    files): instance type -> location -> USD an hour, from its ``OnDemand Linux-instancetype-<type>`` metrics. A file
+    in another shape is refused naming the key: no object of metrics, a metric that is no object of locations, a
+    price that is no number (a pair the feed's processor joined with ";" because the page gave two is no figure, and
+    is skipped), no such metric at all."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    if not isinstance(document, dict):
+        raise CatalogFormatError("it holds no object of metrics, each an object of locations and prices")
+    rates: dict[str, dict[str, float]] = {}
+    for metric, locations in document.items():
+        if not isinstance(locations, dict):
+            raise CatalogFormatError(f"[{metric!r}] is {type(locations).__name__}: an object of locations and prices")
+        if not metric.startswith(AWS_EC2_METRIC):
+            continue
+        here = rates.setdefault(metric.removeprefix(AWS_EC2_METRIC), {})
+        for location, price in locations.items():
+            try:
+                here[location] = float(price)
+            except (TypeError, ValueError):
+                parts = price.split(";") if isinstance(price, str) else []
+                if len(parts) > 1 and all(_is_number(part) for part in parts):
+                    continue  # two prices for one location: no figure
+                raise CatalogFormatError(f"[{metric!r}][{location!r}] is {price!r}: a rate in USD, a number") from None
+    if not rates:
+        raise CatalogFormatError(f"no metric is {AWS_EC2_METRIC}<type>: not the EC2 feed")
+    return rates
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def aws_ec2_fork_rows(
+    rates: dict[str, dict[str, float]], types: Iterable[str], regions: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``ec2/<type>/OnDemand`` of the system node types per commercial region AWS_EC2_FORK prices them in, each citing
+    the metric and location read."""
+    codes, wanted = aws_locations(), set(regions)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in sorted(set(types)):
+        for location, usd in sorted(rates.get(name, {}).items()):
+            if (code := codes.get(location)) in wanted and usd > 0:
+                where = f"[{AWS_EC2_METRIC + name!r}][{location!r}]"
+                evidence = "Linux, shared tenancy, on-demand (the EC2 pricing page's feed): a system node type"
+                rows.setdefault(code, {})[f"ec2/{name}/OnDemand"] = _row(
+                    usd, "instance-hour", AWS_EC2_FORK, where, evidence
+                )
+    return {region: dict(sorted(items.items())) for region, items in sorted(rows.items())}
+
+
 def _fill(
     rows: dict[str, dict[str, dict[str, Any]]], more: dict[str, dict[str, dict[str, Any]]], cloud: str = "aws"
 ) -> None:
@@ -1300,6 +1387,7 @@ def build_layer(
     hand_prices: dict[str, dict[str, dict[str, Any]]] | None = None,
     aws_nat_feed: tuple[str, dict[str, dict[str, float]]] | None = None,
     aws_ec2_feed: dict[str, dict[str, float]] | None = None,
+    aws_ec2_fork: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The generated layer's document from the parsed catalogs. A per-region catalog's row wins over a uniform
     rate's for the same item and region; AWS_PRICE_LIST's table fills the items and regions the pricing pages' feeds
@@ -1332,6 +1420,7 @@ def build_layer(
     nat_published, nat_feed = aws_nat_feed or (AWS_NAT_FEED.generated, {})
     _fill(aws, aws_nat_rows(nat_published, nat_feed, aws_commercial_regions()))
     _fill(aws, aws_ec2_feed_rows(aws_ec2_feed or {}, aws_system_types(), aws_commercial_regions()))
+    _fill(aws, aws_ec2_fork_rows(aws_ec2_fork or {}, aws_system_types(), aws_commercial_regions()))
     rates = list(uniform_rates)
     uniform = uniform_rows(rates, {"aws": aws_commercial_regions(), "gcp": gcp_region_names}, gcp_calculator)
     for cloud, rows in (("aws", aws), ("gcp", gcp)):
@@ -1352,7 +1441,7 @@ def build_layer(
         "sources": {
             "aws": f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}"
             + (f"; {replace(AWS_FSX, generated=aws_fsx[0]).cite}" if aws_fsx is not None else "")
-            + f"; {nat_source.cite}; {AWS_EC2_FEED.cite}",
+            + f"; {nat_source.cite}; {AWS_EC2_FEED.cite}; {AWS_EC2_FORK.cite}",
             "gcp": f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}",
         }
         | ({"uniform": uniform_cite} if rates else {}),
@@ -1371,7 +1460,8 @@ def build_layer(
             f"{FSX_TOKYO_TRANSCRIPTION}'s ap-northeast-1 prices), {AWS_EBS.cite} "
             f"(gp3), {AWS_PRICE_LIST.cite} (the Price List API's gp3, NAT gateway hour, CloudWatch Logs storage, "
             f"interface endpoint and KMS key rates), {nat_source.cite} (the NAT gateway feed: data processing per "
-            f"GB) and {AWS_EC2_FEED.cite} (the EC2 feed: the system node types), each only in the regions it names; "
+            f"GB), {AWS_EC2_FEED.cite} and {AWS_EC2_FORK.cite} (the EC2 feed, as two later copies have it: the "
+            "system node types), each only in the regions it names; "
             f"the provider page of the rate published once for every region (EKS extended support); {AWS_SEARCHED}",
         },
         "prices": {
@@ -1465,6 +1555,7 @@ def refresh_layer(
     gcp_filestore_file: Path | None = None,
     aws_nat_feed_file: Path | None = None,
     aws_ec2_feed_file: Path | None = None,
+    aws_ec2_fork_file: Path | None = None,
     opener: Any = None,
 ) -> int:
     """Rebuild the generated layer from the pinned catalogs (downloaded, or the files given), print what changed
@@ -1491,6 +1582,7 @@ def refresh_layer(
         filestore_text = _read(GCP_FILESTORE, gcp_filestore_file, "--gcp-filestore", opener)
         nat_text = _read(AWS_NAT_FEED, aws_nat_feed_file, "--aws-nat-feed", opener)
         ec2_text = _read(AWS_EC2_FEED, aws_ec2_feed_file, "--aws-ec2-feed", opener)
+        fork_text = _read(AWS_EC2_FORK, aws_ec2_fork_file, "--aws-ec2-fork", opener)
         feed_texts = {
             name: _read(
                 aws_service_source(name),
@@ -1560,6 +1652,11 @@ def refresh_layer(
     except CatalogFormatError as error:
         return fail(f"{aws_ec2_feed_file or AWS_EC2_FEED.url} is not {AWS_EC2_FEED.path}: {error}")
     try:
+        fork = parse_ec2_fork_feed(fork_text)
+    except CatalogFormatError as error:
+        where = aws_ec2_fork_file or AWS_EC2_FORK.url
+        return fail(f"{where} is not {AWS_EC2_FORK.repo}'s {AWS_EC2_FORK.path}: {error}")
+    try:
         uniform = parse_uniform_rates(uniform_file.read_bytes())
     except OSError as error:
         return fail(f"--uniform-rates {uniform_file}: cannot read it ({error.strerror}); check the path")
@@ -1580,6 +1677,7 @@ def refresh_layer(
             hand_prices=json.loads(PRICING_SNAPSHOT.read_text())["prices"].get("aws", {}),
             aws_nat_feed=nat,
             aws_ec2_feed=ec2,
+            aws_ec2_fork=fork,
         )
     except CatalogFormatError as error:
         if str(error).startswith("regions"):
@@ -1598,7 +1696,7 @@ def refresh_layer(
         f"{AWS_ON_DEMAND.cite}, "
         f"{AWS_SPOT.cite}, {AWS_SERVICES.cite} ({len(feeds)} feeds), {AWS_FSX.cite.split(' (generated')[0]} "
         f"(published {fsx[0]}), {AWS_EBS.cite}, {AWS_PRICE_LIST.cite}, "
-        f"{replace(AWS_NAT_FEED, generated=nat[0]).cite}, {AWS_EC2_FEED.cite} and the "
+        f"{replace(AWS_NAT_FEED, generated=nat[0]).cite}, {AWS_EC2_FEED.cite}, {AWS_EC2_FORK.cite} and the "
         f"{len(uniform)} rates of "
         f"{uniform_file.name}; "
         f"{len(lines)} changed"

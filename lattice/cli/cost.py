@@ -127,6 +127,13 @@ def add_parser(verbs, stack_arguments) -> None:
         "pricing feed, one entry per location and type) at the pinned commit (default: download it)",
     )
     refresh.add_argument(
+        "--aws-ec2-fork",
+        metavar="FILE",
+        type=Path,
+        help="with --catalogs: a copy of v0rts/aws-price-watcher's processed/ec2.json (the EC2 pricing feed as "
+        "aws-price-watcher's processor writes it, polled until 2025-11-20) at the pinned commit (default: download it)",
+    )
+    refresh.add_argument(
         "--uniform-rates",
         metavar="FILE",
         type=Path,
@@ -469,6 +476,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
         "gcp_filestore",
         "aws_nat_feed",
         "aws_ec2_feed",
+        "aws_ec2_fork",
         "uniform_rates",
     ):
         if getattr(args, flag) is not None and not args.catalogs:
@@ -490,6 +498,7 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             gcp_filestore_file=args.gcp_filestore,
             aws_nat_feed_file=args.aws_nat_feed,
             aws_ec2_feed_file=args.aws_ec2_feed,
+            aws_ec2_fork_file=args.aws_ec2_fork,
         )
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
     return refresh(

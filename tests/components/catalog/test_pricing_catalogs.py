@@ -23,6 +23,7 @@ from lattice.components.catalog.pricing import PRICING_SNAPSHOT, PricingSnapshot
 from lattice.components.catalog.pricing_catalogs import (
     AWS_EBS,
     AWS_EC2_FEED,
+    AWS_EC2_FORK,
     AWS_FSX,
     AWS_NAT_FEED,
     AWS_ON_DEMAND,
@@ -39,6 +40,7 @@ from lattice.components.catalog.pricing_catalogs import (
     CatalogFormatError,
     aws_catalog_rows,
     aws_commercial_regions,
+    aws_ec2_fork_rows,
     aws_locations,
     aws_service_rows,
     build_layer,
@@ -52,6 +54,7 @@ from lattice.components.catalog.pricing_catalogs import (
     parse_aws_spot,
     parse_ebs_feed,
     parse_ec2_feed_extract,
+    parse_ec2_fork_feed,
     parse_fsx_feed,
     parse_gcp_filestore_table,
     parse_gcp_tpu_slices,
@@ -331,6 +334,22 @@ RECORDED_AWS_EC2_FEED = [
 ]
 
 
+# v0rts/aws-price-watcher's processed/ec2.json (2025-11-20): metric -> location -> price, as the fork's processor writes
+# the EC2 feed. Zurich's m7i.xlarge and m7i.large, which no older feed prices; Oregon's m7i.xlarge as the recorded
+# aws-price-watcher feed prices it; Zurich's m6i.xlarge as neither recorded older feed has it; a Local Zone, GovCloud
+# and a GPU type (not a system node type), none read. The figures are the file's.
+RECORDED_AWS_EC2_FORK = {
+    "OnDemand Linux-instancetype-m7i.xlarge": {
+        "US West (Oregon)": "0.2016000000",
+        "EU (Zurich)": "0.2656400000",
+        "AWS GovCloud (US)": "0.2541000000",
+    },
+    "OnDemand Linux-instancetype-m7i.large": {"EU (Zurich)": "0.1328200000"},
+    "OnDemand Linux-instancetype-m6i.xlarge": {"EU (Zurich)": "0.2530000000", "US West (Los Angeles)": "0.2260000000"},
+    "OnDemand Linux-instancetype-g6.xlarge": {"EU (Zurich)": "1.0850000000"},
+}
+
+
 def recorded_files(
     tmp_path,
     on_demand=RECORDED_AWS_ON_DEMAND,
@@ -343,6 +362,7 @@ def recorded_files(
     fsx=None,
     nat=None,
     ec2=None,
+    fork=None,
 ):
     """The catalogs as files, and the refresh arguments that read them (never the network)."""
     calculator, od, sp = tmp_path / "pricing.yml", tmp_path / "all_gpu_instances.js", tmp_path / "raw.json"
@@ -355,6 +375,8 @@ def recorded_files(
     table.write_text(json.dumps(RECORDED_AWS_PRICE_LIST if price_list is None else price_list))
     nat_feed.write_text(json.dumps(RECORDED_AWS_NAT_FEED if nat is None else nat))
     ec2_feed.write_text(json.dumps(RECORDED_AWS_EC2_FEED if ec2 is None else ec2))
+    fork_feed = tmp_path / "fork-ec2.json"
+    fork_feed.write_text(json.dumps(RECORDED_AWS_EC2_FORK if fork is None else fork))
     od.write_text(on_demand)
     sp.write_text(json.dumps(RECORDED_AWS_SPOT if spot is None else spot))
     vms.write_text(tpu)
@@ -370,7 +392,7 @@ def recorded_files(
         *("--aws-on-demand", str(od), "--aws-spot", str(sp)),
         *("--aws-services", str(feeds), "--aws-ebs", str(ebs), "--uniform-rates", str(rates)),
         *("--aws-price-list", str(table), "--gcp-filestore", str(filestore_table)),
-        *("--aws-nat-feed", str(nat_feed), "--aws-ec2-feed", str(ec2_feed)),
+        *("--aws-nat-feed", str(nat_feed), "--aws-ec2-feed", str(ec2_feed), "--aws-ec2-fork", str(fork_feed)),
     ]
 
 
@@ -493,11 +515,12 @@ def test_refresh_rebuilds_the_layer_from_a_recorded_file_and_prints_what_changed
     # The NAT gateway feed's per-GB rate, and the EC2 feed's system node type where aws-price-watcher lists none.
     assert "added aws us-west-2 vpc/nat-gateway-gb: $0.045" in out
     assert "added aws ap-east-1 ec2/m7i.xlarge/OnDemand: $0.2772" in out
+    assert "added aws eu-central-2 ec2/m7i.xlarge/OnDemand: $0.26564" in out  # the fork's EC2 feed
     layer = json.loads(gzip.decompress(output.read_bytes()))
     assert layer["prices"]["gcp"]["us-central1"]["gce/g2-standard-24/on-demand"]["usd"] == 2.000832574
     assert layer["sources"]["aws"] == (
         f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
-        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}"
+        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}; {AWS_EC2_FORK.cite}"
     )
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["uniform"].startswith("pricing-uniform.json: rates each provider page publishes once")
@@ -752,6 +775,7 @@ def test_refresh_of_a_missing_file_names_the_flag_and_the_pinned_copy(tmp_path, 
         "--gcp-filestore",
         "--aws-nat-feed",
         "--aws-ec2-feed",
+        "--aws-ec2-fork",
     ],
 )
 def test_catalog_files_need_catalogs(capsys, tmp_path, flag):
@@ -765,7 +789,7 @@ def test_the_committed_layer_is_small_pinned_and_a_hand_row_wins(tmp_path):
     assert layer["sources"]["gcp"] == f"{GCP_CALCULATOR.cite}; {GCP_TPU_CATALOG.cite}; {GCP_FILESTORE.cite}"
     assert layer["sources"]["aws"] == (
         f"{AWS_ON_DEMAND.cite}; {AWS_SPOT.cite}; {AWS_SERVICES.cite}; {AWS_EBS.cite}; {AWS_PRICE_LIST.cite}; "
-        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}"
+        f"{AWS_FSX.cite}; {AWS_NAT_FEED.cite}; {AWS_EC2_FEED.cite}; {AWS_EC2_FORK.cite}"
     )
     assert sorted(layer["sources"]) == ["aws", "gcp", "uniform"]
     assert len(layer["prices"]["gcp"]) >= 40  # regions
@@ -1331,7 +1355,7 @@ def test_the_nat_gateway_feed_prices_data_processing_per_gb_in_each_region_it_na
     assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert "added aws ap-southeast-5 vpc/nat-gateway-gb: $0.05015" in out
-    assert f"{AWS_NAT_FEED.cite}, {AWS_EC2_FEED.cite} and the 8 rates" in out
+    assert f"{AWS_NAT_FEED.cite}, {AWS_EC2_FEED.cite}, {AWS_EC2_FORK.cite} and the 8 rates" in out
     aws = json.loads(gzip.decompress(output.read_bytes()))["prices"]["aws"]
     assert {r for r, items in aws.items() if "vpc/nat-gateway-gb" in items} == {"ap-southeast-5", "us-west-2"}
     gb = aws["us-west-2"]["vpc/nat-gateway-gb"]
@@ -1370,7 +1394,9 @@ def test_the_ec2_feed_prices_the_system_node_types_the_other_feed_does_not_list(
     ec2.ts writes it, lower case with hyphens). Where both price a type they agree (Oregon), and the older row keeps
     its source; Windows, a Local Zone and a GPU type are not read."""
     output = tmp_path / "layer.json.gz"
-    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(output)]) == 0
+    oregon = {"OnDemand Linux-instancetype-m7i.xlarge": {"US West (Oregon)": "0.2016000000"}}  # the fork: agrees
+    args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, fork=oregon), "--output", str(output)]
+    assert main(args) == 0
     aws = json.loads(gzip.decompress(output.read_bytes()))["prices"]["aws"]
     system = {(r, k): v for r, items in aws.items() for k, v in items.items() if k.startswith(("ec2/m7i", "ec2/m6i"))}
     assert {key: row["usd"] for key, row in system.items()} == {
@@ -1389,7 +1415,8 @@ def test_the_ec2_feed_prices_the_system_node_types_the_other_feed_does_not_list(
     # A disagreement where both price the type stops the refresh.
     ec2 = copy.deepcopy(RECORDED_AWS_EC2_FEED)
     ec2[0]["pricePerUnit"] = "0.2100000000"
-    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path, ec2=ec2), "--output", str(output)]) == 2
+    files = recorded_files(tmp_path, ec2=ec2, fork=oregon)
+    assert main(["pricing", "refresh", "--catalogs", *files, "--output", str(output)]) == 2
     err = capsys.readouterr().err
     assert "aws us-west-2 ec2/m7i.xlarge/OnDemand: QuinnyPig/aws-price-watcher" in err and "gives $0.21" in err
 
@@ -1443,6 +1470,89 @@ def test_refresh_of_a_nat_or_ec2_feed_in_another_shape_names_the_key(tmp_path, c
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not output.exists()
+
+
+def test_the_fork_s_ec2_feed_prices_zurich_s_m7i_system_nodes_no_older_feed_lists(tmp_path, capsys):
+    """v0rts/aws-price-watcher's copy of the EC2 pricing feed (2025-11-20) prices m7i in eu-central-2, where
+    aws-price-watcher's (June 2025) and lamngockhuong/aws-price's (2025-11-03) list none, and m6i.xlarge there, which
+    neither recorded older feed has: each row cites the fork's commit, file, metric and location, dated by the commit.
+    Where an older feed prices the type they agree (Oregon) and the older row keeps its source; a Local Zone,
+    GovCloud and a GPU type are not read. A fork price that contradicts an older feed's stops the refresh naming
+    both, whichever older feed it is."""
+    output = tmp_path / "layer.json.gz"
+    assert main(["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(output)]) == 0
+    aws = json.loads(gzip.decompress(output.read_bytes()))["prices"]["aws"]
+    zurich = {k: v for k, v in aws["eu-central-2"].items() if k.startswith("ec2/")}
+    assert {key: row["usd"] for key, row in zurich.items()} == {
+        "ec2/m6i.xlarge/OnDemand": 0.253,
+        "ec2/m7i.large/OnDemand": 0.13282,
+        "ec2/m7i.xlarge/OnDemand": 0.26564,
+    }
+    row = zurich["ec2/m7i.xlarge/OnDemand"]
+    assert (row["unit"], row["as_of"]) == ("instance-hour", "2025-11-20")
+    assert row["source"] == (
+        "v0rts/aws-price-watcher@391f4a460f89:processed/ec2.json (generated 2025-11-20) "
+        "['OnDemand Linux-instancetype-m7i.xlarge']['EU (Zurich)']"
+    )
+    assert aws["us-west-2"]["ec2/m7i.xlarge/OnDemand"]["source"].startswith(f"{AWS_SERVICES.repo}@")
+    assert not any(k.startswith("ec2/m6i") for k in aws.get("us-west-2", {}))  # Los Angeles is a Local Zone
+    assert "us-gov-west-1" not in aws
+    # Against aws-price-watcher's June feed (Oregon) and lamngockhuong/aws-price's (Hong Kong): a disagreement stops.
+    for location, older in (("US West (Oregon)", AWS_SERVICES.repo), ("Asia Pacific (Hong Kong)", AWS_EC2_FEED.repo)):
+        fork = copy.deepcopy(RECORDED_AWS_EC2_FORK)
+        fork["OnDemand Linux-instancetype-m7i.xlarge"][location] = "0.3000000000"
+        files = recorded_files(tmp_path, fork=fork)
+        assert main(["pricing", "refresh", "--catalogs", *files, "--output", str(tmp_path / "y")]) == 2
+        err = capsys.readouterr().err
+        assert f"ec2/m7i.xlarge/OnDemand: {older}@" in err and f"but {AWS_EC2_FORK.repo}@" in err, err
+        assert "gives $0.3;" in err and not (tmp_path / "y").exists()
+
+
+@pytest.mark.parametrize(
+    ("fork", "message"),
+    [
+        ("[1, 2]", "it holds no object of metrics, each an object of locations and prices"),
+        ('{"OnDemand Linux-instancetype-m7i.xlarge": "0.2016"}', "['OnDemand Linux-instancetype-m7i.xlarge'] is str"),
+        (
+            '{"OnDemand Linux-instancetype-m7i.xlarge": {"EU (Zurich)": "n/a"}}',
+            "['OnDemand Linux-instancetype-m7i.xlarge']['EU (Zurich)'] is 'n/a': a rate in USD, a number",
+        ),
+        (
+            '{"OnDemand Linux-instancetype-m7i.xlarge": {"EU (Zurich)": null}}',
+            "['OnDemand Linux-instancetype-m7i.xlarge']['EU (Zurich)'] is None: a rate in USD, a number",
+        ),
+        ('{"Hourly charge for NAT Gateways": {"EU (Zurich)": "0.05"}}', "no metric is OnDemand Linux-instancetype-"),
+        ("{", "it is not JSON"),
+    ],
+)
+def test_refresh_of_a_fork_ec2_feed_in_another_shape_names_the_file_and_key(tmp_path, capsys, fork, message):
+    args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(tmp_path / "x")]
+    (tmp_path / "fork-ec2.json").write_text(fork)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "fork-ec2.json is not v0rts/aws-price-watcher's processed/ec2.json: " in err, err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_fork_location_the_feed_gives_two_prices_is_no_figure():
+    """The fork's processor joins a location's two prices with ";" (main.py): that is no figure, and no row."""
+    rates = parse_ec2_fork_feed(
+        json.dumps({"OnDemand Linux-instancetype-m7i.xlarge": {"EU (Zurich)": "0.26564;0.27", "EU (Paris)": "0.2352"}})
+    )
+    assert rates == {"m7i.xlarge": {"EU (Paris)": 0.2352}}
+    rows = aws_ec2_fork_rows(rates, ["m7i.xlarge"], ["eu-central-2", "eu-west-3"])
+    assert list(rows) == ["eu-west-3"] and rows["eu-west-3"]["ec2/m7i.xlarge/OnDemand"]["usd"] == 0.2352
+
+
+def test_refresh_without_the_fork_s_feed_names_its_flag_and_pinned_copy(tmp_path, capsys):
+    args = ["pricing", "refresh", "--catalogs", *recorded_files(tmp_path), "--output", str(tmp_path / "x")]
+    (tmp_path / "fork-ec2.json").unlink()
+    assert main(args) == 2
+    assert (
+        "or pass --aws-ec2-fork FILE with a copy of processed/ec2.json at v0rts/aws-price-watcher@391f4a460f89"
+        in capsys.readouterr().err
+    )
 
 
 def test_the_ec2_feed_extract_reads_linux_rates_only():
@@ -1586,10 +1696,10 @@ NO_FSX_PERSISTENT_2 = {
     "eu-central-2", "eu-south-1", "eu-south-2", "eu-west-3", "me-central-1", "me-south-1", "sa-east-1",
 }  # fmt: skip
 # Regions that offer m7i (moto 5.2.5's DescribeInstanceTypeOfferings lists m7i.xlarge) where no feed read prices it
-# (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04, lamngockhuong/aws-price's of 2025-11-03):
-# the system node group is not priced there. ca-west-1 and me-south-1 offer no m7i; their system nodes default to
-# m6i.xlarge, which the feeds price.
-NO_SYSTEM_NODE_RATE = {"af-south-1", "ap-south-2", "eu-central-2", "il-central-1"}
+# (aws-price-watcher's EC2 feed of 2025-06-13, ec2.shop's of 2025-04-04, lamngockhuong/aws-price's of 2025-11-03,
+# v0rts/aws-price-watcher's of 2025-11-20, which adds eu-central-2): the system node group is not priced there.
+# ca-west-1 and me-south-1 offer no m7i; their system nodes default to m6i.xlarge, which the feeds price.
+NO_SYSTEM_NODE_RATE = {"af-south-1", "ap-south-2", "il-central-1"}
 
 
 def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_the_searched_gaps(usw2_acceptance):
@@ -1599,9 +1709,10 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     layer prices, and the system nodes' the region's default (catalog/system_nodes.py) — looked up in each region.
     Every one is priced, the NAT gateway's hour and per-GB data processing included, but two, each unpriced with a
     reason naming what was searched: the FSx for Lustre PERSISTENT_2 tier where the FSx feed lists no PERSISTENT_2
-    code (it is priced in the other 20 commercial regions) and the m7i system nodes in the four regions that offer
-    m7i but whose feeds price none. So the acceptance is met in 16 of the 28 regions with a priced EFA type, and this
-    test says exactly why not in the other 12."""
+    code (it is priced in the other 20 commercial regions) and the m7i system nodes in the three regions that offer
+    m7i but whose feeds price none (eu-central-2's are priced since the fork's feed of 2025-11-20; its FSx is not).
+    So the acceptance is met in 16 of the 28 regions with a priced EFA type, and this test says exactly why not in
+    the other 12."""
     snapshot, offered = pricing_snapshot(), _moto_offerings()
     efa_types = sorted(t.name for t in aws_instance_types() if t.supports_efa)
     # The EFA pool's row and every region-independent row; the g6e Spot pool is the per-type property's business.
@@ -1647,6 +1758,9 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
         for key in ("vpc/nat-gateway-hour", "vpc/nat-gateway-gb"):
             assert snapshot.price("aws", region, key).known, (region, key)
     assert system_instance_type("me-south-1") == "m6i.xlarge" and "me-south-1" in regions
+    zurich = snapshot.price("aws", "eu-central-2", system)
+    assert zurich.usd == 0.26564 and zurich.source.startswith(AWS_EC2_FORK.cite)
+    assert unpriced["eu-central-2"] == {fsx}
 
 
 def test_the_gcp_acceptance_stack_in_any_region_with_a_gpu_prices_every_row(euw4_acceptance):
