@@ -17,6 +17,11 @@ Evidence that ca-west-1 and me-south-1 offer no m7i type and do offer m6i.xlarge
   yeo/ec2.shop ``data/ec2/<region>-ondemand.json`` at 74c9fd8 (2025-04-04, and in none of its 14 versions) and
   lamngockhuong/aws-price ``lib/data/pricing/ec2-transformed.json`` at ce57d15 (2025-11-03).
 
+The fallback family has gaps of its own: ap-southeast-4 and eu-south-2 offer no m6i type in any size (they offer
+m7i.xlarge, their default), by the same two readings: moto 5.2.5 lists no ``m6i.*`` there (and lists m7i.xlarge), and
+lamngockhuong/aws-price's ec2-transformed.json at ce57d15 prices m7i.xlarge but no m6i type in "Asia Pacific
+(Melbourne)" and "EU (Spain)". An explicit m6i type there is refused like an m7i type in ca-west-1.
+
 The spec's default (``SystemNodesSpec.instance_type``) and the pricing layer's system node rows ask this module;
 an explicit type of a family the region does not offer is refused at plan time with the fix.
 """
@@ -26,8 +31,13 @@ from __future__ import annotations
 SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
 # Region -> the system nodes' default where EC2 offers no SYSTEM_INSTANCE_TYPE (the evidence above).
 SYSTEM_INSTANCE_TYPE_BY_REGION = {"ca-west-1": "m6i.xlarge", "me-south-1": "m6i.xlarge"}
-# Region -> instance families EC2 offers in no size there (the evidence above).
-FAMILIES_NOT_OFFERED = {"ca-west-1": frozenset({"m7i"}), "me-south-1": frozenset({"m7i"})}
+# Region -> the system node families (each default's) EC2 offers in no size there (the evidence above).
+FAMILIES_NOT_OFFERED = {
+    "ap-southeast-4": frozenset({"m6i"}),
+    "ca-west-1": frozenset({"m7i"}),
+    "eu-south-2": frozenset({"m6i"}),
+    "me-south-1": frozenset({"m7i"}),
+}
 # The sizes of each default's family whose rates the pricing layer keeps (a user may pick another size).
 SYSTEM_SIZES = ("large", "xlarge", "2xlarge", "4xlarge")
 

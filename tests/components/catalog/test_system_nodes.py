@@ -57,6 +57,30 @@ def test_every_commercial_region_s_default_system_type_is_one_it_offers():
     ]  # fmt: skip
 
 
+def test_no_region_moto_knows_lacks_a_system_node_family_the_catalog_does_not_name():
+    """FAMILIES_NOT_OFFERED is every (region, family) gap of the system node families (each default's: m7i and m6i)
+    in moto's copy of DescribeInstanceTypeOfferings, not only the defaults' gaps: an explicit m6i type in
+    ap-southeast-4 or eu-south-2, which offer none, would otherwise plan and fail at `pulumi up`. On the previous
+    main those two regions were missing."""
+    offered = _offerings()
+    families = {name.split(".", maxsplit=1)[0] for name in system_instance_types()}
+    gaps = {
+        (region, family)
+        for region in aws_commercial_regions()
+        if region in offered
+        for family in families
+        if not any(t.split(".", maxsplit=1)[0] == family for t in offered[region])
+    }
+    named = {(region, family) for region, names in FAMILIES_NOT_OFFERED.items() for family in names}
+    assert gaps == named
+    assert gaps == {
+        ("ap-southeast-4", "m6i"), ("ca-west-1", "m7i"), ("eu-south-2", "m6i"), ("me-south-1", "m7i"),
+    }  # fmt: skip
+    for region in ("ap-southeast-4", "eu-south-2"):
+        assert not_offered(region, "m6i.xlarge").startswith(f"EC2 offers no m6i type in {region} ")
+        assert not_offered(region, SYSTEM_INSTANCE_TYPE) is None
+
+
 def test_a_ca_west_1_site_plans_and_prices_its_system_nodes_as_m6i(tmp_path):
     """The plan's system node group in ca-west-1 runs m6i.xlarge, and `lattice cost` prices it from the EC2 pricing
     feed's ca-west-1 rate ($0.214 an hour), so the region's system nodes are no longer an unpriced row."""

@@ -241,3 +241,16 @@ def test_a_system_node_type_of_a_family_the_region_does_not_offer_is_refused(tmp
         "so the node group would fail at `pulumi up`; remove the key (Lattice then uses m6i.xlarge there) or name "
         "another type the region offers"
     )
+
+
+def test_an_m6i_system_node_type_in_a_region_without_m6i_is_refused(tmp_path):
+    """m6i, the fallback family, is itself offered in no size in ap-southeast-4 and eu-south-2 (moto's offerings and
+    the EC2 pricing feed): an explicit m6i type there would fail at `pulumi up` creating the node group. It is refused
+    at the key, naming the region's own default (on the previous main it planned)."""
+    path = write_stack(tmp_path, spec_with(aws_site_in("eu-south-2", instance_type="m6i.xlarge")))
+    with pytest.raises(SpecError) as caught:
+        load_stack_file(path)
+    [issue] = caught.value.issues
+    assert issue.path == "sites[0].kubernetes.system_nodes.instance_type"
+    assert issue.message.startswith("EC2 offers no m6i type in eu-south-2 ")
+    assert "remove the key (Lattice then uses m7i.xlarge there)" in issue.message
