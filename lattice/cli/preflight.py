@@ -1,4 +1,5 @@
-"""``lattice preflight``: check the account can run each AWS GPU pool (offered, EFA, capacity), the sites and the
+"""``lattice preflight``: check the account can run each AWS GPU pool (offered, EFA, capacity) and each AWS site's
+system nodes (offered in every zone), the sites and the
 network topology, and what brownfield sites adopt (boto3)."""
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ if TYPE_CHECKING:
 
 def add_parser(verbs, stack_arguments) -> None:
     preflight = verbs.add_parser(
-        "preflight", help="check the account can run each AWS GPU pool: offered, EFA, capacity (boto3)"
+        "preflight",
+        help="check the account can run each AWS GPU pool (offered, EFA, capacity) and each AWS site's system "
+        "nodes (offered in every zone) (boto3)",
     )
     stack_arguments(preflight)
     preflight.set_defaults(handler=_preflight)

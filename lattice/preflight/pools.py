@@ -13,8 +13,15 @@ Three checks per AWS GPU pool, read with one EC2 client per site region:
   ones the pool launches with.
 
 Every AWS GPU pool gets exactly one row per check, ``skip`` saying why nothing was asked (EFA off,
-on-demand capacity). Sites that are not AWS, and AWS sites without GPU pools, get no rows: an empty result
-means the stack has nothing preflight can ask AWS about, and ``render_table`` says so in its caption.
+on-demand capacity). Every AWS site also gets one ``offered`` row for its system node group (pool
+``SYSTEM_POOL``): the EKS node group Lattice creates on every AWS site, greenfield or adopted, of
+``kubernetes.system_nodes.instance_type`` in a subnet of each of ``network.availability_zones``. EKS refuses a node
+group whose type is not offered in one of its subnets' zones ("Your requested instance type (m4.xlarge) is not
+supported in your requested Availability Zone (us-west-2d)", InvalidRequestException: awslabs/ec2-spot-workshops
+issue 154, eksctl-io/eksctl issue 6461), which the plan-time catalog (components/catalog/system_nodes.py, regions
+only) cannot see: m7i.xlarge is offered in no zone of ca-west-1 but also not in us-east-1e. Sites that are not AWS
+get no rows: an empty result means the stack has nothing preflight can ask AWS about, and ``render_table`` says so
+in its caption.
 
 A failed check is a finding about the stack; an account that cannot be read at all (no credentials, a
 refused permission, no network) raises ``PreflightError`` with a one-line message instead.
@@ -38,6 +45,8 @@ from lattice.components.spec import AwsSite, StackSpec
 from lattice.components.spec.model import AwsGpuPoolSpec
 
 CHECKS = ("offered", "efa", "capacity")
+# The pool column of a site's system node group row (parenthesised: no GPU pool name can be it, and it sorts first).
+SYSTEM_POOL = "(system nodes)"
 Status = Literal["pass", "fail", "skip"]
 
 # Values of botocore's EC2 enums (CapacityReservationState, CapacityReservationType,
@@ -87,7 +96,8 @@ def _session(session: boto3.Session | None) -> boto3.Session:
 
 
 def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list[CheckResult]:
-    """Every check of every AWS GPU pool, sorted by site, pool and check (in ``CHECKS`` order).
+    """Every check of every AWS GPU pool and each AWS site's system nodes, sorted by site, pool and check (in
+    ``CHECKS`` order).
 
     ``session`` defaults to boto3's credential chain (environment, AWS_PROFILE, SSO, instance role).
     """
@@ -97,11 +107,12 @@ def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list
     for site in spec.sites:
         if not isinstance(site, AwsSite):
             continue
+        if site.region not in readers:
+            with aws_errors(site.region):
+                readers[site.region] = _RegionReader(session.client("ec2", region_name=site.region), site.region)
+        reader = readers[site.region]
+        results.append(CheckResult(site.name, SYSTEM_POOL, "offered", *_system_offered(site, reader)))
         for pool in site.gpu_pools:
-            if site.region not in readers:
-                with aws_errors(site.region):
-                    readers[site.region] = _RegionReader(session.client("ec2", region_name=site.region), site.region)
-            reader = readers[site.region]
             for check, status, detail in (
                 ("offered", *_offered(site, pool, reader)),
                 ("efa", *_efa(pool, reader)),
@@ -113,7 +124,7 @@ def run_preflight(spec: StackSpec, session: boto3.Session | None = None) -> list
 
 def summary_line(results: list[CheckResult]) -> str:
     if not results:
-        return "no AWS GPU pools in this stack: nothing to check"
+        return "no AWS sites in this stack: nothing to check"
     counts = {status: sum(r.status == status for r in results) for status in ("pass", "fail", "skip")}
     return f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
 
@@ -242,6 +253,26 @@ def _offered(site: AwsSite, pool: AwsGpuPoolSpec, reader: _RegionReader) -> tupl
         f"{pool.instance_type} is not offered in {', '.join(missing)}; {site.region} offers it in "
         f"{', '.join(sorted(offered))}: set the pool's availability_zones to one of those "
         "(and list it in the site's network.availability_zones)"
+    )
+
+
+def _system_offered(site: AwsSite, reader: _RegionReader) -> tuple[Status, str]:
+    """The system node group's type in every zone of the site: its subnets (one per zone) are all the group's."""
+    instance_type, zones = site.kubernetes.system_nodes.instance_type, list(site.network.availability_zones)
+    offered = reader.offered_zones(instance_type)
+    missing = [zone for zone in zones if zone not in offered]
+    if not missing:
+        return "pass", f"system nodes: {instance_type} is offered in {', '.join(zones)}"
+    if not offered:
+        return "fail", (
+            f"system nodes: {instance_type} is not offered in any zone of {site.region}, so EKS refuses the node "
+            "group; set kubernetes.system_nodes.instance_type to a type the region offers"
+        )
+    return "fail", (
+        f"system nodes: {instance_type} is not offered in {', '.join(missing)}, so EKS refuses the node group (it "
+        f"has a subnet in every zone of network.availability_zones); {site.region} offers it in "
+        f"{', '.join(sorted(offered))}: use those zones, or set kubernetes.system_nodes.instance_type to a type every "
+        "zone offers"
     )
 
 

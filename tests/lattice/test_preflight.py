@@ -33,7 +33,14 @@ from rich.console import Console
 from lattice.components.catalog import aws_instance_type
 from lattice.components.spec import StackSpec, load_stack_file
 from lattice.preflight import pools as preflight
-from lattice.preflight.pools import CREDENTIALS_HELP, CheckResult, PreflightError, render_table, run_preflight
+from lattice.preflight.pools import (
+    CREDENTIALS_HELP,
+    SYSTEM_POOL,
+    CheckResult,
+    PreflightError,
+    render_table,
+    run_preflight,
+)
 from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, OFFLINE_AWS_ENVIRONMENT, spec_with, write_stack
 
 REGION = "us-east-1"
@@ -227,7 +234,15 @@ def row(pool: str, check: str, status: str, detail: str, site: str = "aws-use1")
 
 
 def by_check(results: list[CheckResult]) -> dict[str, CheckResult]:
-    return {result.check: result for result in results}
+    """The GPU pools' rows by check (the system nodes' row apart: ``system_row``)."""
+    return {result.check: result for result in results if result.pool != SYSTEM_POOL}
+
+
+def system_row(status: str, detail: str, site: str = "aws-use1") -> CheckResult:
+    return row(SYSTEM_POOL, "offered", status, detail, site)
+
+
+SYSTEM_PASS = system_row("pass", "system nodes: m7i.xlarge is offered in us-east-1a, us-east-1b")
 
 
 # --- a compliant account ------------------------------------------------------------------------------
@@ -240,6 +255,7 @@ def test_compliant_account_passes_every_check(preflight_of, reservations):
     results = preflight_of(aws_site(H100, A100_RESERVED, H200_BLOCK, L40S_SPOT), GCP_SITE, GRID_SITE)
 
     assert results == [
+        SYSTEM_PASS,
         row("a100-reserved", "offered", "pass", "p4d.24xlarge is offered in us-east-1b"),
         row(
             "a100-reserved",
@@ -303,31 +319,76 @@ def test_results_are_sorted_and_each_site_is_read_once_in_its_own_region(preflig
     assert [(r.site, r.pool, r.check) for r in results] == [
         (site, pool, check)
         for site, pool in [
+            ("aws-use1", SYSTEM_POOL),
             ("aws-use1", "h100"),
             ("aws-use1", "h100-more"),
             ("aws-use1", "l40s-spot"),
+            ("aws-usw2", SYSTEM_POOL),
             ("aws-usw2", "h100"),
         ]
-        for check in ("offered", "efa", "capacity")
+        for check in (("offered",) if pool == SYSTEM_POOL else ("offered", "efa", "capacity"))
     ]
-    assert results[9] == row("h100", "offered", "pass", "p5.48xlarge is offered in us-west-2c", site="aws-usw2")
+    assert results[10] == system_row(
+        "pass", "system nodes: m7i.xlarge is offered in us-west-2c, us-west-2d", site="aws-usw2"
+    )
+    assert results[11] == row("h100", "offered", "pass", "p5.48xlarge is offered in us-west-2c", site="aws-usw2")
     # One read per type and region: the second p5 pool in us-east-1 reuses the first one's answers.
     assert calls == [
         ("us-west-2", "DescribeInstanceTypeOfferings"),
+        ("us-west-2", "DescribeInstanceTypeOfferings"),
         ("us-west-2", "DescribeInstanceTypes"),
+        ("us-east-1", "DescribeInstanceTypeOfferings"),
         ("us-east-1", "DescribeInstanceTypeOfferings"),
         ("us-east-1", "DescribeInstanceTypeOfferings"),
         ("us-east-1", "DescribeInstanceTypes"),
     ]
 
 
-def test_a_stack_without_aws_gpu_pools_has_nothing_to_check(preflight_of):
-    results = preflight_of(aws_site(), GCP_SITE, GRID_SITE)
+def test_an_aws_site_without_gpu_pools_still_has_its_system_nodes_checked(preflight_of):
+    """The system node group is created on every AWS site, so a site without GPU pools gets its one row; only a
+    stack without AWS sites has nothing to check."""
+    assert preflight_of(aws_site(), GCP_SITE, GRID_SITE) == [SYSTEM_PASS]
+    results = preflight_of(GCP_SITE, GRID_SITE)
 
     assert results == []
     console = Console(record=True, width=100)
     console.print(render_table(results))
-    assert " ".join(console.export_text().split()).endswith("no AWS GPU pools in this stack: nothing to check")
+    assert " ".join(console.export_text().split()).endswith("no AWS sites in this stack: nothing to check")
+
+
+def test_a_system_node_type_not_offered_in_one_of_the_site_zones_fails_offered(preflight_of):
+    """EKS refuses a node group whose type a zone of its subnets does not offer (InvalidRequestException "Your
+    requested instance type … is not supported in your requested Availability Zone"), and the system node group has
+    a subnet in every zone of the site. moto's us-east-1 offerings hold m7i.xlarge in every zone but us-east-1e: a
+    site with us-east-1e plans, and before this row preflight passed it (it checked GPU pools only)."""
+    site = aws_site(network={"cidr": "10.20.0.0/16", "availability_zones": ["us-east-1a", "us-east-1e"]})
+
+    [result] = preflight_of(site)
+
+    assert result.pool == SYSTEM_POOL and result.check == "offered" and result.status == "fail"
+    assert result.detail.startswith(
+        "system nodes: m7i.xlarge is not offered in us-east-1e, so EKS refuses the node group (it has a subnet in "
+        "every zone of network.availability_zones); us-east-1 offers it in us-east-1a, "
+    )
+    assert "us-east-1e" not in result.detail.split("offers it in ")[1]
+
+
+def test_a_system_node_type_the_region_offers_nowhere_fails_offered(preflight_of):
+    """An explicit type the plan-time catalog does not know to refuse (m7i-flex in ca-west-1, which moto lists in no
+    zone there) is caught live, saying what to set."""
+    site = aws_site(
+        region="ca-west-1",
+        network={"cidr": "10.20.0.0/16", "availability_zones": ["ca-west-1a", "ca-west-1b"]},
+        kubernetes={"runner_cidrs": ["10.20.0.0/16"], "system_nodes": {"instance_type": "m7i-flex.xlarge"}},
+    )
+
+    [result] = preflight_of(site)
+
+    assert result == system_row(
+        "fail",
+        "system nodes: m7i-flex.xlarge is not offered in any zone of ca-west-1, so EKS refuses the node group; set "
+        "kubernetes.system_nodes.instance_type to a type the region offers",
+    )
 
 
 def test_render_table_shows_every_row_and_a_summary(preflight_of):
@@ -343,7 +404,7 @@ def test_render_table_shows_every_row_and_a_summary(preflight_of):
         "network.availability_zones)" in lines
     )
     assert "aws-use1 h100 capacity skip on-demand capacity: no reservation to check" in lines
-    assert lines[-1] == "3 passed, 1 failed, 2 skipped"
+    assert lines[-1] == "4 passed, 1 failed, 2 skipped"
 
 
 # --- offered ------------------------------------------------------------------------------------------
@@ -592,7 +653,7 @@ def test_an_unvalidated_spec_gets_failed_rows_not_a_crash(session):
     pool = {"name": "next-gen", "instance_type": "p9.48xlarge", "max_nodes": 1, "capacity": {"type": "reservation"}}
     spec = StackSpec.model_validate(spec_with(aws_site(pool)))
 
-    results = run_preflight(spec, session)
+    results = [r for r in run_preflight(spec, session) if r.pool != SYSTEM_POOL]
 
     assert [(r.check, r.status) for r in results] == [("offered", "fail"), ("efa", "fail"), ("capacity", "fail")]
     assert results[0].detail.startswith("p9.48xlarge is not offered in any zone of us-east-1")
@@ -729,7 +790,7 @@ def test_cli_preflight_table_and_exit_codes(tmp_path, capsys, offline_aws_creden
         boto3.client("iam").create_service_linked_role(AWSServiceName="autoscaling.amazonaws.com")
         assert main(["preflight", "--stack-file", str(good)]) == 0
         out = capsys.readouterr().out
-        assert "2 passed, 0 failed, 1 skipped" in out  # the pool checks
+        assert "3 passed, 0 failed, 1 skipped" in out  # the pool checks and the system nodes' row
         # the site checks: role found; cluster not created yet; no admin roles, so the creator keeps admin
         assert "1 passed, 0 failed, 2 skipped" in out
         # the topology row: nothing running yet to count
