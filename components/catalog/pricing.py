@@ -26,6 +26,35 @@ PRICING_SNAPSHOT = Path(__file__).parent / "data" / "pricing.json"
 HOURS_PER_MONTH = 730  # the month AWS and Google price calculators use (8,760 h / 12)
 
 
+# What closes a gap ``read_by_region_refresh`` names, said in the reason of the row that lacks it.
+REFRESH_ALL_REGIONS = (
+    "`lattice pricing refresh --regions all` reads it from the provider's pricing API (the AWS Price List API with "
+    "AWS credentials, the Cloud Billing Catalog API with a GOOGLE_API_KEY) in every region"
+)
+
+
+def read_by_region_refresh(cloud: str, item: str) -> bool:
+    """Whether ``lattice pricing refresh --regions all`` reads ``item`` in every region
+    (``pricing_refresh.region_scope``): on AWS the catalog's accelerator types' and the system node types'
+    on-demand and capacity-block rates, FSx for Lustre storage and the NAT gateway; on GCP Filestore and Managed
+    Lustre capacity."""
+    if cloud == "gcp":
+        return item.startswith(("filestore/", "managed-lustre/"))
+    if cloud != "aws":
+        return False
+    if item in ("vpc/nat-gateway-hour", "vpc/nat-gateway-gb"):
+        return True
+    if item.startswith("fsx-lustre/"):
+        return item != "fsx-lustre/metadata-iops"
+    parts = item.split("/")
+    if len(parts) != 3 or parts[0] != "ec2" or parts[2] not in ("OnDemand", "CapacityBlock"):
+        return False
+    from .pricing_catalogs import aws_types
+    from .system_nodes import system_instance_types
+
+    return parts[1] in {*aws_types(), *system_instance_types()}
+
+
 @dataclass(frozen=True)
 class Price:
     """One snapshot row: ``usd`` per ``unit`` (None: missing, with ``missing`` saying why)."""
@@ -84,7 +113,8 @@ class PricingSnapshot:
                 source="",
                 as_of=self.date,
                 missing=f"the pricing snapshot has no row {cloud}/{region}/{item}"
-                + (f" (searched: the hand rows of pricing.json; {searched})" if searched else ""),
+                + (f" (searched: the hand rows of pricing.json; {searched})" if searched else "")
+                + (f"; {REFRESH_ALL_REGIONS}" if read_by_region_refresh(cloud, item) else ""),
             )
         return Price(
             key=item,

@@ -1,17 +1,29 @@
 """Rewrite the pricing snapshot from the providers' pricing APIs (``lattice pricing refresh``).
 
-What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GPU pools and system nodes):
+What it reads, by default for exactly the machines the stacks in ``stacks/`` plan (their GPU pools and system
+nodes) and the regions they use; with ``--regions`` (``region_scope``) for every region named, whether a stack
+plans it or not: each AWS region's system node types and every catalog accelerator type, its FSx for Lustre storage
+and its NAT gateway's rates, and each GCP region's Filestore and Managed Lustre capacity.
 
 - **EC2 on-demand and capacity-block rates** from the AWS Price List API (boto3 ``pricing``, whose only
-  endpoints are us-east-1 and ap-south-1), ``get_products`` on ``AmazonEC2`` filtered to Linux, shared
-  tenancy, no pre-installed software and ``capacitystatus`` ``Used`` (the other values, ``UnusedCapacity-
-  Reservation`` and ``AllocatedCapacityReservation``, price idle and allocated reservations). The offer files
-  carry ``CapacityBlock`` rows beside the ``OnDemand`` ones for the p-series: rows are keyed by their
-  ``marketoption`` attribute, so a capacity-block rate can never be read as the on-demand one.
+  endpoints are us-east-1 and ap-south-1), ``get_products`` on ``AmazonEC2`` filtered to the region's types
+  (one ``ANY_OF`` query per region and batch of types), Linux, shared tenancy, no pre-installed software and
+  ``capacitystatus`` ``Used`` (the other values, ``UnusedCapacity-Reservation`` and
+  ``AllocatedCapacityReservation``, price idle and allocated reservations). The offer files carry
+  ``CapacityBlock`` rows beside the ``OnDemand`` ones for the p-series: rows are keyed by their ``marketoption``
+  attribute, so a capacity-block rate can never be read as the on-demand one. The Price List prices a type only
+  in the regions that sell it, so asking for every catalog type writes rows for the ones the region offers (the
+  catalog itself holds no per-region offering).
+- **The NAT gateway's hour and per-GB data-processing rates** (``vpc/nat-gateway-hour``, ``vpc/nat-gateway-gb``),
+  with ``--regions``: ``get_products`` on ``AmazonEC2`` filtered to the region, ``productFamily`` "NAT Gateway" and
+  ``operation`` "NatGateway", each row told apart by its exact ``groupDescription`` ("Hourly charge for NAT
+  Gateways", "Charge for per GB data processed by NatGateways"), the attribute names and values public Price List
+  readers filter on; the provisioned-bandwidth and regional NAT gateway rows carry other descriptions.
 - **Spot** as the range over the last ``SPOT_HISTORY_DAYS`` days of ``DescribeSpotPriceHistory`` (Linux/UNIX,
-  every zone of the region): the offer files have no spot prices.
+  every zone of the region, one query per region for all its types): the offer files have no spot prices. Only
+  for the pools the stacks plan: it is an EC2 call in the pool's region, which the account must have enabled.
 - **FSx for Lustre storage** per GB-month from the same API, ``get_products`` on ``AmazonFSx`` filtered to the
-  region and ``fileSystemType`` Lustre, for every AWS region the stacks plan. The offer carries storage rows of
+  region and ``fileSystemType`` Lustre, for every AWS region read. The offer carries storage rows of
   every deployment type, throughput tier and storage class side by side (and backups, metadata IOPS and
   Intelligent-Tiering beside them, in the same unit for backups): ``fsx_lustre_key`` keys a row by its storage
   type and throughput tier, which name the deployment type through the classes FSx offers
@@ -21,15 +33,16 @@ What it reads, for exactly the machines the stacks in ``stacks/`` plan (their GP
 - **GCP machine types** from the Cloud Billing Catalog API (``services/6F81-5844-456A/skus``, Compute Engine):
   a machine's hourly rate is the sum of its vCPU, memory and GPU SKUs (``GCP_SKUS`` names them by the
   description prefix Google gives them), on-demand only.
-- **Filestore and Managed Lustre capacity** per GiB-month from the same API, for every GCP region the stacks use:
+- **Filestore and Managed Lustre capacity** per GiB-month from the same API, for every GCP region read:
   the services are found in the catalog's service list by display name ("Cloud Filestore", the one naming Lustre),
   a tier's rate is its OnDemand SKU of the region whose description starts with the words Google prices it under
   (``GCP_STORAGE_SKUS``), in GiB-months (a GiB-hour rate is multiplied by the snapshot's hours per month), and a
   tier two SKUs price differently stays as it was.
 
 Every other row (other storage, control planes, network, logs, keys) keeps the source and date it has: the refresh
-says so in its summary. Nothing here runs in tests against the network: the tests give ``refresh`` a
-botocore ``Stubber``-backed client and a recorded catalog page.
+says so in its summary. The Price List API is asked once per (service, region, filter set), each query paged by its
+own paginator, never once per row; progress goes to stderr one line per region. Nothing here runs in tests against
+the network: the tests give ``refresh`` a botocore ``Stubber``-backed client and a recorded catalog page.
 """
 
 from __future__ import annotations
@@ -58,7 +71,17 @@ EC2_PRODUCT_FILTERS = {
     "capacitystatus": "Used",
 }
 MARKET_OPTIONS = ("OnDemand", "CapacityBlock")
+# A filter's Value is at most 1,024 characters (botocore's pricing model, shape Value): an ANY_OF list of types is
+# split into batches that fit. ANY_OF takes the values comma-separated, as AWS's own Price List client sends them
+# (awslabs/mcp src/aws-pricing-mcp-server/awslabs/aws_pricing_mcp_server/models.py@4ea4ae43, PricingFilter).
+FILTER_VALUE_MAX = 1024
 FSX_PRODUCT_FILTERS = {"fileSystemType": "Lustre"}  # with regionCode; the rows are told apart by fsx_lustre_key
+# The NAT gateway's rows of the AmazonEC2 offer (with regionCode), and the groupDescription naming each item.
+NAT_PRODUCT_FILTERS = {"productFamily": "NAT Gateway", "operation": "NatGateway"}
+NAT_GATEWAY_ITEMS = {
+    "Hourly charge for NAT Gateways": ("vpc/nat-gateway-hour", "gateway-hour", ("Hrs", "Hours")),
+    "Charge for per GB data processed by NatGateways": ("vpc/nat-gateway-gb", "GB", ("GB",)),
+}
 SPOT_HISTORY_DAYS = 7
 CLOUD_BILLING = "https://cloudbilling.googleapis.com/v1"
 COMPUTE_ENGINE_SERVICE = "6F81-5844-456A"
@@ -99,15 +122,26 @@ def gcp_sku_family(machine_type: str) -> GcpSkus | None:
 
 
 # Capacity SKUs of the storage services Lattice plans on GCP, by snapshot key: the description prefix Google prices
-# the tier under. Filestore's SKUs read "Filestore Capacity Zonal and High Scale …" and "Filestore Capacity Regional
-# and Enterprise …" (the tiers Lattice plans; public Billing Catalog readers match these words), Managed Lustre's
-# "Managed Lustre Capacity 1000-Perf Iowa" (SKU names of a billing pricing export quoted in
+# the tier under. Filestore's SKUs read "Filestore Capacity Zonal and High Scale …" (ZONAL and HIGH_SCALE_SSD: the
+# zonal 10-100 TiB tier replaces High Scale SSD) and "Filestore Capacity Regional and Enterprise …" (REGIONAL and
+# ENTERPRISE), as the generated layer reads them (pricing_catalogs.GCP_FILESTORE_SKUS), and the Basic tiers
+# "Filestore Capacity Basic HDD (Standard) <place>" and "Filestore Capacity Basic SSD (Premium) <place>" (a GCP
+# billing export's SKU "Filestore Capacity Basic HDD (Standard) Johannesburg", and public Billing Catalog readers
+# matching /^Filestore Capacity Basic SSD \(Premium\) / and /^Filestore Capacity Basic HDD \(Standard\) /);
+# Managed Lustre's "Managed Lustre Capacity 1000-Perf Iowa" (SKU names of a billing pricing export quoted in
 # WandLZhang/slurm-multi-region-gpu-public, docs/storage_comparison.md). A service is found by the display-name test
 # below.
 GCP_STORAGE_SKUS: dict[str, tuple[Callable[[str], bool], dict[str, str]]] = {
     "filestore": (
         lambda name: name == "Cloud Filestore",
-        {"filestore/ZONAL": "Filestore Capacity Zonal", "filestore/REGIONAL": "Filestore Capacity Regional"},
+        {
+            "filestore/BASIC_HDD": "Filestore Capacity Basic HDD",
+            "filestore/BASIC_SSD": "Filestore Capacity Basic SSD",
+            "filestore/ZONAL": "Filestore Capacity Zonal",
+            "filestore/HIGH_SCALE_SSD": "Filestore Capacity Zonal",
+            "filestore/REGIONAL": "Filestore Capacity Regional",
+            "filestore/ENTERPRISE": "Filestore Capacity Regional",
+        },
     ),
     "managed-lustre": (
         lambda name: "lustre" in name.lower(),
@@ -118,10 +152,16 @@ GCP_STORAGE_SKUS: dict[str, tuple[Callable[[str], bool], dict[str, str]]] = {
 
 @dataclass(frozen=True)
 class PlannedMachines:
-    """What the stacks plan: (region, instance type) on AWS and (region, machine type) on GCP."""
+    """What a refresh reads: (region, instance type) on AWS and (region, machine type) on GCP — by default what the
+    stacks plan. ``spot``: the AWS pairs whose spot history is read (None: every pair of ``aws``); ``nat_regions``:
+    the AWS regions whose NAT gateway rates are read; ``gcp_storage_regions``: the GCP regions whose Filestore and
+    Managed Lustre rows are read (None: the regions of ``gcp``). FSx for Lustre is read in every region of ``aws``."""
 
     aws: frozenset[tuple[str, str]]
     gcp: frozenset[tuple[str, str]]
+    spot: frozenset[tuple[str, str]] | None = None
+    nat_regions: frozenset[str] = frozenset()
+    gcp_storage_regions: frozenset[str] | None = None
 
 
 class PricingRefreshError(Exception):
@@ -145,26 +185,106 @@ def planned_machines(specs: Iterable[Any]) -> PlannedMachines:
     return PlannedMachines(frozenset(aws), frozenset(gcp))
 
 
+def known_regions() -> tuple[list[str], list[str]]:
+    """The regions ``--regions`` accepts: every AWS commercial region and every GCP region Lattice accepts."""
+    from .pricing_catalogs import aws_commercial_regions
+    from .regions import gcp_regions
+
+    return aws_commercial_regions(), sorted(region.name for region in gcp_regions())
+
+
+def region_scope(planned: PlannedMachines, regions: Iterable[str]) -> PlannedMachines:
+    """What ``--regions`` reads in each region named, a stack planning it or not: on AWS the region's system node
+    types (its default and that family's sizes, ``system_nodes.py``), every catalog accelerator type (the Price List
+    answers for those the region sells), the stacks' own types there, FSx for Lustre and the NAT gateway; spot for
+    the stacks' pools there. On GCP the stacks' machines there, and Filestore and Managed Lustre capacity."""
+    from .pricing_catalogs import aws_types
+    from .system_nodes import system_instance_type, system_instance_types
+
+    aws_names, gcp_names = known_regions()
+    named = set(regions)
+    aws_regions = named & set(aws_names)
+    gcp_regions = named & set(gcp_names)
+    catalog = {*aws_types(), *system_instance_types()}
+    aws = {(region, kind) for region in aws_regions for kind in {*catalog, system_instance_type(region)}}
+    aws |= {pair for pair in planned.aws if pair[0] in aws_regions}
+    return PlannedMachines(
+        aws=frozenset(aws),
+        gcp=frozenset(pair for pair in planned.gcp if pair[0] in gcp_regions),
+        spot=frozenset(pair for pair in planned.aws if pair[0] in aws_regions),
+        nat_regions=frozenset(aws_regions),
+        gcp_storage_regions=frozenset(gcp_regions),
+    )
+
+
 # --- AWS -------------------------------------------------------------------------------------------------------
 
 
-def ec2_rates(pricing_client: Any, region: str, instance_type: str) -> dict[str, float]:
-    """The hourly USD rate per market option (OnDemand, CapacityBlock) of a Linux instance type in a region."""
-    filters = [{"Type": "TERM_MATCH", "Field": "instanceType", "Value": instance_type}]
-    filters.append({"Type": "TERM_MATCH", "Field": "regionCode", "Value": region})
-    filters += [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in EC2_PRODUCT_FILTERS.items()]
-    rates: dict[str, float] = {}
+def _batches(values: list[str]) -> list[list[str]]:
+    """``values`` in order, cut into runs whose comma-joined text fits one filter Value."""
+    batches: list[list[str]] = []
+    for value in values:
+        if batches and len(",".join([*batches[-1], value])) <= FILTER_VALUE_MAX:
+            batches[-1].append(value)
+        else:
+            batches.append([value])
+    return batches
+
+
+def ec2_rates(pricing_client: Any, region: str, instance_types: Iterable[str]) -> dict[str, dict[str, float]]:
+    """Instance type -> the hourly USD rate per market option (OnDemand, CapacityBlock) of each Linux type the
+    region's offer prices: one query per batch of types (``ANY_OF``), not one per type. A type and market two
+    products price differently is left out."""
+    found: dict[str, dict[str, set[float]]] = {}
+    for batch in _batches(sorted(set(instance_types))):
+        filters = [{"Type": "ANY_OF", "Field": "instanceType", "Value": ",".join(batch)}]
+        filters.append({"Type": "TERM_MATCH", "Field": "regionCode", "Value": region})
+        filters += [
+            {"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in EC2_PRODUCT_FILTERS.items()
+        ]
+        for page in pricing_client.get_paginator("get_products").paginate(ServiceCode="AmazonEC2", Filters=filters):
+            for text in page["PriceList"]:
+                offer = json.loads(text)
+                attributes = offer["product"]["attributes"]
+                market = attributes.get("marketoption", "OnDemand")
+                kind = attributes.get("instanceType", batch[0] if len(batch) == 1 else "")
+                if market not in MARKET_OPTIONS or attributes.get("capacitystatus", "Used") != "Used":
+                    continue
+                if kind not in batch or attributes.get("regionCode", region) != region:
+                    continue
+                hourly = _hourly_usd(offer)
+                if hourly is not None and hourly > 0:
+                    found.setdefault(kind, {}).setdefault(market, set()).add(hourly)
+    return {
+        kind: {market: rates.pop() for market, rates in markets.items() if len(rates) == 1}
+        for kind, markets in found.items()
+    }
+
+
+def nat_gateway_rates(pricing_client: Any, region: str) -> dict[str, tuple[float, str, str]]:
+    """``vpc/nat-gateway-hour`` and ``vpc/nat-gateway-gb`` -> (USD, unit, groupDescription) from the region's NAT
+    Gateway products, in one query; a row of another description (provisioned bandwidth, regional NAT gateways) or
+    unit is not read, and an item two products price differently is left out."""
+    filters = [{"Type": "TERM_MATCH", "Field": "regionCode", "Value": region}]
+    filters += [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in NAT_PRODUCT_FILTERS.items()]
+    found: dict[str, set[float]] = {}
     for page in pricing_client.get_paginator("get_products").paginate(ServiceCode="AmazonEC2", Filters=filters):
         for text in page["PriceList"]:
             offer = json.loads(text)
-            attributes = offer["product"]["attributes"]
-            market = attributes.get("marketoption", "OnDemand")
-            if market not in MARKET_OPTIONS or attributes.get("capacitystatus", "Used") != "Used":
+            attributes = offer["product"].get("attributes", {})
+            item = NAT_GATEWAY_ITEMS.get(attributes.get("groupDescription", ""))
+            if item is None or attributes.get("regionCode", region) != region:
                 continue
-            hourly = _hourly_usd(offer)
-            if hourly is not None and hourly > 0:
-                rates[market] = hourly
-    return rates
+            for term in offer.get("terms", {}).get("OnDemand", {}).values():
+                for dimension in term["priceDimensions"].values():
+                    usd = float(dimension["pricePerUnit"].get("USD", "0"))
+                    if dimension.get("unit") in item[2] and usd > 0:
+                        found.setdefault(attributes["groupDescription"], set()).add(usd)
+    return {
+        NAT_GATEWAY_ITEMS[description][0]: (rates.pop(), NAT_GATEWAY_ITEMS[description][1], description)
+        for description, rates in found.items()
+        if len(rates) == 1
+    }
 
 
 def _hourly_usd(offer: dict[str, Any]) -> float | None:
@@ -175,24 +295,25 @@ def _hourly_usd(offer: dict[str, Any]) -> float | None:
     return None
 
 
-def spot_range(ec2_client: Any, instance_type: str, now: datetime) -> tuple[float, float] | None:
-    """Lowest and highest Linux spot price of the type in any zone of the client's region over the history.
+def spot_ranges(ec2_client: Any, instance_types: Iterable[str], now: datetime) -> dict[str, tuple[float, float]]:
+    """Instance type -> lowest and highest Linux spot price in any zone of the client's region over the history,
+    one query for all the types.
 
     Only Linux/UNIX entries count (the API answers "Linux/UNIX" or "Linux/UNIX (Amazon VPC)"); an entry for another
-    platform or another type, should the filter let one through, is not a Linux price of this type."""
-    prices = [
-        float(entry["SpotPrice"])
-        for page in ec2_client.get_paginator("describe_spot_price_history").paginate(
-            InstanceTypes=[instance_type],
-            ProductDescriptions=["Linux/UNIX"],
-            StartTime=now - timedelta(days=SPOT_HISTORY_DAYS),
-            EndTime=now,
-        )
-        for entry in page["SpotPriceHistory"]
-        if entry.get("ProductDescription", "Linux/UNIX").startswith("Linux/UNIX")
-        and entry.get("InstanceType", instance_type) == instance_type
-    ]
-    return (min(prices), max(prices)) if prices else None
+    platform or another type, should the filter let one through, is not a Linux price of these types."""
+    kinds = sorted(set(instance_types))
+    prices: dict[str, list[float]] = {}
+    for page in ec2_client.get_paginator("describe_spot_price_history").paginate(
+        InstanceTypes=kinds,
+        ProductDescriptions=["Linux/UNIX"],
+        StartTime=now - timedelta(days=SPOT_HISTORY_DAYS),
+        EndTime=now,
+    ):
+        for entry in page["SpotPriceHistory"]:
+            kind = entry.get("InstanceType", kinds[0] if len(kinds) == 1 else "")
+            if entry.get("ProductDescription", "Linux/UNIX").startswith("Linux/UNIX") and kind in kinds:
+                prices.setdefault(kind, []).append(float(entry["SpotPrice"]))
+    return {kind: (min(values), max(values)) for kind, values in prices.items()}
 
 
 def _normalized(value: str) -> str:
@@ -386,48 +507,77 @@ def refresh_document(
     today: date,
     now: datetime,
     gcp_storage_skus: dict[str, list[dict[str, Any]]] | None = None,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The snapshot with the planned machines' rows read again; the summary lines of what changed."""
+    """The snapshot with the planned machines' rows read again; the summary lines of what changed. ``progress``
+    hears one line per AWS region before its queries."""
     document = json.loads(json.dumps(previous))
     document["snapshot_date"] = today.isoformat()
     prices = document.setdefault("prices", {})
     summary: list[str] = []
-    for region, instance_type in sorted(machines.aws):
+    types_by_region: dict[str, set[str]] = {}
+    for region, instance_type in machines.aws:
+        types_by_region.setdefault(region, set()).add(instance_type)
+    spot_pairs = machines.aws if machines.spot is None else machines.spot
+    aws_regions = sorted(set(types_by_region) | set(machines.nat_regions))
+    for index, region in enumerate(aws_regions, 1):
+        reads = [
+            *(["EC2 rates"] if region in types_by_region else []),
+            *(["spot history"] if any(r == region for r, _ in spot_pairs) else []),
+            *(["FSx for Lustre"] if region in types_by_region else []),
+            *(["NAT gateway"] if region in machines.nat_regions else []),
+        ]
+        progress(f"pricing refresh: aws {region} ({index}/{len(aws_regions)}): {', '.join(reads)}")
         rows = prices.setdefault("aws", {}).setdefault(region, {})
-        rates = ec2_rates(pricing_client, region, instance_type)
-        for market in MARKET_OPTIONS:
-            if market in rates:
-                rows[f"ec2/{instance_type}/{market}"] = {
-                    "usd": rates[market],
+        types = sorted(types_by_region.get(region, ()))
+        rates = ec2_rates(pricing_client, region, types) if types else {}
+        for instance_type in types:
+            for market in MARKET_OPTIONS:
+                if market in rates.get(instance_type, {}):
+                    usd = rates[instance_type][market]
+                    rows[f"ec2/{instance_type}/{market}"] = {
+                        "usd": usd,
+                        "unit": "instance-hour",
+                        "source": "AWS Price List API get_products AmazonEC2 (Linux, Shared, preInstalledSw NA, "
+                        f"capacitystatus Used, marketoption {market})",
+                        "as_of": today.isoformat(),
+                    }
+                    summary.append(f"aws {region} {instance_type} {market}: ${usd:,.4f}/h")
+        spot_types = sorted(kind for r, kind in spot_pairs if r == region)
+        spots = spot_ranges(ec2_client_for(region), spot_types, now) if spot_types else {}
+        for instance_type in spot_types:
+            if instance_type in spots:
+                low, high = spots[instance_type]
+                rows[f"ec2-spot/{instance_type}"] = {
+                    "usd": None,
+                    "usd_low": low,
+                    "usd_high": high,
                     "unit": "instance-hour",
-                    "source": "AWS Price List API get_products AmazonEC2 (Linux, Shared, preInstalledSw NA, "
-                    f"capacitystatus Used, marketoption {market})",
+                    "source": f"DescribeSpotPriceHistory, Linux/UNIX, every zone, the {SPOT_HISTORY_DAYS} days to "
+                    f"{now:%Y-%m-%d}",
                     "as_of": today.isoformat(),
                 }
-                summary.append(f"aws {region} {instance_type} {market}: ${rates[market]:,.4f}/h")
-        spot = spot_range(ec2_client_for(region), instance_type, now)
-        if spot is not None:
-            rows[f"ec2-spot/{instance_type}"] = {
-                "usd": None,
-                "usd_low": spot[0],
-                "usd_high": spot[1],
-                "unit": "instance-hour",
-                "source": f"DescribeSpotPriceHistory, Linux/UNIX, every zone, the {SPOT_HISTORY_DAYS} days to "
-                f"{now:%Y-%m-%d}",
-                "as_of": today.isoformat(),
-            }
-            summary.append(f"aws {region} {instance_type} spot: ${spot[0]:,.4f}–${spot[1]:,.4f}/h")
-    for region in sorted({region for region, _ in machines.aws}):
-        rows = prices.setdefault("aws", {}).setdefault(region, {})
-        for key, usd in sorted(fsx_lustre_rates(pricing_client, region).items()):
-            rows[key] = {
-                "usd": usd,
-                "unit": "GB-month",
-                "source": "AWS Price List API get_products AmazonFSx (fileSystemType Lustre, productFamily Storage, "
-                "keyed by storageType and throughputCapacity)",
-                "as_of": today.isoformat(),
-            }
-            summary.append(f"aws {region} {key}: ${usd:,.4f}/GB-month")
+                summary.append(f"aws {region} {instance_type} spot: ${low:,.4f}–${high:,.4f}/h")
+        if region in types_by_region:
+            for key, usd in sorted(fsx_lustre_rates(pricing_client, region).items()):
+                rows[key] = {
+                    "usd": usd,
+                    "unit": "GB-month",
+                    "source": "AWS Price List API get_products AmazonFSx (fileSystemType Lustre, productFamily "
+                    "Storage, keyed by storageType and throughputCapacity)",
+                    "as_of": today.isoformat(),
+                }
+                summary.append(f"aws {region} {key}: ${usd:,.4f}/GB-month")
+        if region in machines.nat_regions:
+            for key, (usd, unit, description) in sorted(nat_gateway_rates(pricing_client, region).items()):
+                rows[key] = {
+                    "usd": usd,
+                    "unit": unit,
+                    "source": "AWS Price List API get_products AmazonEC2 (productFamily NAT Gateway, operation "
+                    f"NatGateway, groupDescription '{description}')",
+                    "as_of": today.isoformat(),
+                }
+                summary.append(f"aws {region} {key}: ${usd:,.4f}/{unit}")
     if gcp_skus is not None:
         for region, machine_type in sorted(machines.gcp):
             rate = gcp_machine_rate(gcp_skus, region, machine_type)
@@ -443,7 +593,8 @@ def refresh_document(
             }
             summary.append(f"gcp {region} {machine_type} on-demand: ${rate:,.4f}/h")
     hours = document.get("hours_per_month", HOURS_PER_MONTH)
-    for region in sorted({region for region, _ in machines.gcp}):
+    storage_regions = machines.gcp_storage_regions
+    for region in sorted({region for region, _ in machines.gcp} if storage_regions is None else storage_regions):
         for kind, (_, prefixes) in GCP_STORAGE_SKUS.items():
             if gcp_storage_skus is None or kind not in gcp_storage_skus:
                 continue
@@ -469,7 +620,12 @@ def refresh(
     opener: Callable[[str], Any] = urllib.request.urlopen,
     today: date | None = None,
 ) -> int:
-    """Rewrite ``output``; 0 on success, 2 with one line saying what failed and what to do."""
+    """Rewrite ``output``; 0 on success, 2 with one line saying what failed and what to do. Progress goes to
+    stderr, one line per AWS region and one for the Cloud Billing Catalog."""
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     session = session or boto3.session.Session()
     now = datetime.now(UTC)
     previous = json.loads(PRICING_SNAPSHOT.read_text())
@@ -482,6 +638,10 @@ def refresh(
         return EXIT_INPUT
     try:
         pricing_client = session.client("pricing", region_name=PRICE_LIST_REGION)
+        if not skip_gcp:
+            progress(
+                "pricing refresh: gcp: the Cloud Billing Catalog's Compute Engine, Filestore and Managed Lustre SKUs"
+            )
         gcp_skus = None if skip_gcp else fetch_gcp_skus(gcp_api_key or "", opener)
         gcp_storage_skus = None if skip_gcp else fetch_gcp_storage_skus(gcp_api_key or "", opener)
         document, summary = refresh_document(
@@ -493,6 +653,7 @@ def refresh(
             today=today or now.date(),
             now=now,
             gcp_storage_skus=gcp_storage_skus,
+            progress=progress,
         )
     except NoCredentialsError:
         print(
@@ -530,7 +691,7 @@ def refresh(
     for line in summary:
         print(line)
     print(
-        f"wrote {output}: {len(summary)} machine, FSx for Lustre, Filestore and Managed Lustre rows read again; other "
-        "storage, network, control-plane, log and key rows keep their own source and date"
+        f"wrote {output}: {len(summary)} machine, FSx for Lustre, NAT gateway, Filestore and Managed Lustre rows read "
+        "again; other storage, network, control-plane, log and key rows keep their own source and date"
     )
     return 0

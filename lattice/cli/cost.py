@@ -54,6 +54,17 @@ def add_parser(verbs, stack_arguments) -> None:
     refresh.add_argument("--output", type=Path, default=None, help="default: the committed snapshot")
     refresh.add_argument("--skip-gcp", action="store_true", help="refresh the AWS rows only (no API key needed)")
     refresh.add_argument(
+        "--regions",
+        metavar="all|R1,R2",
+        help="read these regions whether a stack plans them or not (default: the stacks' regions and machines): in "
+        "each AWS commercial region its system node types, every catalog GPU / Trainium / Inferentia type it sells, "
+        "FSx for Lustre storage and the NAT gateway's hour and per-GB rates; in each GCP region Filestore (every "
+        "tier) and Managed Lustre. `all` asks the Price List API 3 queries per AWS region (EC2 types in one ANY_OF "
+        "batch, FSx, NAT: about 100-140 get_products calls of up to 100 products for the 34 regions) and the "
+        "Cloud Billing Catalog the same ten or so calls as the default; spot history is read only for the stacks' "
+        "pools",
+    )
+    refresh.add_argument(
         "--catalogs",
         action="store_true",
         help="rebuild the generated layer (every region) from the pinned public catalogs, printing what changed",
@@ -321,8 +332,8 @@ def _text(report: CostReport, teams) -> str:
     if report.unpriced:
         lines += _wrapped(
             f"{len(report.unpriced)} row(s) not priced, not in the total: the reason is under each (`lattice "
-            "pricing` lists the snapshot's rows with their sources; `lattice pricing refresh` reads the machine "
-            "rows again).",
+            "pricing` lists the snapshot's rows with their sources; `lattice pricing refresh --regions all` reads "
+            "the EC2, FSx for Lustre, NAT gateway, Filestore and Managed Lustre rows of every region).",
             0,
         )
     if report.budget_verdict():
@@ -428,7 +439,8 @@ def _pricing_list(args: argparse.Namespace, out: Console) -> int:
     snapshot = pricing_snapshot()
     lines = _wrapped(
         f"pricing snapshot of {snapshot.date} (components/catalog/data/pricing.json): USD per unit, each row with "
-        "its source and the date it was read; `lattice pricing refresh` reads the machine rows again",
+        "its source and the date it was read; `lattice pricing refresh` reads the machine rows again (`--regions all`: "
+        "in every region)",
         0,
     )
     place = None
@@ -459,7 +471,7 @@ def _pricing_list(args: argparse.Namespace, out: Console) -> int:
 
 def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
     from lattice.components.catalog.pricing import PRICING_SNAPSHOT
-    from lattice.components.catalog.pricing_refresh import planned_machines, refresh
+    from lattice.components.catalog.pricing_refresh import planned_machines, refresh, region_scope
     from lattice.components.spec import load_stack_file
 
     from .common import STACKS_DIR
@@ -482,6 +494,11 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
         if getattr(args, flag) is not None and not args.catalogs:
             option = "--" + flag.replace("_", "-")
             raise UsageError(f"lattice pricing refresh: {option} is read by --catalogs; add it")
+    if args.catalogs and args.regions is not None:
+        raise UsageError(
+            "lattice pricing refresh: --regions is not read by --catalogs (the layer covers every region its "
+            "catalogs price); drop one of them"
+        )
     if args.catalogs:
         from lattice.components.catalog.pricing_catalogs import CATALOG_LAYER, UNIFORM_RATES, refresh_layer
 
@@ -500,13 +517,33 @@ def _pricing_refresh(args: argparse.Namespace, out: Console) -> int:
             aws_ec2_feed_file=args.aws_ec2_feed,
             aws_ec2_fork_file=args.aws_ec2_fork,
         )
+    regions = _refresh_regions(args.regions) if args.regions is not None else None
     specs = [load_stack_file(path).spec for path in sorted(STACKS_DIR.glob("Pulumi.*.yaml"))]
+    machines = planned_machines(specs)
     return refresh(
         args.output or PRICING_SNAPSHOT,
-        planned_machines(specs),
+        machines if regions is None else region_scope(machines, regions),
         gcp_api_key=os.environ.get("GOOGLE_API_KEY"),
         skip_gcp=args.skip_gcp,
     )
+
+
+def _refresh_regions(text: str) -> list[str]:
+    """``--regions``' value: ``all``, or region names separated by commas, each one Lattice knows."""
+    from lattice.components.catalog.pricing_refresh import known_regions
+
+    aws, gcp = known_regions()
+    if text.strip() == "all":
+        return [*aws, *gcp]
+    named = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in named if name not in {*aws, *gcp}]
+    if unknown or not named:
+        raise UsageError(
+            f"lattice pricing refresh: --regions {text}: "
+            + (f"{', '.join(unknown)} is not a region Lattice prices" if unknown else "names no region")
+            + f"; name `all` or regions separated by commas from AWS ({', '.join(aws)}) or GCP ({', '.join(gcp)})"
+        )
+    return named
 
 
 # --- lattice size … --tokens: the run in money -----------------------------------------------------------------------

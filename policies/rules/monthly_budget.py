@@ -84,7 +84,8 @@ def _team_urns(resources: Sequence[Any]) -> dict[str, str]:
     "raise the budget in the stack spec; `lattice cost --by team` shows where the money goes (dev; --stack names "
     "another). A "
     "deliberate overrun takes a waiver (policies/waivers.yaml) with its owner and expiry; an unpriced row is priced "
-    "by `lattice pricing refresh` or waived on its own resource with the reason.",
+    "by `lattice pricing refresh` (`--regions all` reads every region, a stack planning it or not) or waived on "
+    "its own resource with the reason.",
     resource_types=(),
     counterexample=Counterexample(
         NODE_GROUP, put("scalingConfig", "maxSize", value=100_000), select=_budgeted_and_priced
@@ -163,5 +164,6 @@ def _unjudged(report: Any, spec: Any, teams: list[Any], resources: Sequence[Any]
             _row_urn(row, resources, stack_urn),
             f"cannot judge the budget: {count} row(s) not priced; {row.resource} ({row.type}, site {row.site}) "
             f"is one, so {' and '.join(labels)} total leaves it out: {row.unpriced}. Price it in the pricing "
-            "snapshot (`lattice pricing refresh`), or waive this row in policies/waivers.yaml with the reason",
+            "snapshot (`lattice pricing refresh`; `--regions all` reads every region), or waive this row in "
+            "policies/waivers.yaml with the reason",
         )
