@@ -98,7 +98,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -1604,58 +1604,50 @@ def refresh_layer(
         return fail(
             f"{gcp_calculator_file or GCP_CALCULATOR.url} has no compute section: not the calculator's pricing.yml"
         )
-    try:
-        on_demand = parse_aws_on_demand(on_demand_text)
-    except CatalogFormatError as error:
-        return fail(f"{aws_on_demand_file or AWS_ON_DEMAND.url} is not {AWS_ON_DEMAND.path}: {error}")
-    try:
-        spot = parse_aws_spot(spot_text)
-    except CatalogFormatError as error:
-        return fail(f"{aws_spot_file or AWS_SPOT.url} is not {AWS_SPOT.path}: {error}")
-    try:
-        tpus = parse_gcp_tpu_slices(tpu_text)
-    except CatalogFormatError as error:
-        return fail(f"{gcp_tpu_file or GCP_TPU_CATALOG.url} is not {GCP_TPU_CATALOG.path}: {error}")
-    feeds = {}
-    for name, feed_text in feed_texts.items():
+
+    def parsed(parse: Callable[[bytes], Any], text: bytes, where: Any, what: str) -> Any:
+        """``parse(text)``, or a refusal naming the file (or the pinned URL) and what it should have been."""
         try:
-            feeds[name] = parse_service_feed(feed_text)
+            return parse(text)
         except CatalogFormatError as error:
-            where = (
-                aws_services_dir / f"{name}.json" if aws_services_dir else f"{AWS_SERVICES.repo} processed/{name}.json"
-            )
-            return fail(f"{where} is not a processed feed of {AWS_SERVICES.repo}: {error}")
+            raise CatalogFormatError(f"{where} is not {what}: {error}") from None
+
     try:
-        fsx = parse_fsx_feed(fsx_text)
-    except CatalogFormatError as error:
-        return fail(f"{fsx_file or AWS_FSX.url} is not {AWS_FSX.repo}'s {AWS_FSX.path}: {error}")
-    try:
-        ebs = parse_ebs_feed(ebs_text)
-    except CatalogFormatError as error:
-        return fail(f"{aws_ebs_file or AWS_EBS.url} is not {AWS_EBS.path}: {error}")
-    try:
-        price_list = parse_price_list_table(price_list_text)
-    except CatalogFormatError as error:
-        return fail(f"{aws_price_list_file or AWS_PRICE_LIST.url} is not {AWS_PRICE_LIST.path}: {error}")
-    try:
-        filestore = parse_gcp_filestore_table(filestore_text)
-    except CatalogFormatError as error:
-        return fail(
-            f"{gcp_filestore_file or GCP_FILESTORE.url} is not {GCP_FILESTORE.path} of {GCP_FILESTORE.repo}: {error}"
+        on_demand = parsed(
+            parse_aws_on_demand, on_demand_text, aws_on_demand_file or AWS_ON_DEMAND.url, AWS_ON_DEMAND.path
         )
-    try:
-        nat = parse_nat_feed(nat_text)
+        spot = parsed(parse_aws_spot, spot_text, aws_spot_file or AWS_SPOT.url, AWS_SPOT.path)
+        tpus = parsed(parse_gcp_tpu_slices, tpu_text, gcp_tpu_file or GCP_TPU_CATALOG.url, GCP_TPU_CATALOG.path)
+        feeds = {
+            name: parsed(
+                parse_service_feed,
+                feed_text,
+                aws_services_dir / f"{name}.json" if aws_services_dir else f"{AWS_SERVICES.repo} processed/{name}.json",
+                f"a processed feed of {AWS_SERVICES.repo}",
+            )
+            for name, feed_text in feed_texts.items()
+        }
+        fsx = parsed(parse_fsx_feed, fsx_text, fsx_file or AWS_FSX.url, f"{AWS_FSX.repo}'s {AWS_FSX.path}")
+        ebs = parsed(parse_ebs_feed, ebs_text, aws_ebs_file or AWS_EBS.url, AWS_EBS.path)
+        price_list = parsed(
+            parse_price_list_table, price_list_text, aws_price_list_file or AWS_PRICE_LIST.url, AWS_PRICE_LIST.path
+        )
+        filestore = parsed(
+            parse_gcp_filestore_table,
+            filestore_text,
+            gcp_filestore_file or GCP_FILESTORE.url,
+            f"{GCP_FILESTORE.path} of {GCP_FILESTORE.repo}",
+        )
+        nat = parsed(parse_nat_feed, nat_text, aws_nat_feed_file or AWS_NAT_FEED.url, AWS_NAT_FEED.path)
+        ec2 = parsed(parse_ec2_feed_extract, ec2_text, aws_ec2_feed_file or AWS_EC2_FEED.url, AWS_EC2_FEED.path)
+        fork = parsed(
+            parse_ec2_fork_feed,
+            fork_text,
+            aws_ec2_fork_file or AWS_EC2_FORK.url,
+            f"{AWS_EC2_FORK.repo}'s {AWS_EC2_FORK.path}",
+        )
     except CatalogFormatError as error:
-        return fail(f"{aws_nat_feed_file or AWS_NAT_FEED.url} is not {AWS_NAT_FEED.path}: {error}")
-    try:
-        ec2 = parse_ec2_feed_extract(ec2_text)
-    except CatalogFormatError as error:
-        return fail(f"{aws_ec2_feed_file or AWS_EC2_FEED.url} is not {AWS_EC2_FEED.path}: {error}")
-    try:
-        fork = parse_ec2_fork_feed(fork_text)
-    except CatalogFormatError as error:
-        where = aws_ec2_fork_file or AWS_EC2_FORK.url
-        return fail(f"{where} is not {AWS_EC2_FORK.repo}'s {AWS_EC2_FORK.path}: {error}")
+        return fail(str(error))
     try:
         uniform = parse_uniform_rates(uniform_file.read_bytes())
     except OSError as error:
