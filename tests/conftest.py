@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import copy
 import gc
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,13 +174,53 @@ def frozen_clock():
         yield
 
 
+# Plans of the shipped stacks, shared by the suite's two workers for one run: the controller (or a run without
+# xdist) makes a folder in the system's temporary directory, hands it to each worker (workerinput) and removes it at
+# the end. A worker that needs a plan the other has already made reads it there instead of planning again; one that
+# made it first writes it there. Keyed, as in memory, by the stack file's path and bytes, preview and the clock; the
+# program's sources cannot change within a run. Stack files outside stacks/ (tmp_path) are never shared.
+_PLAN_FOLDER: dict[str, Path] = {}
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        _PLAN_FOLDER["shared"] = Path(config.workerinput["lattice_plans"])
+    else:
+        _PLAN_FOLDER["shared"] = Path(tempfile.mkdtemp(prefix="lattice-plans-"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's controller, for each worker it starts (a hook only xdist calls)."""
+    node.workerinput["lattice_plans"] = str(_PLAN_FOLDER["shared"])
+
+
+def _planned_once_per_run(path: Path, preview: bool, plan: Callable[[], Plan]) -> Plan:
+    """``plan()``, or the plan a worker of this run made of the same inputs."""
+    folder = _PLAN_FOLDER.get("shared")
+    if folder is None or path.parent != SHIPPED:
+        return plan()
+    inputs = [str(path), path.read_bytes().hex(), str(preview), clock.now().isoformat()]
+    entry = folder / (hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:32] + ".pickle")
+    try:
+        return pickle.loads(entry.read_bytes())
+    except FileNotFoundError:
+        pass
+    made = plan()
+    # Written whole under another name, then renamed: the other worker reads a complete file or none.
+    with tempfile.NamedTemporaryFile(dir=folder, suffix=".tmp", delete=False) as out:
+        out.write(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(out.name, entry)
+    return made
+
+
 _PLANS: dict[tuple[str, bool], Plan] = {}
 
 
 def cached_plan(path: Path, preview: bool = False) -> Plan:
     key = (str(path), preview)
     if key not in _PLANS:
-        _PLANS[key] = run_plan(path, preview=preview)
+        _PLANS[key] = _planned_once_per_run(Path(path).resolve(), preview, lambda: run_plan(path, preview=preview))
     return _PLANS[key]
 
 
@@ -201,7 +246,9 @@ def shipped_stacks_planned_once():
         if key not in _SHIPPED_PLANS:
             # The session's own plan of the same file (prod_plan, dev_plan) when the clock is the session's.
             shared = _PLANS.get((str(path), preview)) if clock.now() == NOW else None
-            _SHIPPED_PLANS[key] = shared or original(stack_file, preview=preview)
+            _SHIPPED_PLANS[key] = shared or _planned_once_per_run(
+                path, preview, lambda: original(stack_file, preview=preview)
+            )
         return copy.deepcopy(_SHIPPED_PLANS[key])
 
     engine.run_plan = run_plan
@@ -258,6 +305,8 @@ def pytest_unconfigure(config):
     over everything a worker holds — its cached plans, the SDKs' modules: seconds of CPU at the very end of the run.
     One collection here, while its hook still catches what a finaliser raises, then the survivors frozen: the five
     find nothing new to scan."""
+    if not hasattr(config, "workerinput") and "shared" in _PLAN_FOLDER:
+        shutil.rmtree(_PLAN_FOLDER.pop("shared"), ignore_errors=True)
     gc.collect()
     gc.freeze()
 
