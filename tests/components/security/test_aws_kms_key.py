@@ -13,6 +13,7 @@ def test_site_key_rotates_with_the_spec_period(dev_plan):
     assert key["inputs"]["rotationPeriodInDays"] == 365
     assert key["inputs"]["deletionWindowInDays"] == 30
     assert key["protect"] is False
+    assert key["retainOnDelete"] is False  # dev's `pulumi destroy` schedules the key's deletion
 
 
 def test_key_policy_admits_cloudwatch_logs_for_this_account_only(dev_plan):
@@ -37,6 +38,8 @@ def test_alias_targets_the_key(dev_plan):
 def test_prod_protects_the_key_and_uses_the_configured_rotation(prod_plan):
     key = prod_plan.one("aws:kms/key:Key", "aws-use1-key-key")
     assert key["protect"] is True
+    # Removed from the stack, the key stays in the account: what it encrypted (trail logs, locked buckets) outlives it.
+    assert key["retainOnDelete"] is True
     assert key["inputs"]["rotationPeriodInDays"] == 180
 
 
