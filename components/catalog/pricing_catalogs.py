@@ -652,6 +652,25 @@ class CatalogFormatError(ValueError):
     """A downloaded or given file is not the catalog the layer expects."""
 
 
+def _json(text: str | bytes) -> Any:
+    """``text`` parsed, or a refusal saying where it stops being JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+
+
+def _zombiescan_table(text: str | bytes, api: str, named: str) -> dict[str, Any]:
+    """A zombiescan ``table.json`` (its refresh.py writes one per cloud), refused unless its ``_meta.source`` names
+    ``api``."""
+    document = _json(text)
+    if not isinstance(document, dict) or not isinstance(document.get("_meta"), dict):
+        raise CatalogFormatError("it has no _meta object (the table refresh.py writes has one)")
+    if api not in str(document["_meta"].get("source", "")):
+        raise CatalogFormatError(f"_meta.source does not name {named}")
+    return document
+
+
 def parse_aws_on_demand(text: str | bytes) -> dict[str, dict[str, float]]:
     """``data/all_gpu_instances.js`` (a JavaScript array of JSON objects): type -> region -> USD an hour."""
     if isinstance(text, bytes):
@@ -675,10 +694,7 @@ def parse_aws_on_demand(text: str | bytes) -> dict[str, dict[str, float]]:
 
 def parse_aws_spot(text: str | bytes) -> dict[str, dict[str, tuple[float, float]]]:
     """``data/gpu_instances_raw.json`` (instances.json's records): type -> region -> (spot_min, spot_max)."""
-    try:
-        items = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    items = _json(text)
     if not isinstance(items, list) or not all(isinstance(i, dict) and "instance_type" in i for i in items):
         raise CatalogFormatError("it holds no list of instances.json records (instance_type, pricing)")
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
@@ -755,14 +771,7 @@ def gcp_tpu_rows(
 def parse_gcp_filestore_table(text: str | bytes) -> dict[str, dict[str, float]]:
     """GCP_FILESTORE's ``table.json``: region -> tier (``zonal``, ``regional``) -> USD a GiB-month, from its
     ``filestore_gb_month``. A file in another shape is refused naming the key."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("_meta"), dict):
-        raise CatalogFormatError("it has no _meta object (the table refresh.py writes has one)")
-    if "Cloud Billing Catalog API" not in str(document["_meta"].get("source", "")):
-        raise CatalogFormatError("_meta.source does not name the Google Cloud Billing Catalog API")
+    document = _zombiescan_table(text, "Cloud Billing Catalog API", "the Google Cloud Billing Catalog API")
     regions = document.get("filestore_gb_month")
     if not isinstance(regions, dict):
         raise CatalogFormatError("filestore_gb_month is missing or not an object of regions")
@@ -905,10 +914,7 @@ def uniform_rows(
 
 def parse_service_feed(text: str | bytes) -> dict[str, dict[str, float]]:
     """A processed feed of QuinnyPig/aws-price-watcher (``processed/<service>.json``): metric -> location -> USD."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    document = _json(text)
     if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
         raise CatalogFormatError("it holds no object of metrics, each an object of locations and prices")
     feed: dict[str, dict[str, float]] = {}
@@ -923,10 +929,7 @@ def parse_service_feed(text: str | bytes) -> dict[str, dict[str, float]]:
 
 def parse_ebs_feed(text: str | bytes) -> dict[str, dict[str, float]]:
     """The EBS pricing page's feed (``meteredUnitMaps/ec2/USD/current/ebs.json``): metric -> location -> USD."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    document = _json(text)
     regions = document.get("regions") if isinstance(document, dict) else None
     if not isinstance(regions, dict):
         raise CatalogFormatError("it has no regions object (a meteredUnitMaps feed has one)")
@@ -944,14 +947,7 @@ def parse_price_list_table(text: str | bytes) -> dict[str, dict[str, float]]:
     """AWS_PRICE_LIST's ``table.json``: section -> region -> USD for each section AWS_PRICE_LIST_SECTIONS reads. A
     file in another shape is refused naming the key (a section that is no object of regions, a rate that is no
     number)."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("_meta"), dict):
-        raise CatalogFormatError("it has no _meta object (the table refresh.py writes has one)")
-    if "Price List API" not in str(document["_meta"].get("source", "")):
-        raise CatalogFormatError("_meta.source does not name the AWS Price List API")
+    document = _zombiescan_table(text, "Price List API", "the AWS Price List API")
     table: dict[str, dict[str, float]] = {}
     for spec in AWS_PRICE_LIST_SECTIONS:
         regions = document.get(spec.section)
@@ -995,10 +991,7 @@ def parse_nat_feed(text: str | bytes) -> tuple[str, dict[str, dict[str, float]]]
     the key (no manifest date, no regions object, a price that is no number, no per-GB metric in any region)."""
     import datetime
 
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    document = _json(text)
     manifest = document.get("manifest") if isinstance(document, dict) else None
     published = str((manifest or {}).get("hawkFilePublicationDate", ""))[:10] if isinstance(manifest, dict) else ""
     try:
@@ -1051,10 +1044,7 @@ def parse_ec2_feed_extract(text: str | bytes) -> dict[str, dict[str, float]]:
     """AWS_EC2_FEED's ``ec2-transformed.json`` (entries of ``region``, ``attributes.instanceType``,
     ``attributes.operatingSystem``, ``pricePerUnit``): instance type -> its ``region`` value -> USD an hour, Linux
     only. A file in another shape is refused naming the entry and key; a type priced twice in one place, too."""
-    try:
-        items = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    items = _json(text)
     if not isinstance(items, list) or not items:
         raise CatalogFormatError("it holds no list of entries (region, attributes, pricePerUnit)")
     rates: dict[str, dict[str, float]] = {}
@@ -1117,10 +1107,7 @@ def parse_ec2_fork_feed(text: str | bytes) -> dict[str, dict[str, float]]:
     in another shape is refused naming the key: no object of metrics, a metric that is no object of locations, a
     price that is no number (a pair the feed's processor joined with ";" because the page gave two is no figure, and
     is skipped), no such metric at all."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    document = _json(text)
     if not isinstance(document, dict):
         raise CatalogFormatError("it holds no object of metrics, each an object of locations and prices")
     rates: dict[str, dict[str, float]] = {}
@@ -1232,10 +1219,7 @@ def parse_fsx_feed(text: str | bytes) -> tuple[str, dict[str, dict[str, tuple[fl
     another shape is refused naming the key."""
     import datetime
 
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CatalogFormatError(f"it is not JSON ({error.msg} at character {error.pos})") from None
+    document = _json(text)
     if not isinstance(document, dict) or not isinstance(document.get("manifest"), dict):
         raise CatalogFormatError("it has no manifest object (a meteredUnitMaps feed has one)")
     manifest = document["manifest"]
