@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
 import gc
+import gzip
 import hashlib
+import json
 import os
 import pickle
 import shutil
@@ -76,6 +79,20 @@ def value_paths(tree: dict, prefix: tuple = ()) -> set[tuple]:
         if isinstance(value, dict) and value:
             out |= value_paths(value, (*prefix, key))
     return out
+
+
+@functools.cache
+def moto_offerings() -> dict[str, frozenset[str]]:
+    """Region -> the instance types moto records as offered there (its copy of DescribeInstanceTypeOfferings, the
+    data the catalog's AWS types and system-node families were read from); read once per process."""
+    import moto
+
+    folder = os.path.join(os.path.dirname(moto.__file__), "ec2", "resources", "instance_type_offerings", "region")
+    offered = {}
+    for name in sorted(os.listdir(folder)):
+        with gzip.open(os.path.join(folder, name)) as f:
+            offered[name.removesuffix(".json.gz")] = frozenset(o["InstanceType"] for o in json.load(f))
+    return offered
 
 
 def read_yaml(path: Path) -> Any:

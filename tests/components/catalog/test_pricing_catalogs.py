@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 
 import pytest
 import yaml
@@ -66,7 +65,7 @@ from lattice.components.catalog.regions import gcp_regions
 from lattice.components.catalog.system_nodes import system_instance_type
 from lattice.components.spec import load_stack_file
 from lattice.cost.report import cost_report, node_hour
-from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, cached_plan, spec_with, write_stack
+from tests.conftest import AWS_SITE, GCP_SITE, GRID_SITE, cached_plan, moto_offerings, spec_with, write_stack
 
 # The calculator's shape (compute.instance.<type>.cost.<region>.{hour, hour_spot, month…}, compute.network…,
 # storage.bucket…), two machines in two regions.
@@ -861,19 +860,6 @@ def test_a_one_pool_gcp_stack_outside_the_hand_regions_prices_its_spot_pool(tmp_
     assert [p.source.split(" ")[0] for p in pool.prices] == [GCP_CALCULATOR.cite.split(" ")[0]]
 
 
-def _moto_offerings() -> dict[str, set[str]]:
-    """Region -> the instance types moto 5.2.5 records as offered there (its copy of DescribeInstanceTypeOfferings,
-    the same data the catalog's AWS types were read from)."""
-    import moto
-
-    folder = os.path.join(os.path.dirname(moto.__file__), "ec2", "resources", "instance_type_offerings", "region")
-    offered = {}
-    for name in sorted(os.listdir(folder)):
-        with gzip.open(os.path.join(folder, name)) as f:
-            offered[name.removesuffix(".json.gz")] = {o["InstanceType"] for o in json.load(f)}
-    return offered
-
-
 @pytest.mark.parametrize("instance_type", [t.name for t in aws_instance_types()])
 def test_every_catalog_type_in_every_commercial_region_offering_it_is_priced_or_says_what_was_searched(instance_type):
     """Issue 33's acceptance over the AWS catalog: each accelerator type, in each commercial region that offers it
@@ -881,7 +867,7 @@ def test_every_catalog_type_in_every_commercial_region_offering_it_is_priced_or_
     priced with a reason that names every source searched."""
     snapshot = pricing_snapshot()
     spot_file = load_layer()["prices"]["aws"]
-    offered = _moto_offerings()
+    offered = moto_offerings()
     priced = 0
     for region in aws_commercial_regions():
         if instance_type not in offered.get(region, set()):
@@ -910,7 +896,7 @@ def test_every_catalog_type_in_every_commercial_region_offering_it_is_priced_or_
 
 def test_the_aws_layer_prices_most_offered_pairs():
     """The property above, counted: how much of the catalog the layer covers (a drop means a refresh lost rows)."""
-    snapshot, offered = pricing_snapshot(), _moto_offerings()
+    snapshot, offered = pricing_snapshot(), moto_offerings()
     pairs = [
         (t.name, r) for r in aws_commercial_regions() for t in aws_instance_types() if t.name in offered.get(r, ())
     ]
@@ -1712,7 +1698,7 @@ def test_the_aws_acceptance_stack_in_any_commercial_region_prices_every_row_but_
     m7i but whose feeds price none (eu-central-2's are priced since the fork's feed of 2025-11-20; its FSx is not).
     So the acceptance is met in 16 of the 28 regions with a priced EFA type, and this test says exactly why not in
     the other 12."""
-    snapshot, offered = pricing_snapshot(), _moto_offerings()
+    snapshot, offered = pricing_snapshot(), moto_offerings()
     efa_types = sorted(t.name for t in aws_instance_types() if t.supports_efa)
     # The EFA pool's row and every region-independent row; the g6e Spot pool is the per-type property's business.
     items = {k for r in usw2_acceptance for k in (p.key for p in r.prices) if not k.startswith("ec2-spot/")}

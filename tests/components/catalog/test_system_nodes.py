@@ -3,10 +3,6 @@ region does not offer (components/catalog/system_nodes.py)."""
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-
 import pytest
 
 from lattice.components.catalog.pricing_catalogs import AWS_SERVICES, aws_commercial_regions
@@ -21,19 +17,7 @@ from lattice.components.catalog.system_nodes import (
 from lattice.components.spec import load_stack_file
 from lattice.cost.report import cost_report
 from tests.components.spec.test_spec import aws_site_in
-from tests.conftest import cached_plan, spec_with, write_stack
-
-
-def _offerings() -> dict[str, set[str]]:
-    """Region -> the instance types moto 5.2.5 records as offered there (its copy of DescribeInstanceTypeOfferings)."""
-    import moto
-
-    folder = os.path.join(os.path.dirname(moto.__file__), "ec2", "resources", "instance_type_offerings", "region")
-    offered = {}
-    for name in sorted(os.listdir(folder)):
-        with gzip.open(os.path.join(folder, name)) as f:
-            offered[name.removesuffix(".json.gz")] = {o["InstanceType"] for o in json.load(f)}
-    return offered
+from tests.conftest import cached_plan, moto_offerings, spec_with, write_stack
 
 
 def test_every_commercial_region_s_default_system_type_is_one_it_offers():
@@ -41,7 +25,7 @@ def test_every_commercial_region_s_default_system_type_is_one_it_offers():
     knows, the default system node type is offered; the regions that offer no m7i (ca-west-1, me-south-1) are exactly
     the ones with a regional default, and there moto lists no type of the family at all. (moto does not know the
     regions launched in 2025; no regional default is claimed for them.)"""
-    offered = _offerings()
+    offered = moto_offerings()
     known = [r for r in aws_commercial_regions() if r in offered]
     assert len(known) == 30
     assert {r for r in known if system_instance_type(r) not in offered[r]} == set()
@@ -62,7 +46,7 @@ def test_no_region_moto_knows_lacks_a_system_node_family_the_catalog_does_not_na
     in moto's copy of DescribeInstanceTypeOfferings, not only the defaults' gaps: an explicit m6i type in
     ap-southeast-4 or eu-south-2, which offer none, would otherwise plan and fail at `pulumi up`. On the previous
     main those two regions were missing."""
-    offered = _offerings()
+    offered = moto_offerings()
     families = {name.split(".", maxsplit=1)[0] for name in system_instance_types()}
     gaps = {
         (region, family)
